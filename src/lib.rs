@@ -1,0 +1,19 @@
+//! # sfc — a packet-level datacenter network simulator
+//!
+//! Reference implementation of SFC (Source Flow Control) and the switch-feedback schemes it is
+//! compared with. See `README.md` for a tour and `docs/` for the model details.
+//!
+//! Module map (one concept each):
+//! - [`units`], [`rng`]: time/rate/size units and the deterministic RNG.
+//! - [`engine`]: the discrete-event core (event queue, packet arena).
+//! - [`topology`]: topology descriptions, generators, HPCC file format, ECMP routing.
+//! - [`workload`]: flow-size CDFs, arrival processes, traffic patterns, flow files.
+//! - [`metrics`]: flow records, slowdown statistics, buffer monitor, output files.
+
+#![warn(missing_docs)]
+
+pub mod metrics;
+pub mod rng;
+pub mod topology;
+pub mod units;
+pub mod workload;

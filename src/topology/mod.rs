@@ -1,0 +1,141 @@
+//! Network topologies: the plain description ([`TopologySpec`]), generators for the standard
+//! datacenter shapes ([`shapes`]), the HPCC-sim topology file format ([`hpcc_file`]) and
+//! shortest-path ECMP routing tables ([`routing`]).
+//!
+//! Port numbering follows HPCC-sim: a node's ports are numbered in the order its links appear
+//! in [`TopologySpec::links`] (HPCC-sim's interface `i+1`; we drop the loopback).
+
+pub mod shapes;
+pub mod hpcc_file;
+pub mod routing;
+
+/// What a node is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum NodeKind {
+    /// An end host with one NIC.
+    Host,
+    /// A switch.
+    Switch,
+}
+
+/// One full-duplex link between nodes `a` and `b`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkSpec {
+    /// One end (node id).
+    pub a: u32,
+    /// The other end (node id).
+    pub b: u32,
+    /// Rate of each direction, bits per second.
+    pub rate_bps: u64,
+    /// One-way propagation delay, picoseconds.
+    pub delay_ps: u64,
+    /// Per-packet drop probability at the receiving end (HPCC-sim's `error_rate`), 0 = none.
+    pub error_rate: f64,
+}
+
+/// A network: node kinds (indexed by node id) and the links between them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TopologySpec {
+    /// Kind of each node; node ids are indices into this vector.
+    pub kinds: Vec<NodeKind>,
+    /// Links in declaration order (this order defines port numbers).
+    pub links: Vec<LinkSpec>,
+}
+
+/// One port of a node: the link it belongs to and the node at the other end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PortSpec {
+    /// Index into [`TopologySpec::links`].
+    pub link: u32,
+    /// Node at the far end.
+    pub peer: u32,
+    /// Port number of this link at the far end.
+    pub peer_port: u16,
+}
+
+impl TopologySpec {
+    /// Number of nodes.
+    pub fn num_nodes(&self) -> usize {
+        self.kinds.len()
+    }
+
+    /// Node ids of all hosts, ascending.
+    pub fn hosts(&self) -> Vec<u32> {
+        (0..self.kinds.len() as u32)
+            .filter(|&n| self.kinds[n as usize] == NodeKind::Host)
+            .collect()
+    }
+
+    /// Node ids of all switches, ascending.
+    pub fn switches(&self) -> Vec<u32> {
+        (0..self.kinds.len() as u32)
+            .filter(|&n| self.kinds[n as usize] == NodeKind::Switch)
+            .collect()
+    }
+
+    /// Ports of every node, in link-declaration order (see module docs).
+    pub fn ports(&self) -> Vec<Vec<PortSpec>> {
+        let mut ports: Vec<Vec<PortSpec>> = vec![Vec::new(); self.kinds.len()];
+        for (i, l) in self.links.iter().enumerate() {
+            let pa = ports[l.a as usize].len() as u16;
+            let pb = ports[l.b as usize].len() as u16;
+            ports[l.a as usize].push(PortSpec { link: i as u32, peer: l.b, peer_port: pb });
+            ports[l.b as usize].push(PortSpec { link: i as u32, peer: l.a, peer_port: pa });
+        }
+        ports
+    }
+
+    /// Check structural sanity: ids in range, no self-loops, every host has exactly one link,
+    /// positive rates, and every host can reach every other host. Returns a readable error.
+    pub fn validate(&self) -> Result<(), String> {
+        let n = self.kinds.len();
+        if n == 0 {
+            return Err("topology has no nodes".into());
+        }
+        for (i, l) in self.links.iter().enumerate() {
+            if l.a as usize >= n || l.b as usize >= n {
+                return Err(format!("link {i}: node id out of range ({} - {}, {n} nodes)", l.a, l.b));
+            }
+            if l.a == l.b {
+                return Err(format!("link {i}: self-loop on node {}", l.a));
+            }
+            if l.rate_bps == 0 {
+                return Err(format!("link {i} ({} - {}): rate must be positive", l.a, l.b));
+            }
+            if !(0.0..=1.0).contains(&l.error_rate) {
+                return Err(format!("link {i} ({} - {}): error rate {} not in [0, 1]", l.a, l.b, l.error_rate));
+            }
+            if self.kinds[l.a as usize] == NodeKind::Host && self.kinds[l.b as usize] == NodeKind::Host {
+                return Err(format!("link {i}: hosts {} and {} linked directly; put a switch between them", l.a, l.b));
+            }
+        }
+        let ports = self.ports();
+        let hosts = self.hosts();
+        if hosts.len() < 2 {
+            return Err(format!("topology needs at least 2 hosts, has {}", hosts.len()));
+        }
+        for &h in &hosts {
+            match ports[h as usize].len() {
+                1 => {}
+                0 => return Err(format!("host {h} has no link")),
+                k => return Err(format!("host {h} has {k} links; hosts must have exactly one NIC link")),
+            }
+        }
+        // Connectivity: BFS from the first host must reach every host.
+        let mut seen = vec![false; n];
+        let mut stack = vec![hosts[0]];
+        seen[hosts[0] as usize] = true;
+        while let Some(u) = stack.pop() {
+            for p in &ports[u as usize] {
+                if !seen[p.peer as usize] {
+                    seen[p.peer as usize] = true;
+                    stack.push(p.peer);
+                }
+            }
+        }
+        if let Some(h) = hosts.iter().find(|&&h| !seen[h as usize]) {
+            return Err(format!("host {h} is not reachable from host {}", hosts[0]));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,28 @@
+//! Traffic: flow-size distributions ([`cdf`]), arrival processes and traffic patterns
+//! ([`traffic`]), and the HPCC-sim flow-file format ([`flow_file`]).
+
+pub mod cdf;
+pub mod flow_file;
+pub mod traffic;
+
+/// One flow (an RDMA message on its own QP) to be simulated.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlowSpec {
+    /// Sending host (node id).
+    pub src: u32,
+    /// Receiving host (node id).
+    pub dst: u32,
+    /// Message size, payload bytes (≥ 1).
+    pub size_bytes: u64,
+    /// Start time, picoseconds.
+    pub start_ps: u64,
+    /// Priority group / egress queue index for data (HPCC-sim `pg`, normally 3).
+    pub prio: u8,
+    /// Destination port; HPCC convention: 100 = background traffic, 200 = incast.
+    pub dport: u16,
+}
+
+/// HPCC convention: destination port of background flows.
+pub const DPORT_BACKGROUND: u16 = 100;
+/// HPCC convention: destination port of incast flows.
+pub const DPORT_INCAST: u16 = 200;
