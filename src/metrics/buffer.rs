@@ -1,1 +1,634 @@
-//! (in progress)
+//! Time series of switch buffer occupancy, port queues and receiver throughput.
+//!
+//! [`BufferMonitor`] and [`QueueSampler`] record **watermarks**: for each fixed interval
+//! `[k·T, (k+1)·T)` the maximum occupancy reached during it. The level at the start of an
+//! interval is the level carried over from the previous one, so an interval without any change
+//! has the carried-over level as its watermark (gaps are filled, never skipped). The hot path
+//! (`update`) is a compare and two stores; it allocates only when it closes an interval.
+//!
+//! Storage: one `u32` per (series, interval), holding **exact bytes** saturated at
+//! `u32::MAX` (≈ 4.29 GB, far above any switch buffer). One simulated second at the default
+//! 10 µs interval is 100 000 samples = 400 KB per switch, i.e. 40 MB for 100 switches (≤ 52 MB
+//! with `Vec` growth slack).
+//!
+//! [`ThroughputMeter`] counts payload bytes delivered to each receiver per interval.
+
+use super::output::{AtomicWriter, fmt_ns};
+use crate::units::US;
+use std::io::{self, Write};
+use std::path::Path;
+
+/// Default [`BufferMonitor`]/[`QueueSampler`] interval: 10 µs, in picoseconds.
+pub const DEFAULT_BUFFER_INTERVAL_PS: u64 = 10 * US;
+/// Default [`ThroughputMeter`] interval: 100 µs, in picoseconds.
+pub const DEFAULT_THROUGHPUT_INTERVAL_PS: u64 = 100 * US;
+
+/// Watermark series of one quantity. Invariant: the open interval's index is `series.len()`.
+#[derive(Clone, Debug, Default)]
+struct Track {
+    /// End of the open interval, ps.
+    open_end_ps: u64,
+    /// Maximum seen in the open interval, bytes.
+    open_max: u64,
+    /// Current level, bytes.
+    level: u64,
+    /// Maximum over all closed intervals, bytes (exact, not saturated).
+    peak_closed: u64,
+    /// Closed-interval watermarks, bytes saturated at `u32::MAX`.
+    series: Vec<u32>,
+}
+
+#[inline]
+fn sat32(x: u64) -> u32 {
+    x.min(u32::MAX as u64) as u32
+}
+
+impl Track {
+    fn new(interval_ps: u64) -> Track {
+        Track {
+            open_end_ps: interval_ps,
+            ..Track::default()
+        }
+    }
+
+    #[inline]
+    fn update(&mut self, interval_ps: u64, now_ps: u64, bytes: u64) {
+        if now_ps >= self.open_end_ps {
+            self.roll_to(interval_ps, now_ps / interval_ps);
+        }
+        self.level = bytes;
+        if bytes > self.open_max {
+            self.open_max = bytes;
+        }
+    }
+
+    /// Close intervals so that interval `idx` is open (no-op if it already is or is past).
+    #[cold]
+    #[inline(never)]
+    fn roll_to(&mut self, interval_ps: u64, idx: u64) {
+        let open = self.series.len() as u64;
+        if idx <= open {
+            return;
+        }
+        self.peak_closed = self.peak_closed.max(self.open_max);
+        self.series.push(sat32(self.open_max));
+        let gap = (idx - open - 1) as usize;
+        if gap > 0 {
+            self.series
+                .resize(self.series.len() + gap, sat32(self.level));
+            self.peak_closed = self.peak_closed.max(self.level);
+        }
+        self.open_max = self.level;
+        self.open_end_ps = (idx + 1).saturating_mul(interval_ps);
+    }
+
+    fn peak(&self) -> u64 {
+        self.peak_closed.max(self.open_max)
+    }
+}
+
+/// Common state of [`BufferMonitor`] and [`QueueSampler`].
+#[derive(Clone, Debug)]
+struct Watermarks {
+    interval_ps: u64,
+    tracks: Vec<Track>,
+    /// Latest update time seen, ps (meaningful only if `any_update`).
+    last_ps: u64,
+    /// Whether `update` was ever called with a valid index.
+    any_update: bool,
+}
+
+impl Watermarks {
+    fn new(n: usize, interval_ps: u64, default_ps: u64) -> Watermarks {
+        let interval_ps = if interval_ps == 0 {
+            default_ps
+        } else {
+            interval_ps
+        };
+        Watermarks {
+            interval_ps,
+            tracks: (0..n).map(|_| Track::new(interval_ps)).collect(),
+            last_ps: 0,
+            any_update: false,
+        }
+    }
+
+    #[inline]
+    fn update(&mut self, i: usize, now_ps: u64, bytes: u64) {
+        if let Some(t) = self.tracks.get_mut(i) {
+            t.update(self.interval_ps, now_ps, bytes);
+            self.last_ps = self.last_ps.max(now_ps);
+            self.any_update = true;
+        }
+    }
+
+    /// Close every interval that starts before `end_ps` (and any interval that saw an update),
+    /// so all series get the same length `max(ceil(end/T), last_update/T + 1)`.
+    fn finish(&mut self, end_ps: u64) {
+        let iv = self.interval_ps;
+        let mut n = end_ps.div_ceil(iv);
+        if self.any_update {
+            n = n.max(self.last_ps / iv + 1);
+        }
+        for t in &mut self.tracks {
+            t.roll_to(iv, n);
+        }
+    }
+
+    fn series(&self, i: usize) -> &[u32] {
+        self.tracks.get(i).map_or(&[], |t| &t.series)
+    }
+
+    fn peak(&self, i: usize) -> u64 {
+        self.tracks.get(i).map_or(0, Track::peak)
+    }
+
+    fn peak_all(&self) -> u64 {
+        self.tracks.iter().map(Track::peak).max().unwrap_or(0)
+    }
+
+    fn max_len(&self) -> usize {
+        self.tracks
+            .iter()
+            .map(|t| t.series.len())
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Visit `(interval start ps, track index, bytes)` time-major, then by track index.
+    fn for_each(&self, mut f: impl FnMut(u64, usize, u32) -> io::Result<()>) -> io::Result<()> {
+        for k in 0..self.max_len() {
+            let t_ps = (k as u64).saturating_mul(self.interval_ps);
+            for (i, t) in self.tracks.iter().enumerate() {
+                if let Some(&b) = t.series.get(k) {
+                    f(t_ps, i, b)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Per-switch shared-buffer occupancy watermarks: for every switch and every interval
+/// (default [`DEFAULT_BUFFER_INTERVAL_PS`] = 10 µs) the maximum number of bytes held in the
+/// switch's shared buffer during that interval. See the module docs for gap filling and memory.
+///
+/// Usage: call [`update`](Self::update) on every change of a switch's occupancy (in
+/// non-decreasing time order per switch), then [`finish`](Self::finish) at the end of the run.
+#[derive(Clone, Debug)]
+pub struct BufferMonitor {
+    w: Watermarks,
+    node_ids: Option<Vec<u32>>,
+}
+
+impl BufferMonitor {
+    /// Monitor `n_switches` switches (indices `0..n_switches`) with intervals of `interval_ps`
+    /// picoseconds (`0` selects the default 10 µs).
+    pub fn new(n_switches: usize, interval_ps: u64) -> BufferMonitor {
+        BufferMonitor {
+            w: Watermarks::new(n_switches, interval_ps, DEFAULT_BUFFER_INTERVAL_PS),
+            node_ids: None,
+        }
+    }
+
+    /// Label switch `i` as topology node `ids[i]` in [`write_csv`](Self::write_csv) and
+    /// [`hpcc_mon_lines`](Self::hpcc_mon_lines) (default: the switch index). Indices without an
+    /// entry keep their index.
+    pub fn with_node_ids(mut self, ids: Vec<u32>) -> BufferMonitor {
+        self.node_ids = Some(ids);
+        self
+    }
+
+    fn label(&self, sw: usize) -> u64 {
+        match &self.node_ids {
+            Some(ids) => ids.get(sw).map_or(sw as u64, |&n| n as u64),
+            None => sw as u64,
+        }
+    }
+
+    /// Interval length, picoseconds.
+    pub fn interval_ps(&self) -> u64 {
+        self.w.interval_ps
+    }
+
+    /// Number of monitored switches.
+    pub fn n_switches(&self) -> usize {
+        self.w.tracks.len()
+    }
+
+    /// Record that switch `sw`'s shared buffer holds `used_bytes` bytes from `now_ps` on.
+    /// O(1); allocates only when an interval closes. Out-of-range `sw` is ignored; a time earlier
+    /// than the open interval counts towards the open interval.
+    #[inline]
+    pub fn update(&mut self, sw: usize, now_ps: u64, used_bytes: u64) {
+        self.w.update(sw, now_ps, used_bytes);
+    }
+
+    /// Close all intervals up to the end of the run at `end_ps` (ps): afterwards every switch
+    /// has `max(ceil(end_ps / T), last_update / T + 1)` watermarks, the last possibly covering
+    /// a partial interval.
+    pub fn finish(&mut self, end_ps: u64) {
+        self.w.finish(end_ps);
+    }
+
+    /// Closed-interval watermarks of switch `sw`, bytes (saturated at `u32::MAX`); element `k`
+    /// covers `[k·T, (k+1)·T)`. Empty for an unknown switch.
+    pub fn series(&self, sw: usize) -> &[u32] {
+        self.w.series(sw)
+    }
+
+    /// Highest occupancy switch `sw` ever reached, bytes (exact; includes the open interval).
+    pub fn peak(&self, sw: usize) -> u64 {
+        self.w.peak(sw)
+    }
+
+    /// Highest occupancy any switch ever reached, bytes.
+    pub fn peak_all(&self) -> u64 {
+        self.w.peak_all()
+    }
+
+    /// Write the series as CSV with columns `time_ns,switch,bytes` (time = interval start),
+    /// time-major, atomically.
+    pub fn write_csv(&self, path: &Path) -> io::Result<()> {
+        let mut w = AtomicWriter::create(path)?;
+        writeln!(w, "time_ns,switch,bytes")?;
+        self.w
+            .for_each(|t, sw, b| writeln!(w, "{},{},{b}", fmt_ns(t), self.label(sw)))?;
+        w.finish()
+    }
+
+    /// The series as text lines `time_ns switch_id bytes` (time = interval start), one line per
+    /// switch per interval, time-major.
+    pub fn hpcc_mon_lines(&self) -> String {
+        let mut buf = Vec::new();
+        let _ = self
+            .w
+            .for_each(|t, sw, b| writeln!(buf, "{} {} {b}", fmt_ns(t), self.label(sw)));
+        String::from_utf8(buf).unwrap_or_default()
+    }
+
+    /// Empirical CDF of the watermarks over all (switch, closed interval) samples: ascending
+    /// distinct byte values with the fraction of samples ≤ that value (the last is 1.0).
+    /// Empty when there are no samples.
+    pub fn cdf_points(&self) -> Vec<(u64, f64)> {
+        self.cdf_points_for(|_| true)
+    }
+
+    /// Like [`cdf_points`](Self::cdf_points) but only over switches for which `keep(sw)` is true
+    /// (e.g. only ToRs).
+    pub fn cdf_points_for(&self, keep: impl Fn(usize) -> bool) -> Vec<(u64, f64)> {
+        let mut v: Vec<u32> = self
+            .w
+            .tracks
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| keep(*i))
+            .flat_map(|(_, t)| t.series.iter().copied())
+            .collect();
+        v.sort_unstable();
+        let n = v.len() as f64;
+        let mut out: Vec<(u64, f64)> = Vec::new();
+        for (i, &x) in v.iter().enumerate() {
+            let frac = (i + 1) as f64 / n;
+            match out.last_mut() {
+                Some(last) if last.0 == x as u64 => last.1 = frac,
+                _ => out.push((x as u64, frac)),
+            }
+        }
+        out
+    }
+}
+
+/// Watermark time series of selected switch egress ports' queue lengths (bytes), same semantics
+/// as [`BufferMonitor`] (maximum within each interval, gaps filled with the carried level).
+/// Each sampled `(switch, port)` pair is addressed by its key index (position in the list given
+/// to [`new`](Self::new)).
+#[derive(Clone, Debug)]
+pub struct QueueSampler {
+    w: Watermarks,
+    keys: Vec<(u32, u32)>,
+}
+
+impl QueueSampler {
+    /// Sample the `(switch node id, port index)` pairs in `keys` every `interval_ps` picoseconds
+    /// (`0` selects the default 10 µs).
+    pub fn new(keys: Vec<(u32, u32)>, interval_ps: u64) -> QueueSampler {
+        QueueSampler {
+            w: Watermarks::new(keys.len(), interval_ps, DEFAULT_BUFFER_INTERVAL_PS),
+            keys,
+        }
+    }
+
+    /// Key index of `(switch, port)`, if sampled (linear search; resolve once, not per packet).
+    pub fn index_of(&self, switch: u32, port: u32) -> Option<usize> {
+        self.keys.iter().position(|&k| k == (switch, port))
+    }
+
+    /// The sampled `(switch, port)` pairs, by key index.
+    pub fn keys(&self) -> &[(u32, u32)] {
+        &self.keys
+    }
+
+    /// Interval length, picoseconds.
+    pub fn interval_ps(&self) -> u64 {
+        self.w.interval_ps
+    }
+
+    /// Record that the queue of key `key` holds `bytes` bytes from `now_ps` on. O(1); unknown
+    /// keys are ignored.
+    #[inline]
+    pub fn update(&mut self, key: usize, now_ps: u64, bytes: u64) {
+        self.w.update(key, now_ps, bytes);
+    }
+
+    /// Close all intervals up to `end_ps` (see [`BufferMonitor::finish`]).
+    pub fn finish(&mut self, end_ps: u64) {
+        self.w.finish(end_ps);
+    }
+
+    /// Closed-interval watermarks of key `key`, bytes (saturated at `u32::MAX`).
+    pub fn series(&self, key: usize) -> &[u32] {
+        self.w.series(key)
+    }
+
+    /// Highest queue length key `key` ever reached, bytes.
+    pub fn peak(&self, key: usize) -> u64 {
+        self.w.peak(key)
+    }
+
+    /// All samples as `(interval start ns, switch, port, bytes)` rows, time-major then by key.
+    /// The start time is truncated to whole nanoseconds.
+    pub fn rows(&self) -> Vec<(u64, u32, u32, u64)> {
+        let mut out = Vec::new();
+        let _ = self.w.for_each(|t, k, b| {
+            let (sw, port) = self.keys[k];
+            out.push((t / 1000, sw, port, b as u64));
+            Ok(())
+        });
+        out
+    }
+
+    /// Write the samples as CSV with columns `time_ns,switch,port,bytes` (time = interval
+    /// start), atomically.
+    pub fn write_csv(&self, path: &Path) -> io::Result<()> {
+        let mut w = AtomicWriter::create(path)?;
+        writeln!(w, "time_ns,switch,port,bytes")?;
+        self.w.for_each(|t, k, b| {
+            let (sw, port) = self.keys[k];
+            writeln!(w, "{},{sw},{port},{b}", fmt_ns(t))
+        })?;
+        w.finish()
+    }
+}
+
+/// Payload bytes delivered to one receiver, per interval in which it received anything.
+#[derive(Clone, Debug, Default)]
+struct HostTput {
+    /// Index of the open interval.
+    open_idx: u64,
+    /// Bytes in the open interval.
+    open_bytes: u64,
+    /// Closed non-empty intervals: (index, bytes).
+    closed: Vec<(u64, u64)>,
+}
+
+/// Per-receiver goodput meter: payload bytes delivered to each host per interval (default
+/// [`DEFAULT_THROUGHPUT_INTERVAL_PS`] = 100 µs). Only intervals in which a host received
+/// something are stored (16 bytes each).
+#[derive(Clone, Debug)]
+pub struct ThroughputMeter {
+    interval_ps: u64,
+    hosts: Vec<HostTput>,
+    end_ps: Option<u64>,
+}
+
+impl ThroughputMeter {
+    /// Meter `n_hosts` receivers (indices `0..n_hosts`) with intervals of `interval_ps`
+    /// picoseconds (`0` selects the default 100 µs).
+    pub fn new(n_hosts: usize, interval_ps: u64) -> ThroughputMeter {
+        let interval_ps = if interval_ps == 0 {
+            DEFAULT_THROUGHPUT_INTERVAL_PS
+        } else {
+            interval_ps
+        };
+        ThroughputMeter {
+            interval_ps,
+            hosts: vec![HostTput::default(); n_hosts],
+            end_ps: None,
+        }
+    }
+
+    /// Interval length, picoseconds.
+    pub fn interval_ps(&self) -> u64 {
+        self.interval_ps
+    }
+
+    /// Record `bytes` payload bytes delivered to host `host_idx` at `now_ps`. O(1) amortized;
+    /// out-of-range hosts are ignored.
+    #[inline]
+    pub fn record(&mut self, host_idx: usize, now_ps: u64, bytes: u64) {
+        let Some(h) = self.hosts.get_mut(host_idx) else {
+            return;
+        };
+        let idx = now_ps / self.interval_ps;
+        if idx != h.open_idx {
+            if h.open_bytes > 0 {
+                h.closed.push((h.open_idx, h.open_bytes));
+            }
+            h.open_idx = idx;
+            h.open_bytes = 0;
+        }
+        h.open_bytes = h.open_bytes.saturating_add(bytes);
+    }
+
+    /// Declare the end of the run at `end_ps`: an interval cut short by the end is measured
+    /// over its covered part only. Without `finish` every interval counts as full length.
+    pub fn finish(&mut self, end_ps: u64) {
+        self.end_ps = Some(end_ps);
+    }
+
+    /// Covered duration of interval `idx`, seconds.
+    fn duration_s(&self, idx: u64) -> f64 {
+        let start = idx.saturating_mul(self.interval_ps);
+        let mut end = start.saturating_add(self.interval_ps);
+        if let Some(e) = self.end_ps
+            && e > start
+        {
+            end = end.min(e);
+        }
+        (end - start) as f64 * 1e-12
+    }
+
+    /// Non-empty intervals of host `h`: (index, bytes).
+    fn intervals(h: &HostTput) -> impl Iterator<Item = (u64, u64)> + '_ {
+        let open = (h.open_bytes > 0).then_some((h.open_idx, h.open_bytes));
+        h.closed.iter().copied().chain(open)
+    }
+
+    /// Throughput of every (host, interval) in which that host received anything, Gb/s
+    /// (payload bits / interval length / 10^9), host-major then time order.
+    pub fn samples_gbps(&self) -> Vec<f64> {
+        self.hosts
+            .iter()
+            .flat_map(|h| {
+                Self::intervals(h).map(|(i, b)| b as f64 * 8.0 / self.duration_s(i) / 1e9)
+            })
+            .collect()
+    }
+
+    /// Mean throughput of each host over the intervals in which it received anything, Gb/s
+    /// (total payload bits / total duration of those intervals); 0 for a host that received
+    /// nothing.
+    pub fn per_host_mean_gbps(&self) -> Vec<f64> {
+        self.hosts
+            .iter()
+            .map(|h| {
+                let (bytes, secs) = Self::intervals(h).fold((0u64, 0f64), |(b, s), (i, x)| {
+                    (b.saturating_add(x), s + self.duration_s(i))
+                });
+                if secs > 0.0 {
+                    bytes as f64 * 8.0 / secs / 1e9
+                } else {
+                    0.0
+                }
+            })
+            .collect()
+    }
+
+    /// Total payload bytes delivered to host `host_idx` (0 for an unknown host).
+    pub fn total_bytes(&self, host_idx: usize) -> u64 {
+        self.hosts.get(host_idx).map_or(0, |h| {
+            Self::intervals(h).fold(0u64, |a, (_, b)| a.saturating_add(b))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn step_pattern_watermarks() {
+        let mut m = BufferMonitor::new(2, 10 * US);
+        m.update(0, 0, 0);
+        m.update(0, 3 * US, 5000);
+        m.update(0, 12 * US, 2000);
+        m.finish(45 * US);
+        assert_eq!(m.series(0), &[5000, 5000, 2000, 2000, 2000]);
+        // The untouched switch gets the same number of (zero) intervals.
+        assert_eq!(m.series(1), &[0, 0, 0, 0, 0]);
+        assert_eq!(m.peak(0), 5000);
+        assert_eq!(m.peak_all(), 5000);
+        assert!(m.series(9).is_empty());
+        m.update(9, 0, 1); // ignored
+    }
+
+    #[test]
+    fn watermark_is_max_not_last() {
+        let mut m = BufferMonitor::new(1, 0);
+        assert_eq!(m.interval_ps(), DEFAULT_BUFFER_INTERVAL_PS);
+        m.update(0, US, 9000);
+        m.update(0, 2 * US, 100);
+        m.update(0, 10 * US, 50); // exactly at the boundary: new interval
+        m.update(0, 35 * US, 7000);
+        assert_eq!(m.series(0), &[9000, 100, 50]);
+        assert_eq!(m.peak(0), 9000);
+        m.finish(30 * US); // the update at 35 µs forces a 4th interval
+        assert_eq!(m.series(0), &[9000, 100, 50, 7000]);
+        m.finish(40 * US); // idempotent
+        assert_eq!(m.series(0).len(), 4);
+        // Saturation instead of wrap.
+        let mut b = BufferMonitor::new(1, 10);
+        b.update(0, 0, u64::MAX);
+        b.finish(10);
+        assert_eq!(b.series(0), &[u32::MAX]);
+        assert_eq!(b.peak(0), u64::MAX);
+    }
+
+    #[test]
+    fn outputs_and_cdf() {
+        let mut m = BufferMonitor::new(2, 10 * US).with_node_ids(vec![320, 321]);
+        m.update(0, 3 * US, 5000);
+        m.update(1, 5 * US, 1000);
+        m.update(0, 12 * US, 2000);
+        m.finish(20 * US);
+        assert_eq!(
+            m.hpcc_mon_lines(),
+            "0 320 5000\n0 321 1000\n10000 320 5000\n10000 321 1000\n"
+        );
+        // Samples {5000, 1000, 5000, 1000}.
+        assert_eq!(m.cdf_points(), vec![(1000, 0.5), (5000, 1.0)]);
+        assert_eq!(m.cdf_points_for(|sw| sw == 0), vec![(5000, 1.0)]);
+        assert!(m.cdf_points_for(|_| false).is_empty());
+        assert_eq!(m.cdf_points().last().unwrap().1, 1.0);
+
+        let d = std::env::temp_dir().join(format!("sfc-buffer-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let p = d.join("buf.csv");
+        m.write_csv(&p).unwrap();
+        let s = std::fs::read_to_string(&p).unwrap();
+        assert_eq!(s.lines().next(), Some("time_ns,switch,bytes"));
+        assert_eq!(s.lines().count(), 5);
+        assert_eq!(s.lines().nth(3), Some("10000,320,5000"));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn cdf_ends_at_one_many_samples() {
+        let mut m = BufferMonitor::new(3, 1000);
+        for t in 0..1000u64 {
+            m.update((t % 3) as usize, t * 7, (t * 37) % 1001);
+        }
+        m.finish(7000);
+        let c = m.cdf_points();
+        assert_eq!(c.last().unwrap().1, 1.0);
+        assert!(c.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 < w[1].1));
+    }
+
+    #[test]
+    fn queue_sampler() {
+        let mut q = QueueSampler::new(vec![(320, 1), (321, 4)], 10 * US);
+        let k = q.index_of(321, 4).unwrap();
+        assert_eq!(k, 1);
+        assert_eq!(q.index_of(1, 1), None);
+        q.update(k, 3 * US, 5000);
+        q.update(k, 12 * US, 2000);
+        q.update(7, 12 * US, 2000); // ignored
+        q.finish(25 * US);
+        assert_eq!(q.series(1), &[5000, 5000, 2000]);
+        assert_eq!(q.series(0), &[0, 0, 0]);
+        let rows = q.rows();
+        assert_eq!(rows.len(), 6);
+        assert_eq!(rows[1], (0, 321, 4, 5000));
+        assert_eq!(rows[5], (20_000, 321, 4, 2000));
+        assert_eq!(q.peak(1), 5000);
+    }
+
+    #[test]
+    fn throughput() {
+        let mut t = ThroughputMeter::new(3, 0);
+        assert_eq!(t.interval_ps(), 100 * US);
+        // 12 500 B in one 100 µs interval = 1 Gb/s (delivered in pieces).
+        for i in 0..10u64 {
+            t.record(0, 200 * US + i * 10 * US, 1250);
+        }
+        // Host 1: 25 000 B in interval 0 and 12 500 B in interval 5.
+        t.record(1, 0, 25_000);
+        t.record(1, 550 * US, 12_500);
+        t.record(5, 0, 1); // ignored
+        let s = t.samples_gbps();
+        assert_eq!(s.len(), 3);
+        assert!((s[0] - 1.0).abs() < 1e-12, "{s:?}");
+        assert!((s[1] - 2.0).abs() < 1e-12);
+        assert!((s[2] - 1.0).abs() < 1e-12);
+        let m = t.per_host_mean_gbps();
+        assert!((m[0] - 1.0).abs() < 1e-12);
+        assert!((m[1] - 1.5).abs() < 1e-12);
+        assert_eq!(m[2], 0.0);
+        assert_eq!(t.total_bytes(1), 37_500);
+        // End of run halfway through interval 5: host 1's last sample counts over 50 µs.
+        t.finish(550 * US);
+        let s = t.samples_gbps();
+        assert!((s[2] - 2.0).abs() < 1e-12, "{s:?}");
+    }
+}

@@ -1,1 +1,413 @@
-//! (in progress)
+//! Slowdown and FCT statistics over [`FlowRecord`]s, following the conventions of HPCC's
+//! `analysis/fct_analysis.py` (see `FORMATS.md` §12):
+//!
+//! - slowdown = FCT / ideal FCT, clamped to ≥ 1 ([`FlowRecord::slowdown`]);
+//! - a percentile `p` of `n` sorted values is the element at index `floor(n·p)` (clamped to
+//!   `n − 1`), with no interpolation ([`percentile`]);
+//! - flows are grouped by size either into buckets of (nearly) equal **flow count** (HPCC's
+//!   default) or by explicit upper size edges ([`SizeBins`]).
+//!
+//! Only completed flows enter the slowdown/FCT statistics; unfinished flows are counted in
+//! [`RunStats::flows_total`] only.
+
+use super::FlowRecord;
+use serde::Serialize;
+
+/// The `p`-quantile (`p` in `[0, 1]`) of an ascending-sorted slice, HPCC convention: the element
+/// at index `floor(n·p)`, clamped to `n − 1` — no interpolation. This is exactly what
+/// `fct_analysis.py` does (`sd[int(len(sd)*p)]`), including its floating-point rounding of `n·p`.
+///
+/// `p` outside `[0, 1]` is clamped (a NaN `p` counts as 0). Returns `NaN` for an empty slice.
+/// The slice is assumed sorted; an unsorted slice gives an unspecified (but non-panicking) element.
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+    let n = sorted.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    let p = if p.is_nan() { 0.0 } else { p.clamp(0.0, 1.0) };
+    // `as usize` saturates, and n·p ≤ n, so only the p = 1 case needs the clamp.
+    let idx = ((n as f64 * p).floor() as usize).min(n - 1);
+    sorted[idx]
+}
+
+/// Summary of a sample (slowdowns, or FCTs in µs): HPCC-convention percentiles and the mean.
+///
+/// All fields except `count` are in the unit of the sample; they are `NaN` (serialized as JSON
+/// `null`) when `count == 0`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Percentiles {
+    /// Median (index `floor(0.5·n)`).
+    pub p50: f64,
+    /// 95th percentile (index `floor(0.95·n)`).
+    pub p95: f64,
+    /// 99th percentile (index `floor(0.99·n)`).
+    pub p99: f64,
+    /// 99.9th percentile (index `floor(0.999·n)`, clamped to `n − 1`).
+    pub p999: f64,
+    /// Arithmetic mean.
+    pub mean: f64,
+    /// Number of values summarised (NaN inputs are dropped and not counted).
+    pub count: usize,
+}
+
+impl Percentiles {
+    /// Summarise an unsorted sample. NaN values are ignored; an empty sample gives `NaN`
+    /// statistics with `count == 0`.
+    pub fn from_unsorted(values: &[f64]) -> Percentiles {
+        let mut v: Vec<f64> = values.iter().copied().filter(|x| !x.is_nan()).collect();
+        v.sort_by(f64::total_cmp);
+        Percentiles::from_sorted(&v)
+    }
+
+    /// Summarise an ascending-sorted sample without NaNs (not checked).
+    pub fn from_sorted(sorted: &[f64]) -> Percentiles {
+        let count = sorted.len();
+        let mean = if count == 0 {
+            f64::NAN
+        } else {
+            sorted.iter().sum::<f64>() / count as f64
+        };
+        Percentiles {
+            p50: percentile(sorted, 0.5),
+            p95: percentile(sorted, 0.95),
+            p99: percentile(sorted, 0.99),
+            p999: percentile(sorted, 0.999),
+            mean,
+            count,
+        }
+    }
+}
+
+/// How completed flows are grouped by message size.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum SizeBins {
+    /// Sort flows by size (ties broken by flow id) and split them into this many groups of
+    /// (nearly) equal flow count, as HPCC's `fct_analysis` does: group `i` of `k` holds sorted
+    /// flows `[floor(i·n/k), floor((i+1)·n/k))`. Empty groups (fewer flows than groups) are
+    /// omitted; `0` is treated as `1`.
+    EqualCount(usize),
+    /// Explicit inclusive upper size edges, bytes: a flow goes into the first bin with
+    /// `size ≤ edge`. Edges are sorted and de-duplicated; every edge yields a bin (possibly
+    /// empty) and flows larger than the last edge go into an extra overflow bin (only emitted if
+    /// non-empty) whose `hi_bytes` is `u64::MAX`.
+    Edges(Vec<u64>),
+}
+
+impl Default for SizeBins {
+    /// Ten equal-count bins.
+    fn default() -> Self {
+        SizeBins::EqualCount(10)
+    }
+}
+
+/// Statistics of one size bin.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BinStats {
+    /// Lower size bound, bytes (inclusive). Equal-count bins: the smallest flow size in the bin;
+    /// edge bins: previous edge + 1 (0 for the first bin).
+    pub lo_bytes: u64,
+    /// Upper size bound, bytes (inclusive). Equal-count bins: the largest flow size in the bin
+    /// (what HPCC prints); edge bins: the edge (`u64::MAX` for the overflow bin).
+    pub hi_bytes: u64,
+    /// Completed flows in the bin.
+    pub count: usize,
+    /// Slowdown (FCT / ideal FCT, clamped ≥ 1) statistics, dimensionless.
+    pub slowdown: Percentiles,
+    /// Flow completion time statistics, microseconds.
+    pub fct_us: Percentiles,
+}
+
+/// Completed flow → (size, id, slowdown, fct µs).
+fn completed(records: &[FlowRecord]) -> Vec<(u64, u32, f64, f64)> {
+    records
+        .iter()
+        .filter_map(|r| {
+            let s = r.slowdown()?;
+            let f = r.fct_ps? as f64 / crate::units::US as f64;
+            Some((r.size_bytes, r.id, s, f))
+        })
+        .collect()
+}
+
+fn bin_stats(lo: u64, hi: u64, flows: &[(u64, u32, f64, f64)]) -> BinStats {
+    let sd: Vec<f64> = flows.iter().map(|f| f.2).collect();
+    let fct: Vec<f64> = flows.iter().map(|f| f.3).collect();
+    BinStats {
+        lo_bytes: lo,
+        hi_bytes: hi,
+        count: flows.len(),
+        slowdown: Percentiles::from_unsorted(&sd),
+        fct_us: Percentiles::from_unsorted(&fct),
+    }
+}
+
+/// Group the **completed** flows of `records` by size and summarise each group (see
+/// [`SizeBins`] for the grouping rules). Bins are returned in ascending size order.
+pub fn by_size(records: &[FlowRecord], bins: &SizeBins) -> Vec<BinStats> {
+    let mut flows = completed(records);
+    flows.sort_by_key(|f| (f.0, f.1));
+    match bins {
+        SizeBins::EqualCount(k) => {
+            let k = (*k).max(1);
+            let n = flows.len();
+            let mut out = Vec::with_capacity(k.min(n));
+            for i in 0..k {
+                // u128 avoids overflow of i·n for absurd k.
+                let a = (i as u128 * n as u128 / k as u128) as usize;
+                let b = ((i as u128 + 1) * n as u128 / k as u128) as usize;
+                if a < b {
+                    let g = &flows[a..b];
+                    out.push(bin_stats(g[0].0, g[g.len() - 1].0, g));
+                }
+            }
+            out
+        }
+        SizeBins::Edges(edges) => {
+            let mut edges = edges.clone();
+            edges.sort_unstable();
+            edges.dedup();
+            let mut out = Vec::with_capacity(edges.len() + 1);
+            let mut start = 0usize; // flows are sorted by size
+            let mut lo = 0u64;
+            for &e in &edges {
+                let end = start + flows[start..].partition_point(|f| f.0 <= e);
+                out.push(bin_stats(lo, e, &flows[start..end]));
+                start = end;
+                lo = e.saturating_add(1);
+            }
+            if start < flows.len() {
+                out.push(bin_stats(lo, u64::MAX, &flows[start..]));
+            }
+            out
+        }
+    }
+}
+
+/// Statistics of the flows that share one UDP destination port (HPCC convention: 100 =
+/// background traffic, 200 = incast).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DportStats {
+    /// The destination port.
+    pub dport: u16,
+    /// Flows with this port (completed or not).
+    pub flows_total: usize,
+    /// Completed flows with this port.
+    pub flows_completed: usize,
+    /// Slowdown statistics of the completed flows, dimensionless.
+    pub slowdown: Percentiles,
+}
+
+/// Summary of one run's flows.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunStats {
+    /// Flows in the workload (completed or not).
+    pub flows_total: usize,
+    /// Flows that completed before the end of the run.
+    pub flows_completed: usize,
+    /// Slowdown statistics over all completed flows, dimensionless.
+    pub slowdown: Percentiles,
+    /// FCT statistics over all completed flows, microseconds.
+    pub fct_us: Percentiles,
+    /// Per-size-bin statistics, ascending size.
+    pub bins: Vec<BinStats>,
+    /// Per-destination-port breakdown, ascending port; empty unless requested with
+    /// [`RunStats::with_dport_breakdown`].
+    pub by_dport: Vec<DportStats>,
+}
+
+impl RunStats {
+    /// Summarise `records` (all flows of the run, finished or not) with the given size binning.
+    /// The per-dport breakdown is left empty.
+    pub fn compute(records: &[FlowRecord], bins: &SizeBins) -> RunStats {
+        let flows = completed(records);
+        let sd: Vec<f64> = flows.iter().map(|f| f.2).collect();
+        let fct: Vec<f64> = flows.iter().map(|f| f.3).collect();
+        RunStats {
+            flows_total: records.len(),
+            flows_completed: flows.len(),
+            slowdown: Percentiles::from_unsorted(&sd),
+            fct_us: Percentiles::from_unsorted(&fct),
+            bins: by_size(records, bins),
+            by_dport: Vec::new(),
+        }
+    }
+
+    /// Fill [`RunStats::by_dport`] with one entry per destination port present in `records`.
+    pub fn with_dport_breakdown(mut self, records: &[FlowRecord]) -> RunStats {
+        let mut ports: Vec<u16> = records.iter().map(|r| r.dport).collect();
+        ports.sort_unstable();
+        ports.dedup();
+        self.by_dport = ports
+            .into_iter()
+            .map(|dport| {
+                let sd: Vec<f64> = records
+                    .iter()
+                    .filter(|r| r.dport == dport)
+                    .filter_map(FlowRecord::slowdown)
+                    .collect();
+                DportStats {
+                    dport,
+                    flows_total: records.iter().filter(|r| r.dport == dport).count(),
+                    flows_completed: sd.len(),
+                    slowdown: Percentiles::from_unsorted(&sd),
+                }
+            })
+            .collect();
+        self
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A completed flow with FCT = `slowdown` × 10 µs ideal.
+    pub(crate) fn rec(id: u32, size: u64, slowdown: Option<f64>) -> FlowRecord {
+        let ideal = 10_000_000u64;
+        FlowRecord {
+            id,
+            src: 0,
+            dst: 1,
+            sport: 10000,
+            dport: 100,
+            size_bytes: size,
+            start_ps: 2_000_000_000_000,
+            fct_ps: slowdown.map(|s| (s * ideal as f64).round() as u64),
+            ideal_fct_ps: ideal,
+            retx_packets: 0,
+            pauses: 0,
+            paused_ps: 0,
+        }
+    }
+
+    #[test]
+    fn percentiles_1_to_100() {
+        let v: Vec<f64> = (1..=100).rev().map(|x| x as f64).collect();
+        let p = Percentiles::from_unsorted(&v);
+        // index floor(100·p): 50 → 51, 95 → 96, 99 → 100, 99 (99.9 floored) → 100.
+        assert_eq!(p.p50, 51.0);
+        assert_eq!(p.p95, 96.0);
+        assert_eq!(p.p99, 100.0);
+        assert_eq!(p.p999, 100.0);
+        assert_eq!(p.mean, 50.5);
+        assert_eq!(p.count, 100);
+        let sorted: Vec<f64> = (1..=100).map(|x| x as f64).collect();
+        assert_eq!(percentile(&sorted, 0.0), 1.0);
+        assert_eq!(percentile(&sorted, 1.0), 100.0);
+        assert_eq!(percentile(&sorted, 7.0), 100.0);
+        assert_eq!(percentile(&sorted, -1.0), 1.0);
+        assert_eq!(percentile(&sorted, f64::NAN), 1.0);
+        assert!(percentile(&[], 0.5).is_nan());
+        // 1000 values: 99.9 → index 999.
+        let k: Vec<f64> = (0..1000).map(|x| x as f64).collect();
+        assert_eq!(percentile(&k, 0.999), 999.0);
+        assert_eq!(percentile(&k, 0.99), 990.0);
+        let e = Percentiles::from_unsorted(&[]);
+        assert_eq!(e.count, 0);
+        assert!(e.p50.is_nan() && e.mean.is_nan());
+    }
+
+    #[test]
+    fn equal_count_25_into_10() {
+        // Sizes 1000..=25000 given in reverse, slowdown = 1 + index.
+        let recs: Vec<FlowRecord> = (0..25u32)
+            .rev()
+            .map(|i| rec(i, 1000 * (i as u64 + 1), Some(1.0 + i as f64)))
+            .collect();
+        let bins = by_size(&recs, &SizeBins::EqualCount(10));
+        // Boundaries floor(25·i/10) = 0,2,5,7,10,12,15,17,20,22,25.
+        let counts: Vec<usize> = bins.iter().map(|b| b.count).collect();
+        assert_eq!(counts, vec![2, 3, 2, 3, 2, 3, 2, 3, 2, 3]);
+        assert_eq!((bins[0].lo_bytes, bins[0].hi_bytes), (1000, 2000));
+        assert_eq!((bins[1].lo_bytes, bins[1].hi_bytes), (3000, 5000));
+        assert_eq!((bins[9].lo_bytes, bins[9].hi_bytes), (23000, 25000));
+        // Bin 1 holds slowdowns 3,4,5: p50 = index 1 → 4; p99 = index 2 → 5.
+        assert_eq!(bins[1].slowdown.p50, 4.0);
+        assert_eq!(bins[1].slowdown.p99, 5.0);
+        assert_eq!(bins[1].fct_us.p50, 40.0);
+        // More bins than flows: empty ones are dropped; 0 bins = 1 bin.
+        assert_eq!(by_size(&recs[..3], &SizeBins::EqualCount(10)).len(), 3);
+        assert_eq!(by_size(&recs, &SizeBins::EqualCount(0))[0].count, 25);
+        assert!(by_size(&[], &SizeBins::default()).is_empty());
+    }
+
+    #[test]
+    fn equal_count_ties_broken_by_id() {
+        // Four equal-size flows; ids decide the split.
+        let recs = vec![
+            rec(3, 500, Some(4.0)),
+            rec(1, 500, Some(2.0)),
+            rec(2, 500, Some(3.0)),
+            rec(0, 500, Some(1.0)),
+        ];
+        let bins = by_size(&recs, &SizeBins::EqualCount(2));
+        assert_eq!(bins[0].slowdown.mean, 1.5);
+        assert_eq!(bins[1].slowdown.mean, 3.5);
+    }
+
+    #[test]
+    fn edges() {
+        let recs = vec![
+            rec(0, 100, Some(1.0)),
+            rec(1, 1000, Some(2.0)),
+            rec(2, 1001, Some(3.0)),
+            rec(3, 50_000, Some(4.0)),
+            rec(4, 2_000_000, Some(5.0)),
+        ];
+        let bins = by_size(&recs, &SizeBins::Edges(vec![100_000, 1000, 1000]));
+        assert_eq!(bins.len(), 3);
+        assert_eq!(
+            (bins[0].lo_bytes, bins[0].hi_bytes, bins[0].count),
+            (0, 1000, 2)
+        );
+        assert_eq!(
+            (bins[1].lo_bytes, bins[1].hi_bytes, bins[1].count),
+            (1001, 100_000, 2)
+        );
+        assert_eq!(
+            (bins[2].lo_bytes, bins[2].hi_bytes, bins[2].count),
+            (100_001, u64::MAX, 1)
+        );
+        assert_eq!(bins[2].slowdown.p50, 5.0);
+        // An empty edge bin is kept; no overflow bin when nothing exceeds the last edge.
+        let bins = by_size(&recs, &SizeBins::Edges(vec![10, 10_000_000]));
+        assert_eq!(bins.iter().map(|b| b.count).collect::<Vec<_>>(), vec![0, 5]);
+        assert!(bins[0].slowdown.p50.is_nan());
+        assert!(by_size(&recs, &SizeBins::Edges(vec![])).len() == 1);
+    }
+
+    #[test]
+    fn unfinished_excluded_and_clamp() {
+        let mut recs = vec![
+            rec(0, 1000, Some(2.0)),
+            rec(1, 1000, None),
+            rec(2, 1000, Some(0.5)),
+        ];
+        recs.push(FlowRecord {
+            dport: 200,
+            ..rec(3, 10, None)
+        });
+        assert_eq!(recs[2].slowdown(), Some(1.0));
+        let s = RunStats::compute(&recs, &SizeBins::default()).with_dport_breakdown(&recs);
+        assert_eq!(s.flows_total, 4);
+        assert_eq!(s.flows_completed, 2);
+        assert_eq!(s.slowdown.count, 2);
+        // Slowdowns {2, 1 (clamped from 0.5)}: min 1, mean 1.5.
+        assert_eq!(s.slowdown.mean, 1.5);
+        assert_eq!(s.slowdown.p50, 2.0);
+        assert_eq!(s.bins.iter().map(|b| b.count).sum::<usize>(), 2);
+        assert_eq!(s.by_dport.len(), 2);
+        assert_eq!(s.by_dport[0].dport, 100);
+        assert_eq!(
+            (s.by_dport[0].flows_total, s.by_dport[0].flows_completed),
+            (3, 2)
+        );
+        assert_eq!(
+            (s.by_dport[1].dport, s.by_dport[1].flows_completed),
+            (200, 0)
+        );
+        // NaN serializes as null.
+        let j = serde_json::to_string(&s).unwrap();
+        assert!(j.contains("null"));
+    }
+}

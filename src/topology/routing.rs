@@ -1,1 +1,652 @@
-//! (in progress)
+//! Shortest-path ECMP routing, computed as HPCC-sim does (`third.cc` `CalculateRoute`): a
+//! breadth-first search (hop count) from every destination host; a switch's next hops toward
+//! that host are all its ports whose far end is one hop closer. Hosts other than the
+//! destination are never transit nodes.
+//!
+//! Port numbers are indices into [`TopologySpec::ports`]`()[node]` (link-declaration order).
+//! Within an ECMP set, ports are sorted ascending. (HPCC-sim orders a set by the BFS discovery
+//! order of the next-hop nodes, which on the standard files — e.g. `fat.txt` — is the same as
+//! ascending port order.)
+//!
+//! The table also answers path questions HPCC-sim needs for its flow bookkeeping: one shortest
+//! path per host pair ([`RouteTable::path`]), its base RTT ([`PathInfo::base_rtt_ps`]) and the
+//! largest base RTT / bandwidth-delay product over all host pairs
+//! ([`RouteTable::max_base_rtt`]).
+
+use super::shapes::check_limits;
+use super::{NodeKind, TopologySpec};
+use crate::units::ser_time_ps_hpcc;
+use std::collections::HashMap;
+
+/// Marker for "not a host" / "not a switch" in the node → index maps.
+const NONE: u32 = u32::MAX;
+
+/// Per-switch, per-destination-host ECMP next hops for a [`TopologySpec`].
+///
+/// Storage: for every `(destination host index, switch index)` pair, a `u32` id of a distinct
+/// port set; the distinct sets are stored back to back in one `Vec<u16>` with an offsets
+/// table. Lookups ([`RouteTable::next_hops`]) are O(1) and allocation-free; deduplicating the
+/// sets keeps the port storage tiny and cache-resident even for thousands of hosts.
+#[derive(Clone, Debug)]
+pub struct RouteTable {
+    /// Node id → host index (position among hosts in ascending node id), or `NONE`.
+    host_idx: Vec<u32>,
+    /// Node id → switch index (position among switches in ascending node id), or `NONE`.
+    switch_idx: Vec<u32>,
+    /// Host index → node id.
+    hosts: Vec<u32>,
+    /// Switch index → node id.
+    switches: Vec<u32>,
+    /// Adjacency in CSR form: ports of node `n` are `port_off[n]..port_off[n + 1]`.
+    port_off: Vec<u32>,
+    /// Far-end node of each port (CSR order).
+    port_peer: Vec<u32>,
+    /// Link index of each port (CSR order).
+    port_link: Vec<u32>,
+    /// Port-set id of `(host index · switches + switch index)`.
+    entry: Vec<u32>,
+    /// Port set `k` is `set_ports[set_off[k]..set_off[k + 1]]`; set 0 is empty.
+    set_off: Vec<u32>,
+    /// All distinct port sets, concatenated.
+    set_ports: Vec<u16>,
+}
+
+/// One shortest path between two hosts (see [`RouteTable::path`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PathInfo {
+    /// Link indices (into [`TopologySpec::links`]) from source to destination.
+    pub links: Vec<u32>,
+    /// Number of links traversed (`links.len()`); each is one store-and-forward hop.
+    pub hops: usize,
+    /// Sum of the links' one-way propagation delays, picoseconds.
+    pub prop_delay_ps: u64,
+    /// Smallest link rate on the path, bits per second (0 for an empty path).
+    pub bottleneck_bps: u64,
+}
+
+impl PathInfo {
+    /// Sum over the path's links of the time to serialize `bytes` bytes, picoseconds, each
+    /// hop truncated to whole nanoseconds like HPCC-sim ([`ser_time_ps_hpcc`]).
+    pub fn ser_delay_ps(&self, spec: &TopologySpec, bytes: u64) -> u64 {
+        self.links
+            .iter()
+            .filter_map(|&l| spec.links.get(l as usize))
+            .map(|l| ser_time_ps_hpcc(bytes, l.rate_bps.max(1)))
+            .fold(0u64, u64::saturating_add)
+    }
+
+    /// HPCC-sim's base RTT of this path, picoseconds: `2·prop_delay + Σ_hops ser(payload)`,
+    /// i.e. round-trip propagation plus one store-and-forward of a `payload_bytes` payload
+    /// (HPCC uses the 1000 B MTU payload, no headers) per link, one direction only.
+    pub fn base_rtt_ps(&self, spec: &TopologySpec, payload_bytes: u64) -> u64 {
+        self.prop_delay_ps
+            .saturating_mul(2)
+            .saturating_add(self.ser_delay_ps(spec, payload_bytes))
+    }
+}
+
+/// Largest base RTT and bandwidth-delay product over all host pairs (HPCC-sim's `maxRtt` and
+/// `maxBdp`); see [`RouteTable::max_base_rtt`]. All zero if there is no connected host pair.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RttBounds {
+    /// Largest `2·prop + Σ_hops ser(payload)` over all ordered host pairs, picoseconds.
+    pub max_base_rtt_ps: u64,
+    /// Source host (node id) of a pair attaining `max_base_rtt_ps` (smallest such pair).
+    pub max_rtt_src: u32,
+    /// Destination host (node id) of that pair.
+    pub max_rtt_dst: u32,
+    /// Largest `base_rtt · bottleneck_rate / 8` over all pairs, bytes (truncated).
+    pub max_bdp_bytes: u64,
+}
+
+impl RouteTable {
+    /// Build the table for `spec` (which should have passed [`TopologySpec::validate`]).
+    ///
+    /// Cost: one BFS per host plus a scan of every switch's ports per host —
+    /// O(H·(V + E)); about 30 ms for a 1,024-host k = 16 fat tree.
+    ///
+    /// # Panics
+    /// If `spec` violates [`super::shapes::check_limits`] or has a link to a nonexistent node.
+    /// Topologies from [`super::hpcc_file`] and [`super::shapes`] never do; use
+    /// [`RouteTable::try_build`] for hand-made specs.
+    pub fn build(spec: &TopologySpec) -> RouteTable {
+        Self::try_build(spec).unwrap_or_else(|e| panic!("RouteTable::build: {e}"))
+    }
+
+    /// Like [`RouteTable::build`], but returns an error instead of panicking if `spec` exceeds
+    /// the size limits of [`super::shapes::check_limits`] or links a nonexistent node.
+    pub fn try_build(spec: &TopologySpec) -> Result<RouteTable, String> {
+        let n = spec.kinds.len();
+        for (i, l) in spec.links.iter().enumerate() {
+            if l.a as usize >= n || l.b as usize >= n {
+                return Err(format!(
+                    "link {i}: node id out of range ({} - {}, {n} nodes)",
+                    l.a, l.b
+                ));
+            }
+        }
+        check_limits(spec)?;
+
+        // Node classification.
+        let mut host_idx = vec![NONE; n];
+        let mut switch_idx = vec![NONE; n];
+        let mut hosts = Vec::new();
+        let mut switches = Vec::new();
+        for (i, &k) in spec.kinds.iter().enumerate() {
+            match k {
+                NodeKind::Host => {
+                    host_idx[i] = hosts.len() as u32;
+                    hosts.push(i as u32);
+                }
+                NodeKind::Switch => {
+                    switch_idx[i] = switches.len() as u32;
+                    switches.push(i as u32);
+                }
+            }
+        }
+
+        // CSR adjacency in port order (same numbering as `TopologySpec::ports`).
+        let mut port_off = vec![0u32; n + 1];
+        for l in &spec.links {
+            port_off[l.a as usize + 1] += 1;
+            port_off[l.b as usize + 1] += 1;
+        }
+        for i in 0..n {
+            port_off[i + 1] += port_off[i];
+        }
+        let total = port_off[n] as usize;
+        let mut fill: Vec<u32> = port_off[..n].to_vec();
+        let mut port_peer = vec![0u32; total];
+        let mut port_link = vec![0u32; total];
+        for (i, l) in spec.links.iter().enumerate() {
+            for (from, to) in [(l.a, l.b), (l.b, l.a)] {
+                let slot = fill[from as usize] as usize;
+                port_peer[slot] = to;
+                port_link[slot] = i as u32;
+                fill[from as usize] += 1;
+            }
+        }
+
+        let s_count = switches.len();
+        let mut entry = vec![0u32; hosts.len() * s_count];
+        let mut set_off = vec![0u32, 0u32];
+        let mut set_ports: Vec<u16> = Vec::new();
+        let mut set_ids: HashMap<Vec<u16>, u32> = HashMap::new();
+        set_ids.insert(Vec::new(), 0);
+
+        let mut dist = vec![u32::MAX; n];
+        let mut queue: Vec<u32> = Vec::with_capacity(n);
+        let mut scratch: Vec<u16> = Vec::new();
+        for (hi, &h) in hosts.iter().enumerate() {
+            // BFS from the destination host; only it and switches are expanded.
+            dist.fill(u32::MAX);
+            queue.clear();
+            dist[h as usize] = 0;
+            queue.push(h);
+            let mut head = 0;
+            while head < queue.len() {
+                let u = queue[head] as usize;
+                head += 1;
+                if u != h as usize && switch_idx[u] == NONE {
+                    continue;
+                }
+                let du = dist[u] + 1;
+                for &v in &port_peer[port_off[u] as usize..port_off[u + 1] as usize] {
+                    if dist[v as usize] == u32::MAX {
+                        dist[v as usize] = du;
+                        queue.push(v);
+                    }
+                }
+            }
+            // Next hops of every switch toward `h`.
+            let row = &mut entry[hi * s_count..(hi + 1) * s_count];
+            for (si, &s) in switches.iter().enumerate() {
+                let ds = dist[s as usize];
+                if ds == u32::MAX {
+                    continue; // unreachable: empty set (id 0)
+                }
+                scratch.clear();
+                let base = port_off[s as usize] as usize;
+                let end = port_off[s as usize + 1] as usize;
+                for (p, &v) in port_peer[base..end].iter().enumerate() {
+                    let dv = dist[v as usize];
+                    if dv != u32::MAX && dv + 1 == ds && (v == h || switch_idx[v as usize] != NONE)
+                    {
+                        scratch.push(p as u16);
+                    }
+                }
+                row[si] = match set_ids.get(scratch.as_slice()) {
+                    Some(&id) => id,
+                    None => {
+                        let id = (set_off.len() - 1) as u32;
+                        set_ports.extend_from_slice(&scratch);
+                        set_off.push(set_ports.len() as u32);
+                        set_ids.insert(scratch.clone(), id);
+                        id
+                    }
+                };
+            }
+        }
+
+        Ok(RouteTable {
+            host_idx,
+            switch_idx,
+            hosts,
+            switches,
+            port_off,
+            port_peer,
+            port_link,
+            entry,
+            set_off,
+            set_ports,
+        })
+    }
+
+    /// ECMP egress ports (indices into `spec.ports()[switch_node]`, ascending) of switch
+    /// `switch_node` toward host `dst_host`: every port on a shortest (fewest-hop) path. Empty
+    /// if `switch_node` is not a switch, `dst_host` is not a host, or the host is unreachable.
+    /// O(1), no allocation.
+    #[inline]
+    pub fn next_hops(&self, switch_node: u32, dst_host: u32) -> &[u16] {
+        let si = self
+            .switch_idx
+            .get(switch_node as usize)
+            .copied()
+            .unwrap_or(NONE);
+        let hi = self
+            .host_idx
+            .get(dst_host as usize)
+            .copied()
+            .unwrap_or(NONE);
+        if si == NONE || hi == NONE {
+            return &[];
+        }
+        let set = self.entry[hi as usize * self.switches.len() + si as usize] as usize;
+        &self.set_ports[self.set_off[set] as usize..self.set_off[set + 1] as usize]
+    }
+
+    /// Position of host `node` among the hosts (ascending node id), or `None` if it is not a host.
+    #[inline]
+    pub fn host_index(&self, node: u32) -> Option<u32> {
+        self.host_idx
+            .get(node as usize)
+            .copied()
+            .filter(|&i| i != NONE)
+    }
+
+    /// Position of switch `node` among the switches (ascending node id), or `None` if it is not
+    /// a switch.
+    #[inline]
+    pub fn switch_index(&self, node: u32) -> Option<u32> {
+        self.switch_idx
+            .get(node as usize)
+            .copied()
+            .filter(|&i| i != NONE)
+    }
+
+    /// Node ids of the hosts, indexed by host index.
+    pub fn hosts(&self) -> &[u32] {
+        &self.hosts
+    }
+
+    /// Node ids of the switches, indexed by switch index.
+    pub fn switches(&self) -> &[u32] {
+        &self.switches
+    }
+
+    /// Number of ports of `node` (0 for an unknown node).
+    #[inline]
+    pub fn num_ports(&self, node: u32) -> usize {
+        match (
+            self.port_off.get(node as usize),
+            self.port_off.get(node as usize + 1),
+        ) {
+            (Some(&a), Some(&b)) => (b - a) as usize,
+            _ => 0,
+        }
+    }
+
+    /// Far end of port `port` of `node`: `(peer node id, link index)`, or `None` if there is no
+    /// such port. O(1).
+    #[inline]
+    pub fn port_target(&self, node: u32, port: u16) -> Option<(u32, u32)> {
+        if (port as usize) >= self.num_ports(node) {
+            return None;
+        }
+        let slot = self.port_off[node as usize] as usize + port as usize;
+        Some((self.port_peer[slot], self.port_link[slot]))
+    }
+
+    /// One shortest path from host `src_host` to host `dst_host`: the source's only port, then
+    /// at each switch the first (lowest-numbered) ECMP port. `None` if either node is not a
+    /// host, they are the same host, the destination is unreachable, or `spec` is not the
+    /// topology the table was built from. Allocates the link list.
+    pub fn try_path(&self, spec: &TopologySpec, src_host: u32, dst_host: u32) -> Option<PathInfo> {
+        self.host_index(src_host)?;
+        self.host_index(dst_host)?;
+        if src_host == dst_host {
+            return None;
+        }
+        let (mut cur, first) = self.port_target(src_host, 0)?;
+        let mut links = vec![first];
+        while cur != dst_host {
+            let &p = self.next_hops(cur, dst_host).first()?;
+            let (next, link) = self.port_target(cur, p)?;
+            links.push(link);
+            if links.len() > self.host_idx.len() {
+                return None; // cannot happen on a consistent table; guards against loops
+            }
+            cur = next;
+        }
+        let mut prop_delay_ps = 0u64;
+        let mut bottleneck_bps = u64::MAX;
+        for &l in &links {
+            let l = spec.links.get(l as usize)?;
+            prop_delay_ps = prop_delay_ps.saturating_add(l.delay_ps);
+            bottleneck_bps = bottleneck_bps.min(l.rate_bps);
+        }
+        Some(PathInfo {
+            hops: links.len(),
+            links,
+            prop_delay_ps,
+            bottleneck_bps,
+        })
+    }
+
+    /// Like [`RouteTable::try_path`], but returns an empty [`PathInfo`] (no links, zero delay
+    /// and zero bottleneck rate) when there is no path.
+    pub fn path(&self, spec: &TopologySpec, src_host: u32, dst_host: u32) -> PathInfo {
+        self.try_path(spec, src_host, dst_host).unwrap_or_default()
+    }
+
+    /// HPCC-sim's `maxRtt` / `maxBdp`: over all ordered host pairs, the largest base RTT
+    /// (`2·prop + Σ_hops ser(payload_bytes)`, picoseconds, see [`PathInfo::base_rtt_ps`]) and
+    /// the largest `base RTT · bottleneck rate / 8` (bytes). As in HPCC-sim, each pair's values
+    /// follow the BFS tree grown from the destination host (first-discovered parent), which on
+    /// symmetric topologies is any shortest path. One BFS per host: O(H·(V + E)).
+    pub fn max_base_rtt(&self, spec: &TopologySpec, payload_bytes: u64) -> RttBounds {
+        let n = self.host_idx.len();
+        let mut best = RttBounds::default();
+        let mut found = false;
+        // Per node: reached?, propagation ps, serialization ps, bottleneck bps.
+        let mut seen = vec![false; n];
+        let mut delay = vec![0u64; n];
+        let mut ser = vec![0u64; n];
+        let mut bw = vec![0u64; n];
+        let mut queue: Vec<u32> = Vec::with_capacity(n);
+        for &dst in &self.hosts {
+            seen.fill(false);
+            seen[dst as usize] = true;
+            queue.clear();
+            delay[dst as usize] = 0;
+            ser[dst as usize] = 0;
+            bw[dst as usize] = u64::MAX;
+            queue.push(dst);
+            let mut head = 0;
+            while head < queue.len() {
+                let u = queue[head] as usize;
+                head += 1;
+                if u != dst as usize && self.switch_idx[u] == NONE {
+                    continue;
+                }
+                let ports = self.port_off[u] as usize..self.port_off[u + 1] as usize;
+                for (&v, &l) in self.port_peer[ports.clone()]
+                    .iter()
+                    .zip(&self.port_link[ports])
+                {
+                    let v = v as usize;
+                    if seen[v] {
+                        continue;
+                    }
+                    let Some(link) = spec.links.get(l as usize) else {
+                        continue;
+                    };
+                    seen[v] = true;
+                    delay[v] = delay[u].saturating_add(link.delay_ps);
+                    ser[v] = ser[u]
+                        .saturating_add(ser_time_ps_hpcc(payload_bytes, link.rate_bps.max(1)));
+                    bw[v] = bw[u].min(link.rate_bps);
+                    queue.push(v as u32);
+                }
+            }
+            for &src in &self.hosts {
+                let s = src as usize;
+                if src == dst || !seen[s] {
+                    continue;
+                }
+                let rtt = delay[s].saturating_mul(2).saturating_add(ser[s]);
+                let bdp = (rtt as u128 * bw[s] as u128 / 8_000_000_000_000u128)
+                    .min(u64::MAX as u128) as u64;
+                best.max_bdp_bytes = best.max_bdp_bytes.max(bdp);
+                if !found
+                    || rtt > best.max_base_rtt_ps
+                    || (rtt == best.max_base_rtt_ps
+                        && (src, dst) < (best.max_rtt_src, best.max_rtt_dst))
+                {
+                    found = true;
+                    best.max_base_rtt_ps = rtt;
+                    best.max_rtt_src = src;
+                    best.max_rtt_dst = dst;
+                }
+            }
+        }
+        best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::hpcc_file;
+    use crate::topology::shapes::{self, LeafSpine};
+    use crate::units::{GBPS, NS, US};
+
+    fn fat() -> TopologySpec {
+        hpcc_file::parse(include_str!("../../data/hpcc/fat.txt"), "fat.txt").unwrap()
+    }
+
+    /// Check every (switch, host) entry against the definition, using `spec.ports()`.
+    fn check_against_definition(spec: &TopologySpec, rt: &RouteTable) {
+        let ports = spec.ports();
+        let n = spec.num_nodes();
+        for &h in rt.hosts() {
+            // Plain BFS distances (no transit through other hosts).
+            let mut dist = vec![usize::MAX; n];
+            dist[h as usize] = 0;
+            let mut q = std::collections::VecDeque::from([h as usize]);
+            while let Some(u) = q.pop_front() {
+                if u != h as usize && spec.kinds[u] == NodeKind::Host {
+                    continue;
+                }
+                for p in &ports[u] {
+                    if dist[p.peer as usize] == usize::MAX {
+                        dist[p.peer as usize] = dist[u] + 1;
+                        q.push_back(p.peer as usize);
+                    }
+                }
+            }
+            for &s in rt.switches() {
+                let want: Vec<u16> = (0..ports[s as usize].len() as u16)
+                    .filter(|&i| {
+                        let v = ports[s as usize][i as usize].peer as usize;
+                        dist[v] + 1 == dist[s as usize]
+                            && (v == h as usize || spec.kinds[v] == NodeKind::Switch)
+                    })
+                    .collect();
+                assert_eq!(
+                    rt.next_hops(s, h),
+                    want.as_slice(),
+                    "switch {s} -> host {h}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn fat_txt_paths_and_ecmp() {
+        let spec = fat();
+        let rt = RouteTable::build(&spec);
+        assert_eq!(rt.hosts().len(), 320);
+        assert_eq!(rt.switches().len(), 56);
+        // Cross-pod: host -> ToR -> agg -> core -> agg -> ToR -> host.
+        let p = rt.path(&spec, 0, 319);
+        assert_eq!(p.hops, 6);
+        assert_eq!(p.links.len(), 6);
+        assert_eq!(p.prop_delay_ps, 6 * US);
+        assert_eq!(p.bottleneck_bps, 100 * GBPS);
+        assert_eq!(p.base_rtt_ps(&spec, 1000), 12_240 * NS);
+        // Same ToR / same pod.
+        let p = rt.path(&spec, 0, 1);
+        assert_eq!((p.hops, p.prop_delay_ps), (2, 2 * US));
+        assert_eq!(p.links, vec![0, 1]);
+        assert_eq!(rt.path(&spec, 0, 16).hops, 4);
+        // ECMP: ToR 320 -> remote host: its 4 agg uplinks (ports 16..20); -> own host: 1 port.
+        assert_eq!(rt.next_hops(320, 319), &[16, 17, 18, 19]);
+        assert_eq!(rt.next_hops(320, 5), &[5]);
+        // Agg 340 -> other pod: its 4 cores (ports 4..8); core -> any host: 1 port.
+        assert_eq!(rt.next_hops(340, 319), &[4, 5, 6, 7]);
+        assert_eq!(rt.next_hops(340, 20), &[1]);
+        assert_eq!(rt.next_hops(360, 319), &[4]);
+        // HPCC-sim's maxRtt = 12240 ns and maxBdp = 153000 B for fat.txt.
+        let b = rt.max_base_rtt(&spec, 1000);
+        assert_eq!(b.max_base_rtt_ps, 12_240 * NS);
+        assert_eq!(b.max_bdp_bytes, 153_000);
+        assert_eq!((b.max_rtt_src, b.max_rtt_dst), (0, 64));
+        check_against_definition(&spec, &rt);
+    }
+
+    #[test]
+    fn invalid_queries_are_empty() {
+        let spec = fat();
+        let rt = RouteTable::build(&spec);
+        assert!(rt.next_hops(0, 5).is_empty()); // host as switch
+        assert!(rt.next_hops(320, 330).is_empty()); // switch as destination
+        assert!(rt.next_hops(9999, 5).is_empty());
+        assert!(rt.next_hops(320, 9999).is_empty());
+        assert_eq!(rt.try_path(&spec, 3, 3), None);
+        assert_eq!(rt.try_path(&spec, 3, 330), None);
+        assert_eq!(rt.path(&spec, 330, 3), PathInfo::default());
+        assert_eq!(rt.host_index(319), Some(319));
+        assert_eq!(rt.host_index(320), None);
+        assert_eq!(rt.switch_index(320), Some(0));
+        assert_eq!(rt.switch_index(5), None);
+        assert_eq!(rt.port_target(320, 16), Some((340, 320)));
+        assert_eq!(rt.port_target(320, 20), None);
+        assert_eq!(rt.num_ports(9999), 0);
+        let mut bad = spec.clone();
+        bad.links[0].b = 5000;
+        assert!(RouteTable::try_build(&bad).is_err());
+    }
+
+    #[test]
+    fn leaf_spine_ecmp() {
+        let p = LeafSpine {
+            spines: 4,
+            tors: 3,
+            hosts_per_tor: 5,
+            ..Default::default()
+        };
+        let spec = shapes::leaf_spine(p).unwrap();
+        let rt = RouteTable::build(&spec);
+        let tor0 = 15;
+        // Toward a host in another rack: one port per spine (after the 5 host ports).
+        assert_eq!(rt.next_hops(tor0, 7), &[5, 6, 7, 8]);
+        // Toward its own host: exactly that host's port.
+        assert_eq!(rt.next_hops(tor0, 3), &[3]);
+        // A spine toward host 7 (rack 1): its port to ToR 1.
+        assert_eq!(rt.next_hops(18, 7), &[1]);
+        check_against_definition(&spec, &rt);
+        // Parallel links: each is its own ECMP port.
+        let spec2 = shapes::leaf_spine(LeafSpine {
+            links_per_spine: 2,
+            ..p
+        })
+        .unwrap();
+        let rt2 = RouteTable::build(&spec2);
+        assert_eq!(rt2.next_hops(tor0, 7), &[5, 6, 7, 8, 9, 10, 11, 12]);
+        assert_eq!(rt2.next_hops(18, 7), &[2, 3]);
+        let path = rt2.path(&spec2, 0, 14);
+        assert_eq!(path.hops, 4);
+        assert_eq!(path.bottleneck_bps, 100 * GBPS);
+        check_against_definition(&spec2, &rt2);
+    }
+
+    #[test]
+    fn fat_tree_4_all_pairs() {
+        let spec = shapes::fat_tree(4, 100 * GBPS, US, 400 * GBPS, 2 * US).unwrap();
+        let rt = RouteTable::build(&spec);
+        assert_eq!(rt.hosts().len(), 16);
+        assert_eq!(rt.switches().len(), 20);
+        for &s in rt.hosts() {
+            for &d in rt.hosts() {
+                if s == d {
+                    continue;
+                }
+                let p = rt.try_path(&spec, s, d).expect("reachable");
+                let want = if s / 2 == d / 2 {
+                    2
+                } else if s / 4 == d / 4 {
+                    4
+                } else {
+                    6
+                };
+                assert_eq!(p.hops, want, "{s} -> {d}");
+                assert_eq!(p.prop_delay_ps, 2 * US + (want as u64 - 2) * 2 * US);
+                assert_eq!(p.bottleneck_bps, 100 * GBPS);
+            }
+        }
+        check_against_definition(&spec, &rt);
+        let b = rt.max_base_rtt(&spec, 1000);
+        // 2·(2·1 + 4·2) µs + 2·80 ns + 4·20 ns.
+        assert_eq!(b.max_base_rtt_ps, 20 * US + 240 * NS);
+    }
+
+    #[test]
+    fn star_routing() {
+        let spec = shapes::star(5, 25 * GBPS, US).unwrap();
+        let rt = RouteTable::build(&spec);
+        for h in 0..5u32 {
+            assert_eq!(rt.next_hops(5, h), &[h as u16]);
+        }
+        let p = rt.path(&spec, 1, 4);
+        assert_eq!(p.links, vec![1, 4]);
+        assert_eq!(p.base_rtt_ps(&spec, 1000), 4 * US + 2 * 320 * NS);
+        // HPCC's topology.txt: switch 0, hosts 1..=65, host i on switch port i-1.
+        let spec =
+            hpcc_file::parse(include_str!("../../data/hpcc/topology.txt"), "topology.txt").unwrap();
+        let rt = RouteTable::build(&spec);
+        assert_eq!(rt.next_hops(0, 1), &[0]);
+        assert_eq!(rt.next_hops(0, 65), &[64]);
+        assert_eq!(
+            rt.max_base_rtt(&spec, 1000).max_base_rtt_ps,
+            4 * US + 160 * NS
+        );
+    }
+
+    #[test]
+    fn large_topologies_build_fast() {
+        let t0 = std::time::Instant::now();
+        let spec = shapes::fat_tree(16, 100 * GBPS, US, 100 * GBPS, US).unwrap();
+        let rt = RouteTable::build(&spec);
+        let p = rt.path(&spec, 0, 1023);
+        assert_eq!(p.hops, 6);
+        let fat_time = t0.elapsed();
+        let t1 = std::time::Instant::now();
+        let p = LeafSpine {
+            spines: 32,
+            tors: 64,
+            hosts_per_tor: 16,
+            ..Default::default()
+        };
+        let spec = shapes::leaf_spine(p).unwrap();
+        let rt = RouteTable::build(&spec);
+        assert_eq!(rt.next_hops(1024, 1023).len(), 32);
+        let b = rt.max_base_rtt(&spec, 1000);
+        assert_eq!(b.max_base_rtt_ps, 8 * US + 2 * 80 * NS + 2 * 20 * NS);
+        let ls_time = t1.elapsed();
+        eprintln!(
+            "fat_tree(16) build: {fat_time:?}; leaf-spine 1024 hosts build + max RTT: {ls_time:?}"
+        );
+        assert!(fat_time.as_secs_f64() < 2.0 && ls_time.as_secs_f64() < 2.0);
+    }
+}

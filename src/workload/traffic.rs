@@ -1,1 +1,768 @@
-//! (in progress)
+//! Traffic generators: open-loop arrival processes (Poisson as in HPCC's `traffic_gen.py`,
+//! lognormal as in BFC), incast, and simple synthetic patterns.
+//!
+//! Every generator is deterministic given its seed and returns flows sorted by
+//! `(start_ps, src, dst)` (stable, so ties keep generation order). Randomness is split into
+//! independent streams derived with [`Rng::derive`] per host (labels `"arrivals"`, `"sizes"`,
+//! `"destinations"`, indexed by host id), so adding a host does not change the arrival times or
+//! sizes of the others.
+
+use super::cdf::SizeCdf;
+use super::{DPORT_BACKGROUND, DPORT_INCAST, FlowSpec};
+use crate::rng::Rng;
+use std::collections::{HashMap, HashSet};
+
+/// Priority group used for generated data flows (HPCC `pg`, always 3 in `traffic_gen.py`).
+pub const DEFAULT_PRIO: u8 = 3;
+
+/// Refuse to generate more than this many flows (protects against absurd parameters).
+pub const MAX_FLOWS: f64 = 2e8;
+
+/// Sort flows by `(start_ps, src, dst)`, stably (ties keep their current order).
+pub fn sort_flows(flows: &mut [FlowSpec]) {
+    flows.sort_by_key(|f| (f.start_ps, f.src, f.dst));
+}
+
+/// Concatenate two flow lists and sort the result by `(start_ps, src, dst)`; at equal keys the
+/// flows of `a` come first.
+pub fn merge(a: Vec<FlowSpec>, b: Vec<FlowSpec>) -> Vec<FlowSpec> {
+    let mut v = a;
+    v.extend(b);
+    sort_flows(&mut v);
+    v
+}
+
+/// Offered load of `flows` as a fraction of the aggregate host capacity:
+/// `Σ size_bytes·8 / (hosts.len() · host_rate_bps · duration_ps/1e12)`. Returns 0 when the
+/// capacity is zero.
+pub fn offered_load(
+    flows: &[FlowSpec],
+    hosts: &[u32],
+    host_rate_bps: u64,
+    duration_ps: u64,
+) -> f64 {
+    let cap_bits = hosts.len() as f64 * host_rate_bps as f64 * duration_ps as f64 / 1e12;
+    if cap_bits <= 0.0 {
+        return 0.0;
+    }
+    let bits: f64 = flows.iter().map(|f| f.size_bytes as f64 * 8.0).sum();
+    bits / cap_bits
+}
+
+/// At least two hosts, no duplicates.
+fn check_hosts(hosts: &[u32]) -> Result<(), String> {
+    if hosts.len() < 2 {
+        return Err(format!(
+            "traffic needs at least 2 hosts, got {}",
+            hosts.len()
+        ));
+    }
+    let mut seen = HashSet::with_capacity(hosts.len());
+    for &h in hosts {
+        if !seen.insert(h) {
+            return Err(format!("host {h} is listed twice"));
+        }
+    }
+    Ok(())
+}
+
+fn check_load(load: f64) -> Result<(), String> {
+    if load.is_finite() && load > 0.0 && load <= 1.0 {
+        Ok(())
+    } else {
+        Err(format!("load must be in (0, 1], got {load}"))
+    }
+}
+
+fn check_rate(host_rate_bps: u64) -> Result<(), String> {
+    if host_rate_bps == 0 {
+        Err("host rate must be positive".to_string())
+    } else {
+        Ok(())
+    }
+}
+
+fn check_count(expected: f64) -> Result<(), String> {
+    if expected > MAX_FLOWS {
+        Err(format!(
+            "these parameters would generate about {expected:.3e} flows (limit {MAX_FLOWS:e})"
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// Background flow with the HPCC conventions (pg 3, dport 100).
+fn bg_flow(src: u32, dst: u32, size_bytes: u64, start_ps: u64) -> FlowSpec {
+    FlowSpec {
+        src,
+        dst,
+        size_bytes,
+        start_ps,
+        prio: DEFAULT_PRIO,
+        dport: DPORT_BACKGROUND,
+    }
+}
+
+/// Inter-arrival law of an open-loop source.
+#[derive(Clone, Copy)]
+enum Gaps {
+    Exponential,
+    Lognormal { sigma: f64 },
+}
+
+#[allow(clippy::too_many_arguments)]
+fn open_loop(
+    hosts: &[u32],
+    cdf: &SizeCdf,
+    load: f64,
+    host_rate_bps: u64,
+    gaps: Gaps,
+    start_ps: u64,
+    duration_ps: u64,
+    seed: u64,
+) -> Result<Vec<FlowSpec>, String> {
+    check_hosts(hosts)?;
+    check_load(load)?;
+    check_rate(host_rate_bps)?;
+    let avg = cdf.mean_bytes();
+    if !(avg.is_finite() && avg > 0.0) {
+        return Err(format!("flow-size mean must be positive, got {avg}"));
+    }
+    // traffic_gen.py: avg_inter_arrival = 1/(bandwidth*load/8./avg)*1e9 ns.
+    let mean_ns = avg * 8.0 / (host_rate_bps as f64 * load) * 1e9;
+    let expected = hosts.len() as f64 * duration_ps as f64 / (mean_ns * 1e3);
+    check_count(expected)?;
+    let mut flows = Vec::with_capacity((expected * 1.01 + 16.0) as usize);
+    let n = hosts.len() as u64;
+    for (si, &src) in hosts.iter().enumerate() {
+        let mut arr = Rng::derive(seed, "arrivals", src as u64);
+        let mut sizes = Rng::derive(seed, "sizes", src as u64);
+        let mut dests = Rng::derive(seed, "destinations", src as u64);
+        // Exact (unrounded) time since `start_ps`, in ns; each arrival is rounded to whole ns.
+        let mut t_ns = 0.0f64;
+        loop {
+            t_ns += match gaps {
+                Gaps::Exponential => arr.exp(mean_ns),
+                Gaps::Lognormal { sigma } => arr.lognormal_mean(mean_ns, sigma),
+            };
+            let off_ps = (t_ns.round() as u64).saturating_mul(1000);
+            if off_ps >= duration_ps {
+                break;
+            }
+            let mut k = dests.below(n - 1) as usize;
+            if k >= si {
+                k += 1;
+            }
+            let size = cdf.sample(&mut sizes);
+            flows.push(bg_flow(
+                src,
+                hosts[k],
+                size,
+                start_ps.saturating_add(off_ps),
+            ));
+        }
+    }
+    sort_flows(&mut flows);
+    Ok(flows)
+}
+
+/// HPCC `traffic_gen.py` background traffic: every host of `hosts` is an independent Poisson
+/// source with exponential inter-arrival times of mean `mean_bytes·8/(host_rate_bps·load)` s,
+/// so each host offers `load` of its link rate. Arrival times are rounded to whole ns (relative
+/// to `start_ps`); the destination is uniform over the other hosts of `hosts`; sizes are iid from
+/// `cdf`. Flows with `start_ps ≤ start < start_ps + duration_ps` are returned (`traffic_gen.py`
+/// additionally drops each host's last in-window flow; we do not). pg 3, dport 100.
+/// Errors: fewer than 2 hosts, duplicate hosts, load outside (0, 1], zero rate.
+pub fn poisson(
+    hosts: &[u32],
+    cdf: &SizeCdf,
+    load: f64,
+    host_rate_bps: u64,
+    start_ps: u64,
+    duration_ps: u64,
+    seed: u64,
+) -> Result<Vec<FlowSpec>, String> {
+    open_loop(
+        hosts,
+        cdf,
+        load,
+        host_rate_bps,
+        Gaps::Exponential,
+        start_ps,
+        duration_ps,
+        seed,
+    )
+}
+
+/// Like [`poisson`] but with lognormal inter-arrival times of the same mean and shape `sigma`
+/// (the BFC paper uses σ = 2), giving burstier arrivals at the same offered load.
+#[allow(clippy::too_many_arguments)]
+pub fn lognormal(
+    hosts: &[u32],
+    cdf: &SizeCdf,
+    load: f64,
+    host_rate_bps: u64,
+    sigma: f64,
+    start_ps: u64,
+    duration_ps: u64,
+    seed: u64,
+) -> Result<Vec<FlowSpec>, String> {
+    if !(sigma.is_finite() && sigma >= 0.0) {
+        return Err(format!(
+            "lognormal sigma must be finite and ≥ 0, got {sigma}"
+        ));
+    }
+    let gaps = Gaps::Lognormal { sigma };
+    open_loop(
+        hosts,
+        cdf,
+        load,
+        host_rate_bps,
+        gaps,
+        start_ps,
+        duration_ps,
+        seed,
+    )
+}
+
+/// Flows of one incast event: each of `senders` sends `size_bytes` to `receiver`, starting at
+/// `at_ps + U[0, sync_window_ps)` (all exactly at `at_ps` when the window is 0). Each sender's
+/// jitter comes from its own stream `Rng::derive(seed, "incast_jitter", sender)`. pg 3, dport 200.
+/// Errors: no senders, duplicate senders, a sender equal to the receiver, size 0.
+pub fn incast_once(
+    senders: &[u32],
+    receiver: u32,
+    size_bytes: u64,
+    at_ps: u64,
+    sync_window_ps: u64,
+    seed: u64,
+) -> Result<Vec<FlowSpec>, String> {
+    if senders.is_empty() {
+        return Err("incast needs at least one sender".to_string());
+    }
+    if size_bytes == 0 {
+        return Err("incast flow size must be ≥ 1 byte".to_string());
+    }
+    let mut seen = HashSet::with_capacity(senders.len());
+    for &s in senders {
+        if s == receiver {
+            return Err(format!("incast sender {s} is the receiver"));
+        }
+        if !seen.insert(s) {
+            return Err(format!("incast sender {s} is listed twice"));
+        }
+    }
+    let mut flows: Vec<FlowSpec> = senders
+        .iter()
+        .map(|&s| {
+            let jitter = if sync_window_ps > 0 {
+                Rng::derive(seed, "incast_jitter", s as u64).below(sync_window_ps)
+            } else {
+                0
+            };
+            incast_flow(s, receiver, size_bytes, at_ps.saturating_add(jitter))
+        })
+        .collect();
+    sort_flows(&mut flows);
+    Ok(flows)
+}
+
+fn incast_flow(src: u32, dst: u32, size_bytes: u64, start_ps: u64) -> FlowSpec {
+    FlowSpec {
+        src,
+        dst,
+        size_bytes,
+        start_ps,
+        prio: DEFAULT_PRIO,
+        dport: DPORT_INCAST,
+    }
+}
+
+/// Repeated incast: events form a Poisson process of rate
+/// `load·H·host_rate_bps / (8·degree·size_bytes)` per second (H = `hosts.len()`), so incast
+/// offers `load` of the aggregate host link capacity of `hosts`. Each event picks a receiver
+/// uniformly from `receivers` (from `hosts` when `receivers` is empty) and `degree` distinct
+/// senders uniformly from the hosts other than the receiver; each sender's flow starts at
+/// `event + U[0, sync_window_ps)` ps. Events with `event < start_ps + duration_ps` are emitted
+/// whole (so jittered starts may pass the end by less than the window). pg 3, dport 200.
+/// Errors: bad hosts/load/rate, size 0, degree 0 or more than the hosts other than a receiver
+/// (with receivers among the hosts: `degree ≥ hosts.len()`), duplicate receivers.
+#[allow(clippy::too_many_arguments)]
+pub fn incast(
+    hosts: &[u32],
+    receivers: &[u32],
+    degree: usize,
+    size_bytes: u64,
+    load: f64,
+    host_rate_bps: u64,
+    sync_window_ps: u64,
+    start_ps: u64,
+    duration_ps: u64,
+    seed: u64,
+) -> Result<Vec<FlowSpec>, String> {
+    check_hosts(hosts)?;
+    check_load(load)?;
+    check_rate(host_rate_bps)?;
+    if size_bytes == 0 {
+        return Err("incast flow size must be ≥ 1 byte".to_string());
+    }
+    let pos: HashMap<u32, usize> = hosts.iter().enumerate().map(|(i, &h)| (h, i)).collect();
+    let receivers = if receivers.is_empty() {
+        hosts
+    } else {
+        receivers
+    };
+    let mut seen = HashSet::with_capacity(receivers.len());
+    let mut max_degree = hosts.len();
+    for &r in receivers {
+        if !seen.insert(r) {
+            return Err(format!("incast receiver {r} is listed twice"));
+        }
+        if pos.contains_key(&r) {
+            max_degree = hosts.len() - 1;
+        }
+    }
+    if degree == 0 || degree > max_degree {
+        return Err(format!(
+            "incast degree must be in 1..={max_degree} for {} hosts, got {degree}",
+            hosts.len()
+        ));
+    }
+    let bytes_per_s = load * hosts.len() as f64 * host_rate_bps as f64 / 8.0;
+    let events_per_s = bytes_per_s / (degree as f64 * size_bytes as f64);
+    let mean_gap_ps = 1e12 / events_per_s;
+    check_count(duration_ps as f64 / mean_gap_ps * degree as f64)?;
+
+    let mut ev = Rng::derive(seed, "incast_events", 0);
+    let mut choice = Rng::derive(seed, "incast_choice", 0);
+    let mut jitter = Rng::derive(seed, "incast_jitter", 0);
+    let mut flows = Vec::new();
+    let mut picked: Vec<usize> = Vec::with_capacity(degree);
+    let mut member: HashSet<usize> = HashSet::with_capacity(degree);
+    let mut t_ps = 0.0f64;
+    loop {
+        t_ps += ev.exp(mean_gap_ps);
+        let off = t_ps.round() as u64;
+        if off >= duration_ps {
+            break;
+        }
+        let event_ps = start_ps.saturating_add(off);
+        let recv = receivers[choice.below(receivers.len() as u64) as usize];
+        // Candidates: `hosts` without the receiver, indexed 0..m.
+        let skip = pos.get(&recv).copied();
+        let m = hosts.len() - skip.is_some() as usize;
+        // Floyd's algorithm: a uniform `degree`-subset of 0..m in O(degree).
+        picked.clear();
+        member.clear();
+        for j in (m - degree)..m {
+            let t = choice.below(j as u64 + 1) as usize;
+            let v = if member.contains(&t) { j } else { t };
+            member.insert(v);
+            picked.push(v);
+        }
+        for &k in &picked {
+            let idx = match skip {
+                Some(p) if k >= p => k + 1,
+                _ => k,
+            };
+            let d = if sync_window_ps > 0 {
+                jitter.below(sync_window_ps)
+            } else {
+                0
+            };
+            flows.push(incast_flow(
+                hosts[idx],
+                recv,
+                size_bytes,
+                event_ps.saturating_add(d),
+            ));
+        }
+    }
+    sort_flows(&mut flows);
+    Ok(flows)
+}
+
+/// All-to-all: every host of `hosts` sends `size_bytes` to every other host, all at `start_ps`
+/// (H·(H−1) flows). pg 3, dport 100. Errors: fewer than 2 or duplicate hosts, size 0.
+pub fn all_to_all(hosts: &[u32], size_bytes: u64, start_ps: u64) -> Result<Vec<FlowSpec>, String> {
+    check_hosts(hosts)?;
+    check_size(size_bytes)?;
+    check_count((hosts.len() * (hosts.len() - 1)) as f64)?;
+    let mut flows = Vec::with_capacity(hosts.len() * (hosts.len() - 1));
+    for &s in hosts {
+        for &d in hosts {
+            if s != d {
+                flows.push(bg_flow(s, d, size_bytes, start_ps));
+            }
+        }
+    }
+    sort_flows(&mut flows);
+    Ok(flows)
+}
+
+fn check_size(size_bytes: u64) -> Result<(), String> {
+    if size_bytes == 0 {
+        Err("flow size must be ≥ 1 byte".to_string())
+    } else {
+        Ok(())
+    }
+}
+
+/// Random permutation traffic: a uniformly random derangement of `hosts` (every host sends
+/// `size_bytes` to exactly one other host and receives from exactly one), all at `start_ps`.
+/// Drawn from `Rng::derive(seed, "permutation", 0)` by rejection of shuffles with fixed points.
+/// pg 3, dport 100. Errors: fewer than 2 or duplicate hosts, size 0.
+pub fn permutation(
+    hosts: &[u32],
+    size_bytes: u64,
+    start_ps: u64,
+    seed: u64,
+) -> Result<Vec<FlowSpec>, String> {
+    check_hosts(hosts)?;
+    check_size(size_bytes)?;
+    let mut rng = Rng::derive(seed, "permutation", 0);
+    let n = hosts.len();
+    let mut perm: Vec<usize> = (0..n).collect();
+    // A random permutation is a derangement with probability ≈ 1/e: ~2.7 tries on average.
+    loop {
+        rng.shuffle(&mut perm);
+        if perm.iter().enumerate().all(|(i, &p)| i != p) {
+            break;
+        }
+    }
+    let mut flows: Vec<FlowSpec> = (0..n)
+        .map(|i| bg_flow(hosts[i], hosts[perm[i]], size_bytes, start_ps))
+        .collect();
+    sort_flows(&mut flows);
+    Ok(flows)
+}
+
+/// Long-lived flows: one flow of `size_bytes` per `(src, dst)` pair, all at `start_ps` (use a size
+/// large enough to outlast the simulation). pg 3, dport 100. Errors: `src == dst`, size 0.
+pub fn long_lived(
+    pairs: &[(u32, u32)],
+    start_ps: u64,
+    size_bytes: u64,
+) -> Result<Vec<FlowSpec>, String> {
+    check_size(size_bytes)?;
+    let mut flows = Vec::with_capacity(pairs.len());
+    for &(s, d) in pairs {
+        if s == d {
+            return Err(format!("long-lived flow from host {s} to itself"));
+        }
+        flows.push(bg_flow(s, d, size_bytes, start_ps));
+    }
+    sort_flows(&mut flows);
+    Ok(flows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::{GBPS, MS, NS, SEC, US};
+    use crate::workload::cdf::{Interp, builtin};
+
+    fn hosts(n: u32) -> Vec<u32> {
+        (0..n).collect()
+    }
+
+    fn is_sorted(f: &[FlowSpec]) -> bool {
+        f.windows(2)
+            .all(|w| (w[0].start_ps, w[0].src, w[0].dst) <= (w[1].start_ps, w[1].src, w[1].dst))
+    }
+
+    #[test]
+    fn poisson_offered_load() {
+        // Hadoop sizes have CV ≈ 5.6, so the total offered bytes of N flows have relative
+        // standard deviation ≈ 5.65/√N; N ≈ 1M flows gives ≈ 0.6 %, well inside 2 %.
+        let cdf = builtin("hadoop").unwrap();
+        let h = hosts(16);
+        let dur = 1200 * MS;
+        let f = poisson(&h, &cdf, 0.5, 100 * GBPS, 2 * SEC, dur, 1).unwrap();
+        assert!(f.len() > 900_000, "{}", f.len());
+        let l = offered_load(&f, &h, 100 * GBPS, dur);
+        assert!((l - 0.5).abs() < 0.01, "load {l}");
+        assert!(is_sorted(&f));
+        assert!(f.iter().all(|x| x.src != x.dst && x.src < 16 && x.dst < 16));
+        assert!(
+            f.iter()
+                .all(|x| x.start_ps >= 2 * SEC && x.start_ps < 2 * SEC + dur)
+        );
+        assert!(f.iter().all(|x| x.start_ps % NS == 0 && x.size_bytes >= 1));
+        assert!(f.iter().all(|x| x.prio == 3 && x.dport == DPORT_BACKGROUND));
+        // Destinations are uniform over the other hosts.
+        let mut cnt = [0usize; 16];
+        for x in f.iter().filter(|x| x.src == 0) {
+            cnt[x.dst as usize] += 1;
+        }
+        let per = cnt[1..].iter().sum::<usize>() as f64 / 15.0;
+        assert_eq!(cnt[0], 0);
+        assert!(
+            cnt[1..]
+                .iter()
+                .all(|&c| (c as f64 - per).abs() < 0.05 * per),
+            "{cnt:?}"
+        );
+    }
+
+    #[test]
+    fn poisson_interarrival_mean_and_determinism() {
+        let cdf = builtin("websearch").unwrap();
+        let h = hosts(4);
+        let a = poisson(&h, &cdf, 0.3, 100 * GBPS, 0, 50 * MS, 7).unwrap();
+        let b = poisson(&h, &cdf, 0.3, 100 * GBPS, 0, 50 * MS, 7).unwrap();
+        let c = poisson(&h, &cdf, 0.3, 100 * GBPS, 0, 50 * MS, 8).unwrap();
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        // Adding hosts leaves the existing hosts' arrival times and sizes unchanged.
+        let big = poisson(&hosts(8), &cdf, 0.3, 100 * GBPS, 0, 50 * MS, 7).unwrap();
+        for s in 0..4 {
+            let x: Vec<_> = a
+                .iter()
+                .filter(|f| f.src == s)
+                .map(|f| (f.start_ps, f.size_bytes))
+                .collect();
+            let y: Vec<_> = big
+                .iter()
+                .filter(|f| f.src == s)
+                .map(|f| (f.start_ps, f.size_bytes))
+                .collect();
+            assert_eq!(x, y);
+        }
+    }
+
+    fn mean_gap_ps(f: &[FlowSpec], hosts: &[u32]) -> f64 {
+        let (mut span, mut gaps) = (0.0, 0.0);
+        for &h in hosts {
+            let t: Vec<u64> = f
+                .iter()
+                .filter(|x| x.src == h)
+                .map(|x| x.start_ps)
+                .collect();
+            if t.len() > 1 {
+                span += (t[t.len() - 1] - t[0]) as f64;
+                gaps += (t.len() - 1) as f64;
+            }
+        }
+        span / gaps
+    }
+
+    #[test]
+    fn lognormal_interarrival_mean() {
+        // Constant 10 kB flows at load 0.8 of 100G: mean gap 1 µs. σ = 2 gives CV ≈ 7.3, so
+        // ~1.6M gaps put the standard error near 0.6 %.
+        let cdf = SizeCdf::from_points(&[(10_000.0, 0.0), (10_000.0, 1.0)], Interp::Step).unwrap();
+        let h = hosts(16);
+        let f = lognormal(&h, &cdf, 0.8, 100 * GBPS, 2.0, 0, 100 * MS, 3).unwrap();
+        let g = mean_gap_ps(&f, &h);
+        assert!((g / US as f64 - 1.0).abs() < 0.03, "mean gap {g} ps");
+        assert!(f.iter().all(|x| x.src != x.dst));
+        assert!(is_sorted(&f));
+        let p = poisson(&h, &cdf, 0.8, 100 * GBPS, 0, 20 * MS, 3).unwrap();
+        let g = mean_gap_ps(&p, &h);
+        assert!((g / US as f64 - 1.0).abs() < 0.01, "mean gap {g} ps");
+        let again = lognormal(&h, &cdf, 0.8, 100 * GBPS, 2.0, 0, 100 * MS, 3).unwrap();
+        assert_eq!(f, again);
+        assert!(lognormal(&h, &cdf, 0.8, 100 * GBPS, f64::NAN, 0, MS, 3).is_err());
+    }
+
+    #[test]
+    fn validation() {
+        let cdf = builtin("websearch").unwrap();
+        for load in [0.0, -0.1, 1.01, f64::NAN] {
+            assert!(poisson(&hosts(4), &cdf, load, 100 * GBPS, 0, MS, 1).is_err());
+        }
+        assert!(poisson(&hosts(1), &cdf, 0.5, 100 * GBPS, 0, MS, 1).is_err());
+        assert!(poisson(&[1, 2, 1], &cdf, 0.5, 100 * GBPS, 0, MS, 1).is_err());
+        assert!(poisson(&hosts(4), &cdf, 0.5, 0, 0, MS, 1).is_err());
+        assert!(
+            poisson(&hosts(4), &cdf, 1.0, 100 * GBPS, 0, 0, 1)
+                .unwrap()
+                .is_empty()
+        );
+        assert!(incast(&hosts(4), &[], 4, 1000, 0.1, 100 * GBPS, 0, 0, MS, 1).is_err());
+        assert!(incast(&hosts(4), &[], 0, 1000, 0.1, 100 * GBPS, 0, 0, MS, 1).is_err());
+        assert!(incast(&hosts(4), &[], 3, 0, 0.1, 100 * GBPS, 0, 0, MS, 1).is_err());
+        assert!(incast(&hosts(4), &[2, 2], 3, 10, 0.1, 100 * GBPS, 0, 0, MS, 1).is_err());
+        // A receiver outside `hosts` may take every host as a sender.
+        assert!(incast(&hosts(4), &[9], 4, 1000, 0.1, 100 * GBPS, 0, 0, MS, 1).is_ok());
+        assert!(incast_once(&[1, 2], 2, 10, 0, 0, 1).is_err());
+        assert!(incast_once(&[1, 1], 2, 10, 0, 0, 1).is_err());
+        assert!(incast_once(&[], 2, 10, 0, 0, 1).is_err());
+        assert!(long_lived(&[(1, 1)], 0, 10).is_err());
+        assert!(permutation(&hosts(1), 10, 0, 1).is_err());
+        assert!(all_to_all(&hosts(3), 0, 0).is_err());
+    }
+
+    #[test]
+    fn incast_load_and_structure() {
+        let h = hosts(32);
+        let (deg, size, win) = (8usize, 64_000u64, 5 * US);
+        let dur = 500 * MS;
+        let f = incast(&h, &[], deg, size, 0.2, 100 * GBPS, win, MS, dur, 4).unwrap();
+        // Events ~ Poisson: 0.2·32·100e9/8/(8·64000)·0.5 s = 78,125 events (σ ≈ 0.36 %).
+        let l = offered_load(&f, &h, 100 * GBPS, dur);
+        assert!((l - 0.2).abs() < 0.004, "incast load {l}");
+        assert!(is_sorted(&f));
+        assert!(
+            f.iter()
+                .all(|x| x.dport == DPORT_INCAST && x.size_bytes == size && x.src != x.dst)
+        );
+        // Recover events: group by generation order is lost after sorting, so regenerate the
+        // event structure through a one-event-per-window check on a sparse run.
+        let sparse = incast(
+            &h,
+            &[5, 6],
+            deg,
+            size,
+            0.001,
+            100 * GBPS,
+            win,
+            0,
+            50 * MS,
+            9,
+        )
+        .unwrap();
+        // At this rate events are ~5 ms apart on average (≫ window); split where gaps > window.
+        let mut groups: Vec<Vec<&FlowSpec>> = Vec::new();
+        for x in &sparse {
+            match groups.last_mut() {
+                Some(g) if x.start_ps - g[0].start_ps < win && x.dst == g[0].dst => g.push(x),
+                _ => groups.push(vec![x]),
+            }
+        }
+        let full: Vec<_> = groups.iter().filter(|g| g.len() == deg).collect();
+        assert!(
+            full.len() * 10 >= groups.len() * 9,
+            "{} of {}",
+            full.len(),
+            groups.len()
+        );
+        for g in full {
+            let recv = g[0].dst;
+            assert!(recv == 5 || recv == 6);
+            let first = g[0].start_ps;
+            let last = g[g.len() - 1].start_ps;
+            assert!(last - first < win);
+            let mut s: Vec<u32> = g.iter().map(|x| x.src).collect();
+            s.sort_unstable();
+            s.dedup();
+            assert_eq!(s.len(), deg);
+            assert!(!s.contains(&recv));
+        }
+        // Determinism.
+        let again = incast(
+            &h,
+            &[5, 6],
+            deg,
+            size,
+            0.001,
+            100 * GBPS,
+            win,
+            0,
+            50 * MS,
+            9,
+        )
+        .unwrap();
+        assert_eq!(sparse, again);
+        let other = incast(
+            &h,
+            &[5, 6],
+            deg,
+            size,
+            0.001,
+            100 * GBPS,
+            win,
+            0,
+            50 * MS,
+            10,
+        )
+        .unwrap();
+        assert_ne!(sparse, other);
+    }
+
+    #[test]
+    fn incast_window_zero_and_full_degree() {
+        // Window 0: every sender of an event starts exactly at the event time; degree H−1 uses
+        // every other host.
+        let h = hosts(6);
+        let f = incast(&h, &[], 5, 1000, 0.05, 100 * GBPS, 0, 0, MS, 2).unwrap();
+        assert!(!f.is_empty());
+        assert_eq!(f.len() % 5, 0);
+        for chunk in f.chunk_by(|a, b| a.start_ps == b.start_ps && a.dst == b.dst) {
+            assert_eq!(chunk.len() % 5, 0);
+            let recv = chunk[0].dst;
+            let mut s: Vec<u32> = chunk.iter().map(|x| x.src).collect();
+            s.sort_unstable();
+            s.dedup();
+            assert_eq!(s.len(), 5);
+            assert!(!s.contains(&recv));
+        }
+    }
+
+    #[test]
+    fn incast_once_window() {
+        let senders = [1, 2, 3, 4, 5, 6, 7];
+        let win = 2 * US;
+        let f = incast_once(&senders, 0, 4000, 10 * US, win, 3).unwrap();
+        assert_eq!(f.len(), 7);
+        assert!(is_sorted(&f));
+        assert!(
+            f.iter()
+                .all(|x| x.start_ps >= 10 * US && x.start_ps < 10 * US + win && x.dst == 0)
+        );
+        let f0 = incast_once(&senders, 0, 4000, 10 * US, 0, 3).unwrap();
+        assert!(f0.iter().all(|x| x.start_ps == 10 * US));
+        // Per-sender streams: dropping a sender keeps the others' start times.
+        let g = incast_once(&senders[1..], 0, 4000, 10 * US, win, 3).unwrap();
+        for x in &g {
+            assert!(f.contains(x));
+        }
+    }
+
+    #[test]
+    fn permutation_is_derangement() {
+        let h: Vec<u32> = (100..164).collect();
+        let mut distinct = HashSet::new();
+        for seed in 0..50 {
+            let f = permutation(&h, 1000, 0, seed).unwrap();
+            assert_eq!(f.len(), h.len());
+            let mut srcs: Vec<u32> = f.iter().map(|x| x.src).collect();
+            let mut dsts: Vec<u32> = f.iter().map(|x| x.dst).collect();
+            srcs.sort_unstable();
+            dsts.sort_unstable();
+            assert_eq!(srcs, h);
+            assert_eq!(dsts, h);
+            assert!(f.iter().all(|x| x.src != x.dst));
+            assert_eq!(f, permutation(&h, 1000, 0, seed).unwrap());
+            distinct.insert(f.iter().map(|x| x.dst).collect::<Vec<_>>());
+        }
+        assert_eq!(distinct.len(), 50);
+        let two = permutation(&[3, 9], 1, 0, 1).unwrap();
+        assert_eq!(
+            (two[0].src, two[0].dst, two[1].src, two[1].dst),
+            (3, 9, 9, 3)
+        );
+    }
+
+    #[test]
+    fn patterns_and_merge() {
+        let f = all_to_all(&hosts(5), 100, 7).unwrap();
+        assert_eq!(f.len(), 20);
+        assert!(is_sorted(&f) && f.iter().all(|x| x.src != x.dst && x.start_ps == 7));
+        let l = long_lived(&[(3, 1), (0, 2)], 5, u64::MAX / 2).unwrap();
+        assert_eq!((l[0].src, l[1].src), (0, 3));
+        let p = incast_once(&[1, 2], 0, 10, 6, 0, 1).unwrap();
+        let m = merge(l.clone(), p.clone());
+        assert_eq!(m.len(), 4);
+        assert!(is_sorted(&m));
+        assert_eq!(m[0].start_ps, 5);
+        let cdf = builtin("fb_hadoop").unwrap();
+        let bg = poisson(&hosts(4), &cdf, 0.5, 100 * GBPS, 0, MS, 1).unwrap();
+        let m = merge(bg.clone(), f.clone());
+        assert_eq!(m.len(), bg.len() + f.len());
+        assert!(is_sorted(&m));
+        assert_eq!(offered_load(&[], &hosts(4), 0, MS), 0.0);
+    }
+}

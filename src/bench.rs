@@ -1,0 +1,153 @@
+//! `sfc bench`: fixed benchmark scenarios, each run in a fresh child process so that its peak
+//! RSS is its own. Reports wall time, events, packet-hops (one packet crossing one link),
+//! packet-hops/s, events/s and peak RSS, and writes `out/bench.json`.
+
+use std::time::Instant;
+
+use serde_json::json;
+
+use crate::cc::CcConfig;
+use crate::cc::none::{NoneParams, NoneWindow};
+use crate::config::{LossRecovery, NetConfig};
+use crate::sim::Simulator;
+use crate::topology::shapes;
+use crate::units::{GBPS, MS, US};
+use crate::workload::{cdf, traffic};
+
+/// A benchmark: name and a description.
+pub struct Bench {
+    /// Name (for `--filter` and the table).
+    pub name: &'static str,
+    /// What it runs.
+    pub about: &'static str,
+}
+
+/// All benchmarks, in run order.
+pub const BENCHES: &[Bench] = &[
+    Bench {
+        name: "fattree320-websearch30",
+        about: "HPCC fat.txt (320 hosts, 100/400G), WebSearch 30%, 5 ms of arrivals, IRN, 1-BDP window",
+    },
+    Bench { name: "scale-64", about: "leaf-spine 64 hosts, FB_Hadoop 40%, 1 ms of arrivals" },
+    Bench { name: "scale-256", about: "leaf-spine 256 hosts, FB_Hadoop 40%, 1 ms of arrivals" },
+    Bench { name: "scale-1024", about: "leaf-spine 1024 hosts, FB_Hadoop 40%, 1 ms of arrivals" },
+];
+
+/// Build the simulator of benchmark `name`.
+pub fn build(name: &str, quick: bool) -> Result<Simulator, String> {
+    let scale = if quick { 5 } else { 1 };
+    let net = NetConfig { loss_recovery: LossRecovery::irn(), ..NetConfig::default() };
+    let cc = CcConfig::None(NoneParams { window: NoneWindow::Bdp(1.0) });
+    let (topo, flows) = match name {
+        "fattree320-websearch30" => {
+            let topo = shapes::hpcc_fat_tree_320()?;
+            let hosts = topo.hosts();
+            let ws = cdf::builtin("websearch").ok_or("websearch CDF missing")?;
+            let flows = traffic::poisson(&hosts, &ws, 0.3, 100 * GBPS, 0, 5 * MS / scale, 1)?;
+            (topo, flows)
+        }
+        n if n.starts_with("scale-") => {
+            let hosts: u32 = n[6..].parse().map_err(|_| format!("bad bench {n}"))?;
+            let tors = hosts / 16;
+            let topo = shapes::leaf_spine(shapes::LeafSpine {
+                spines: 4,
+                tors,
+                hosts_per_tor: 16,
+                links_per_spine: 1,
+                host_rate_bps: 100 * GBPS,
+                host_delay_ps: US,
+                fabric_rate_bps: 400 * GBPS,
+                fabric_delay_ps: US,
+            })?;
+            let h = topo.hosts();
+            let hd = cdf::builtin("fb_hadoop").ok_or("hadoop CDF missing")?;
+            let flows = traffic::poisson(&h, &hd, 0.4, 100 * GBPS, 0, MS / scale, 7)?;
+            (topo, flows)
+        }
+        _ => return Err(format!("unknown benchmark `{name}`")),
+    };
+    Simulator::new(topo, net, cc, &flows)
+}
+
+/// Run one benchmark in this process and return its figures as JSON.
+pub fn run_one(name: &str, quick: bool) -> Result<serde_json::Value, String> {
+    let t_build = Instant::now();
+    let mut sim = build(name, quick)?;
+    let build_s = t_build.elapsed().as_secs_f64();
+    let t0 = Instant::now();
+    sim.run_quiet();
+    let wall = t0.elapsed().as_secs_f64();
+    let ev = sim.q.events();
+    let hops = sim.counters.packet_hops;
+    Ok(json!({
+        "name": name,
+        "quick": quick,
+        "hosts": sim.hosts.len(),
+        "flows": sim.flows.len(),
+        "flows_completed": sim.counters.flows_completed,
+        "bytes": sim.flows.iter().map(|f| f.size_bytes).sum::<u64>(),
+        "sim_time_ps": sim.q.now(),
+        "events": ev,
+        "packet_hops": hops,
+        "build_seconds": build_s,
+        "wall_seconds": wall,
+        "events_per_second": ev as f64 / wall,
+        "packet_hops_per_second": hops as f64 / wall,
+        "ns_per_packet_hop": wall * 1e9 / hops.max(1) as f64,
+        "peak_rss_bytes": crate::report::peak_rss_bytes(),
+    }))
+}
+
+/// `sfc bench [--quick] [--filter S]`.
+pub fn run(quick: bool, filter: Option<&str>) -> Result<(), String> {
+    // Child mode: `SFC_BENCH_ONE=name sfc bench` runs one benchmark and prints its JSON.
+    if let Ok(one) = std::env::var("SFC_BENCH_ONE") {
+        let v = run_one(&one, quick)?;
+        println!("{v}");
+        return Ok(());
+    }
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut results = Vec::new();
+    println!(
+        "{:<24} {:>6} {:>7} {:>12} {:>12} {:>9} {:>10} {:>10} {:>8} {:>9}",
+        "benchmark", "hosts", "flows", "events", "pkt-hops", "wall s", "Mhops/s", "Mev/s", "ns/hop", "RSS MB"
+    );
+    for b in BENCHES {
+        if let Some(f) = filter
+            && !b.name.contains(f)
+        {
+            continue;
+        }
+        let mut cmd = std::process::Command::new(&exe);
+        cmd.arg("bench").env("SFC_BENCH_ONE", b.name);
+        if quick {
+            cmd.arg("--quick");
+        }
+        let out = cmd.output().map_err(|e| format!("{}: {e}", b.name))?;
+        if !out.status.success() {
+            return Err(format!("{}: {}", b.name, String::from_utf8_lossy(&out.stderr)));
+        }
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| format!("{}: {e}", b.name))?;
+        let g = |k: &str| v[k].as_f64().unwrap_or(0.0);
+        println!(
+            "{:<24} {:>6} {:>7} {:>12} {:>12} {:>9.3} {:>10.2} {:>10.2} {:>8.1} {:>9.1}",
+            b.name,
+            g("hosts"),
+            g("flows"),
+            g("events"),
+            g("packet_hops"),
+            g("wall_seconds"),
+            g("packet_hops_per_second") / 1e6,
+            g("events_per_second") / 1e6,
+            g("ns_per_packet_hop"),
+            g("peak_rss_bytes") / 1e6
+        );
+        results.push(v);
+    }
+    std::fs::create_dir_all("out").map_err(|e| e.to_string())?;
+    let txt = serde_json::to_string_pretty(&results).map_err(|e| e.to_string())?;
+    crate::metrics::output::write_atomic(std::path::Path::new("out/bench.json"), txt.as_bytes())
+        .map_err(|e| e.to_string())?;
+    eprintln!("written out/bench.json");
+    Ok(())
+}

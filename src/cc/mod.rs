@@ -1,0 +1,128 @@
+//! Congestion control: each controller is a per-QP state machine behind
+//! [`CongestionControl`], fed by the NIC with ACK/NACK/timeout/feedback events and queried for
+//! the pacing rate and window. Controllers do no I/O and know nothing of the simulator, so each
+//! is unit-tested in isolation (feed ACKs, check rate/window).
+//!
+//! The simulator dispatches through the [`Cc`] enum (no `Box<dyn>` on the hot path). Adding a
+//! controller = one file here + one variant in [`Cc`] and [`CcConfig`].
+
+pub mod none;
+
+use crate::engine::arena::IntHop;
+
+/// What the NIC learned from one ACK or NACK.
+#[derive(Clone, Copy, Debug)]
+pub struct AckInfo<'a> {
+    /// Arrival time at the sender, picoseconds.
+    pub now_ps: u64,
+    /// Cumulative acknowledgement (next byte the receiver expects).
+    pub ack_seq: u64,
+    /// Bytes newly acknowledged cumulatively by this ACK.
+    pub newly_acked_bytes: u64,
+    /// Next byte the sender would send.
+    pub snd_nxt: u64,
+    /// The acknowledged data packet was ECN-marked (CE echo).
+    pub ce_echo: bool,
+    /// RTT sample: now − the echoed send time of the data packet, picoseconds.
+    pub rtt_ps: u64,
+    /// This was a NACK.
+    pub nack: bool,
+    /// INT records echoed from the data packet (empty without INT).
+    pub int: &'a [IntHop],
+}
+
+/// A per-QP congestion controller.
+pub trait CongestionControl {
+    /// Process an ACK (or a NACK: `info.nack`).
+    fn on_ack(&mut self, info: &AckInfo<'_>);
+    /// The retransmission timer fired.
+    fn on_timeout(&mut self, _now_ps: u64) {}
+    /// Explicit congestion feedback that is not an ACK (e.g. a DCQCN CNP).
+    fn on_feedback(&mut self, _now_ps: u64) {}
+    /// One of the controller's own timers fired (`which` as returned by [`Self::next_timer`]).
+    fn on_timer(&mut self, _now_ps: u64, _which: u8) {}
+    /// Earliest pending timer of the controller, if any: (absolute time ps, which).
+    fn next_timer(&self) -> Option<(u64, u8)> {
+        None
+    }
+    /// The NIC sent a data packet of `bytes` wire bytes.
+    fn on_send(&mut self, _now_ps: u64, _bytes: u64) {}
+    /// Current pacing rate, bits per second.
+    fn rate_bps(&self) -> u64;
+    /// Current window (bytes of payload in flight); `u64::MAX` = no window.
+    fn window_bytes(&self) -> u64;
+}
+
+/// Which controller to run, with its parameters (selectable from TOML and `CC_MODE`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub enum CcConfig {
+    /// Line rate, optional fixed window.
+    None(none::NoneParams),
+}
+
+impl CcConfig {
+    /// Short name for reports.
+    pub fn name(&self) -> &'static str {
+        match self {
+            CcConfig::None(_) => "none",
+        }
+    }
+
+    /// Instantiate a controller for one QP on a NIC of `line_rate_bps`. `base_rtt_ps` and
+    /// `bdp_bytes` are the (global, HPCC `GLOBAL_T 1`) base RTT and BDP.
+    pub fn build(&self, line_rate_bps: u64, _base_rtt_ps: u64, bdp_bytes: u64) -> Cc {
+        match self {
+            CcConfig::None(p) => Cc::None(none::NoneCc::new(p, line_rate_bps, bdp_bytes)),
+        }
+    }
+}
+
+/// Enum dispatch over all controllers.
+#[derive(Clone, Debug)]
+pub enum Cc {
+    /// See [`none::NoneCc`].
+    None(none::NoneCc),
+}
+
+macro_rules! dispatch {
+    ($self:ident, $c:ident => $e:expr) => {
+        match $self {
+            Cc::None($c) => $e,
+        }
+    };
+}
+
+impl CongestionControl for Cc {
+    #[inline]
+    fn on_ack(&mut self, info: &AckInfo<'_>) {
+        dispatch!(self, c => c.on_ack(info))
+    }
+    #[inline]
+    fn on_timeout(&mut self, now_ps: u64) {
+        dispatch!(self, c => c.on_timeout(now_ps))
+    }
+    #[inline]
+    fn on_feedback(&mut self, now_ps: u64) {
+        dispatch!(self, c => c.on_feedback(now_ps))
+    }
+    #[inline]
+    fn on_timer(&mut self, now_ps: u64, which: u8) {
+        dispatch!(self, c => c.on_timer(now_ps, which))
+    }
+    #[inline]
+    fn next_timer(&self) -> Option<(u64, u8)> {
+        dispatch!(self, c => c.next_timer())
+    }
+    #[inline]
+    fn on_send(&mut self, now_ps: u64, bytes: u64) {
+        dispatch!(self, c => c.on_send(now_ps, bytes))
+    }
+    #[inline]
+    fn rate_bps(&self) -> u64 {
+        dispatch!(self, c => c.rate_bps())
+    }
+    #[inline]
+    fn window_bytes(&self) -> u64 {
+        dispatch!(self, c => c.window_bytes())
+    }
+}

@@ -1,0 +1,96 @@
+//! Hosts: the RDMA NIC ([`nic`]: arbiter, per-QP pacing/window/pause, ACK generation),
+//! per-QP state ([`Flow`]) and loss recovery ([`recovery`]).
+
+pub mod nic;
+pub mod recovery;
+
+use std::collections::VecDeque;
+
+use crate::cc::Cc;
+
+/// The transmit side of one link end.
+#[derive(Clone, Copy, Debug)]
+pub struct PortLink {
+    /// Node at the other end.
+    pub peer: u32,
+    /// Port number at the other end.
+    pub peer_port: u16,
+    /// Rate, bits per second.
+    pub rate_bps: u64,
+    /// One-way propagation delay, picoseconds.
+    pub delay_ps: u64,
+    /// Per-packet drop probability at the receiving end.
+    pub error_rate: f64,
+    /// Bytes transmitted on this direction (counts every frame).
+    pub tx_bytes: u64,
+}
+
+/// One host NIC (one port).
+#[derive(Clone, Debug)]
+pub struct HostNic {
+    /// Node id.
+    pub node: u32,
+    /// Its only link.
+    pub link: PortLink,
+    /// A packet is being serialized.
+    pub busy: bool,
+    /// ACK/NACK (and other control) packets waiting; strict priority over data.
+    pub ctrl: VecDeque<u32>,
+    /// Flows with this host as sender that have started and not finished.
+    pub active: Vec<u32>,
+    /// Round-robin position in `active`.
+    pub rr: usize,
+    /// Bit p set = priority p paused by PFC from the ToR.
+    pub pfc_paused: u8,
+    /// Time of the pending wake-up event (0 = none).
+    pub wake_at_ps: u64,
+}
+
+/// One flow: the sender QP at `src` and the receiver QP at `dst`.
+#[derive(Clone, Debug)]
+pub struct Flow {
+    /// Sender node.
+    pub src: u32,
+    /// Receiver node.
+    pub dst: u32,
+    /// Message size, payload bytes.
+    pub size_bytes: u64,
+    /// Start time, picoseconds.
+    pub start_ps: u64,
+    /// UDP source port.
+    pub sport: u16,
+    /// UDP destination port.
+    pub dport: u16,
+    /// Priority group (data queue at switches).
+    pub prio: u8,
+    /// Sender reliability state.
+    pub tx: recovery::SendState,
+    /// Receiver reliability state.
+    pub rx: recovery::RecvState,
+    /// Congestion controller.
+    pub cc: Cc,
+    /// Earliest time the next packet may leave (pacing), picoseconds.
+    pub next_avail_ps: u64,
+    /// The QP is paused by flow control (SFC/OnRamp) until this time, picoseconds.
+    pub pause_until_ps: u64,
+    /// Pauses received.
+    pub pauses: u32,
+    /// Total paused time, picoseconds.
+    pub paused_ps: u64,
+    /// Completion time (sender got the last ACK), picoseconds; 0 = not finished.
+    pub finish_ps: u64,
+    /// Retransmission deadline, picoseconds (0 = disarmed).
+    pub rto_deadline_ps: u64,
+    /// Time of the pending RTO check event (0 = none).
+    pub rto_event_ps: u64,
+    /// Ideal (standalone) FCT, picoseconds.
+    pub ideal_fct_ps: u64,
+}
+
+impl Flow {
+    /// Finished?
+    #[inline]
+    pub fn finished(&self) -> bool {
+        self.finish_ps != 0
+    }
+}

@@ -1,0 +1,306 @@
+//! The RDMA NIC: arbiter, data-packet construction, ACK/NACK generation, ACK processing,
+//! retransmission timers and per-QP flow-control pauses.
+//!
+//! Arbiter (HPCC-sim `RdmaEgressQueue::GetNextQindex`): when the link is free, send a queued
+//! ACK/NACK first (strict priority, unless its priority is PFC-paused); otherwise round-robin
+//! over the active QPs starting after the last one served, taking the first that is *eligible*:
+//! its priority not PFC-paused, not paused by flow control (SFC/OnRamp), something to send,
+//! window not full, pacing time reached. If none is eligible, wake up at the earliest pacing or
+//! pause end among the QPs that only wait for time.
+
+use crate::cc::{AckInfo, CongestionControl};
+use crate::engine::Event;
+use crate::engine::arena::{Packet, PktKind};
+use crate::host::recovery::{Response, Scheme};
+use crate::sim::Simulator;
+
+impl Simulator {
+    /// Start flow `f`: its QP joins the sender's arbiter.
+    pub(crate) fn flow_start(&mut self, f: u32) {
+        let h = self.host_index(self.flows[f as usize].src);
+        let now = self.q.now();
+        self.flows[f as usize].next_avail_ps = now;
+        self.hosts[h].active.push(f);
+        self.host_try_send(h);
+    }
+
+    /// Run the NIC arbiter of host `h` if its link is idle.
+    pub(crate) fn host_try_send(&mut self, h: usize) {
+        if self.hosts[h].busy {
+            return;
+        }
+        let now = self.q.now();
+        // 1. Control packets, strict priority.
+        if let Some(&p) = self.hosts[h].ctrl.front() {
+            let prio = if self.cfg.ack_high_prio { 0 } else { self.arena.get(p).prio };
+            if prio == 0 || self.hosts[h].pfc_paused & (1 << prio) == 0 {
+                self.hosts[h].ctrl.pop_front();
+                let node = self.hosts[h].node;
+                self.transmit(node, 0, p);
+                return;
+            }
+        }
+        // 2. Round robin over eligible QPs.
+        let n = self.hosts[h].active.len();
+        let mut min_wake = u64::MAX;
+        let start = self.hosts[h].rr;
+        for k in 0..n {
+            let i = (start + k) % n;
+            let f = self.hosts[h].active[i];
+            let fl = &self.flows[f as usize];
+            if self.hosts[h].pfc_paused & (1 << fl.prio) != 0 {
+                continue;
+            }
+            let mut win = fl.cc.window_bytes();
+            if fl.tx.scheme == Scheme::Irn {
+                win = win.min(self.irn_cap_bytes);
+            }
+            let Some(seg) = fl.tx.peek(fl.tx.inflight() < win) else {
+                continue;
+            };
+            let ready = fl.next_avail_ps.max(fl.pause_until_ps);
+            if ready > now {
+                min_wake = min_wake.min(ready);
+                continue;
+            }
+            // Send it.
+            self.hosts[h].rr = (i + 1) % n;
+            let size = self.cfg.framing.data_header_bytes() + self.cfg.int_bytes + seg.len;
+            let fl = &mut self.flows[f as usize];
+            fl.tx.commit(seg);
+            let rate = fl.cc.rate_bps().max(1);
+            fl.next_avail_ps = now + self.cfg.framing.ser_ps(size, rate);
+            fl.cc.on_send(now, size as u64);
+            let pkt = Packet {
+                kind: PktKind::Data,
+                prio: fl.prio,
+                flag: seg.retx,
+                flow: f,
+                src: fl.src,
+                dst: fl.dst,
+                sport: fl.sport,
+                dport: fl.dport,
+                seq: seg.seq,
+                payload: seg.len,
+                size,
+                ts_ps: now,
+                ..Packet::default()
+            };
+            if seg.retx {
+                self.counters.retx_packets += 1;
+            }
+            self.counters.data_packets += 1;
+            if fl.rto_deadline_ps == 0 {
+                self.arm_rto(f);
+            }
+            let p = self.arena.alloc(pkt);
+            let node = self.hosts[h].node;
+            self.transmit(node, 0, p);
+            return;
+        }
+        if min_wake != u64::MAX {
+            let w = self.hosts[h].wake_at_ps;
+            if w <= now || min_wake < w {
+                self.hosts[h].wake_at_ps = min_wake;
+                let node = self.hosts[h].node;
+                self.q.schedule(min_wake, Event::NicWake { node });
+            }
+        }
+    }
+
+    /// A packet reached host `h`.
+    pub(crate) fn host_receive(&mut self, h: usize, p: u32) {
+        let pkt = *self.arena.get(p);
+        match pkt.kind {
+            PktKind::Data => self.host_receive_data(h, p, &pkt),
+            PktKind::Ack | PktKind::Nack => {
+                self.host_receive_ack(&pkt);
+                self.arena.free(p);
+                self.host_try_send(h);
+            }
+            _ => {
+                // Control frames addressed to hosts are handled by their schemes (PFC, BTS,
+                // CNP) — none of which is enabled in this configuration.
+                self.arena.free(p);
+            }
+        }
+    }
+
+    fn host_receive_data(&mut self, h: usize, p: u32, pkt: &Packet) {
+        let now = self.q.now();
+        let nack_interval = match self.cfg.loss_recovery {
+            crate::config::LossRecovery::Gbn { nack_interval_ps, .. } => nack_interval_ps,
+            crate::config::LossRecovery::Irn { .. } => 0,
+        };
+        let fl = &mut self.flows[pkt.flow as usize];
+        let before = fl.rx.delivered_bytes;
+        let resp = fl.rx.on_data(pkt.seq, pkt.payload, now, nack_interval);
+        let newly = fl.rx.delivered_bytes - before;
+        self.counters.delivered_bytes += newly;
+        if newly > 0 {
+            self.throughput.record(self.host_index(pkt.dst), now, newly);
+        }
+        let (kind, ack, sack_seq, sack_len) = match resp {
+            Response::None => {
+                self.arena.free(p);
+                return;
+            }
+            Response::Ack(a) => (PktKind::Ack, a, 0, 0),
+            Response::Nack(a, s, l) => (PktKind::Nack, a, s, l),
+        };
+        // Turn the data packet into its ACK in place (keeps the INT records and timestamp).
+        let ack_size = self.cfg.framing.ack_bytes()
+            + self.cfg.int_bytes
+            + if kind == PktKind::Nack && self.irn() { 6 } else { 0 };
+        let a = self.arena.get_mut(p);
+        a.kind = kind;
+        a.flag = pkt.ce;
+        a.ce = false;
+        a.src = pkt.dst;
+        a.dst = pkt.src;
+        a.sport = pkt.dport;
+        a.dport = pkt.sport;
+        a.seq = ack;
+        a.sack_seq = sack_seq;
+        a.payload = sack_len;
+        a.size = ack_size;
+        if kind == PktKind::Ack {
+            self.counters.acks += 1;
+        } else {
+            self.counters.nacks += 1;
+        }
+        self.hosts[h].ctrl.push_back(p);
+        self.host_try_send(h);
+    }
+
+    fn host_receive_ack(&mut self, pkt: &Packet) {
+        let f = pkt.flow;
+        let now = self.q.now();
+        let fl = &mut self.flows[f as usize];
+        if fl.finished() {
+            return;
+        }
+        let nack = pkt.kind == PktKind::Nack;
+        let sack = if nack { Some((pkt.sack_seq, pkt.payload)) } else { None };
+        let newly = fl.tx.on_ack(pkt.seq, nack, sack);
+        let info = AckInfo {
+            now_ps: now,
+            ack_seq: pkt.seq,
+            newly_acked_bytes: newly,
+            snd_nxt: fl.tx.snd_nxt,
+            ce_echo: pkt.flag,
+            rtt_ps: now.saturating_sub(pkt.ts_ps),
+            nack,
+            int: &pkt.int[..pkt.int_n as usize],
+        };
+        fl.cc.on_ack(&info);
+        if fl.tx.done() {
+            self.finish_flow(f);
+        } else if newly > 0 || nack {
+            // Restart the timer on progress (TLT-sim re-arms on every ACK with data outstanding).
+            self.arm_rto(f);
+        }
+    }
+
+    fn finish_flow(&mut self, f: u32) {
+        let now = self.q.now();
+        let fl = &mut self.flows[f as usize];
+        fl.finish_ps = now;
+        fl.rto_deadline_ps = 0;
+        let src = fl.src;
+        self.completion_order.push(f);
+        self.counters.flows_completed += 1;
+        let h = self.host_index(src);
+        let nic = &mut self.hosts[h];
+        if let Some(i) = nic.active.iter().position(|&x| x == f) {
+            nic.active.remove(i);
+            if nic.rr > i {
+                nic.rr -= 1;
+            }
+            if nic.rr >= nic.active.len() {
+                nic.rr = 0;
+            }
+        }
+    }
+
+    /// The RTO to use for flow `f` now.
+    fn rto_for(&self, f: u32) -> u64 {
+        match self.cfg.loss_recovery {
+            crate::config::LossRecovery::Gbn { rto_ps, .. } => rto_ps,
+            crate::config::LossRecovery::Irn { rto_low_ps, rto_high_ps, .. } => {
+                let tx = &self.flows[f as usize].tx;
+                if tx.max_sent.saturating_sub(tx.snd_una) <= 3 * self.cfg.mtu_bytes as u64 {
+                    rto_low_ps
+                } else {
+                    rto_high_ps
+                }
+            }
+        }
+    }
+
+    /// (Re)arm flow `f`'s retransmission timer. Lazy scheme: at most one pending check event
+    /// per flow; when it fires early (deadline moved later) it re-schedules itself, so
+    /// re-arming on every ACK costs no event.
+    pub(crate) fn arm_rto(&mut self, f: u32) {
+        let now = self.q.now();
+        let deadline = now + self.rto_for(f);
+        let fl = &mut self.flows[f as usize];
+        fl.rto_deadline_ps = deadline;
+        if fl.rto_event_ps == 0 || deadline < fl.rto_event_ps {
+            fl.rto_event_ps = deadline;
+            self.q.schedule(deadline, Event::Rto { flow: f });
+        }
+    }
+
+    /// An RTO check event for flow `f` fired.
+    pub(crate) fn rto_fire(&mut self, f: u32) {
+        let now = self.q.now();
+        let fl = &mut self.flows[f as usize];
+        if fl.rto_event_ps != now {
+            return; // superseded by an earlier-scheduled check
+        }
+        fl.rto_event_ps = 0;
+        if fl.finished() || fl.rto_deadline_ps == 0 {
+            return;
+        }
+        if fl.rto_deadline_ps > now {
+            fl.rto_event_ps = fl.rto_deadline_ps;
+            let d = fl.rto_deadline_ps;
+            self.q.schedule(d, Event::Rto { flow: f });
+            return;
+        }
+        // Timeout.
+        fl.tx.on_timeout();
+        fl.cc.on_timeout(now);
+        self.counters.timeouts += 1;
+        self.arm_rto(f);
+        let h = self.host_index(self.flows[f as usize].src);
+        self.host_try_send(h);
+    }
+
+    /// Pause flow `f`'s QP until `until_ps` (a newer pause replaces the end time). Used by
+    /// the flow-control schemes (SFC BTS, OnRamp).
+    pub fn pause_qp(&mut self, f: u32, until_ps: u64) {
+        let now = self.q.now();
+        let fl = &mut self.flows[f as usize];
+        if fl.finished() {
+            return;
+        }
+        // Paused time counts the overlap-free union of pause intervals.
+        let prev_end = fl.pause_until_ps.max(now);
+        if until_ps > prev_end {
+            fl.paused_ps += until_ps - prev_end;
+        } else if until_ps < fl.pause_until_ps {
+            fl.paused_ps -= fl.pause_until_ps - until_ps.max(now);
+        }
+        fl.pause_until_ps = until_ps;
+        fl.pauses += 1;
+        let src = fl.src;
+        let h = self.host_index(src);
+        self.host_try_send(h);
+    }
+
+    fn irn(&self) -> bool {
+        matches!(self.cfg.loss_recovery, crate::config::LossRecovery::Irn { .. })
+    }
+}

@@ -1,0 +1,439 @@
+//! HPCC ns-3 simulator drop-in mode: `sfc hpcc config.txt`.
+//!
+//! Reads an HPCC-sim `config.txt` (`KEY value…` lines; keys and units as in
+//! `docs/hpcc-compat.md`), its topology and flow files (paths relative to the *current
+//! directory*, as HPCC-sim), runs, and writes `FCT_OUTPUT_FILE` in HPCC-sim's format so existing
+//! analysis scripts work unchanged.
+//!
+//! Keys of features not implemented yet are errors naming the key; unknown keys are warnings
+//! (HPCC-sim silently skips them). Later occurrences of a key override earlier ones, as in
+//! HPCC-sim. Our extension keys: `BUFFER_MODE`, `DT_ALPHA`, `LOSS_RECOVERY`, `SUMMARY_FILE`,
+//! `BUFFER_MON_FILE`, `FRAMING`, `SEED`, `IRN_RTO_LOW_US`, `IRN_RTO_HIGH_US`, `GBN_RTO_US`.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use crate::cc::CcConfig;
+use crate::cc::none::{NoneParams, NoneWindow};
+use crate::config::{BufferConfig, BufferMode, Framing, LossRecovery, NetConfig};
+use crate::metrics::output::{write_atomic, write_fct_file};
+use crate::metrics::stats::{RunStats, SizeBins};
+use crate::topology::TopologySpec;
+use crate::units::{SEC, US, parse_rate_bps};
+use crate::workload::FlowSpec;
+
+/// One `KEY values…` line of a config file.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    /// Values after the key.
+    pub values: Vec<String>,
+    /// 1-based line number.
+    pub line: usize,
+}
+
+/// A parsed HPCC-sim config: the last occurrence of each key wins.
+#[derive(Clone, Debug, Default)]
+pub struct HpccConfig {
+    /// File name for messages.
+    pub name: String,
+    /// Key → entry.
+    pub entries: HashMap<String, Entry>,
+    /// Keys in first-appearance order.
+    pub order: Vec<String>,
+}
+
+/// What we do with a key.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum KeyUse {
+    /// Used by this implementation.
+    Used,
+    /// Accepted; has no effect in HPCC-sim either (documented there as such).
+    NoEffect,
+    /// A congestion-control parameter: used by its controller, ignored for `CC_MODE none`.
+    CcParam,
+}
+
+const KEYS: &[(&str, KeyUse)] = &[
+    ("PACKET_PAYLOAD_SIZE", KeyUse::Used),
+    ("TOPOLOGY_FILE", KeyUse::Used),
+    ("FLOW_FILE", KeyUse::Used),
+    ("FCT_OUTPUT_FILE", KeyUse::Used),
+    ("PFC_OUTPUT_FILE", KeyUse::Used),
+    ("SIMULATOR_STOP_TIME", KeyUse::Used),
+    ("BUFFER_SIZE", KeyUse::Used),
+    ("CC_MODE", KeyUse::Used),
+    ("HAS_WIN", KeyUse::Used),
+    ("GLOBAL_T", KeyUse::Used),
+    ("VAR_WIN", KeyUse::Used),
+    ("ACK_HIGH_PRIO", KeyUse::Used),
+    ("ERROR_RATE_PER_LINK", KeyUse::Used),
+    ("L2_ACK_INTERVAL", KeyUse::Used),
+    ("L2_BACK_TO_ZERO", KeyUse::Used),
+    ("L2_CHUNK_SIZE", KeyUse::NoEffect),
+    ("RATE_BOUND", KeyUse::Used),
+    ("ENABLE_TRACE", KeyUse::Used),
+    ("TRACE_FILE", KeyUse::NoEffect),
+    ("TRACE_OUTPUT_FILE", KeyUse::NoEffect),
+    ("QLEN_MON_FILE", KeyUse::Used),
+    ("QLEN_MON_START", KeyUse::Used),
+    ("QLEN_MON_END", KeyUse::Used),
+    ("LINK_DOWN", KeyUse::Used),
+    ("USE_DYNAMIC_PFC_THRESHOLD", KeyUse::NoEffect),
+    ("PAUSE_TIME", KeyUse::NoEffect),
+    ("DATA_RATE", KeyUse::NoEffect),
+    ("LINK_DELAY", KeyUse::NoEffect),
+    ("ENABLE_QCN", KeyUse::CcParam),
+    ("ALPHA_RESUME_INTERVAL", KeyUse::CcParam),
+    ("RATE_DECREASE_INTERVAL", KeyUse::CcParam),
+    ("CLAMP_TARGET_RATE", KeyUse::CcParam),
+    ("RP_TIMER", KeyUse::CcParam),
+    ("EWMA_GAIN", KeyUse::CcParam),
+    ("FAST_RECOVERY_TIMES", KeyUse::CcParam),
+    ("RATE_AI", KeyUse::CcParam),
+    ("RATE_HAI", KeyUse::CcParam),
+    ("MIN_RATE", KeyUse::CcParam),
+    ("DCTCP_RATE_AI", KeyUse::CcParam),
+    ("FAST_REACT", KeyUse::CcParam),
+    ("U_TARGET", KeyUse::CcParam),
+    ("MI_THRESH", KeyUse::CcParam),
+    ("INT_MULTI", KeyUse::CcParam),
+    ("MULTI_RATE", KeyUse::CcParam),
+    ("SAMPLE_FEEDBACK", KeyUse::CcParam),
+    ("PINT_LOG_BASE", KeyUse::CcParam),
+    ("PINT_PROB", KeyUse::CcParam),
+    ("KMAX_MAP", KeyUse::CcParam),
+    ("KMIN_MAP", KeyUse::CcParam),
+    ("PMAX_MAP", KeyUse::CcParam),
+    // Extensions.
+    ("BUFFER_MODE", KeyUse::Used),
+    ("DT_ALPHA", KeyUse::Used),
+    ("LOSS_RECOVERY", KeyUse::Used),
+    ("SUMMARY_FILE", KeyUse::Used),
+    ("BUFFER_MON_FILE", KeyUse::Used),
+    ("FRAMING", KeyUse::Used),
+    ("SEED", KeyUse::Used),
+    ("IRN_RTO_LOW_US", KeyUse::Used),
+    ("IRN_RTO_HIGH_US", KeyUse::Used),
+    ("GBN_RTO_US", KeyUse::Used),
+];
+
+impl HpccConfig {
+    /// Parse config text. Returns the config and warnings (unknown keys).
+    pub fn parse(text: &str, name: &str) -> Result<(HpccConfig, Vec<String>), String> {
+        let mut c = HpccConfig { name: name.to_string(), ..Default::default() };
+        let mut warnings = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let mut toks = line.split_whitespace();
+            let Some(key) = toks.next() else { continue };
+            if key.starts_with('#') {
+                continue;
+            }
+            let values: Vec<String> = toks.map(str::to_string).collect();
+            if !KEYS.iter().any(|(k, _)| *k == key) {
+                warnings.push(format!("{name}:{}: unknown key `{key}` ignored", i + 1));
+                continue;
+            }
+            if values.is_empty() {
+                return Err(format!("{name}:{}: `{key}` has no value", i + 1));
+            }
+            if !c.entries.contains_key(key) {
+                c.order.push(key.to_string());
+            }
+            c.entries.insert(key.to_string(), Entry { values, line: i + 1 });
+        }
+        Ok((c, warnings))
+    }
+
+    fn get(&self, key: &str) -> Option<&Entry> {
+        self.entries.get(key)
+    }
+
+    fn err(&self, key: &str, msg: impl std::fmt::Display) -> String {
+        match self.get(key) {
+            Some(e) => format!("{}:{}: `{key} {}`: {msg}", self.name, e.line, e.values.join(" ")),
+            None => format!("{}: `{key}`: {msg}", self.name),
+        }
+    }
+
+    fn str(&self, key: &str) -> Option<&str> {
+        self.get(key).map(|e| e.values[0].as_str())
+    }
+
+    fn num<T: std::str::FromStr>(&self, key: &str) -> Result<Option<T>, String> {
+        match self.str(key) {
+            None => Ok(None),
+            Some(v) => v.parse::<T>().map(Some).map_err(|_| self.err(key, "not a valid number")),
+        }
+    }
+
+    fn flag(&self, key: &str, default: bool) -> Result<bool, String> {
+        match self.num::<i64>(key)? {
+            None => Ok(default),
+            Some(0) => Ok(false),
+            Some(1) => Ok(true),
+            Some(_) => Err(self.err(key, "expected 0 or 1")),
+        }
+    }
+
+    fn path(&self, key: &str) -> Result<Option<PathBuf>, String> {
+        Ok(self.str(key).map(PathBuf::from))
+    }
+}
+
+/// Everything needed to run an HPCC-sim config.
+pub struct HpccRun {
+    /// Topology.
+    pub topo: TopologySpec,
+    /// Network model.
+    pub net: NetConfig,
+    /// Congestion control.
+    pub cc: CcConfig,
+    /// Flows.
+    pub flows: Vec<FlowSpec>,
+    /// FCT output path.
+    pub fct_file: Option<PathBuf>,
+    /// PFC output path.
+    pub pfc_file: Option<PathBuf>,
+    /// Summary JSON path.
+    pub summary_file: Option<PathBuf>,
+    /// Buffer monitor path.
+    pub buffer_mon_file: Option<PathBuf>,
+}
+
+/// Turn a parsed config into a runnable model, reading the topology and flow files relative to
+/// `cwd`.
+pub fn resolve(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
+    // Validate every CC parameter's type even when unused, so typos surface early.
+    for key in ["ALPHA_RESUME_INTERVAL", "RATE_DECREASE_INTERVAL", "RP_TIMER", "EWMA_GAIN", "U_TARGET", "PINT_LOG_BASE", "PINT_PROB"] {
+        c.num::<f64>(key)?;
+    }
+    for key in ["RATE_AI", "RATE_HAI", "MIN_RATE", "DCTCP_RATE_AI"] {
+        if let Some(v) = c.str(key) {
+            parse_rate_bps(v).map_err(|e| c.err(key, e))?;
+        }
+    }
+    for key in ["CLAMP_TARGET_RATE", "FAST_RECOVERY_TIMES", "FAST_REACT", "MI_THRESH", "INT_MULTI", "MULTI_RATE", "SAMPLE_FEEDBACK", "ENABLE_QCN"] {
+        c.num::<i64>(key)?;
+    }
+    let cc_mode = c.str("CC_MODE").ok_or_else(|| c.err("CC_MODE", "missing (required)"))?;
+    let has_win = c.flag("HAS_WIN", false)?;
+    let cc = match cc_mode {
+        "none" => CcConfig::None(NoneParams {
+            window: if has_win { NoneWindow::Bdp(1.0) } else { NoneWindow::Unlimited },
+        }),
+        "1" | "3" | "7" | "8" | "10" => {
+            let name = match cc_mode {
+                "1" => "DCQCN",
+                "3" => "HPCC",
+                "7" => "TIMELY",
+                "8" => "DCTCP",
+                _ => "HPCC-PINT",
+            };
+            return Err(c.err("CC_MODE", format!("{name} is not implemented yet; use `CC_MODE none`")));
+        }
+        _ => return Err(c.err("CC_MODE", "unknown mode (1 DCQCN, 3 HPCC, 7 TIMELY, 8 DCTCP, 10 PINT, none)")),
+    };
+    if !c.flag("GLOBAL_T", true)? {
+        return Err(c.err("GLOBAL_T", "per-pair base RTT (GLOBAL_T 0) is not implemented; use GLOBAL_T 1"));
+    }
+    if let Some(v) = c.num::<i64>("L2_ACK_INTERVAL")?
+        && v != 1
+    {
+        return Err(c.err("L2_ACK_INTERVAL", "only per-packet ACKs (1) are implemented"));
+    }
+    if c.flag("L2_BACK_TO_ZERO", false)? {
+        return Err(c.err("L2_BACK_TO_ZERO", "go-back-0 is not implemented; use 0"));
+    }
+    if !c.flag("RATE_BOUND", true)? {
+        return Err(c.err("RATE_BOUND", "unpaced NICs (RATE_BOUND 0) are not implemented; use 1"));
+    }
+    if c.flag("ENABLE_TRACE", false)? {
+        return Err(c.err("ENABLE_TRACE", "the binary packet trace is not implemented; set ENABLE_TRACE 0"));
+    }
+    if let Some(e) = c.get("LINK_DOWN")
+        && e.values.iter().any(|v| v != "0")
+    {
+        return Err(c.err("LINK_DOWN", "link failures are not implemented; use `LINK_DOWN 0 0 0`"));
+    }
+    let err_rate = c.num::<f64>("ERROR_RATE_PER_LINK")?.unwrap_or(0.0);
+    if !(0.0..=1.0).contains(&err_rate) {
+        return Err(c.err("ERROR_RATE_PER_LINK", "must be in [0, 1]"));
+    }
+    let stop_s = c.num::<f64>("SIMULATOR_STOP_TIME")?.unwrap_or(3.01);
+    if !(stop_s > 0.0 && stop_s.is_finite()) {
+        return Err(c.err("SIMULATOR_STOP_TIME", "must be a positive number of seconds"));
+    }
+    let stop_ps = (stop_s * SEC as f64).round() as u64;
+    if c.get("QLEN_MON_FILE").is_some() {
+        let start = c.num::<u64>("QLEN_MON_START")?.unwrap_or(0);
+        let end = c.num::<u64>("QLEN_MON_END")?.unwrap_or(0);
+        if start < end && start * 1000 < stop_ps {
+            return Err(c.err(
+                "QLEN_MON_FILE",
+                "the queue-length histogram is not implemented yet; disable it (QLEN_MON_START = QLEN_MON_END) and use BUFFER_MON_FILE",
+            ));
+        }
+    }
+    let mtu = c.num::<u32>("PACKET_PAYLOAD_SIZE")?.unwrap_or(1000);
+    if mtu == 0 || mtu > 9000 {
+        return Err(c.err("PACKET_PAYLOAD_SIZE", "must be in 1..=9000"));
+    }
+    let buf_mib = c.num::<f64>("BUFFER_SIZE")?.unwrap_or(16.0);
+    if !(buf_mib > 0.0 && buf_mib.is_finite()) {
+        return Err(c.err("BUFFER_SIZE", "must be a positive number of MiB"));
+    }
+    let mode = match c.str("BUFFER_MODE").unwrap_or("lossless") {
+        "lossless" => {
+            return Err(c.err(
+                "BUFFER_MODE",
+                "HPCC-sim runs a lossless (PFC) fabric, which is not implemented yet: add `BUFFER_MODE lossy` or `BUFFER_MODE unlimited`",
+            )
+            .replace(&format!("{}: `BUFFER_MODE`", c.name), &format!("{}: `BUFFER_MODE` (default lossless)", c.name)));
+        }
+        "lossy" => BufferMode::Lossy,
+        "unlimited" => BufferMode::Unlimited,
+        _ => return Err(c.err("BUFFER_MODE", "expected lossy, lossless or unlimited")),
+    };
+    let dt_alpha = c.num::<f64>("DT_ALPHA")?.unwrap_or(1.0);
+    if !(dt_alpha > 0.0 && dt_alpha.is_finite()) {
+        return Err(c.err("DT_ALPHA", "must be positive"));
+    }
+    let loss_recovery = match c.str("LOSS_RECOVERY").unwrap_or("gbn") {
+        "gbn" => {
+            let mut lr = LossRecovery::gbn();
+            if let (Some(v), LossRecovery::Gbn { rto_ps, .. }) = (c.num::<f64>("GBN_RTO_US")?, &mut lr) {
+                if v <= 0.0 {
+                    return Err(c.err("GBN_RTO_US", "must be positive"));
+                }
+                *rto_ps = (v * US as f64) as u64;
+            }
+            lr
+        }
+        "irn" => {
+            let mut lr = LossRecovery::irn();
+            if let LossRecovery::Irn { rto_low_ps, rto_high_ps, .. } = &mut lr {
+                if let Some(v) = c.num::<f64>("IRN_RTO_LOW_US")? {
+                    *rto_low_ps = (v.max(0.001) * US as f64) as u64;
+                }
+                if let Some(v) = c.num::<f64>("IRN_RTO_HIGH_US")? {
+                    *rto_high_ps = (v.max(0.001) * US as f64) as u64;
+                }
+            }
+            lr
+        }
+        _ => return Err(c.err("LOSS_RECOVERY", "expected gbn or irn")),
+    };
+    let framing = match c.str("FRAMING").unwrap_or("hpcc") {
+        "hpcc" => Framing::Hpcc,
+        "ethernet" => Framing::Ethernet,
+        _ => return Err(c.err("FRAMING", "expected hpcc or ethernet")),
+    };
+    let net = NetConfig {
+        seed: c.num::<u64>("SEED")?.unwrap_or(1),
+        mtu_bytes: mtu,
+        framing,
+        buffer: BufferConfig { mode, size_bytes: (buf_mib * 1048576.0) as u64, dt_alpha },
+        loss_recovery,
+        ack_high_prio: c.flag("ACK_HIGH_PRIO", false)?,
+        stop_ps,
+        ..NetConfig::default()
+    };
+    // Topology and flows, relative to the current directory.
+    let topo_path = cwd.join(c.path("TOPOLOGY_FILE")?.ok_or_else(|| c.err("TOPOLOGY_FILE", "missing (required)"))?);
+    let text = std::fs::read_to_string(&topo_path).map_err(|e| c.err("TOPOLOGY_FILE", format!("{}: {e}", topo_path.display())))?;
+    let (mut topo, warns) = crate::topology::hpcc_file::parse_with_warnings(&text, &topo_path.display().to_string())?;
+    for w in warns {
+        eprintln!("warning: {w}");
+    }
+    if err_rate > 0.0 {
+        // HPCC-sim: a link with error_rate 0 uses the global model.
+        for l in topo.links.iter_mut() {
+            if l.error_rate == 0.0 {
+                l.error_rate = err_rate;
+            }
+        }
+    }
+    let flow_path = cwd.join(c.path("FLOW_FILE")?.ok_or_else(|| c.err("FLOW_FILE", "missing (required)"))?);
+    let text = std::fs::read_to_string(&flow_path).map_err(|e| c.err("FLOW_FILE", format!("{}: {e}", flow_path.display())))?;
+    let (flows, warns) = crate::workload::flow_file::parse(&text, &flow_path.display().to_string())?;
+    for w in warns {
+        eprintln!("warning: {w}");
+    }
+    crate::workload::flow_file::check_hosts(
+        &flows,
+        |n| (n as usize) < topo.num_nodes() && topo.kinds[n as usize] == crate::topology::NodeKind::Host,
+        &flow_path.display().to_string(),
+    )?;
+    let out = |k: &str| -> Result<Option<PathBuf>, String> { Ok(c.path(k)?.map(|p| cwd.join(p))) };
+    Ok(HpccRun {
+        topo,
+        net,
+        cc,
+        flows,
+        fct_file: out("FCT_OUTPUT_FILE")?,
+        pfc_file: out("PFC_OUTPUT_FILE")?,
+        summary_file: out("SUMMARY_FILE")?,
+        buffer_mon_file: out("BUFFER_MON_FILE")?,
+    })
+}
+
+/// Keys present in the config that have no effect for the chosen CC mode (for the banner).
+fn ignored_cc_keys(c: &HpccConfig) -> Vec<String> {
+    c.order
+        .iter()
+        .filter(|k| KEYS.iter().any(|(n, u)| n == k && *u == KeyUse::CcParam))
+        .cloned()
+        .collect()
+}
+
+/// `sfc hpcc CONFIG`: run and write HPCC-format outputs.
+pub fn run_config(path: &Path) -> Result<(), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let (c, warns) = HpccConfig::parse(&text, &path.display().to_string())?;
+    for w in warns {
+        eprintln!("warning: {w}");
+    }
+    let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
+    let r = resolve(&c, &cwd)?;
+    if matches!(r.cc, CcConfig::None(_)) {
+        let ign = ignored_cc_keys(&c);
+        if !ign.is_empty() {
+            eprintln!("note: CC_MODE none ignores {}", ign.join(", "));
+        }
+    }
+    let nflows = r.flows.len();
+    let mut sim = crate::sim::Simulator::new(r.topo, r.net, r.cc, &r.flows)?;
+    println!("maxRtt={} maxBdp={}", sim.base_rtt_ps / 1000, sim.bdp_bytes);
+    println!("Running Simulation.");
+    let t0 = std::time::Instant::now();
+    let stop = sim.cfg.stop_ps;
+    let mut cb = crate::report::progress_bar(true, stop);
+    sim.run(&mut cb);
+    let wall = t0.elapsed().as_secs_f64();
+    sim.check_invariants().map_err(|e| format!("internal invariant violated: {e}"))?;
+    let records = sim.flow_records();
+    if let Some(p) = &r.fct_file {
+        let done: Vec<_> = sim.completion_order.iter().map(|&f| records[f as usize].clone()).collect();
+        write_fct_file(p, &done).map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    if let Some(p) = &r.pfc_file {
+        // No PFC frames exist in lossy/unlimited mode: the file is empty, as HPCC-sim's would be.
+        write_atomic(p, b"").map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    if let Some(p) = &r.buffer_mon_file {
+        write_atomic(p, sim.buffer_mon.hpcc_mon_lines().as_bytes()).map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    let stats = RunStats::compute(&records, &SizeBins::EqualCount(10)).with_dport_breakdown(&records);
+    if let Some(p) = &r.summary_file {
+        let s = crate::report::summary_json(&sim, &stats, &path.display().to_string(), wall);
+        let txt = serde_json::to_string_pretty(&s).map_err(|e| e.to_string())?;
+        write_atomic(p, txt.as_bytes()).map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    eprintln!(
+        "{} of {nflows} flows completed; {} events in {wall:.3} s",
+        stats.flows_completed,
+        sim.q.events()
+    );
+    println!("{wall:.3}");
+    Ok(())
+}

@@ -1,0 +1,184 @@
+//! Running a resolved scenario end to end: build the simulator, run it with a progress bar,
+//! and write the outputs (`flows.csv`, `summary.json`, `fct.txt`, `buffer.csv`), all atomically.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde_json::json;
+
+use crate::metrics::output::{write_atomic, write_fct_file, write_flows_csv};
+use crate::metrics::stats::{RunStats, SizeBins};
+use crate::metrics::FlowRecord;
+use crate::scenario::Scenario;
+use crate::sim::{Progress, Simulator};
+use crate::units::{fmt_bytes, fmt_time};
+
+/// How to run.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Write outputs here (created if missing); `None` = write nothing.
+    pub out_dir: Option<PathBuf>,
+    /// Show a progress bar (only on a terminal, only for runs longer than ~2 s).
+    pub progress: bool,
+}
+
+/// Everything a run produced.
+pub struct RunResult {
+    /// Per-flow records (workload order).
+    pub records: Vec<FlowRecord>,
+    /// Slowdown statistics.
+    pub stats: RunStats,
+    /// The `summary.json` object.
+    pub summary: serde_json::Value,
+    /// The simulator in its final state (for tests and extra analysis).
+    pub sim: Simulator,
+    /// Wall-clock seconds spent in the event loop.
+    pub wall_seconds: f64,
+}
+
+/// Peak resident set size of this process, bytes (Linux `VmHWM`; 0 elsewhere).
+pub fn peak_rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse::<u64>().ok())
+        })
+        .map(|kb| kb * 1024)
+        .unwrap_or(0)
+}
+
+/// A progress callback that lazily shows an indicatif bar after 2 s on a terminal.
+pub fn progress_bar(enabled: bool, stop_ps: u64) -> impl FnMut(&Progress) {
+    let t0 = Instant::now();
+    let mut bar: Option<indicatif::ProgressBar> = None;
+    move |p: &Progress| {
+        if !enabled {
+            return;
+        }
+        if bar.is_none() {
+            if t0.elapsed().as_secs_f64() < 2.0 || !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+                return;
+            }
+            let (len, style) = if stop_ps != u64::MAX {
+                (stop_ps / 1_000_000, "{bar:40} {percent:>3}% sim {pos}/{len} us  ETA {eta}  {msg}")
+            } else {
+                (p.flows_total.max(1), "{bar:40} {pos}/{len} flows  ETA {eta}  {msg}")
+            };
+            let b = indicatif::ProgressBar::new(len);
+            if let Ok(s) = indicatif::ProgressStyle::with_template(style) {
+                b.set_style(s);
+            }
+            bar = Some(b);
+        }
+        if let Some(b) = &bar {
+            if stop_ps != u64::MAX {
+                b.set_position(p.now_ps / 1_000_000);
+            } else {
+                b.set_position(p.flows_completed);
+            }
+            b.set_message(format!("{:.1} M events", p.events as f64 / 1e6));
+        }
+    }
+}
+
+/// Build the summary JSON of a finished simulation.
+pub fn summary_json(sim: &Simulator, stats: &RunStats, name: &str, wall: f64) -> serde_json::Value {
+    let events = sim.q.events();
+    let hops = sim.counters.packet_hops;
+    json!({
+        "name": name,
+        "flows_total": stats.flows_total,
+        "flows_completed": stats.flows_completed,
+        "events": events,
+        "packet_hops": hops,
+        "wall_seconds": wall,
+        "events_per_second": events as f64 / wall.max(1e-9),
+        "packet_hops_per_second": hops as f64 / wall.max(1e-9),
+        "sim_time_ps": sim.q.now(),
+        "drops": sim.counters.drops + sim.counters.drops_link_error,
+        "peak_buffer_bytes": sim.peak_buffer_bytes(),
+        "peak_rss_bytes": peak_rss_bytes(),
+        "base_rtt_ps": sim.base_rtt_ps,
+        "bdp_bytes": sim.bdp_bytes,
+        "cc": sim.cc_cfg.name(),
+        "slowdown": {
+            "p50": stats.slowdown.p50,
+            "p95": stats.slowdown.p95,
+            "p99": stats.slowdown.p99,
+            "p999": stats.slowdown.p999,
+            "mean": stats.slowdown.mean,
+        },
+        "bins": stats.bins,
+        "counters": sim.counters,
+        "packets_peak_live": sim.arena.peak_live(),
+    })
+}
+
+/// Run `sc` and write its outputs.
+pub fn run(sc: Scenario, opts: &RunOptions) -> Result<RunResult, String> {
+    let Scenario { name, topo, net, cc, flows, bins, flows_csv, .. } = sc;
+    let stop = net.stop_ps;
+    let mut sim = Simulator::new(topo, net, cc, &flows)?;
+    drop(flows);
+    let t0 = Instant::now();
+    let mut cb = progress_bar(opts.progress, stop);
+    sim.run(&mut cb);
+    let wall = t0.elapsed().as_secs_f64();
+    sim.check_invariants().map_err(|e| format!("internal invariant violated: {e}"))?;
+    let records = sim.flow_records();
+    let stats = RunStats::compute(&records, &bins).with_dport_breakdown(&records);
+    let summary = summary_json(&sim, &stats, &name, wall);
+    if let Some(dir) = &opts.out_dir {
+        write_outputs(dir, &sim, &records, &summary, flows_csv).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    Ok(RunResult { records, stats, summary, sim, wall_seconds: wall })
+}
+
+/// Write `flows.csv`, `summary.json`, `fct.txt` (HPCC format, completion order) and
+/// `buffer.csv` into `dir`.
+pub fn write_outputs(
+    dir: &Path,
+    sim: &Simulator,
+    records: &[FlowRecord],
+    summary: &serde_json::Value,
+    flows_csv: bool,
+) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    if flows_csv {
+        write_flows_csv(&dir.join("flows.csv"), records)?;
+    }
+    let done: Vec<FlowRecord> = sim.completion_order.iter().map(|&f| records[f as usize].clone()).collect();
+    write_fct_file(&dir.join("fct.txt"), &done)?;
+    sim.buffer_mon.write_csv(&dir.join("buffer.csv"))?;
+    let s = serde_json::to_string_pretty(summary).map_err(std::io::Error::other)?;
+    write_atomic(&dir.join("summary.json"), s.as_bytes())
+}
+
+/// The `extra` lines of the stdout summary table.
+pub fn extra_lines(r: &RunResult) -> Vec<(String, String)> {
+    let s = &r.sim;
+    let ev = s.q.events();
+    vec![
+        ("sim time".into(), fmt_time(s.q.now())),
+        ("peak buffer".into(), fmt_bytes(s.peak_buffer_bytes())),
+        ("drops".into(), format!("{}", s.counters.drops + s.counters.drops_link_error)),
+        ("retransmitted pkts".into(), format!("{}", s.counters.retx_packets)),
+        ("timeouts".into(), format!("{}", s.counters.timeouts)),
+        ("events".into(), format!("{ev}")),
+        ("packet hops".into(), format!("{}", s.counters.packet_hops)),
+        ("wall time".into(), format!("{:.3} s", r.wall_seconds)),
+        ("events/s".into(), format!("{:.2} M", ev as f64 / r.wall_seconds.max(1e-9) / 1e6)),
+        (
+            "packet hops/s".into(),
+            format!("{:.2} M", s.counters.packet_hops as f64 / r.wall_seconds.max(1e-9) / 1e6),
+        ),
+    ]
+}
+
+/// Default size bins.
+pub fn default_bins() -> SizeBins {
+    SizeBins::EqualCount(10)
+}

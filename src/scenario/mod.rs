@@ -1,0 +1,630 @@
+//! TOML scenario files: what to simulate (topology, network model, congestion control,
+//! traffic, outputs), every key validated.
+//!
+//! Unknown keys and type errors are reported by the TOML reader with the line and the key;
+//! values with units (`"100Gbps"`, `"1us"`, `"32MiB"`) are checked here and reported as
+//! `file:line: key = value: problem`. See `docs/scenario.md` for every key and its default.
+
+pub mod default;
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::cc::CcConfig;
+use crate::cc::none::{NoneParams, NoneWindow};
+use crate::config::{BufferConfig, BufferMode, Framing, LossRecovery, NetConfig, SchedulerKind};
+use crate::metrics::stats::SizeBins;
+use crate::topology::TopologySpec;
+use crate::topology::shapes;
+use crate::units::{parse_bytes, parse_rate_bps, parse_time_ps};
+use crate::workload::cdf::{CdfFormat, SizeCdf};
+use crate::workload::{FlowSpec, traffic};
+
+type S = Spanned<String>;
+
+/// Raw scenario file, as written by the user.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawScenario {
+    /// Scenario name (used for the default output directory).
+    pub name: Option<String>,
+    /// Master seed.
+    pub seed: Option<u64>,
+    /// Stop time (e.g. `"10ms"`); default: when all traffic has drained.
+    pub stop: Option<S>,
+    /// Topology section.
+    pub topology: RawTopology,
+    /// Network model section.
+    #[serde(default)]
+    pub network: RawNetwork,
+    /// Buffer section.
+    #[serde(default)]
+    pub buffer: RawBuffer,
+    /// Loss recovery section.
+    #[serde(default)]
+    pub loss_recovery: RawLossRecovery,
+    /// Congestion control section.
+    #[serde(default)]
+    pub cc: RawCc,
+    /// Traffic generators (array of tables).
+    #[serde(default)]
+    pub traffic: Vec<RawTraffic>,
+    /// Output options.
+    #[serde(default)]
+    pub output: RawOutput,
+}
+
+/// `[topology]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTopology {
+    /// `star`, `dumbbell`, `leaf_spine`, `fat_tree`, `hpcc_fat_tree`, `file`.
+    pub kind: S,
+    /// Hosts (star).
+    pub hosts: Option<u32>,
+    /// Hosts on the left switch (dumbbell).
+    pub left_hosts: Option<u32>,
+    /// Hosts on the right switch (dumbbell).
+    pub right_hosts: Option<u32>,
+    /// Spine switches (leaf_spine).
+    pub spines: Option<u32>,
+    /// ToR switches (leaf_spine).
+    pub tors: Option<u32>,
+    /// Hosts per ToR (leaf_spine).
+    pub hosts_per_tor: Option<u32>,
+    /// Parallel links between each ToR and spine (leaf_spine, default 1).
+    pub links_per_spine: Option<u32>,
+    /// Fat-tree arity (fat_tree).
+    pub k: Option<u32>,
+    /// Host link rate.
+    pub host_rate: Option<S>,
+    /// Host link one-way delay.
+    pub host_delay: Option<S>,
+    /// Switch-to-switch link rate.
+    pub fabric_rate: Option<S>,
+    /// Switch-to-switch link delay.
+    pub fabric_delay: Option<S>,
+    /// HPCC topology file (file).
+    pub file: Option<String>,
+}
+
+/// `[network]`.
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawNetwork {
+    /// MTU payload bytes.
+    pub mtu: Option<u32>,
+    /// `hpcc` or `ethernet`.
+    pub framing: Option<S>,
+    /// INT bytes per data packet and ACK.
+    pub int_bytes: Option<u32>,
+    /// Per-switch pipeline delay.
+    pub switch_delay: Option<S>,
+    /// Per-NIC receive delay.
+    pub nic_delay: Option<S>,
+    /// Queues per egress port.
+    pub queues_per_port: Option<usize>,
+    /// `rr` or `drr`.
+    pub scheduler: Option<S>,
+    /// DRR quantum, bytes.
+    pub drr_quantum: Option<u32>,
+    /// NIC ACK queue in the strict-priority class.
+    pub ack_high_prio: Option<bool>,
+}
+
+/// `[buffer]`.
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawBuffer {
+    /// `lossy`, `unlimited`, `lossless`.
+    pub mode: Option<S>,
+    /// Shared buffer per switch.
+    pub size: Option<S>,
+    /// Egress Dynamic Threshold α.
+    pub dt_alpha: Option<f64>,
+}
+
+/// `[loss_recovery]`.
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawLossRecovery {
+    /// `gbn` or `irn`.
+    pub kind: Option<S>,
+    /// GBN timeout.
+    pub rto: Option<S>,
+    /// GBN NACK repeat interval.
+    pub nack_interval: Option<S>,
+    /// IRN low timeout.
+    pub rto_low: Option<S>,
+    /// IRN high timeout.
+    pub rto_high: Option<S>,
+    /// IRN BDP cap (bytes; default: max BDP of the topology).
+    pub bdp_cap: Option<S>,
+}
+
+/// `[cc]`.
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawCc {
+    /// Controller: `none`.
+    pub kind: Option<S>,
+    /// `none` controller window: `"none"`, `"1bdp"`, `"0.5bdp"`, or a size like `"100KB"`.
+    pub window: Option<S>,
+}
+
+/// One `[[traffic]]` generator.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTraffic {
+    /// `poisson`, `lognormal`, `incast`, `all_to_all`, `permutation`, `long_lived`, `flow_file`.
+    pub kind: S,
+    /// Size CDF: built-in name or a file path.
+    pub cdf: Option<String>,
+    /// CDF file format: `hpcc` or `homa`.
+    pub cdf_format: Option<String>,
+    /// Homa CDF unit in bytes (files in packets).
+    pub cdf_unit_bytes: Option<f64>,
+    /// Offered load, fraction of host link capacity.
+    pub load: Option<f64>,
+    /// Lognormal σ.
+    pub sigma: Option<f64>,
+    /// Start of arrivals.
+    pub start: Option<S>,
+    /// Duration of arrivals.
+    pub duration: Option<S>,
+    /// Hosts taking part: list of node ids (default: all hosts).
+    pub hosts: Option<Vec<u32>>,
+    /// Incast receivers (default: any of `hosts`).
+    pub receivers: Option<Vec<u32>>,
+    /// Incast degree (senders per event).
+    pub degree: Option<usize>,
+    /// Message size for incast/all_to_all/permutation/long_lived.
+    pub size: Option<S>,
+    /// Incast synchronization window.
+    pub sync_window: Option<S>,
+    /// Long-lived pairs `[[src, dst], …]`.
+    pub pairs: Option<Vec<[u32; 2]>>,
+    /// Explicit senders of a single incast (`incast` with `at`).
+    pub senders: Option<Vec<u32>>,
+    /// Time of a single incast event (with `senders` and `receivers = [r]`).
+    pub at: Option<S>,
+    /// HPCC flow file (flow_file).
+    pub file: Option<String>,
+    /// Priority group for generated flows (default 3).
+    pub prio: Option<u8>,
+}
+
+/// `[output]`.
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawOutput {
+    /// Buffer watermark interval.
+    pub buffer_interval: Option<S>,
+    /// Equal-count size bins (number) — or use `size_edges`.
+    pub size_bins: Option<usize>,
+    /// Explicit upper bin edges, bytes.
+    pub size_edges: Option<Vec<u64>>,
+    /// Write `flows.csv` (default true).
+    pub flows_csv: Option<bool>,
+}
+
+/// A fully resolved scenario.
+pub struct Scenario {
+    /// Name.
+    pub name: String,
+    /// Topology.
+    pub topo: TopologySpec,
+    /// Network model.
+    pub net: NetConfig,
+    /// Congestion control.
+    pub cc: CcConfig,
+    /// Flows.
+    pub flows: Vec<FlowSpec>,
+    /// Size bins for reports.
+    pub bins: SizeBins,
+    /// Write flows.csv.
+    pub flows_csv: bool,
+    /// Host link rate of the first host (for reports).
+    pub host_rate_bps: u64,
+}
+
+/// Resolution context: file name and text, for `file:line` messages.
+struct Ctx<'a> {
+    file: &'a str,
+    text: &'a str,
+    dir: PathBuf,
+}
+
+impl Ctx<'_> {
+    fn line(&self, off: usize) -> usize {
+        self.text[..off.min(self.text.len())].bytes().filter(|&b| b == b'\n').count() + 1
+    }
+    fn err(&self, s: &S, key: &str, msg: impl std::fmt::Display) -> String {
+        format!("{}:{}: `{key}` = \"{}\": {msg}", self.file, self.line(s.span().start), s.get_ref())
+    }
+    fn time(&self, s: &Option<S>, key: &str, default: u64) -> Result<u64, String> {
+        match s {
+            None => Ok(default),
+            Some(v) => parse_time_ps(v.get_ref()).map_err(|e| self.err(v, key, e)),
+        }
+    }
+    fn rate(&self, s: &Option<S>, key: &str, default: u64) -> Result<u64, String> {
+        match s {
+            None => Ok(default),
+            Some(v) => parse_rate_bps(v.get_ref()).map_err(|e| self.err(v, key, e)),
+        }
+    }
+    fn bytes(&self, s: &Option<S>, key: &str, default: u64) -> Result<u64, String> {
+        match s {
+            None => Ok(default),
+            Some(v) => parse_bytes(v.get_ref()).map_err(|e| self.err(v, key, e)),
+        }
+    }
+    fn path(&self, p: &str) -> PathBuf {
+        let pb = PathBuf::from(p);
+        if pb.is_absolute() { pb } else { self.dir.join(pb) }
+    }
+}
+
+fn need<T: Copy>(v: Option<T>, key: &str, kind: &str) -> Result<T, String> {
+    v.ok_or_else(|| format!("`{key}` is required for {kind}"))
+}
+
+/// Apply `key=value` overrides (dotted paths; array elements by index, e.g. `traffic.0.load=0.3`)
+/// to a TOML document. Values are parsed as TOML, falling back to a plain string.
+pub fn apply_overrides(doc: &mut toml::Table, sets: &[String]) -> Result<(), String> {
+    for s in sets {
+        let (k, v) = s.split_once('=').ok_or_else(|| format!("--set `{s}`: expected key=value"))?;
+        let val: toml::Value = format!("x = {v}")
+            .parse::<toml::Table>()
+            .ok()
+            .and_then(|mut t| t.remove("x"))
+            .unwrap_or_else(|| toml::Value::String(v.to_string()));
+        let parts: Vec<&str> = k.trim().split('.').collect();
+        set_in_table(doc, &parts, val).map_err(|e| format!("--set `{k}`: {e}"))?;
+    }
+    Ok(())
+}
+
+fn set_in_table(t: &mut toml::Table, parts: &[&str], val: toml::Value) -> Result<(), String> {
+    let (first, rest) = parts.split_first().ok_or("empty key")?;
+    if rest.is_empty() {
+        t.insert((*first).to_string(), val);
+        return Ok(());
+    }
+    let child = t
+        .entry((*first).to_string())
+        .or_insert_with(|| toml::Value::Table(Default::default()));
+    set_in_value(child, rest, val)
+}
+
+fn set_in_value(v: &mut toml::Value, parts: &[&str], val: toml::Value) -> Result<(), String> {
+    match v {
+        toml::Value::Table(t) => set_in_table(t, parts, val),
+        toml::Value::Array(a) => {
+            let (first, rest) = parts.split_first().ok_or("empty key")?;
+            let idx: usize = first.parse().map_err(|_| format!("`{first}` is not an array index"))?;
+            let len = a.len();
+            let el = a.get_mut(idx).ok_or_else(|| format!("index {idx} out of range ({len} elements)"))?;
+            if rest.is_empty() {
+                *el = val;
+                Ok(())
+            } else {
+                set_in_value(el, rest, val)
+            }
+        }
+        _ => Err("a parent of this key is a plain value, not a table".into()),
+    }
+}
+
+/// Load a scenario from TOML text. `file` names it in errors; relative paths inside resolve
+/// against `dir`.
+pub fn from_str(text: &str, file: &str, dir: &Path, sets: &[String]) -> Result<Scenario, String> {
+    let owned;
+    let (text, file_label) = if sets.is_empty() {
+        (text, file.to_string())
+    } else {
+        let mut doc: toml::Table = text.parse().map_err(|e: toml::de::Error| format!("{file}: {e}"))?;
+        apply_overrides(&mut doc, sets)?;
+        owned = toml::to_string(&doc).map_err(|e| format!("{file}: {e}"))?;
+        (owned.as_str(), format!("{file} (with --set overrides)"))
+    };
+    let raw: RawScenario = toml::from_str(text).map_err(|e| format!("{file_label}: {e}"))?;
+    let ctx = Ctx { file: &file_label, text, dir: dir.to_path_buf() };
+    resolve(raw, &ctx)
+}
+
+/// Load a scenario file.
+pub fn load(path: &Path, sets: &[String]) -> Result<Scenario, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    from_str(&text, &path.display().to_string(), &dir, sets)
+}
+
+fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
+    let t = &raw.topology;
+    let host_rate = ctx.rate(&t.host_rate, "topology.host_rate", 100 * crate::units::GBPS)?;
+    let host_delay = ctx.time(&t.host_delay, "topology.host_delay", crate::units::US)?;
+    let fabric_rate = ctx.rate(&t.fabric_rate, "topology.fabric_rate", host_rate)?;
+    let fabric_delay = ctx.time(&t.fabric_delay, "topology.fabric_delay", host_delay)?;
+    let kind = t.kind.get_ref().as_str();
+    let topo = match kind {
+        "star" => shapes::star(need(t.hosts, "topology.hosts", "star")?, host_rate, host_delay),
+        "dumbbell" => shapes::dumbbell(
+            need(t.left_hosts, "topology.left_hosts", "dumbbell")?,
+            need(t.right_hosts, "topology.right_hosts", "dumbbell")?,
+            host_rate,
+            host_delay,
+            fabric_rate,
+            fabric_delay,
+        ),
+        "leaf_spine" => shapes::leaf_spine(shapes::LeafSpine {
+            spines: need(t.spines, "topology.spines", "leaf_spine")?,
+            tors: need(t.tors, "topology.tors", "leaf_spine")?,
+            hosts_per_tor: need(t.hosts_per_tor, "topology.hosts_per_tor", "leaf_spine")?,
+            host_rate_bps: host_rate,
+            host_delay_ps: host_delay,
+            fabric_rate_bps: fabric_rate,
+            fabric_delay_ps: fabric_delay,
+            links_per_spine: t.links_per_spine.unwrap_or(1),
+        }),
+        "fat_tree" => shapes::fat_tree(need(t.k, "topology.k", "fat_tree")?, host_rate, host_delay, fabric_rate, fabric_delay),
+        "hpcc_fat_tree" => shapes::hpcc_fat_tree_320(),
+        "file" => {
+            let f = t.file.as_deref().ok_or("`topology.file` is required for kind = \"file\"")?;
+            let p = ctx.path(f);
+            let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+            crate::topology::hpcc_file::parse(&text, &p.display().to_string())
+        }
+        other => {
+            return Err(ctx.err(&t.kind, "topology.kind", format!(
+                "unknown topology kind `{other}` (star, dumbbell, leaf_spine, fat_tree, hpcc_fat_tree, file)"
+            )));
+        }
+    }
+    .map_err(|e| format!("{}: topology: {e}", ctx.file))?;
+    topo.validate().map_err(|e| format!("{}: topology: {e}", ctx.file))?;
+
+    // Network model.
+    let mut net = NetConfig { seed: raw.seed.unwrap_or(1), ..NetConfig::default() };
+    let n = &raw.network;
+    net.mtu_bytes = n.mtu.unwrap_or(1000);
+    if net.mtu_bytes == 0 || net.mtu_bytes > 9000 {
+        return Err(format!("{}: `network.mtu` = {} must be in 1..=9000", ctx.file, net.mtu_bytes));
+    }
+    if let Some(f) = &n.framing {
+        net.framing = match f.get_ref().as_str() {
+            "hpcc" => Framing::Hpcc,
+            "ethernet" => Framing::Ethernet,
+            _ => return Err(ctx.err(f, "network.framing", "expected `hpcc` or `ethernet`")),
+        };
+    }
+    net.int_bytes = n.int_bytes.unwrap_or(0);
+    net.switch_delay_ps = ctx.time(&n.switch_delay, "network.switch_delay", 0)?;
+    net.nic_delay_ps = ctx.time(&n.nic_delay, "network.nic_delay", 0)?;
+    net.queues_per_port = n.queues_per_port.unwrap_or(8);
+    if !(2..=64).contains(&net.queues_per_port) {
+        return Err(format!("{}: `network.queues_per_port` = {} must be in 2..=64", ctx.file, net.queues_per_port));
+    }
+    if let Some(s) = &n.scheduler {
+        net.scheduler = match s.get_ref().as_str() {
+            "rr" => SchedulerKind::RoundRobin,
+            "drr" => SchedulerKind::Drr { quantum_bytes: n.drr_quantum.unwrap_or(1500).max(1) },
+            _ => return Err(ctx.err(s, "network.scheduler", "expected `rr` or `drr`")),
+        };
+    }
+    net.ack_high_prio = n.ack_high_prio.unwrap_or(false);
+    let b = &raw.buffer;
+    net.buffer = BufferConfig {
+        mode: match &b.mode {
+            None => BufferMode::Lossy,
+            Some(m) => match m.get_ref().as_str() {
+                "lossy" => BufferMode::Lossy,
+                "unlimited" => BufferMode::Unlimited,
+                "lossless" => BufferMode::Lossless,
+                _ => return Err(ctx.err(m, "buffer.mode", "expected `lossy`, `unlimited` or `lossless`")),
+            },
+        },
+        size_bytes: ctx.bytes(&b.size, "buffer.size", 32 << 20)?,
+        dt_alpha: b.dt_alpha.unwrap_or(1.0),
+    };
+    if !(net.buffer.dt_alpha > 0.0 && net.buffer.dt_alpha.is_finite()) {
+        return Err(format!("{}: `buffer.dt_alpha` = {} must be a positive number", ctx.file, net.buffer.dt_alpha));
+    }
+    if net.buffer.size_bytes == 0 {
+        return Err(format!("{}: `buffer.size` must be positive", ctx.file));
+    }
+    let lr = &raw.loss_recovery;
+    net.loss_recovery = match lr.kind.as_ref().map(|k| k.get_ref().as_str()) {
+        None | Some("gbn") => {
+            let LossRecovery::Gbn { rto_ps, nack_interval_ps } = LossRecovery::gbn() else { unreachable!() };
+            LossRecovery::Gbn {
+                rto_ps: ctx.time(&lr.rto, "loss_recovery.rto", rto_ps)?,
+                nack_interval_ps: ctx.time(&lr.nack_interval, "loss_recovery.nack_interval", nack_interval_ps)?,
+            }
+        }
+        Some("irn") => {
+            let LossRecovery::Irn { rto_low_ps, rto_high_ps, .. } = LossRecovery::irn() else { unreachable!() };
+            LossRecovery::Irn {
+                rto_low_ps: ctx.time(&lr.rto_low, "loss_recovery.rto_low", rto_low_ps)?,
+                rto_high_ps: ctx.time(&lr.rto_high, "loss_recovery.rto_high", rto_high_ps)?,
+                bdp_cap_bytes: ctx.bytes(&lr.bdp_cap, "loss_recovery.bdp_cap", 0)?,
+            }
+        }
+        Some(_) => {
+            let k = lr.kind.as_ref().expect("matched Some");
+            return Err(ctx.err(k, "loss_recovery.kind", "expected `gbn` or `irn`"));
+        }
+    };
+    match net.loss_recovery {
+        LossRecovery::Gbn { rto_ps, .. } if rto_ps == 0 => {
+            return Err(format!("{}: `loss_recovery.rto` must be positive", ctx.file));
+        }
+        LossRecovery::Irn { rto_low_ps, rto_high_ps, .. } if rto_low_ps == 0 || rto_high_ps == 0 => {
+            return Err(format!("{}: IRN timeouts must be positive", ctx.file));
+        }
+        _ => {}
+    }
+    net.stop_ps = ctx.time(&raw.stop, "stop", u64::MAX)?;
+    net.buffer_sample_ps = ctx.time(&raw.output.buffer_interval, "output.buffer_interval", 10 * crate::units::US)?;
+    if net.buffer_sample_ps == 0 {
+        return Err(format!("{}: `output.buffer_interval` must be positive", ctx.file));
+    }
+
+    // Congestion control.
+    let cc = match raw.cc.kind.as_ref().map(|k| k.get_ref().as_str()) {
+        None | Some("none") => {
+            let window = match &raw.cc.window {
+                None => NoneWindow::Unlimited,
+                Some(w) => parse_window(w.get_ref()).map_err(|e| ctx.err(w, "cc.window", e))?,
+            };
+            CcConfig::None(NoneParams { window })
+        }
+        Some(other) => {
+            let k = raw.cc.kind.as_ref().expect("matched Some");
+            return Err(ctx.err(k, "cc.kind", format!(
+                "congestion controller `{other}` is not available (implemented: none)"
+            )));
+        }
+    };
+
+    // Traffic.
+    let all_hosts = topo.hosts();
+    let mut flows = Vec::new();
+    for (i, tr) in raw.traffic.iter().enumerate() {
+        let key = |k: &str| format!("traffic[{i}].{k}");
+        let hosts = tr.hosts.clone().unwrap_or_else(|| all_hosts.clone());
+        let seed = crate::rng::mix64(net.seed ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9));
+        let start = ctx.time(&tr.start, &key("start"), 0)?;
+        let dur = ctx.time(&tr.duration, &key("duration"), 0)?;
+        let kind = tr.kind.get_ref().as_str();
+        let needs_dur = matches!(kind, "poisson" | "lognormal") || (kind == "incast" && tr.at.is_none());
+        if needs_dur && dur == 0 {
+            return Err(format!("{}: `{}` is required (and > 0) for {kind} traffic", ctx.file, key("duration")));
+        }
+        let load_of = || tr.load.ok_or_else(|| format!("{}: `{}` is required for {kind} traffic", ctx.file, key("load")));
+        let size_of = || -> Result<u64, String> {
+            match &tr.size {
+                Some(s) => parse_bytes(s.get_ref()).map_err(|e| ctx.err(s, &key("size"), e)),
+                None => Err(format!("{}: `{}` is required for {kind} traffic", ctx.file, key("size"))),
+            }
+        };
+        let mut f = match kind {
+            "poisson" | "lognormal" => {
+                let cdf = load_cdf(tr, ctx, &key("cdf"))?;
+                let load = load_of()?;
+                if kind == "poisson" {
+                    traffic::poisson(&hosts, &cdf, load, host_rate, start, dur, seed)
+                } else {
+                    traffic::lognormal(&hosts, &cdf, load, host_rate, tr.sigma.unwrap_or(2.0), start, dur, seed)
+                }
+            }
+            "incast" => {
+                let size = size_of()?;
+                let window = ctx.time(&tr.sync_window, &key("sync_window"), 0)?;
+                if let Some(at) = &tr.at {
+                    let at = parse_time_ps(at.get_ref()).map_err(|e| ctx.err(at, &key("at"), e))?;
+                    let senders = tr.senders.clone().ok_or_else(|| format!("{}: `{}` is required with `at`", ctx.file, key("senders")))?;
+                    let recv = match tr.receivers.as_deref() {
+                        Some([r]) => *r,
+                        _ => return Err(format!("{}: `{}` must list exactly one receiver with `at`", ctx.file, key("receivers"))),
+                    };
+                    traffic::incast_once(&senders, recv, size, at, window, seed)
+                } else {
+                    let degree = tr.degree.ok_or_else(|| format!("{}: `{}` is required for incast", ctx.file, key("degree")))?;
+                    let receivers = tr.receivers.clone().unwrap_or_default();
+                    traffic::incast(&hosts, &receivers, degree, size, load_of()?, host_rate, window, start, dur, seed)
+                }
+            }
+            "all_to_all" => traffic::all_to_all(&hosts, size_of()?, start),
+            "permutation" => traffic::permutation(&hosts, size_of()?, start, seed),
+            "long_lived" => {
+                let pairs: Vec<(u32, u32)> = tr
+                    .pairs
+                    .as_ref()
+                    .ok_or_else(|| format!("{}: `{}` is required for long_lived", ctx.file, key("pairs")))?
+                    .iter()
+                    .map(|p| (p[0], p[1]))
+                    .collect();
+                traffic::long_lived(&pairs, start, size_of()?)
+            }
+            "flow_file" => {
+                let fname = tr.file.as_deref().ok_or_else(|| format!("{}: `{}` is required for flow_file", ctx.file, key("file")))?;
+                let p = ctx.path(fname);
+                let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+                crate::workload::flow_file::parse(&text, &p.display().to_string()).map(|(f, warns)| {
+                    for w in warns {
+                        eprintln!("warning: {w}");
+                    }
+                    f
+                })
+            }
+            other => {
+                return Err(ctx.err(&tr.kind, &key("kind"), format!(
+                    "unknown traffic kind `{other}` (poisson, lognormal, incast, all_to_all, permutation, long_lived, flow_file)"
+                )));
+            }
+        }
+        .map_err(|e| format!("{}: {}: {e}", ctx.file, key("kind")))?;
+        if let Some(p) = tr.prio {
+            for x in f.iter_mut() {
+                x.prio = p;
+            }
+        }
+        flows = traffic::merge(flows, f);
+    }
+    let bins = match (&raw.output.size_edges, raw.output.size_bins) {
+        (Some(e), _) => SizeBins::Edges(e.clone()),
+        (None, Some(n)) if n > 0 => SizeBins::EqualCount(n),
+        (None, Some(_)) => return Err(format!("{}: `output.size_bins` must be positive", ctx.file)),
+        (None, None) => SizeBins::EqualCount(10),
+    };
+    Ok(Scenario {
+        name: raw.name.unwrap_or_else(|| "scenario".into()),
+        topo,
+        net,
+        cc,
+        flows,
+        bins,
+        flows_csv: raw.output.flows_csv.unwrap_or(true),
+        host_rate_bps: host_rate,
+    })
+}
+
+fn parse_window(s: &str) -> Result<NoneWindow, String> {
+    let s = s.trim();
+    if s == "none" || s == "unlimited" {
+        return Ok(NoneWindow::Unlimited);
+    }
+    if let Some(k) = s.strip_suffix("bdp").or_else(|| s.strip_suffix("BDP")) {
+        let v: f64 = k.trim().parse().map_err(|_| format!("`{s}`: expected e.g. `1bdp`"))?;
+        if !(v > 0.0 && v.is_finite()) {
+            return Err(format!("`{s}`: BDP multiple must be positive"));
+        }
+        return Ok(NoneWindow::Bdp(v));
+    }
+    parse_bytes(s).map(NoneWindow::Bytes).map_err(|e| e.to_string())
+}
+
+fn load_cdf(tr: &RawTraffic, ctx: &Ctx, key: &str) -> Result<SizeCdf, String> {
+    let name = tr.cdf.as_deref().ok_or_else(|| format!("{}: `{key}` is required", ctx.file))?;
+    if let Some(c) = crate::workload::cdf::builtin(name) {
+        return Ok(c);
+    }
+    let p = ctx.path(name);
+    if !p.exists() {
+        return Err(format!(
+            "{}: `{key}` = \"{name}\": neither a built-in CDF ({}) nor an existing file",
+            ctx.file,
+            crate::workload::cdf::builtin_names().join(", ")
+        ));
+    }
+    let fmt = match tr.cdf_format.as_deref() {
+        None | Some("hpcc") => CdfFormat::Hpcc,
+        Some("homa") => CdfFormat::Homa { unit_bytes: tr.cdf_unit_bytes.unwrap_or(1.0) },
+        Some(o) => return Err(format!("{}: `cdf_format` = \"{o}\": expected `hpcc` or `homa`", ctx.file)),
+    };
+    SizeCdf::load(&p, fmt)
+}

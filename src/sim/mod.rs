@@ -1,0 +1,487 @@
+//! The simulator: owns the network state, runs the event loop, and turns the final state into
+//! flow records and counters.
+//!
+//! A packet's life is a simple sequence of hops (htsim style): NIC arbiter → `transmit` (port
+//! busy for the serialization time, arrival scheduled after serialization + propagation +
+//! receiver pipeline delay) → switch forwarding path → … → receiving NIC, which turns the data
+//! packet into its ACK *in place* and queues it for the reverse trip.
+
+use std::collections::HashMap;
+
+use crate::cc::CcConfig;
+use crate::config::{LossRecovery, NetConfig};
+use crate::engine::arena::PacketArena;
+use crate::engine::{Event, EventQueue};
+use crate::host::recovery::{RecvState, Scheme, SendState};
+use crate::host::{Flow, HostNic, PortLink};
+use crate::metrics::FlowRecord;
+use crate::metrics::buffer::{BufferMonitor, ThroughputMeter};
+use crate::rng::Rng;
+use crate::switch::mmu::Mmu;
+use crate::switch::{EgressPort, Switch};
+use crate::topology::routing::RouteTable;
+use crate::topology::{NodeKind, TopologySpec};
+use crate::units::NS;
+use crate::workload::FlowSpec;
+
+/// Which arena a node id refers to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeRef {
+    /// Index into `Simulator::hosts`.
+    Host(u32),
+    /// Index into `Simulator::switches`.
+    Switch(u32),
+}
+
+/// Global counters of a run.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Counters {
+    /// Packets that crossed one link (one transmission).
+    pub packet_hops: u64,
+    /// Packets dropped by switch buffer admission.
+    pub drops: u64,
+    /// Packets dropped by link error models.
+    pub drops_link_error: u64,
+    /// Packets dropped for lack of a route (never on a validated topology).
+    pub drops_no_route: u64,
+    /// Data packets sent by NICs (including retransmissions).
+    pub data_packets: u64,
+    /// Data packets that were retransmissions.
+    pub retx_packets: u64,
+    /// ACKs generated.
+    pub acks: u64,
+    /// NACKs generated.
+    pub nacks: u64,
+    /// Retransmission timeouts that fired.
+    pub timeouts: u64,
+    /// Payload bytes delivered in order to receivers for the first time.
+    pub delivered_bytes: u64,
+    /// Flows completed.
+    pub flows_completed: u64,
+}
+
+/// The whole simulated network.
+pub struct Simulator {
+    /// Model parameters.
+    pub cfg: NetConfig,
+    /// Topology.
+    pub topo: TopologySpec,
+    /// Routing tables.
+    pub routes: RouteTable,
+    /// Future events.
+    pub q: EventQueue,
+    /// Live packets.
+    pub arena: PacketArena,
+    /// Node id → host/switch index.
+    pub nodes: Vec<NodeRef>,
+    /// Host NICs.
+    pub hosts: Vec<HostNic>,
+    /// Switches.
+    pub switches: Vec<Switch>,
+    /// Flows, indexed as in the workload.
+    pub flows: Vec<Flow>,
+    /// Counters.
+    pub counters: Counters,
+    /// Per-switch shared-buffer watermarks.
+    pub buffer_mon: BufferMonitor,
+    /// Per-receiver goodput.
+    pub throughput: ThroughputMeter,
+    /// Flow ids in completion order.
+    pub completion_order: Vec<u32>,
+    /// Max base RTT over host pairs (HPCC-sim definition), picoseconds.
+    pub base_rtt_ps: u64,
+    /// Max BDP over host pairs (HPCC-sim definition), bytes.
+    pub bdp_bytes: u64,
+    /// IRN BDP-FC cap on outstanding bytes.
+    pub irn_cap_bytes: u64,
+    /// Congestion control in use.
+    pub cc_cfg: CcConfig,
+    link_rng: Rng,
+}
+
+/// Progress report passed to the run callback.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    /// Simulated time, picoseconds.
+    pub now_ps: u64,
+    /// Events executed.
+    pub events: u64,
+    /// Flows completed.
+    pub flows_completed: u64,
+    /// Flows in the workload.
+    pub flows_total: u64,
+}
+
+/// Per host pair quantities computed the way HPCC-sim's `third.cc` does (over one BFS shortest
+/// path): base RTT = 2·Σ propagation + Σ over hops of the MTU payload's serialization (one
+/// direction, no headers), each term in integer nanoseconds; bottleneck = min link rate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PairMetrics {
+    /// Base RTT, nanoseconds.
+    pub rtt_ns: u64,
+    /// Bottleneck rate, bits per second.
+    pub bottleneck_bps: u64,
+}
+
+/// HPCC-sim's per-pair metrics for a path made of `links` (each `(rate_bps, delay_ps)`).
+pub fn pair_metrics(links: impl Iterator<Item = (u64, u64)>, mtu_bytes: u64) -> PairMetrics {
+    let mut prop_ns = 0u64;
+    let mut tx_ns = 0u64;
+    let mut bottleneck = u64::MAX;
+    for (rate, delay_ps) in links {
+        prop_ns += delay_ps / NS;
+        tx_ns += mtu_bytes * 8 * 1_000_000_000 / rate;
+        bottleneck = bottleneck.min(rate);
+    }
+    PairMetrics { rtt_ns: 2 * prop_ns + tx_ns, bottleneck_bps: bottleneck }
+}
+
+/// HPCC-sim's "standalone" FCT of a `size`-byte flow, nanoseconds:
+/// `base_rtt + (size + ⌈size/MTU⌉·hdr)·8 / bottleneck` (integer ns).
+pub fn ideal_fct_ns(m: PairMetrics, size: u64, mtu: u64, hdr_bytes: u64) -> u64 {
+    let total = size + size.div_ceil(mtu) * hdr_bytes;
+    m.rtt_ns + (total as u128 * 8 * 1_000_000_000 / m.bottleneck_bps as u128) as u64
+}
+
+impl Simulator {
+    /// Build a simulator for `topo` with model `cfg`, congestion control `cc` and the given
+    /// flows. Errors describe bad input (unknown hosts, zero sizes, bad priorities).
+    pub fn new(topo: TopologySpec, cfg: NetConfig, cc: CcConfig, flows: &[FlowSpec]) -> Result<Self, String> {
+        topo.validate()?;
+        if cfg.mtu_bytes == 0 {
+            return Err("mtu must be positive".into());
+        }
+        if !(2..=64).contains(&cfg.queues_per_port) {
+            return Err(format!("queues_per_port = {} must be in 2..=64", cfg.queues_per_port));
+        }
+        if cfg.buffer.dt_alpha <= 0.0 || !cfg.buffer.dt_alpha.is_finite() {
+            return Err(format!("dt_alpha = {} must be positive", cfg.buffer.dt_alpha));
+        }
+        if cfg.buffer.mode == crate::config::BufferMode::Lossless {
+            return Err("buffer mode `lossless` needs PFC, which is not implemented yet; use lossy or unlimited".into());
+        }
+        let routes = RouteTable::try_build(&topo)?;
+        let ports = topo.ports();
+        let tiers = crate::topology::shapes::tiers(&topo);
+        let mut nodes = Vec::with_capacity(topo.num_nodes());
+        let mut hosts = Vec::new();
+        let mut switches = Vec::new();
+        let link_of = |n: usize, i: usize| {
+            let ps = ports[n][i];
+            let l = &topo.links[ps.link as usize];
+            PortLink {
+                peer: ps.peer,
+                peer_port: ps.peer_port,
+                rate_bps: l.rate_bps,
+                delay_ps: l.delay_ps,
+                error_rate: l.error_rate,
+                tx_bytes: 0,
+            }
+        };
+        for n in 0..topo.num_nodes() {
+            match topo.kinds[n] {
+                NodeKind::Host => {
+                    nodes.push(NodeRef::Host(hosts.len() as u32));
+                    hosts.push(HostNic {
+                        node: n as u32,
+                        link: link_of(n, 0),
+                        busy: false,
+                        ctrl: Default::default(),
+                        active: Vec::new(),
+                        rr: 0,
+                        pfc_paused: 0,
+                        wake_at_ps: 0,
+                    });
+                }
+                NodeKind::Switch => {
+                    let idx = switches.len() as u32;
+                    nodes.push(NodeRef::Switch(idx));
+                    let eps = (0..ports[n].len())
+                        .map(|i| {
+                            let hf = topo.kinds[ports[n][i].peer as usize] == NodeKind::Host;
+                            EgressPort::new(link_of(n, i), cfg.queues_per_port, hf)
+                        })
+                        .collect::<Vec<_>>();
+                    let np = eps.len();
+                    switches.push(Switch {
+                        node: n as u32,
+                        index: idx,
+                        tier: tiers[n],
+                        ports: eps,
+                        ecmp_seed: Rng::derive(cfg.seed, "ecmp", n as u64).next_u64(),
+                        mmu: Mmu::new(cfg.buffer, np, cfg.queues_per_port),
+                    });
+                }
+            }
+        }
+        // Global base RTT / BDP (HPCC GLOBAL_T 1): maxima over host pairs.
+        let mtu = cfg.mtu_bytes as u64;
+        let bounds = routes.max_base_rtt(&topo, mtu);
+        let base_rtt_ps = bounds.max_base_rtt_ps;
+        let max_bdp = bounds.max_bdp_bytes;
+        let irn_cap_bytes = match cfg.loss_recovery {
+            LossRecovery::Irn { bdp_cap_bytes, .. } if bdp_cap_bytes > 0 => bdp_cap_bytes,
+            _ => max_bdp.max(mtu),
+        };
+        let scheme = match cfg.loss_recovery {
+            LossRecovery::Gbn { .. } => Scheme::Gbn,
+            LossRecovery::Irn { .. } => Scheme::Irn,
+        };
+        // Flows.
+        let mut sports: HashMap<(u32, u32), u16> = HashMap::new();
+        let mut pair_cache: HashMap<(u32, u32), PairMetrics> = HashMap::new();
+        let hdr = cfg.framing.data_header_bytes() as u64;
+        let mut fl = Vec::with_capacity(flows.len());
+        for (i, f) in flows.iter().enumerate() {
+            let bad = |m: String| Err(format!("flow {i} ({} -> {}): {m}", f.src, f.dst));
+            for n in [f.src, f.dst] {
+                if n as usize >= topo.num_nodes() || topo.kinds[n as usize] != NodeKind::Host {
+                    return bad(format!("node {n} is not a host"));
+                }
+            }
+            if f.src == f.dst {
+                return bad("source and destination are the same host".into());
+            }
+            if f.size_bytes == 0 {
+                return bad("size must be at least 1 byte".into());
+            }
+            if f.prio == 0 || f.prio as usize >= cfg.queues_per_port {
+                return bad(format!(
+                    "priority {} must be in 1..{} (queue 0 is the control class)",
+                    f.prio, cfg.queues_per_port
+                ));
+            }
+            let sp = sports.entry((f.src, f.dst)).or_insert(10000);
+            let sport = *sp;
+            *sp = sp.wrapping_add(1);
+            let m = *pair_cache.entry((f.src, f.dst)).or_insert_with(|| {
+                let p = routes.path(&topo, f.src, f.dst);
+                pair_metrics(
+                    p.links.iter().map(|&l| (topo.links[l as usize].rate_bps, topo.links[l as usize].delay_ps)),
+                    mtu,
+                )
+            });
+            let line = hosts[match nodes[f.src as usize] {
+                NodeRef::Host(h) => h as usize,
+                NodeRef::Switch(_) => unreachable!(),
+            }]
+            .link
+            .rate_bps;
+            fl.push(Flow {
+                src: f.src,
+                dst: f.dst,
+                size_bytes: f.size_bytes,
+                start_ps: f.start_ps,
+                sport,
+                dport: f.dport,
+                prio: f.prio,
+                tx: SendState::new(scheme, f.size_bytes, mtu),
+                rx: RecvState::new(scheme),
+                cc: cc.build(line, base_rtt_ps, max_bdp),
+                next_avail_ps: 0,
+                pause_until_ps: 0,
+                pauses: 0,
+                paused_ps: 0,
+                finish_ps: 0,
+                rto_deadline_ps: 0,
+                rto_event_ps: 0,
+                ideal_fct_ps: ideal_fct_ns(m, f.size_bytes, mtu, hdr) * NS,
+            });
+        }
+        let mut q = EventQueue::new();
+        for (i, f) in fl.iter().enumerate() {
+            q.schedule(f.start_ps, Event::FlowStart { flow: i as u32 });
+        }
+        let n_sw = switches.len();
+        let sw_ids = switches.iter().map(|s: &Switch| s.node).collect();
+        let n_hosts = hosts.len();
+        Ok(Simulator {
+            buffer_mon: BufferMonitor::new(n_sw, cfg.buffer_sample_ps).with_node_ids(sw_ids),
+            throughput: ThroughputMeter::new(n_hosts, 100 * crate::units::US),
+            link_rng: Rng::derive(cfg.seed, "link-errors", 0),
+            cfg,
+            topo,
+            routes,
+            q,
+            arena: PacketArena::new(),
+            nodes,
+            hosts,
+            switches,
+            flows: fl,
+            counters: Counters::default(),
+            completion_order: Vec::new(),
+            base_rtt_ps,
+            bdp_bytes: max_bdp,
+            irn_cap_bytes,
+            cc_cfg: cc,
+        })
+    }
+
+    /// Host index of node `node` (which must be a host).
+    #[inline]
+    pub fn host_index(&self, node: u32) -> usize {
+        match self.nodes[node as usize] {
+            NodeRef::Host(h) => h as usize,
+            NodeRef::Switch(_) => panic!("node {node} is not a host"),
+        }
+    }
+
+    /// Start serializing packet `p` on port `port` of `node` (the port must be idle).
+    pub(crate) fn transmit(&mut self, node: u32, port: u16, p: u32) {
+        let now = self.q.now();
+        let size = self.arena.get(p).size;
+        let link = match self.nodes[node as usize] {
+            NodeRef::Host(h) => {
+                let nic = &mut self.hosts[h as usize];
+                nic.busy = true;
+                &mut nic.link
+            }
+            NodeRef::Switch(s) => {
+                let ep = &mut self.switches[s as usize].ports[port as usize];
+                ep.busy = true;
+                &mut ep.link
+            }
+        };
+        link.tx_bytes += size as u64;
+        let ser = self.cfg.framing.ser_ps(size, link.rate_bps);
+        let (peer, peer_port, delay) = (link.peer, link.peer_port, link.delay_ps);
+        let proc = match self.nodes[peer as usize] {
+            NodeRef::Host(_) => self.cfg.nic_delay_ps,
+            NodeRef::Switch(_) => self.cfg.switch_delay_ps,
+        };
+        self.counters.packet_hops += 1;
+        self.q.schedule(now + ser, Event::TxDone { node, port });
+        self.q.schedule(now + ser + delay + proc, Event::Arrive { node: peer, port: peer_port, pkt: p });
+    }
+
+    #[inline]
+    fn dispatch(&mut self, ev: Event) {
+        match ev {
+            Event::Arrive { node, port, pkt } => {
+                let err = match self.nodes[node as usize] {
+                    NodeRef::Host(h) => self.hosts[h as usize].link.error_rate,
+                    NodeRef::Switch(s) => self.switches[s as usize].ports[port as usize].link.error_rate,
+                };
+                if err > 0.0 && self.link_rng.f64() < err {
+                    self.counters.drops_link_error += 1;
+                    self.arena.free(pkt);
+                    return;
+                }
+                match self.nodes[node as usize] {
+                    NodeRef::Host(h) => self.host_receive(h as usize, pkt),
+                    NodeRef::Switch(s) => self.switch_receive(s as usize, port, pkt),
+                }
+            }
+            Event::TxDone { node, port } => match self.nodes[node as usize] {
+                NodeRef::Host(h) => {
+                    self.hosts[h as usize].busy = false;
+                    self.host_try_send(h as usize);
+                }
+                NodeRef::Switch(s) => {
+                    self.switches[s as usize].ports[port as usize].busy = false;
+                    self.switch_try_send(s as usize, port);
+                }
+            },
+            Event::NicWake { node } => {
+                let h = self.host_index(node);
+                if self.hosts[h].wake_at_ps == self.q.now() {
+                    self.hosts[h].wake_at_ps = 0;
+                }
+                self.host_try_send(h);
+            }
+            Event::FlowStart { flow } => self.flow_start(flow),
+            Event::Rto { flow } => self.rto_fire(flow),
+            Event::CcTimer { .. } | Event::SwitchTimer { .. } => {}
+        }
+    }
+
+    /// Run until no events remain or `cfg.stop_ps` is reached. `progress` is called every
+    /// 65,536 events.
+    pub fn run(&mut self, progress: &mut dyn FnMut(&Progress)) {
+        let stop = self.cfg.stop_ps;
+        let total = self.flows.len() as u64;
+        while let Some(t) = self.q.peek_time() {
+            if t > stop {
+                break;
+            }
+            let (_, ev) = self.q.pop().expect("peeked");
+            self.dispatch(ev);
+            if self.q.events() & 0xFFFF == 0 {
+                progress(&Progress {
+                    now_ps: self.q.now(),
+                    events: self.q.events(),
+                    flows_completed: self.counters.flows_completed,
+                    flows_total: total,
+                });
+            }
+        }
+        let end = self.q.now();
+        self.buffer_mon.finish(end);
+        self.throughput.finish(end);
+    }
+
+    /// Run without progress reporting.
+    pub fn run_quiet(&mut self) {
+        self.run(&mut |_| {});
+    }
+
+    /// One record per flow, in workload order.
+    pub fn flow_records(&self) -> Vec<FlowRecord> {
+        self.flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| FlowRecord {
+                id: i as u32,
+                src: f.src,
+                dst: f.dst,
+                sport: f.sport,
+                dport: f.dport,
+                size_bytes: f.size_bytes,
+                start_ps: f.start_ps,
+                fct_ps: if f.finished() { Some(f.finish_ps - f.start_ps) } else { None },
+                ideal_fct_ps: f.ideal_fct_ps,
+                retx_packets: f.tx.retx_packets,
+                pauses: f.pauses,
+                paused_ps: f.paused_ps,
+            })
+            .collect()
+    }
+
+    /// Max over switches of peak shared-buffer use, bytes.
+    pub fn peak_buffer_bytes(&self) -> u64 {
+        self.switches.iter().map(|s| s.mmu.peak_bytes).max().unwrap_or(0)
+    }
+
+    /// Check conservation invariants; returns a description of the first violation.
+    /// Packets alive = queued + on the wire; buffer counters consistent with queue contents.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        for s in &self.switches {
+            let mut total = 0u64;
+            for (pi, p) in s.ports.iter().enumerate() {
+                let mut pb = 0;
+                for (qi, q) in p.queues.iter().enumerate() {
+                    let b: u64 = q.pkts.iter().map(|&x| self.arena.get(x).size as u64).sum();
+                    if b != q.bytes {
+                        return Err(format!("switch {} port {pi} queue {qi}: counted {} B, holds {b} B", s.node, q.bytes));
+                    }
+                    pb += b;
+                    if qi != 0 {
+                        total += b;
+                    }
+                }
+                if pb != p.bytes {
+                    return Err(format!("switch {} port {pi}: port count {} != {pb}", s.node, p.bytes));
+                }
+            }
+            if total != s.mmu.used_bytes {
+                return Err(format!("switch {}: MMU says {} B used, queues hold {total} B", s.node, s.mmu.used_bytes));
+            }
+            let ingress: u64 = s.mmu.ingress_bytes.iter().sum();
+            if ingress != total {
+                return Err(format!("switch {}: ingress accounting {ingress} != {total}", s.node));
+            }
+        }
+        Ok(())
+    }
+}
+

@@ -1,0 +1,133 @@
+//! Switch model: egress ports with N queues each, a strict-priority control class (queue 0)
+//! and round-robin/DRR among data queues, per-queue pause, and the shared-buffer [`mmu`].
+//!
+//! The forwarding path (`Simulator::switch_*` in [`forward`]) is a short sequence of stages
+//! with hook points where schemes plug in without touching it:
+//! 1. **ingress** — after the forwarding lookup picks (egress port, queue): SFC's trigger and
+//!    pause cache, BFC's flow-to-queue assignment;
+//! 2. **admission + enqueue** — MMU (lossy DT / unlimited / lossless + PFC);
+//! 3. **dequeue** — ECN marking, INT stamping, egress-BTS, PFC resume checks;
+//! 4. **egress** — the packet starts serialization on the link.
+
+pub mod forward;
+pub mod mmu;
+
+use std::collections::VecDeque;
+
+use crate::config::SchedulerKind;
+use crate::host::PortLink;
+
+/// One FIFO queue of packet slots with its byte count.
+#[derive(Clone, Debug, Default)]
+pub struct PktQueue {
+    /// Packet slots, head first.
+    pub pkts: VecDeque<u32>,
+    /// Bytes queued.
+    pub bytes: u64,
+}
+
+/// One switch egress port.
+#[derive(Clone, Debug)]
+pub struct EgressPort {
+    /// The link this port transmits on.
+    pub link: PortLink,
+    /// A packet is being serialized.
+    pub busy: bool,
+    /// Queues; index 0 is the strict-priority control class.
+    pub queues: Vec<PktQueue>,
+    /// Bit q set = queue q paused by the downstream (PFC, BFC). Queue 0 is never paused.
+    pub paused_mask: u64,
+    /// Round-robin pointer (next data queue to consider).
+    pub rr: usize,
+    /// DRR deficits, bytes (DRR only).
+    pub deficit: Vec<i64>,
+    /// Bytes queued over all queues.
+    pub bytes: u64,
+    /// The peer is a host (this is a server-facing port of a ToR).
+    pub host_facing: bool,
+}
+
+impl EgressPort {
+    /// New idle port with `nq` queues.
+    pub fn new(link: PortLink, nq: usize, host_facing: bool) -> Self {
+        EgressPort {
+            link,
+            busy: false,
+            queues: vec![PktQueue::default(); nq],
+            paused_mask: 0,
+            rr: 1,
+            deficit: vec![0; nq],
+            bytes: 0,
+            host_facing,
+        }
+    }
+
+    /// Pick the queue to serve next: queue 0 if non-empty, else round robin (or DRR) over
+    /// non-empty, non-paused data queues. `head_size` gives the head packet's size (DRR).
+    #[inline]
+    pub fn select(&mut self, sched: SchedulerKind, head_size: impl Fn(u32) -> u32) -> Option<usize> {
+        if !self.queues[0].pkts.is_empty() {
+            return Some(0);
+        }
+        let n = self.queues.len();
+        if n <= 1 {
+            return None;
+        }
+        match sched {
+            SchedulerKind::RoundRobin => {
+                for k in 0..n - 1 {
+                    let q = 1 + (self.rr - 1 + k) % (n - 1);
+                    if !self.queues[q].pkts.is_empty() && self.paused_mask & (1 << q) == 0 {
+                        self.rr = 1 + q % (n - 1);
+                        return Some(q);
+                    }
+                }
+                None
+            }
+            SchedulerKind::Drr { quantum_bytes } => {
+                // Classic DRR: visit queues in order; a queue keeps the turn while its deficit
+                // covers its head packet; when it cannot, it gets a quantum and the turn passes.
+                let any = (1..n).any(|q| !self.queues[q].pkts.is_empty() && self.paused_mask & (1 << q) == 0);
+                if !any {
+                    return None;
+                }
+                loop {
+                    let q = self.rr;
+                    let eligible = !self.queues[q].pkts.is_empty() && self.paused_mask & (1 << q) == 0;
+                    if eligible {
+                        let sz = head_size(self.queues[q].pkts[0]) as i64;
+                        if self.deficit[q] >= sz {
+                            self.deficit[q] -= sz;
+                            return Some(q);
+                        }
+                        self.deficit[q] += quantum_bytes as i64;
+                        if self.deficit[q] >= sz {
+                            self.deficit[q] -= sz;
+                            return Some(q);
+                        }
+                    } else if self.queues[q].pkts.is_empty() {
+                        self.deficit[q] = 0;
+                    }
+                    self.rr = 1 + self.rr % (n - 1);
+                }
+            }
+        }
+    }
+}
+
+/// A switch.
+#[derive(Clone, Debug)]
+pub struct Switch {
+    /// Node id.
+    pub node: u32,
+    /// Index among switches.
+    pub index: u32,
+    /// Tier: 1 = ToR, 2 = aggregation/spine, 3 = core.
+    pub tier: u8,
+    /// Egress ports (port numbers as in the topology).
+    pub ports: Vec<EgressPort>,
+    /// Salt of this switch's ECMP hash.
+    pub ecmp_seed: u64,
+    /// Shared buffer.
+    pub mmu: mmu::Mmu,
+}
