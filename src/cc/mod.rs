@@ -6,7 +6,11 @@
 //! The simulator dispatches through the [`Cc`] enum (no `Box<dyn>` on the hot path). Adding a
 //! controller = one file here + one variant in [`Cc`] and [`CcConfig`].
 
+pub mod dcqcn;
+pub mod dctcp;
+pub mod hpcc;
 pub mod none;
+pub mod timely;
 
 use crate::engine::arena::IntHop;
 
@@ -51,6 +55,11 @@ pub trait CongestionControl {
     fn rate_bps(&self) -> u64;
     /// Current window (bytes of payload in flight); `u64::MAX` = no window.
     fn window_bytes(&self) -> u64;
+    /// Whether a rate change also moves the already-computed next send time (HPCC-sim does
+    /// this only for HPCC: `nextAvail += tx(last, new) − tx(last, old)`).
+    fn adjusts_pacing(&self) -> bool {
+        false
+    }
 }
 
 /// Which controller to run, with its parameters (selectable from TOML and `CC_MODE`).
