@@ -28,16 +28,30 @@ pub const BENCHES: &[Bench] = &[
         name: "fattree320-websearch30",
         about: "HPCC fat.txt (320 hosts, 100/400G), WebSearch 30%, 5 ms of arrivals, IRN, 1-BDP window",
     },
-    Bench { name: "scale-64", about: "leaf-spine 64 hosts, FB_Hadoop 40%, 1 ms of arrivals" },
-    Bench { name: "scale-256", about: "leaf-spine 256 hosts, FB_Hadoop 40%, 1 ms of arrivals" },
-    Bench { name: "scale-1024", about: "leaf-spine 1024 hosts, FB_Hadoop 40%, 1 ms of arrivals" },
+    Bench {
+        name: "scale-64",
+        about: "leaf-spine 64 hosts, FB_Hadoop 40%, 1 ms of arrivals",
+    },
+    Bench {
+        name: "scale-256",
+        about: "leaf-spine 256 hosts, FB_Hadoop 40%, 1 ms of arrivals",
+    },
+    Bench {
+        name: "scale-1024",
+        about: "leaf-spine 1024 hosts, FB_Hadoop 40%, 1 ms of arrivals",
+    },
 ];
 
 /// Build the simulator of benchmark `name`.
 pub fn build(name: &str, quick: bool) -> Result<Simulator, String> {
     let scale = if quick { 5 } else { 1 };
-    let net = NetConfig { loss_recovery: LossRecovery::irn(), ..NetConfig::default() };
-    let cc = CcConfig::None(NoneParams { window: NoneWindow::Bdp(1.0) });
+    let net = NetConfig {
+        loss_recovery: LossRecovery::irn(),
+        ..NetConfig::default()
+    };
+    let cc = CcConfig::None(NoneParams {
+        window: NoneWindow::Bdp(1.0),
+    });
     let (topo, flows) = match name {
         "fattree320-websearch30" => {
             let topo = shapes::hpcc_fat_tree_320()?;
@@ -110,7 +124,16 @@ pub fn run(quick: bool, filter: Option<&str>) -> Result<(), String> {
     let mut results = Vec::new();
     println!(
         "{:<24} {:>6} {:>7} {:>12} {:>12} {:>9} {:>10} {:>10} {:>8} {:>9}",
-        "benchmark", "hosts", "flows", "events", "pkt-hops", "wall s", "Mhops/s", "Mev/s", "ns/hop", "RSS MB"
+        "benchmark",
+        "hosts",
+        "flows",
+        "events",
+        "pkt-hops",
+        "wall s",
+        "Mhops/s",
+        "Mev/s",
+        "ns/hop",
+        "RSS MB"
     );
     for b in BENCHES {
         if let Some(f) = filter
@@ -125,9 +148,14 @@ pub fn run(quick: bool, filter: Option<&str>) -> Result<(), String> {
         }
         let out = cmd.output().map_err(|e| format!("{}: {e}", b.name))?;
         if !out.status.success() {
-            return Err(format!("{}: {}", b.name, String::from_utf8_lossy(&out.stderr)));
+            return Err(format!(
+                "{}: {}",
+                b.name,
+                String::from_utf8_lossy(&out.stderr)
+            ));
         }
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| format!("{}: {e}", b.name))?;
+        let v: serde_json::Value =
+            serde_json::from_slice(&out.stdout).map_err(|e| format!("{}: {e}", b.name))?;
         let g = |k: &str| v[k].as_f64().unwrap_or(0.0);
         println!(
             "{:<24} {:>6} {:>7} {:>12} {:>12} {:>9.3} {:>10.2} {:>10.2} {:>8.1} {:>9.1}",

@@ -118,11 +118,18 @@ pub enum LossRecovery {
 impl LossRecovery {
     /// Go-Back-N with its defaults.
     pub fn gbn() -> Self {
-        LossRecovery::Gbn { rto_ps: 4 * MS, nack_interval_ps: 500 * US }
+        LossRecovery::Gbn {
+            rto_ps: 4 * MS,
+            nack_interval_ps: 500 * US,
+        }
     }
     /// IRN with its defaults.
     pub fn irn() -> Self {
-        LossRecovery::Irn { rto_low_ps: 100 * US, rto_high_ps: 3 * MS, bdp_cap_bytes: 0 }
+        LossRecovery::Irn {
+            rto_low_ps: 100 * US,
+            rto_high_ps: 3 * MS,
+            bdp_cap_bytes: 0,
+        }
     }
 }
 

@@ -120,7 +120,10 @@ const KEYS: &[(&str, KeyUse)] = &[
 impl HpccConfig {
     /// Parse config text. Returns the config and warnings (unknown keys).
     pub fn parse(text: &str, name: &str) -> Result<(HpccConfig, Vec<String>), String> {
-        let mut c = HpccConfig { name: name.to_string(), ..Default::default() };
+        let mut c = HpccConfig {
+            name: name.to_string(),
+            ..Default::default()
+        };
         let mut warnings = Vec::new();
         for (i, line) in text.lines().enumerate() {
             let mut toks = line.split_whitespace();
@@ -139,7 +142,13 @@ impl HpccConfig {
             if !c.entries.contains_key(key) {
                 c.order.push(key.to_string());
             }
-            c.entries.insert(key.to_string(), Entry { values, line: i + 1 });
+            c.entries.insert(
+                key.to_string(),
+                Entry {
+                    values,
+                    line: i + 1,
+                },
+            );
         }
         Ok((c, warnings))
     }
@@ -150,7 +159,12 @@ impl HpccConfig {
 
     fn err(&self, key: &str, msg: impl std::fmt::Display) -> String {
         match self.get(key) {
-            Some(e) => format!("{}:{}: `{key} {}`: {msg}", self.name, e.line, e.values.join(" ")),
+            Some(e) => format!(
+                "{}:{}: `{key} {}`: {msg}",
+                self.name,
+                e.line,
+                e.values.join(" ")
+            ),
             None => format!("{}: `{key}`: {msg}", self.name),
         }
     }
@@ -162,7 +176,10 @@ impl HpccConfig {
     fn num<T: std::str::FromStr>(&self, key: &str) -> Result<Option<T>, String> {
         match self.str(key) {
             None => Ok(None),
-            Some(v) => v.parse::<T>().map(Some).map_err(|_| self.err(key, "not a valid number")),
+            Some(v) => v
+                .parse::<T>()
+                .map(Some)
+                .map_err(|_| self.err(key, "not a valid number")),
         }
     }
 
@@ -204,7 +221,15 @@ pub struct HpccRun {
 /// `cwd`.
 pub fn resolve(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
     // Validate every CC parameter's type even when unused, so typos surface early.
-    for key in ["ALPHA_RESUME_INTERVAL", "RATE_DECREASE_INTERVAL", "RP_TIMER", "EWMA_GAIN", "U_TARGET", "PINT_LOG_BASE", "PINT_PROB"] {
+    for key in [
+        "ALPHA_RESUME_INTERVAL",
+        "RATE_DECREASE_INTERVAL",
+        "RP_TIMER",
+        "EWMA_GAIN",
+        "U_TARGET",
+        "PINT_LOG_BASE",
+        "PINT_PROB",
+    ] {
         c.num::<f64>(key)?;
     }
     for key in ["RATE_AI", "RATE_HAI", "MIN_RATE", "DCTCP_RATE_AI"] {
@@ -212,14 +237,29 @@ pub fn resolve(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
             parse_rate_bps(v).map_err(|e| c.err(key, e))?;
         }
     }
-    for key in ["CLAMP_TARGET_RATE", "FAST_RECOVERY_TIMES", "FAST_REACT", "MI_THRESH", "INT_MULTI", "MULTI_RATE", "SAMPLE_FEEDBACK", "ENABLE_QCN"] {
+    for key in [
+        "CLAMP_TARGET_RATE",
+        "FAST_RECOVERY_TIMES",
+        "FAST_REACT",
+        "MI_THRESH",
+        "INT_MULTI",
+        "MULTI_RATE",
+        "SAMPLE_FEEDBACK",
+        "ENABLE_QCN",
+    ] {
         c.num::<i64>(key)?;
     }
-    let cc_mode = c.str("CC_MODE").ok_or_else(|| c.err("CC_MODE", "missing (required)"))?;
+    let cc_mode = c
+        .str("CC_MODE")
+        .ok_or_else(|| c.err("CC_MODE", "missing (required)"))?;
     let has_win = c.flag("HAS_WIN", false)?;
     let cc = match cc_mode {
         "none" => CcConfig::None(NoneParams {
-            window: if has_win { NoneWindow::Bdp(1.0) } else { NoneWindow::Unlimited },
+            window: if has_win {
+                NoneWindow::Bdp(1.0)
+            } else {
+                NoneWindow::Unlimited
+            },
         }),
         "1" | "3" | "7" | "8" | "10" => {
             let name = match cc_mode {
@@ -229,31 +269,54 @@ pub fn resolve(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
                 "8" => "DCTCP",
                 _ => "HPCC-PINT",
             };
-            return Err(c.err("CC_MODE", format!("{name} is not implemented yet; use `CC_MODE none`")));
+            return Err(c.err(
+                "CC_MODE",
+                format!("{name} is not implemented yet; use `CC_MODE none`"),
+            ));
         }
-        _ => return Err(c.err("CC_MODE", "unknown mode (1 DCQCN, 3 HPCC, 7 TIMELY, 8 DCTCP, 10 PINT, none)")),
+        _ => {
+            return Err(c.err(
+                "CC_MODE",
+                "unknown mode (1 DCQCN, 3 HPCC, 7 TIMELY, 8 DCTCP, 10 PINT, none)",
+            ));
+        }
     };
     if !c.flag("GLOBAL_T", true)? {
-        return Err(c.err("GLOBAL_T", "per-pair base RTT (GLOBAL_T 0) is not implemented; use GLOBAL_T 1"));
+        return Err(c.err(
+            "GLOBAL_T",
+            "per-pair base RTT (GLOBAL_T 0) is not implemented; use GLOBAL_T 1",
+        ));
     }
     if let Some(v) = c.num::<i64>("L2_ACK_INTERVAL")?
         && v != 1
     {
-        return Err(c.err("L2_ACK_INTERVAL", "only per-packet ACKs (1) are implemented"));
+        return Err(c.err(
+            "L2_ACK_INTERVAL",
+            "only per-packet ACKs (1) are implemented",
+        ));
     }
     if c.flag("L2_BACK_TO_ZERO", false)? {
         return Err(c.err("L2_BACK_TO_ZERO", "go-back-0 is not implemented; use 0"));
     }
     if !c.flag("RATE_BOUND", true)? {
-        return Err(c.err("RATE_BOUND", "unpaced NICs (RATE_BOUND 0) are not implemented; use 1"));
+        return Err(c.err(
+            "RATE_BOUND",
+            "unpaced NICs (RATE_BOUND 0) are not implemented; use 1",
+        ));
     }
     if c.flag("ENABLE_TRACE", false)? {
-        return Err(c.err("ENABLE_TRACE", "the binary packet trace is not implemented; set ENABLE_TRACE 0"));
+        return Err(c.err(
+            "ENABLE_TRACE",
+            "the binary packet trace is not implemented; set ENABLE_TRACE 0",
+        ));
     }
     if let Some(e) = c.get("LINK_DOWN")
         && e.values.iter().any(|v| v != "0")
     {
-        return Err(c.err("LINK_DOWN", "link failures are not implemented; use `LINK_DOWN 0 0 0`"));
+        return Err(c.err(
+            "LINK_DOWN",
+            "link failures are not implemented; use `LINK_DOWN 0 0 0`",
+        ));
     }
     let err_rate = c.num::<f64>("ERROR_RATE_PER_LINK")?.unwrap_or(0.0);
     if !(0.0..=1.0).contains(&err_rate) {
@@ -261,7 +324,10 @@ pub fn resolve(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
     }
     let stop_s = c.num::<f64>("SIMULATOR_STOP_TIME")?.unwrap_or(3.01);
     if !(stop_s > 0.0 && stop_s.is_finite()) {
-        return Err(c.err("SIMULATOR_STOP_TIME", "must be a positive number of seconds"));
+        return Err(c.err(
+            "SIMULATOR_STOP_TIME",
+            "must be a positive number of seconds",
+        ));
     }
     let stop_ps = (stop_s * SEC as f64).round() as u64;
     if c.get("QLEN_MON_FILE").is_some() {
@@ -301,7 +367,9 @@ pub fn resolve(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
     let loss_recovery = match c.str("LOSS_RECOVERY").unwrap_or("gbn") {
         "gbn" => {
             let mut lr = LossRecovery::gbn();
-            if let (Some(v), LossRecovery::Gbn { rto_ps, .. }) = (c.num::<f64>("GBN_RTO_US")?, &mut lr) {
+            if let (Some(v), LossRecovery::Gbn { rto_ps, .. }) =
+                (c.num::<f64>("GBN_RTO_US")?, &mut lr)
+            {
                 if v <= 0.0 {
                     return Err(c.err("GBN_RTO_US", "must be positive"));
                 }
@@ -311,7 +379,12 @@ pub fn resolve(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
         }
         "irn" => {
             let mut lr = LossRecovery::irn();
-            if let LossRecovery::Irn { rto_low_ps, rto_high_ps, .. } = &mut lr {
+            if let LossRecovery::Irn {
+                rto_low_ps,
+                rto_high_ps,
+                ..
+            } = &mut lr
+            {
                 if let Some(v) = c.num::<f64>("IRN_RTO_LOW_US")? {
                     *rto_low_ps = (v.max(0.001) * US as f64) as u64;
                 }
@@ -332,16 +405,25 @@ pub fn resolve(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
         seed: c.num::<u64>("SEED")?.unwrap_or(1),
         mtu_bytes: mtu,
         framing,
-        buffer: BufferConfig { mode, size_bytes: (buf_mib * 1048576.0) as u64, dt_alpha },
+        buffer: BufferConfig {
+            mode,
+            size_bytes: (buf_mib * 1048576.0) as u64,
+            dt_alpha,
+        },
         loss_recovery,
         ack_high_prio: c.flag("ACK_HIGH_PRIO", false)?,
         stop_ps,
         ..NetConfig::default()
     };
     // Topology and flows, relative to the current directory.
-    let topo_path = cwd.join(c.path("TOPOLOGY_FILE")?.ok_or_else(|| c.err("TOPOLOGY_FILE", "missing (required)"))?);
-    let text = std::fs::read_to_string(&topo_path).map_err(|e| c.err("TOPOLOGY_FILE", format!("{}: {e}", topo_path.display())))?;
-    let (mut topo, warns) = crate::topology::hpcc_file::parse_with_warnings(&text, &topo_path.display().to_string())?;
+    let topo_path = cwd.join(
+        c.path("TOPOLOGY_FILE")?
+            .ok_or_else(|| c.err("TOPOLOGY_FILE", "missing (required)"))?,
+    );
+    let text = std::fs::read_to_string(&topo_path)
+        .map_err(|e| c.err("TOPOLOGY_FILE", format!("{}: {e}", topo_path.display())))?;
+    let (mut topo, warns) =
+        crate::topology::hpcc_file::parse_with_warnings(&text, &topo_path.display().to_string())?;
     for w in warns {
         eprintln!("warning: {w}");
     }
@@ -353,15 +435,23 @@ pub fn resolve(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
             }
         }
     }
-    let flow_path = cwd.join(c.path("FLOW_FILE")?.ok_or_else(|| c.err("FLOW_FILE", "missing (required)"))?);
-    let text = std::fs::read_to_string(&flow_path).map_err(|e| c.err("FLOW_FILE", format!("{}: {e}", flow_path.display())))?;
-    let (flows, warns) = crate::workload::flow_file::parse(&text, &flow_path.display().to_string())?;
+    let flow_path = cwd.join(
+        c.path("FLOW_FILE")?
+            .ok_or_else(|| c.err("FLOW_FILE", "missing (required)"))?,
+    );
+    let text = std::fs::read_to_string(&flow_path)
+        .map_err(|e| c.err("FLOW_FILE", format!("{}: {e}", flow_path.display())))?;
+    let (flows, warns) =
+        crate::workload::flow_file::parse(&text, &flow_path.display().to_string())?;
     for w in warns {
         eprintln!("warning: {w}");
     }
     crate::workload::flow_file::check_hosts(
         &flows,
-        |n| (n as usize) < topo.num_nodes() && topo.kinds[n as usize] == crate::topology::NodeKind::Host,
+        |n| {
+            (n as usize) < topo.num_nodes()
+                && topo.kinds[n as usize] == crate::topology::NodeKind::Host
+        },
         &flow_path.display().to_string(),
     )?;
     let out = |k: &str| -> Result<Option<PathBuf>, String> { Ok(c.path(k)?.map(|p| cwd.join(p))) };
@@ -410,10 +500,15 @@ pub fn run_config(path: &Path) -> Result<(), String> {
     let mut cb = crate::report::progress_bar(true, stop);
     sim.run(&mut cb);
     let wall = t0.elapsed().as_secs_f64();
-    sim.check_invariants().map_err(|e| format!("internal invariant violated: {e}"))?;
+    sim.check_invariants()
+        .map_err(|e| format!("internal invariant violated: {e}"))?;
     let records = sim.flow_records();
     if let Some(p) = &r.fct_file {
-        let done: Vec<_> = sim.completion_order.iter().map(|&f| records[f as usize].clone()).collect();
+        let done: Vec<_> = sim
+            .completion_order
+            .iter()
+            .map(|&f| records[f as usize].clone())
+            .collect();
         write_fct_file(p, &done).map_err(|e| format!("{}: {e}", p.display()))?;
     }
     if let Some(p) = &r.pfc_file {
@@ -421,9 +516,11 @@ pub fn run_config(path: &Path) -> Result<(), String> {
         write_atomic(p, b"").map_err(|e| format!("{}: {e}", p.display()))?;
     }
     if let Some(p) = &r.buffer_mon_file {
-        write_atomic(p, sim.buffer_mon.hpcc_mon_lines().as_bytes()).map_err(|e| format!("{}: {e}", p.display()))?;
+        write_atomic(p, sim.buffer_mon.hpcc_mon_lines().as_bytes())
+            .map_err(|e| format!("{}: {e}", p.display()))?;
     }
-    let stats = RunStats::compute(&records, &SizeBins::EqualCount(10)).with_dport_breakdown(&records);
+    let stats =
+        RunStats::compute(&records, &SizeBins::EqualCount(10)).with_dport_breakdown(&records);
     if let Some(p) = &r.summary_file {
         let s = crate::report::summary_json(&sim, &stats, &path.display().to_string(), wall);
         let txt = serde_json::to_string_pretty(&s).map_err(|e| e.to_string())?;

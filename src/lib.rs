@@ -12,18 +12,18 @@
 
 #![warn(missing_docs)]
 
-pub mod metrics;
-pub mod rng;
-pub mod topology;
-pub mod units;
-pub mod workload;
+pub mod bench;
 pub mod cc;
 pub mod config;
 pub mod engine;
 pub mod host;
+pub mod hpcc;
+pub mod metrics;
+pub mod report;
+pub mod rng;
+pub mod scenario;
 pub mod sim;
 pub mod switch;
-pub mod scenario;
-pub mod report;
-pub mod hpcc;
-pub mod bench;
+pub mod topology;
+pub mod units;
+pub mod workload;

@@ -68,7 +68,13 @@ enum Cmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match cli.cmd {
-        Cmd::Run { scenario, out, sets, no_output, json } => cmd_run(scenario, out, sets, no_output, json),
+        Cmd::Run {
+            scenario,
+            out,
+            sets,
+            no_output,
+            json,
+        } => cmd_run(scenario, out, sets, no_output, json),
         Cmd::Validate { scenario, sets } => cmd_validate(scenario, sets),
         Cmd::Hpcc { config } => sfc::hpcc::run_config(&config),
         Cmd::Bench { quick, filter } => sfc::bench::run(quick, filter.as_deref()),
@@ -82,7 +88,13 @@ fn main() -> ExitCode {
     }
 }
 
-fn cmd_run(scenario: Option<PathBuf>, out: Option<PathBuf>, sets: Vec<String>, no_output: bool, json: bool) -> Result<(), String> {
+fn cmd_run(
+    scenario: Option<PathBuf>,
+    out: Option<PathBuf>,
+    sets: Vec<String>,
+    no_output: bool,
+    json: bool,
+) -> Result<(), String> {
     let sc = match &scenario {
         Some(p) => sfc::scenario::load(p, &sets)?,
         None => sfc::scenario::default::load(&sets)?,
@@ -99,9 +111,18 @@ fn cmd_run(scenario: Option<PathBuf>, out: Option<PathBuf>, sets: Vec<String>, n
         sc.topo.switches().len(),
         sc.flows.len()
     );
-    let r = sfc::report::run(sc, &RunOptions { out_dir: out_dir.clone(), progress: true })?;
+    let r = sfc::report::run(
+        sc,
+        &RunOptions {
+            out_dir: out_dir.clone(),
+            progress: true,
+        },
+    )?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&r.summary).map_err(|e| e.to_string())?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&r.summary).map_err(|e| e.to_string())?
+        );
     } else {
         print!("{}", summary_table(&name, &r.stats, &extra_lines(&r)));
     }

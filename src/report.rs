@@ -6,9 +6,9 @@ use std::time::Instant;
 
 use serde_json::json;
 
+use crate::metrics::FlowRecord;
 use crate::metrics::output::{write_atomic, write_fct_file, write_flows_csv};
 use crate::metrics::stats::{RunStats, SizeBins};
-use crate::metrics::FlowRecord;
 use crate::scenario::Scenario;
 use crate::sim::{Progress, Simulator};
 use crate::units::{fmt_bytes, fmt_time};
@@ -59,13 +59,21 @@ pub fn progress_bar(enabled: bool, stop_ps: u64) -> impl FnMut(&Progress) {
             return;
         }
         if bar.is_none() {
-            if t0.elapsed().as_secs_f64() < 2.0 || !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            if t0.elapsed().as_secs_f64() < 2.0
+                || !std::io::IsTerminal::is_terminal(&std::io::stderr())
+            {
                 return;
             }
             let (len, style) = if stop_ps != u64::MAX {
-                (stop_ps / 1_000_000, "{bar:40} {percent:>3}% sim {pos}/{len} us  ETA {eta}  {msg}")
+                (
+                    stop_ps / 1_000_000,
+                    "{bar:40} {percent:>3}% sim {pos}/{len} us  ETA {eta}  {msg}",
+                )
             } else {
-                (p.flows_total.max(1), "{bar:40} {pos}/{len} flows  ETA {eta}  {msg}")
+                (
+                    p.flows_total.max(1),
+                    "{bar:40} {pos}/{len} flows  ETA {eta}  {msg}",
+                )
             };
             let b = indicatif::ProgressBar::new(len);
             if let Ok(s) = indicatif::ProgressStyle::with_template(style) {
@@ -114,12 +122,22 @@ pub fn summary_json(sim: &Simulator, stats: &RunStats, name: &str, wall: f64) ->
         "bins": stats.bins,
         "counters": sim.counters,
         "packets_peak_live": sim.arena.peak_live(),
+        "events_peak_pending": sim.q.peak_len(),
     })
 }
 
 /// Run `sc` and write its outputs.
 pub fn run(sc: Scenario, opts: &RunOptions) -> Result<RunResult, String> {
-    let Scenario { name, topo, net, cc, flows, bins, flows_csv, .. } = sc;
+    let Scenario {
+        name,
+        topo,
+        net,
+        cc,
+        flows,
+        bins,
+        flows_csv,
+        ..
+    } = sc;
     let stop = net.stop_ps;
     let mut sim = Simulator::new(topo, net, cc, &flows)?;
     drop(flows);
@@ -127,14 +145,22 @@ pub fn run(sc: Scenario, opts: &RunOptions) -> Result<RunResult, String> {
     let mut cb = progress_bar(opts.progress, stop);
     sim.run(&mut cb);
     let wall = t0.elapsed().as_secs_f64();
-    sim.check_invariants().map_err(|e| format!("internal invariant violated: {e}"))?;
+    sim.check_invariants()
+        .map_err(|e| format!("internal invariant violated: {e}"))?;
     let records = sim.flow_records();
     let stats = RunStats::compute(&records, &bins).with_dport_breakdown(&records);
     let summary = summary_json(&sim, &stats, &name, wall);
     if let Some(dir) = &opts.out_dir {
-        write_outputs(dir, &sim, &records, &summary, flows_csv).map_err(|e| format!("{}: {e}", dir.display()))?;
+        write_outputs(dir, &sim, &records, &summary, flows_csv)
+            .map_err(|e| format!("{}: {e}", dir.display()))?;
     }
-    Ok(RunResult { records, stats, summary, sim, wall_seconds: wall })
+    Ok(RunResult {
+        records,
+        stats,
+        summary,
+        sim,
+        wall_seconds: wall,
+    })
 }
 
 /// Write `flows.csv`, `summary.json`, `fct.txt` (HPCC format, completion order) and
@@ -150,7 +176,11 @@ pub fn write_outputs(
     if flows_csv {
         write_flows_csv(&dir.join("flows.csv"), records)?;
     }
-    let done: Vec<FlowRecord> = sim.completion_order.iter().map(|&f| records[f as usize].clone()).collect();
+    let done: Vec<FlowRecord> = sim
+        .completion_order
+        .iter()
+        .map(|&f| records[f as usize].clone())
+        .collect();
     write_fct_file(&dir.join("fct.txt"), &done)?;
     sim.buffer_mon.write_csv(&dir.join("buffer.csv"))?;
     let s = serde_json::to_string_pretty(summary).map_err(std::io::Error::other)?;
@@ -164,16 +194,28 @@ pub fn extra_lines(r: &RunResult) -> Vec<(String, String)> {
     vec![
         ("sim time".into(), fmt_time(s.q.now())),
         ("peak buffer".into(), fmt_bytes(s.peak_buffer_bytes())),
-        ("drops".into(), format!("{}", s.counters.drops + s.counters.drops_link_error)),
-        ("retransmitted pkts".into(), format!("{}", s.counters.retx_packets)),
+        (
+            "drops".into(),
+            format!("{}", s.counters.drops + s.counters.drops_link_error),
+        ),
+        (
+            "retransmitted pkts".into(),
+            format!("{}", s.counters.retx_packets),
+        ),
         ("timeouts".into(), format!("{}", s.counters.timeouts)),
         ("events".into(), format!("{ev}")),
         ("packet hops".into(), format!("{}", s.counters.packet_hops)),
         ("wall time".into(), format!("{:.3} s", r.wall_seconds)),
-        ("events/s".into(), format!("{:.2} M", ev as f64 / r.wall_seconds.max(1e-9) / 1e6)),
+        (
+            "events/s".into(),
+            format!("{:.2} M", ev as f64 / r.wall_seconds.max(1e-9) / 1e6),
+        ),
         (
             "packet hops/s".into(),
-            format!("{:.2} M", s.counters.packet_hops as f64 / r.wall_seconds.max(1e-9) / 1e6),
+            format!(
+                "{:.2} M",
+                s.counters.packet_hops as f64 / r.wall_seconds.max(1e-9) / 1e6
+            ),
         ),
     ]
 }

@@ -55,7 +55,9 @@ impl Rng {
 
     /// Independent stream for component `label` number `index` under `master` seed.
     pub fn derive(master: u64, label: &str, index: u64) -> Self {
-        Rng::new(mix64(master ^ mix64(label_hash(label) ^ mix64(index.wrapping_add(1)))))
+        Rng::new(mix64(
+            master ^ mix64(label_hash(label) ^ mix64(index.wrapping_add(1))),
+        ))
     }
 
     /// Next 64 random bits.

@@ -51,7 +51,9 @@ impl std::error::Error for UnitError {}
 fn split_num(s: &str) -> Result<(f64, &str), UnitError> {
     let s = s.trim();
     let idx = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+'))
+        .find(|c: char| {
+            !(c.is_ascii_digit() || c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+')
+        })
         .unwrap_or(s.len());
     // 'e' could be the start of a unit only in odd cases; we accept scientific notation.
     let (n, u) = s.split_at(idx);
@@ -59,7 +61,9 @@ fn split_num(s: &str) -> Result<(f64, &str), UnitError> {
         .parse()
         .map_err(|_| UnitError(format!("`{s}`: expected a number followed by a unit")))?;
     if !v.is_finite() || v < 0.0 {
-        return Err(UnitError(format!("`{s}`: must be a finite non-negative number")));
+        return Err(UnitError(format!(
+            "`{s}`: must be a finite non-negative number"
+        )));
     }
     Ok((v, u.trim()))
 }
@@ -73,7 +77,11 @@ pub fn parse_rate_bps(s: &str) -> Result<u64, UnitError> {
         "M" | "Mbps" | "Mb/s" => 1e6,
         "G" | "Gbps" | "Gb/s" => 1e9,
         "T" | "Tbps" | "Tb/s" => 1e12,
-        _ => return Err(UnitError(format!("`{s}`: unknown rate unit `{u}` (use bps, Mbps, Gbps, Gb/s …)"))),
+        _ => {
+            return Err(UnitError(format!(
+                "`{s}`: unknown rate unit `{u}` (use bps, Mbps, Gbps, Gb/s …)"
+            )));
+        }
     };
     let r = (v * mult).round();
     if r < 1.0 {
@@ -92,8 +100,16 @@ pub fn parse_time_ps(s: &str) -> Result<u64, UnitError> {
         "us" | "µs" => 1e6,
         "ms" => 1e9,
         "s" => 1e12,
-        "" => return Err(UnitError(format!("`{s}`: a duration needs a unit (ps, ns, us, ms, s)"))),
-        _ => return Err(UnitError(format!("`{s}`: unknown time unit `{u}` (use ps, ns, us, ms, s)"))),
+        "" => {
+            return Err(UnitError(format!(
+                "`{s}`: a duration needs a unit (ps, ns, us, ms, s)"
+            )));
+        }
+        _ => {
+            return Err(UnitError(format!(
+                "`{s}`: unknown time unit `{u}` (use ps, ns, us, ms, s)"
+            )));
+        }
     };
     Ok((v * mult).round() as u64)
 }
@@ -109,7 +125,11 @@ pub fn parse_bytes(s: &str) -> Result<u64, UnitError> {
         "KiB" => 1024.0,
         "MiB" => 1048576.0,
         "GiB" => 1073741824.0,
-        _ => return Err(UnitError(format!("`{s}`: unknown size unit `{u}` (use B, KB, MB, KiB, MiB)"))),
+        _ => {
+            return Err(UnitError(format!(
+                "`{s}`: unknown size unit `{u}` (use B, KB, MB, KiB, MiB)"
+            )));
+        }
     };
     Ok((v * mult).round() as u64)
 }

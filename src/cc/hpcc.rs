@@ -1,1 +1,1009 @@
-//! (in progress)
+//! HPCC (Li et al., SIGCOMM'19, `seeds/hpcc.txt` §3, Algorithm 1): window-based congestion
+//! control driven by per-hop INT records (`ts`, `txBytes`, `qLen`, `B`) echoed in every ACK.
+//!
+//! Per ACK the sender estimates the normalised inflight bytes of every link on the path,
+//! `u' = min(qLen, last qLen)/(B·T) + txRate/B` (Eqn 2, with `txRate` from the change of
+//! `txBytes` over the change of `ts` since the previous ACK's record of the same hop), keeps the
+//! largest `u'` and folds it into an EWMA `U` weighted by `τ/T` (τ = that hop's sample interval,
+//! capped at T). The window is then `W = W^c/(U/η) + W_AI` (multiplicative step) or
+//! `W = W^c + W_AI` (additive step, at most `maxStage` times in a row while `U < η`). The
+//! reference window `W^c` and `incStage` are committed only once per RTT: on the first ACK that
+//! acknowledges data sent after the previous commit (`ack_seq > lastUpdateSeq`, then
+//! `lastUpdateSeq = snd_nxt`). The pacing rate is `R = W/T`.
+//!
+//! ## Paper vs. HPCC-sim
+//! The default ([`HpccParams::paper`]) is the paper. The public ns-3 simulator (HPCC-sim,
+//! `rdma-hw.cc` `UpdateRateHp`) implements the same control law on the *rate*: it keeps
+//! `R^c`/`R`, adds `RATE_AI` in rate, clamps R to `[MinRate, line]` and derives the window as
+//! `maxBdp·R/line` (`VAR_WIN`), normalising the queue term by `maxBdp/line` instead of T. Both
+//! are implemented here on one internal state, a window W in bytes against a *reference BDP* D
+//! (the window at line rate): the paper uses `D = B_NIC·T`, HPCC-sim `D = maxBdp`; the rate is
+//! always `W·line/D`. With `maxBdp = line·maxRtt` (uniform host rates) the two coincide except
+//! for window rounding and INT quantisation. Other HPCC-sim facts reproduced by the controller:
+//! the initial `U` is 1; the first ACK only stores INT and opens the first update window
+//! (`lastUpdateSeq = snd_nxt`); `lastUpdateSeq` never moves backwards; with `FAST_REACT 0`
+//! ([`Reaction::PerRtt`]) the non-committing ACKs are ignored entirely (not even their INT is
+//! stored), so the next sample spans the whole RTT.
+//!
+//! Additions beyond both (documented guards): a change of the hop count, or a hop whose
+//! timestamp or byte counter goes backwards or whose line rate changes, is taken as a path change
+//! (the paper's `pathID` check) and only re-seeds the stored INT; a hop with `Δts = 0` or `B = 0`
+//! gives no sample; an ACK without any sample changes nothing. W is clamped to
+//! `[max(MinRate·D/line, 1 B), D]` (HPCC-sim clamps the rate to `[MinRate, line]`; the paper
+//! states no bound).
+
+use super::{AckInfo, CongestionControl};
+use crate::engine::arena::{IntHop, MAX_INT_HOPS};
+
+/// Initial value of the utilisation EWMA `U` (HPCC-sim `hp.u = 1`).
+const U_INIT: f64 = 1.0;
+/// Picoseconds per second.
+const PS_PER_S: f64 = 1e12;
+
+/// When the controller reacts to ACKs (HPCC paper §3.2 and Fig. 13).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum Reaction {
+    /// HPCC proper (HPCC-sim `FAST_REACT 1`): recompute W on every ACK from the reference
+    /// window `W^c`, commit `W^c = W` once per RTT.
+    PerAck,
+    /// Fig. 13 "per-RTT" (HPCC-sim `FAST_REACT 0`): only the first ACK of each RTT is used
+    /// (measurement and window update); all other ACKs are ignored.
+    PerRtt,
+    /// Fig. 13 "per-ACK": every ACK recomputes W *and* commits `W^c = W` (and `incStage`),
+    /// so ACKs describing the same queue compound the decrease (over-reaction).
+    PerAckOnly,
+}
+
+/// The additive-increase step `W_AI`.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub enum HpccAi {
+    /// Bytes added to the window per step (paper: 80 B at 100 Gb/s).
+    Bytes(f64),
+    /// Bits per second added to the rate per step (HPCC-sim `RATE_AI`); the equivalent window
+    /// step is `RATE_AI × D/line` (= `RATE_AI × T` for the paper's D).
+    RateBps(u64),
+}
+
+/// Quantisation of the INT fields as the HPCC-sim header stores them (`int-header.h`:
+/// `txBytes` in units of `128·INT_MULTI` B, `qLen` in units of `80·INT_MULTI` B, time in ns).
+/// Values are floored to a multiple of the unit before use; a unit of 1 means exact.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct IntQuantum {
+    /// Unit of the transmitted-bytes counter, bytes (≥ 1).
+    pub tx_bytes_unit: u64,
+    /// Unit of the queue length, bytes (≥ 1).
+    pub qlen_unit: u32,
+    /// Unit of the timestamp, picoseconds (≥ 1).
+    pub ts_unit_ps: u64,
+}
+
+impl IntQuantum {
+    /// No quantisation: use the switch's exact values.
+    pub const fn exact() -> Self {
+        IntQuantum {
+            tx_bytes_unit: 1,
+            qlen_unit: 1,
+            ts_unit_ps: 1,
+        }
+    }
+
+    /// HPCC-sim's encoding for `INT_MULTI = multi` (`run.py`: `bw/25`): tx bytes in
+    /// `128·multi` B, qlen in `80·multi` B, time in whole ns.
+    pub fn hpcc_sim(multi: u32) -> Self {
+        let m = multi.max(1);
+        IntQuantum {
+            tx_bytes_unit: 128 * u64::from(m),
+            qlen_unit: 80u32.saturating_mul(m),
+            ts_unit_ps: 1000,
+        }
+    }
+
+    fn apply(&self, h: &IntHop) -> IntHop {
+        let tu = self.tx_bytes_unit.max(1);
+        let qu = self.qlen_unit.max(1);
+        let su = self.ts_unit_ps.max(1);
+        IntHop {
+            ts_ps: h.ts_ps / su * su,
+            tx_bytes: h.tx_bytes / tu * tu,
+            qlen_bytes: h.qlen_bytes / qu * qu,
+            rate_mbps: h.rate_mbps,
+        }
+    }
+}
+
+/// Parameters of [`Hpcc`].
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct HpccParams {
+    /// Target utilisation η (`U_TARGET`), dimensionless; paper and HPCC-sim 0.95.
+    pub eta: f64,
+    /// Additive-increase stages before a multiplicative increase (`MI_THRESH`). The paper uses
+    /// 5; HPCC-sim's public presets (`run.py --cc hp`) use 0, i.e. every update is
+    /// multiplicative.
+    pub max_stage: u32,
+    /// Additive increase `W_AI`.
+    pub ai: HpccAi,
+    /// Base RTT T, picoseconds; 0 = the topology's maximum base RTT (HPCC-sim `GLOBAL_T 1`).
+    /// The paper used 13 µs ("slightly above the max RTT") in its simulations.
+    pub base_rtt_ps: u64,
+    /// Reaction strategy (HPCC = [`Reaction::PerAck`]).
+    pub reaction: Reaction,
+    /// Per-hop state (HPCC-sim `MULTI_RATE 1`): each hop keeps its own `U`, `W^c` and
+    /// `incStage` and W is the minimum over hops. Default false (single state driven by the
+    /// most-loaded hop, as in Algorithm 1 and HPCC-sim `MULTI_RATE 0`).
+    pub multi_rate: bool,
+    /// Lower bound of the pacing rate, bits/s (HPCC-sim template `MIN_RATE 1000Mb/s`; the
+    /// paper has none, so 0 there, meaning only W ≥ 1 B).
+    pub min_rate_bps: u64,
+    /// HPCC-sim's rate formulation: reference BDP D = the topology's max BDP (`maxBdp`) rather
+    /// than `B_NIC·T`, window `⌊maxBdp·R/line⌋` (≥ 1 B).
+    pub hpcc_sim_rate_based: bool,
+    /// Quantisation of the INT fields (exact for the paper).
+    pub int_quantum: IntQuantum,
+}
+
+impl HpccParams {
+    /// The paper's settings (§5.1): η = 0.95, maxStage = 5, W_AI = 80 B (chosen for 100 Gb/s),
+    /// T = topology max RTT, per-ACK reaction, single rate, no minimum rate, exact INT.
+    pub fn paper() -> Self {
+        HpccParams {
+            eta: 0.95,
+            max_stage: 5,
+            ai: HpccAi::Bytes(80.0),
+            base_rtt_ps: 0,
+            reaction: Reaction::PerAck,
+            multi_rate: false,
+            min_rate_bps: 0,
+            hpcc_sim_rate_based: false,
+            int_quantum: IntQuantum::exact(),
+        }
+    }
+
+    /// HPCC-sim's `run.py --cc hp` preset for hosts of `host_rate_bps`: η = 0.95,
+    /// `MI_THRESH 0`, `RATE_AI = 10·bw/25` Mb/s (40 Mb/s at 100 G), `FAST_REACT 1`,
+    /// `MULTI_RATE 0`, `MIN_RATE 1000 Mb/s`, rate-based with `VAR_WIN` window from `maxBdp`,
+    /// `INT_MULTI = bw/25`.
+    pub fn hpcc_sim_preset(host_rate_bps: u64) -> Self {
+        let multi = u32::try_from(host_rate_bps / 25_000_000_000).unwrap_or(u32::MAX);
+        HpccParams {
+            eta: 0.95,
+            max_stage: 0,
+            ai: HpccAi::RateBps(host_rate_bps / 2500),
+            base_rtt_ps: 0,
+            reaction: Reaction::PerAck,
+            multi_rate: false,
+            min_rate_bps: 1_000_000_000,
+            hpcc_sim_rate_based: true,
+            int_quantum: IntQuantum::hpcc_sim(multi),
+        }
+    }
+}
+
+impl Default for HpccParams {
+    fn default() -> Self {
+        Self::paper()
+    }
+}
+
+/// Per-hop control state for [`HpccParams::multi_rate`].
+#[derive(Clone, Copy, Debug)]
+struct HopState {
+    u: f64,
+    wc: f64,
+    inc_stage: u32,
+}
+
+/// The HPCC sender state machine of one QP (see the module documentation).
+#[derive(Clone, Debug)]
+pub struct Hpcc {
+    eta: f64,
+    max_stage: u32,
+    reaction: Reaction,
+    multi_rate: bool,
+    rate_based: bool,
+    quantum: IntQuantum,
+    line_bps: u64,
+    min_rate_bps: u64,
+    t_ps: u64,
+    /// Reference BDP D, bytes: the window at line rate.
+    d_bytes: f64,
+    /// Integer form of D for the HPCC-sim window formula.
+    d_int: u64,
+    w_ai: f64,
+    w_min: f64,
+    w_max: f64,
+    w: f64,
+    wc: f64,
+    u: f64,
+    inc_stage: u32,
+    last_update_seq: u64,
+    int_valid: bool,
+    nhop: usize,
+    last: [IntHop; MAX_INT_HOPS],
+    hops: [HopState; MAX_INT_HOPS],
+}
+
+impl Hpcc {
+    /// New controller for a NIC of `line_rate_bps` (bits/s). `base_rtt_ps` is the topology's
+    /// maximum base RTT (used as T when `p.base_rtt_ps` is 0) and `bdp_bytes` its maximum BDP
+    /// (HPCC-sim `maxBdp`, used only with `hpcc_sim_rate_based`). Starts at line rate with
+    /// `W = W^c = W_init = D`.
+    pub fn new(p: &HpccParams, line_rate_bps: u64, base_rtt_ps: u64, bdp_bytes: u64) -> Self {
+        let line_bps = line_rate_bps.max(1);
+        let line = line_bps as f64;
+        let t_ps = if p.base_rtt_ps > 0 {
+            p.base_rtt_ps
+        } else if base_rtt_ps > 0 {
+            base_rtt_ps
+        } else {
+            // Last resort: T from the BDP, else 1 ps (never divide by zero).
+            let t = (u128::from(bdp_bytes) * 8 * 1_000_000_000_000 / u128::from(line_bps)) as u64;
+            t.max(1)
+        };
+        let d_paper = line * t_ps as f64 / 8.0 / PS_PER_S;
+        let (d_bytes, d_int) = if p.hpcc_sim_rate_based && bdp_bytes > 0 {
+            (bdp_bytes as f64, bdp_bytes)
+        } else {
+            (d_paper, (d_paper as u64).max(1))
+        };
+        let d_bytes = d_bytes.max(f64::MIN_POSITIVE);
+        let w_ai = match p.ai {
+            HpccAi::Bytes(b) if b.is_finite() => b.max(0.0),
+            HpccAi::Bytes(_) => 0.0,
+            HpccAi::RateBps(r) => r as f64 * d_bytes / line,
+        };
+        let w_max = d_bytes;
+        let w_min = (p.min_rate_bps as f64 * d_bytes / line).max(1.0).min(w_max);
+        let eta = if p.eta.is_finite() && p.eta > 0.0 {
+            p.eta
+        } else {
+            0.95
+        };
+        let hop = HopState {
+            u: U_INIT,
+            wc: w_max,
+            inc_stage: 0,
+        };
+        Hpcc {
+            eta,
+            max_stage: p.max_stage,
+            reaction: p.reaction,
+            multi_rate: p.multi_rate,
+            rate_based: p.hpcc_sim_rate_based,
+            quantum: p.int_quantum,
+            line_bps,
+            min_rate_bps: p.min_rate_bps,
+            t_ps,
+            d_bytes,
+            d_int,
+            w_ai,
+            w_min,
+            w_max,
+            w: w_max,
+            wc: w_max,
+            u: U_INIT,
+            inc_stage: 0,
+            last_update_seq: 0,
+            int_valid: false,
+            nhop: 0,
+            last: [IntHop::default(); MAX_INT_HOPS],
+            hops: [hop; MAX_INT_HOPS],
+        }
+    }
+
+    /// Current window W, bytes (unrounded).
+    pub fn window_f64(&self) -> f64 {
+        self.w
+    }
+
+    /// Reference window `W^c`, bytes (committed once per RTT).
+    pub fn reference_window(&self) -> f64 {
+        self.wc
+    }
+
+    /// EWMA of the normalised inflight bytes `U` (dimensionless, 1.0 = one BDP in flight on
+    /// the most-loaded link). With `multi_rate`, the largest per-hop value.
+    pub fn utilization(&self) -> f64 {
+        if self.multi_rate && self.nhop > 0 {
+            self.hops[..self.nhop]
+                .iter()
+                .map(|h| h.u)
+                .fold(f64::MIN, f64::max)
+        } else {
+            self.u
+        }
+    }
+
+    /// Consecutive additive-increase stages (`incStage`).
+    pub fn inc_stage(&self) -> u32 {
+        self.inc_stage
+    }
+
+    /// `lastUpdateSeq`: the next commit of `W^c` happens on an ACK above this byte.
+    pub fn last_update_seq(&self) -> u64 {
+        self.last_update_seq
+    }
+
+    /// Base RTT T in use, picoseconds.
+    pub fn base_rtt_ps(&self) -> u64 {
+        self.t_ps
+    }
+
+    /// Reference BDP D (the window at line rate), bytes.
+    pub fn reference_bdp(&self) -> f64 {
+        self.d_bytes
+    }
+
+    /// Additive increase step `W_AI` in bytes.
+    pub fn w_ai(&self) -> f64 {
+        self.w_ai
+    }
+
+    fn clamp_w(&self, w: f64) -> f64 {
+        if w.is_nan() {
+            self.w_max
+        } else {
+            w.max(self.w_min).min(self.w_max)
+        }
+    }
+
+    /// Normalised inflight bytes of one hop and its sample interval (Algorithm 1 lines 4-5), or
+    /// `None` when the hop gives no sample (`Δts = 0` or unknown line rate).
+    fn hop_sample(&self, cur: &IntHop, prev: &IntHop) -> Option<(f64, u64)> {
+        if cur.rate_mbps == 0 {
+            return None;
+        }
+        let dts = cur.ts_ps.checked_sub(prev.ts_ps)?;
+        if dts == 0 {
+            return None;
+        }
+        let dtx = cur.tx_bytes.saturating_sub(prev.tx_bytes);
+        let b = f64::from(cur.rate_mbps) * 1e6;
+        let tx_rate = dtx as f64 * 8.0 * PS_PER_S / dts as f64;
+        let q = f64::from(cur.qlen_bytes.min(prev.qlen_bytes));
+        let u = tx_rate / b + q * self.line_bps as f64 / b / self.d_bytes;
+        Some((u, dts))
+    }
+
+    /// EWMA step `U = (U·(T−τ) + u·τ)/T`, τ capped at T.
+    fn ewma(&self, u_old: f64, u_new: f64, tau: u64) -> f64 {
+        let t = self.t_ps;
+        let tau = tau.min(t);
+        (u_old * (t - tau) as f64 + u_new * tau as f64) / t as f64
+    }
+
+    /// COMPUTEWIND: the new window and the `incStage` it would commit.
+    fn compute_wind(&self, u: f64, wc: f64, inc_stage: u32) -> (f64, u32) {
+        let c = u / self.eta;
+        if c >= 1.0 || inc_stage >= self.max_stage {
+            let w = if c > 0.0 {
+                wc / c + self.w_ai
+            } else {
+                self.w_max
+            };
+            (self.clamp_w(w), 0)
+        } else {
+            (self.clamp_w(wc + self.w_ai), inc_stage.saturating_add(1))
+        }
+    }
+
+    fn store_int(&mut self, int: &[IntHop]) {
+        self.nhop = int.len();
+        self.last[..int.len()].copy_from_slice(int);
+        self.int_valid = true;
+    }
+
+    fn path_changed(&self, cur: &[IntHop]) -> bool {
+        cur.len() != self.nhop
+            || cur.iter().zip(&self.last).any(|(c, l)| {
+                c.ts_ps < l.ts_ps || c.tx_bytes < l.tx_bytes || c.rate_mbps != l.rate_mbps
+            })
+    }
+
+    /// Single-state update (Algorithm 1). Returns whether any hop gave a sample.
+    fn update_single(&mut self, cur: &[IntHop], commit: bool) -> bool {
+        let mut umax = 0.0;
+        let mut tau = 0;
+        let mut any = false;
+        for (c, l) in cur.iter().zip(&self.last) {
+            if let Some((u, dts)) = self.hop_sample(c, l) {
+                any = true;
+                if u > umax {
+                    umax = u;
+                    tau = dts;
+                }
+            }
+        }
+        if !any {
+            return false;
+        }
+        self.u = self.ewma(self.u, umax, tau);
+        let (w, stage) = self.compute_wind(self.u, self.wc, self.inc_stage);
+        self.w = w;
+        if commit {
+            self.wc = w;
+            self.inc_stage = stage;
+        }
+        true
+    }
+
+    /// Per-hop update (HPCC-sim `MULTI_RATE 1`). Returns whether any hop gave a sample.
+    fn update_multi(&mut self, cur: &[IntHop], commit: bool) -> bool {
+        let mut any = false;
+        let mut w = f64::INFINITY;
+        for (i, c) in cur.iter().enumerate() {
+            match self.hop_sample(c, &self.last[i]) {
+                Some((u, dts)) => {
+                    any = true;
+                    let mut h = self.hops[i];
+                    h.u = self.ewma(h.u, u, dts);
+                    let (wi, si) = self.compute_wind(h.u, h.wc, h.inc_stage);
+                    w = w.min(wi);
+                    if commit {
+                        h.wc = wi;
+                        h.inc_stage = si;
+                    }
+                    self.hops[i] = h;
+                }
+                None => w = w.min(self.hops[i].wc),
+            }
+        }
+        if !any {
+            return false;
+        }
+        self.w = self.clamp_w(w);
+        if commit {
+            self.wc = self.w;
+        }
+        true
+    }
+}
+
+impl CongestionControl for Hpcc {
+    fn on_ack(&mut self, info: &AckInfo<'_>) {
+        let n = info.int.len().min(MAX_INT_HOPS);
+        if n == 0 {
+            return;
+        }
+        let mut cur = [IntHop::default(); MAX_INT_HOPS];
+        for (c, h) in cur.iter_mut().zip(&info.int[..n]) {
+            *c = self.quantum.apply(h);
+        }
+        let cur = &cur[..n];
+        let gated = info.ack_seq > self.last_update_seq;
+        if !self.int_valid {
+            // First ACK: only store INT and open the first update window.
+            self.store_int(cur);
+            self.last_update_seq = self.last_update_seq.max(info.snd_nxt);
+            return;
+        }
+        if self.reaction == Reaction::PerRtt && !gated {
+            return;
+        }
+        if self.path_changed(cur) {
+            self.store_int(cur);
+            let seed = HopState {
+                u: U_INIT,
+                wc: self.wc,
+                inc_stage: 0,
+            };
+            self.hops = [seed; MAX_INT_HOPS];
+            return;
+        }
+        let commit = match self.reaction {
+            Reaction::PerAck | Reaction::PerRtt => gated,
+            Reaction::PerAckOnly => true,
+        };
+        let updated = if self.multi_rate {
+            self.update_multi(cur, commit)
+        } else {
+            self.update_single(cur, commit)
+        };
+        self.store_int(cur);
+        if updated && gated {
+            self.last_update_seq = self.last_update_seq.max(info.snd_nxt);
+        }
+    }
+
+    fn rate_bps(&self) -> u64 {
+        let r = self.w * self.line_bps as f64 / self.d_bytes;
+        let r = if r.is_nan() { self.line_bps } else { r as u64 };
+        r.max(self.min_rate_bps).max(1).min(self.line_bps)
+    }
+
+    fn window_bytes(&self) -> u64 {
+        if self.rate_based {
+            // HPCC-sim VAR_WIN: maxBdp · R / line, at least 1 B.
+            let w =
+                u128::from(self.d_int) * u128::from(self.rate_bps()) / u128::from(self.line_bps);
+            (w as u64).max(1)
+        } else {
+            (self.w as u64).max(1)
+        }
+    }
+
+    fn adjusts_pacing(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LINE: u64 = 100_000_000_000;
+    const T: u64 = 10_000_000; // 10 µs
+    const BDP: u64 = 125_000; // 100 Gb/s × 10 µs
+    const MBPS: u32 = 100_000;
+
+    fn close(a: f64, b: f64, tol: f64) -> bool {
+        (a - b).abs() <= tol * b.abs().max(1.0)
+    }
+
+    /// One-hop ACK source: each `ack` advances the hop's clock by `dts` ps and its byte
+    /// counter by `dtx`, and acknowledges one more 1000 B packet.
+    struct Drv {
+        ts: u64,
+        tx: u64,
+        seq: u64,
+    }
+
+    impl Drv {
+        fn new() -> Self {
+            Drv {
+                ts: 1_000_000,
+                tx: 1_000_000,
+                seq: 0,
+            }
+        }
+        fn ack(&mut self, c: &mut Hpcc, dts: u64, dtx: u64, q: u32) {
+            self.ts += dts;
+            self.tx += dtx;
+            self.seq += 1000;
+            let snd_nxt = self.seq + c.window_bytes();
+            self.ack_at(c, self.seq, snd_nxt, q);
+        }
+        fn ack_at(&self, c: &mut Hpcc, ack_seq: u64, snd_nxt: u64, q: u32) {
+            let hop = IntHop {
+                ts_ps: self.ts,
+                tx_bytes: self.tx,
+                qlen_bytes: q,
+                rate_mbps: MBPS,
+            };
+            c.on_ack(&info(ack_seq, snd_nxt, &[hop]));
+        }
+    }
+
+    fn info(ack_seq: u64, snd_nxt: u64, int: &[IntHop]) -> AckInfo<'_> {
+        AckInfo {
+            now_ps: 0,
+            ack_seq,
+            newly_acked_bytes: 1000,
+            snd_nxt,
+            ce_echo: false,
+            rtt_ps: T,
+            nack: false,
+            int,
+        }
+    }
+
+    fn paper() -> Hpcc {
+        Hpcc::new(&HpccParams::paper(), LINE, T, BDP)
+    }
+
+    #[test]
+    fn init_and_first_ack_only_stores_int() {
+        let mut c = paper();
+        assert_eq!(c.window_bytes(), BDP);
+        assert_eq!(c.rate_bps(), LINE);
+        assert!(c.adjusts_pacing());
+        let mut d = Drv::new();
+        // A first ACK claiming a full BDP queue changes nothing but opens the update window.
+        d.ack(&mut c, 80_000, 1000, 125_000);
+        assert_eq!(c.window_bytes(), BDP);
+        assert_eq!(c.reference_window(), BDP as f64);
+        assert_eq!(c.utilization(), 1.0);
+        assert_eq!(c.last_update_seq(), 1000 + BDP);
+        assert!(c.int_valid);
+        // ACKs without INT are ignored.
+        c.on_ack(&info(5000, 9000, &[]));
+        assert_eq!(c.window_bytes(), BDP);
+    }
+
+    #[test]
+    fn one_bdp_queue_at_line_rate_is_u_two() {
+        let c = paper();
+        let prev = IntHop {
+            ts_ps: 0,
+            tx_bytes: 0,
+            qlen_bytes: 125_000,
+            rate_mbps: MBPS,
+        };
+        let cur = IntHop {
+            ts_ps: T,
+            tx_bytes: 125_000,
+            qlen_bytes: 125_000,
+            rate_mbps: MBPS,
+        };
+        assert_eq!(c.hop_sample(&cur, &prev), Some((2.0, T)));
+        // min(qlen, last qlen): a larger current queue does not count yet.
+        let cur2 = IntHop {
+            qlen_bytes: 250_000,
+            ..cur
+        };
+        assert_eq!(c.hop_sample(&cur2, &prev), Some((2.0, T)));
+        // Through the controller: τ = T gives the sample full weight.
+        let mut c = paper();
+        let mut d = Drv::new();
+        d.ack(&mut c, 80_000, 1000, 125_000);
+        d.ack(&mut c, T, 125_000, 125_000);
+        assert_eq!(c.utilization(), 2.0);
+        // W = W^c/(2/0.95) + 80, not committed (ack_seq below lastUpdateSeq).
+        assert!(close(c.window_f64(), 125_000.0 * 0.475 + 80.0, 1e-12));
+        assert_eq!(c.reference_window(), 125_000.0);
+    }
+
+    #[test]
+    fn full_link_u_converges_to_one_and_w_decays_to_eta_wc_plus_ai() {
+        let mut c = paper();
+        c.u = 0.5;
+        let mut d = Drv::new();
+        d.ack(&mut c, 80_000, 1000, 0);
+        // 100 Gb/s exactly, empty queue: u' = 1.
+        for _ in 0..1000 {
+            d.ack(&mut c, 80_000, 1000, 0);
+        }
+        assert!(
+            (c.utilization() - 1.0).abs() < 1e-3,
+            "U = {}",
+            c.utilization()
+        );
+        // From U = 1 exactly: every commit W^c ← η·W^c + W_AI.
+        let mut c = paper();
+        let mut d = Drv::new();
+        d.ack(&mut c, 80_000, 1000, 0);
+        let mut commits = vec![c.reference_window()];
+        for _ in 0..5000 {
+            d.ack(&mut c, 80_000, 1000, 0);
+            assert_eq!(c.utilization(), 1.0);
+            let wc_prev = *commits.last().unwrap();
+            if c.reference_window() != wc_prev {
+                commits.push(c.reference_window());
+            } else {
+                // Between commits: W = W^c·η + W_AI from the unchanged W^c.
+                assert!(close(c.window_f64(), wc_prev * 0.95 + 80.0, 1e-12));
+            }
+        }
+        assert!(commits.len() > 100);
+        for k in 1..commits.len() {
+            assert!(close(commits[k], commits[k - 1] * 0.95 + 80.0, 1e-12));
+        }
+        // Fixed point W_AI/(1 − η) = 1600 B.
+        assert!(
+            close(c.window_f64(), 1600.0, 1e-3),
+            "W = {}",
+            c.window_f64()
+        );
+    }
+
+    #[test]
+    fn half_idle_link_additive_then_multiplicative_increase() {
+        let mut c = paper();
+        let mut d = Drv::new();
+        d.ack(&mut c, 80_000, 500, 0);
+        c.u = 0.5;
+        c.w = 50_000.0;
+        c.wc = 50_000.0;
+        let mut commits = vec![(c.reference_window(), d.seq)];
+        for _ in 0..2000 {
+            d.ack(&mut c, 80_000, 500, 0); // 50 Gb/s, empty queue: u' = 0.5
+            assert!(close(c.utilization(), 0.5, 1e-12));
+            if c.reference_window() != commits.last().unwrap().0 {
+                commits.push((c.reference_window(), d.seq));
+            }
+        }
+        let wc: Vec<f64> = commits.iter().map(|x| x.0).collect();
+        let mut expect = vec![50_000.0];
+        for k in 1..=5 {
+            expect.push(50_000.0 + 80.0 * k as f64);
+        }
+        expect.push(50_400.0 * 1.9 + 80.0);
+        for k in 1..=5 {
+            expect.push(expect[6] + 80.0 * k as f64);
+        }
+        expect.push(125_000.0); // 1.9·W^c + W_AI exceeds W_init: clamped.
+        assert!(wc.len() >= expect.len(), "{wc:?}");
+        for (a, b) in wc.iter().zip(&expect) {
+            assert!(close(*a, *b, 1e-12), "{wc:?}");
+        }
+        // Commits are one window of ACKs apart (≈ 50 ACKs at W ≈ 50 KB).
+        let gap = (commits[2].1 - commits[1].1) / 1000;
+        assert!((50..=52).contains(&gap), "gap {gap}");
+        // The second MI step ends clamped at W_init.
+        assert_eq!(c.window_bytes(), BDP);
+    }
+
+    fn gating_run(reaction: Reaction) -> Vec<f64> {
+        let p = HpccParams {
+            reaction,
+            ..HpccParams::paper()
+        };
+        let mut c = Hpcc::new(&p, LINE, T, BDP);
+        let mut d = Drv::new();
+        let q = 125_000;
+        let mut out = vec![];
+        // ACK 1 (first): lastUpdateSeq = 1000 + 125000.
+        d.ts += 80_000;
+        d.tx += 1000;
+        d.ack_at(&mut c, 1000, 126_000, q);
+        // ACKs 2, 3: inside the first window, each reporting u' = 2 over a full T.
+        for seq in [2000, 3000] {
+            d.ts += T;
+            d.tx += 125_000;
+            d.ack_at(&mut c, seq, 200_000, q);
+            out.push(c.window_f64());
+        }
+        // ACKs 4, 5: the first above lastUpdateSeq, then one more.
+        for seq in [127_000, 128_000] {
+            d.ts += T;
+            d.tx += 125_000;
+            d.ack_at(&mut c, seq, 300_000, q);
+            out.push(c.window_f64());
+        }
+        out
+    }
+
+    #[test]
+    fn last_update_seq_gates_reference_window() {
+        let w1 = 125_000.0 * 0.475 + 80.0; // 59455
+        let w2 = w1 * 0.475 + 80.0;
+        let w3 = w2 * 0.475 + 80.0;
+        let w4 = w3 * 0.475 + 80.0;
+        // HPCC: reacts per ACK from the same W^c, commits once per RTT.
+        let hpcc = gating_run(Reaction::PerAck);
+        for (a, b) in hpcc.iter().zip([w1, w1, w1, w2]) {
+            assert!(close(*a, b, 1e-12), "{hpcc:?}");
+        }
+        // Per-ACK only: each ACK of the same queue compounds the cut (over-reaction).
+        let per_ack = gating_run(Reaction::PerAckOnly);
+        for (a, b) in per_ack.iter().zip([w1, w2, w3, w4]) {
+            assert!(close(*a, b, 1e-12), "{per_ack:?}");
+        }
+        // Per-RTT: nothing until the first ACK of the next window, then one step.
+        let per_rtt = gating_run(Reaction::PerRtt);
+        for (a, b) in per_rtt.iter().zip([125_000.0, 125_000.0, w1, w1]) {
+            assert!(close(*a, b, 1e-12), "{per_rtt:?}");
+        }
+    }
+
+    #[test]
+    fn commit_advances_last_update_seq_monotonically() {
+        let mut c = paper();
+        let mut d = Drv::new();
+        d.ack(&mut c, 80_000, 1000, 0);
+        let l0 = c.last_update_seq();
+        d.ts += 80_000;
+        d.tx += 1000;
+        // Gated ACK with a smaller snd_nxt (go-back-N rewound it): lastUpdateSeq stays.
+        d.ack_at(&mut c, l0 + 1, l0 - 5000, 0);
+        assert_eq!(c.last_update_seq(), l0);
+        d.ts += 80_000;
+        d.tx += 1000;
+        d.ack_at(&mut c, l0 + 2, l0 + 90_000, 0);
+        assert_eq!(c.last_update_seq(), l0 + 90_000);
+    }
+
+    #[test]
+    fn window_and_rate_relation() {
+        let p = HpccParams {
+            min_rate_bps: 1_000_000_000,
+            ..HpccParams::paper()
+        };
+        let mut c = Hpcc::new(&p, LINE, T, BDP);
+        let mut d = Drv::new();
+        d.ack(&mut c, 80_000, 1000, 0);
+        for i in 0..300 {
+            d.ack(
+                &mut c,
+                80_000 + 1000 * (i % 7),
+                1000 + 37 * (i % 5),
+                (i % 11) as u32 * 9000,
+            );
+            let w = c.window_f64();
+            assert_eq!(c.window_bytes(), w as u64);
+            // R = W / T (bits/s).
+            let r = w * 8.0 * 1e12 / T as f64;
+            assert!(
+                (c.rate_bps() as f64 - r).abs() <= 1.0,
+                "{} vs {r}",
+                c.rate_bps()
+            );
+        }
+        // A huge queue drives W down to the min-rate floor: 1 Gb/s × 10 µs = 1250 B.
+        for _ in 0..3000 {
+            d.ack(&mut c, 80_000, 1000, 50_000_000);
+        }
+        assert!(close(c.window_f64(), 1250.0, 1e-12));
+        assert_eq!(c.rate_bps(), 1_000_000_000);
+    }
+
+    #[test]
+    fn path_change_resets_stored_int() {
+        let mut c = paper();
+        let mut d = Drv::new();
+        d.ack(&mut c, 80_000, 1000, 0);
+        d.ack(&mut c, 80_000, 1000, 0);
+        let w = c.window_f64();
+        // Two hops now, with unrelated counters: only stored.
+        let h = |ts, tx| IntHop {
+            ts_ps: ts,
+            tx_bytes: tx,
+            qlen_bytes: 0,
+            rate_mbps: MBPS,
+        };
+        c.on_ack(&info(3000, 4000, &[h(5, 7), h(9, 1 << 40)]));
+        assert_eq!(c.window_f64(), w);
+        assert_eq!(c.nhop, 2);
+        // Next 2-hop ACK is measured against them: both hops at exactly 100 Gb/s.
+        c.on_ack(&info(
+            4000,
+            5000,
+            &[h(80_005, 1007), h(80_009, (1 << 40) + 1000)],
+        ));
+        assert!(close(c.utilization(), 1.0, 1e-12));
+        assert!(close(c.window_f64(), 125_000.0 * 0.95 + 80.0, 1e-12));
+        // Same hop count but a counter going backwards (another port): reset, no update.
+        let w = c.window_f64();
+        c.on_ack(&info(
+            5000,
+            6000,
+            &[h(160_005, 3), h(160_009, (1 << 40) + 2000)],
+        ));
+        assert_eq!(c.window_f64(), w);
+        assert_eq!(c.last[0].tx_bytes, 3);
+    }
+
+    #[test]
+    fn multi_rate_takes_min_over_hops() {
+        let p = HpccParams {
+            multi_rate: true,
+            ..HpccParams::paper()
+        };
+        let mut c = Hpcc::new(&p, LINE, T, BDP);
+        let h = |ts, tx, q| IntHop {
+            ts_ps: ts,
+            tx_bytes: tx,
+            qlen_bytes: q,
+            rate_mbps: MBPS,
+        };
+        c.on_ack(&info(1000, 126_000, &[h(0, 0, 125_000), h(0, 0, 0)]));
+        // Hop 0: u' = 2; hop 1: u' = 0.5, both over a full T.
+        c.on_ack(&info(
+            2000,
+            127_000,
+            &[h(T, 125_000, 125_000), h(T, 62_500, 0)],
+        ));
+        assert_eq!(c.hops[0].u, 2.0);
+        assert_eq!(c.hops[1].u, 0.5);
+        assert!(close(c.window_f64(), 125_000.0 * 0.475 + 80.0, 1e-12));
+        assert_eq!(c.utilization(), 2.0);
+    }
+
+    #[test]
+    fn hpcc_sim_preset_and_rate_based_window() {
+        let p = HpccParams::hpcc_sim_preset(LINE);
+        assert_eq!(p.max_stage, 0);
+        assert_eq!(p.ai, HpccAi::RateBps(40_000_000));
+        assert_eq!(p.min_rate_bps, 1_000_000_000);
+        assert_eq!(
+            p.int_quantum,
+            IntQuantum {
+                tx_bytes_unit: 512,
+                qlen_unit: 320,
+                ts_unit_ps: 1000
+            }
+        );
+        assert_eq!(
+            HpccParams::hpcc_sim_preset(25_000_000_000).ai,
+            HpccAi::RateBps(10_000_000)
+        );
+        let p = HpccParams {
+            int_quantum: IntQuantum::exact(),
+            ..p
+        };
+        // maxBdp = 150 KB differs from line × T = 125 KB: D = maxBdp.
+        let mut c = Hpcc::new(&p, LINE, T, 150_000);
+        assert_eq!(c.window_bytes(), 150_000);
+        assert!(close(c.w_ai(), 60.0, 1e-12)); // 40 Mb/s × 150 KB / 100 Gb/s
+        let h = |ts, tx, q| IntHop {
+            ts_ps: ts,
+            tx_bytes: tx,
+            qlen_bytes: q,
+            rate_mbps: MBPS,
+        };
+        c.on_ack(&info(1000, 151_000, &[h(0, 0, 150_000)]));
+        // Queue of one maxBdp and line-rate tx: u = 1 + 1.
+        c.on_ack(&info(160_000, 170_000, &[h(T, 125_000, 150_000)]));
+        assert_eq!(c.utilization(), 2.0);
+        let w = 150_000.0 * 0.475 + 60.0;
+        assert!(close(c.window_f64(), w, 1e-12));
+        let r = (w * 1e11 / 150_000.0) as u64;
+        assert_eq!(c.rate_bps(), r);
+        assert_eq!(
+            c.window_bytes(),
+            (150_000u128 * r as u128 / 100_000_000_000) as u64
+        );
+        // maxStage 0: with U < η every update is multiplicative (rate grows ≈ ×1.9 per step).
+        assert_eq!(c.reference_window(), c.window_f64());
+        c.on_ack(&info(180_000, 190_000, &[h(2 * T, 187_500, 0)]));
+        assert!(close(c.utilization(), 0.5, 1e-12));
+        assert!(close(c.window_f64(), w * 1.9 + 60.0, 1e-12));
+        assert_eq!(c.inc_stage(), 0);
+    }
+
+    #[test]
+    fn int_quantisation_floors_fields() {
+        let q = IntQuantum::hpcc_sim(4);
+        let h = IntHop {
+            ts_ps: 1_999,
+            tx_bytes: 1_023,
+            qlen_bytes: 639,
+            rate_mbps: MBPS,
+        };
+        let a = q.apply(&h);
+        assert_eq!((a.ts_ps, a.tx_bytes, a.qlen_bytes), (1000, 512, 320));
+        assert_eq!(IntQuantum::exact().apply(&h), h);
+        assert_eq!(IntQuantum::hpcc_sim(0).tx_bytes_unit, 128);
+    }
+
+    #[test]
+    fn degenerate_inputs_do_not_panic() {
+        let mut c = Hpcc::new(&HpccParams::paper(), 0, 0, 0);
+        assert!(c.rate_bps() >= 1 && c.window_bytes() >= 1);
+        let h = IntHop {
+            ts_ps: 5,
+            tx_bytes: 5,
+            qlen_bytes: u32::MAX,
+            rate_mbps: 0,
+        };
+        c.on_ack(&info(1, 2, &[h; 7]));
+        c.on_ack(&info(u64::MAX, u64::MAX, &[h; 7]));
+        let p = HpccParams {
+            eta: 0.0,
+            base_rtt_ps: 0,
+            ai: HpccAi::Bytes(f64::NAN),
+            ..HpccParams::paper()
+        };
+        let mut c = Hpcc::new(&p, LINE, T, BDP);
+        let z = IntHop {
+            ts_ps: 0,
+            tx_bytes: 0,
+            qlen_bytes: 0,
+            rate_mbps: MBPS,
+        };
+        c.on_ack(&info(1000, 2000, &[z]));
+        // Δts = 0: no sample, nothing changes, lastUpdateSeq does not advance.
+        c.on_ack(&info(3000, 4000, &[z]));
+        assert_eq!(c.window_bytes(), BDP);
+        assert_eq!(c.last_update_seq(), 2000);
+        // Zero utilisation with a multiplicative step: W goes to the cap, not to infinity.
+        let p = HpccParams {
+            max_stage: 0,
+            ..HpccParams::paper()
+        };
+        let mut c = Hpcc::new(&p, LINE, T, BDP);
+        c.on_ack(&info(1000, 2000, &[z]));
+        c.u = 0.0;
+        c.on_ack(&info(3000, 4000, &[IntHop { ts_ps: 1, ..z }]));
+        assert_eq!(c.window_bytes(), BDP);
+        // Enormous counters.
+        let big = IntHop {
+            ts_ps: u64::MAX,
+            tx_bytes: u64::MAX,
+            qlen_bytes: u32::MAX,
+            rate_mbps: 1,
+        };
+        c.on_ack(&info(5000, 6000, &[big]));
+        c.on_ack(&info(7000, 8000, &[big]));
+        assert!(c.window_bytes() >= 1 && c.rate_bps() >= 1);
+    }
+}

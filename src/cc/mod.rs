@@ -67,6 +67,14 @@ pub trait CongestionControl {
 pub enum CcConfig {
     /// Line rate, optional fixed window.
     None(none::NoneParams),
+    /// DCQCN (HPCC-sim Mellanox variant or the paper's), optionally with a window (DCQCN+W).
+    Dcqcn(dcqcn::DcqcnParams),
+    /// DCTCP for RDMA (HPCC-sim's rate-based hardware DCTCP).
+    Dctcp(dctcp::DctcpParams),
+    /// HPCC (paper Algorithm 1, or HPCC-sim's rate-based formulation).
+    Hpcc(hpcc::HpccParams),
+    /// TIMELY, optionally with a window (TIMELY+W).
+    Timely(timely::TimelyParams),
 }
 
 impl CcConfig {
@@ -74,14 +82,26 @@ impl CcConfig {
     pub fn name(&self) -> &'static str {
         match self {
             CcConfig::None(_) => "none",
+            CcConfig::Dcqcn(p) if p.has_win => "dcqcn+w",
+            CcConfig::Dcqcn(_) => "dcqcn",
+            CcConfig::Dctcp(_) => "dctcp",
+            CcConfig::Hpcc(_) => "hpcc",
+            CcConfig::Timely(p) if p.has_win => "timely+w",
+            CcConfig::Timely(_) => "timely",
         }
     }
 
     /// Instantiate a controller for one QP on a NIC of `line_rate_bps`. `base_rtt_ps` and
     /// `bdp_bytes` are the (global, HPCC `GLOBAL_T 1`) base RTT and BDP.
-    pub fn build(&self, line_rate_bps: u64, _base_rtt_ps: u64, bdp_bytes: u64) -> Cc {
+    pub fn build(&self, line_rate_bps: u64, base_rtt_ps: u64, bdp_bytes: u64) -> Cc {
         match self {
             CcConfig::None(p) => Cc::None(none::NoneCc::new(p, line_rate_bps, bdp_bytes)),
+            CcConfig::Dcqcn(p) => Cc::Dcqcn(dcqcn::Dcqcn::new(p, line_rate_bps, bdp_bytes)),
+            CcConfig::Dctcp(p) => Cc::Dctcp(dctcp::Dctcp::new(p, line_rate_bps, bdp_bytes)),
+            CcConfig::Hpcc(p) => {
+                Cc::Hpcc(hpcc::Hpcc::new(p, line_rate_bps, base_rtt_ps, bdp_bytes))
+            }
+            CcConfig::Timely(p) => Cc::Timely(timely::Timely::new(p, line_rate_bps, bdp_bytes)),
         }
     }
 }
@@ -91,12 +111,24 @@ impl CcConfig {
 pub enum Cc {
     /// See [`none::NoneCc`].
     None(none::NoneCc),
+    /// See [`dcqcn::Dcqcn`].
+    Dcqcn(dcqcn::Dcqcn),
+    /// See [`dctcp::Dctcp`].
+    Dctcp(dctcp::Dctcp),
+    /// See [`hpcc::Hpcc`].
+    Hpcc(hpcc::Hpcc),
+    /// See [`timely::Timely`].
+    Timely(timely::Timely),
 }
 
 macro_rules! dispatch {
     ($self:ident, $c:ident => $e:expr) => {
         match $self {
             Cc::None($c) => $e,
+            Cc::Dcqcn($c) => $e,
+            Cc::Dctcp($c) => $e,
+            Cc::Hpcc($c) => $e,
+            Cc::Timely($c) => $e,
         }
     };
 }
@@ -133,5 +165,9 @@ impl CongestionControl for Cc {
     #[inline]
     fn window_bytes(&self) -> u64 {
         dispatch!(self, c => c.window_bytes())
+    }
+    #[inline]
+    fn adjusts_pacing(&self) -> bool {
+        dispatch!(self, c => c.adjusts_pacing())
     }
 }

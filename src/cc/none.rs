@@ -23,7 +23,9 @@ pub struct NoneParams {
 
 impl Default for NoneParams {
     fn default() -> Self {
-        NoneParams { window: NoneWindow::Unlimited }
+        NoneParams {
+            window: NoneWindow::Unlimited,
+        }
     }
 }
 
@@ -42,7 +44,10 @@ impl NoneCc {
             NoneWindow::Bytes(b) => b.max(1),
             NoneWindow::Bdp(k) => ((bdp_bytes as f64 * k) as u64).max(1),
         };
-        NoneCc { rate_bps: line_rate_bps, window_bytes }
+        NoneCc {
+            rate_bps: line_rate_bps,
+            window_bytes,
+        }
     }
 }
 
@@ -62,7 +67,13 @@ mod tests {
 
     #[test]
     fn ignores_feedback() {
-        let mut c = NoneCc::new(&NoneParams { window: NoneWindow::Bdp(1.0) }, 100_000_000_000, 125_000);
+        let mut c = NoneCc::new(
+            &NoneParams {
+                window: NoneWindow::Bdp(1.0),
+            },
+            100_000_000_000,
+            125_000,
+        );
         let info = AckInfo {
             now_ps: 1,
             ack_seq: 1000,

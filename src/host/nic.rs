@@ -32,7 +32,11 @@ impl Simulator {
         let now = self.q.now();
         // 1. Control packets, strict priority.
         if let Some(&p) = self.hosts[h].ctrl.front() {
-            let prio = if self.cfg.ack_high_prio { 0 } else { self.arena.get(p).prio };
+            let prio = if self.cfg.ack_high_prio {
+                0
+            } else {
+                self.arena.get(p).prio
+            };
             if prio == 0 || self.hosts[h].pfc_paused & (1 << prio) == 0 {
                 self.hosts[h].ctrl.pop_front();
                 let node = self.hosts[h].node;
@@ -129,7 +133,9 @@ impl Simulator {
     fn host_receive_data(&mut self, h: usize, p: u32, pkt: &Packet) {
         let now = self.q.now();
         let nack_interval = match self.cfg.loss_recovery {
-            crate::config::LossRecovery::Gbn { nack_interval_ps, .. } => nack_interval_ps,
+            crate::config::LossRecovery::Gbn {
+                nack_interval_ps, ..
+            } => nack_interval_ps,
             crate::config::LossRecovery::Irn { .. } => 0,
         };
         let fl = &mut self.flows[pkt.flow as usize];
@@ -151,7 +157,11 @@ impl Simulator {
         // Turn the data packet into its ACK in place (keeps the INT records and timestamp).
         let ack_size = self.cfg.framing.ack_bytes()
             + self.cfg.int_bytes
-            + if kind == PktKind::Nack && self.irn() { 6 } else { 0 };
+            + if kind == PktKind::Nack && self.irn() {
+                6
+            } else {
+                0
+            };
         let a = self.arena.get_mut(p);
         a.kind = kind;
         a.flag = pkt.ce;
@@ -181,7 +191,11 @@ impl Simulator {
             return;
         }
         let nack = pkt.kind == PktKind::Nack;
-        let sack = if nack { Some((pkt.sack_seq, pkt.payload)) } else { None };
+        let sack = if nack {
+            Some((pkt.sack_seq, pkt.payload))
+        } else {
+            None
+        };
         let newly = fl.tx.on_ack(pkt.seq, nack, sack);
         let info = AckInfo {
             now_ps: now,
@@ -227,7 +241,11 @@ impl Simulator {
     fn rto_for(&self, f: u32) -> u64 {
         match self.cfg.loss_recovery {
             crate::config::LossRecovery::Gbn { rto_ps, .. } => rto_ps,
-            crate::config::LossRecovery::Irn { rto_low_ps, rto_high_ps, .. } => {
+            crate::config::LossRecovery::Irn {
+                rto_low_ps,
+                rto_high_ps,
+                ..
+            } => {
                 let tx = &self.flows[f as usize].tx;
                 if tx.max_sent.saturating_sub(tx.snd_una) <= 3 * self.cfg.mtu_bytes as u64 {
                     rto_low_ps
@@ -301,6 +319,9 @@ impl Simulator {
     }
 
     fn irn(&self) -> bool {
-        matches!(self.cfg.loss_recovery, crate::config::LossRecovery::Irn { .. })
+        matches!(
+            self.cfg.loss_recovery,
+            crate::config::LossRecovery::Irn { .. }
+        )
     }
 }

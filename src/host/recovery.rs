@@ -104,7 +104,10 @@ impl SendState {
     }
 
     fn is_sacked(&self, seq: u64) -> Option<u64> {
-        self.sacked.iter().find(|b| b.0 <= seq && seq < b.1).map(|b| b.1)
+        self.sacked
+            .iter()
+            .find(|b| b.0 <= seq && seq < b.1)
+            .map(|b| b.1)
     }
 
     /// The next segment to send, if any, given that new data may only be sent when
@@ -115,7 +118,13 @@ impl SendState {
             while s < self.retx_limit.min(self.size) {
                 match self.is_sacked(s) {
                     Some(end) => s = end,
-                    None => return Some(Segment { seq: s, len: self.seg_len(s), retx: true }),
+                    None => {
+                        return Some(Segment {
+                            seq: s,
+                            len: self.seg_len(s),
+                            retx: true,
+                        });
+                    }
                 }
             }
         }
@@ -131,7 +140,11 @@ impl SendState {
                 return None;
             }
         }
-        Some(Segment { seq: s, len: self.seg_len(s), retx: s < self.max_sent })
+        Some(Segment {
+            seq: s,
+            len: self.seg_len(s),
+            retx: s < self.max_sent,
+        })
     }
 
     /// Record that `seg` (from [`Self::peek`]) was transmitted.

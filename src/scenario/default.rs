@@ -5,5 +5,10 @@ pub const DEFAULT_SCENARIO: &str = include_str!("../../scenarios/default.toml");
 
 /// Load the default scenario (with optional `--set` overrides).
 pub fn load(sets: &[String]) -> Result<super::Scenario, String> {
-    super::from_str(DEFAULT_SCENARIO, "<built-in default>", std::path::Path::new("."), sets)
+    super::from_str(
+        DEFAULT_SCENARIO,
+        "<built-in default>",
+        std::path::Path::new("."),
+        sets,
+    )
 }

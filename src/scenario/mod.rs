@@ -239,10 +239,19 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     fn line(&self, off: usize) -> usize {
-        self.text[..off.min(self.text.len())].bytes().filter(|&b| b == b'\n').count() + 1
+        self.text[..off.min(self.text.len())]
+            .bytes()
+            .filter(|&b| b == b'\n')
+            .count()
+            + 1
     }
     fn err(&self, s: &S, key: &str, msg: impl std::fmt::Display) -> String {
-        format!("{}:{}: `{key}` = \"{}\": {msg}", self.file, self.line(s.span().start), s.get_ref())
+        format!(
+            "{}:{}: `{key}` = \"{}\": {msg}",
+            self.file,
+            self.line(s.span().start),
+            s.get_ref()
+        )
     }
     fn time(&self, s: &Option<S>, key: &str, default: u64) -> Result<u64, String> {
         match s {
@@ -264,7 +273,11 @@ impl Ctx<'_> {
     }
     fn path(&self, p: &str) -> PathBuf {
         let pb = PathBuf::from(p);
-        if pb.is_absolute() { pb } else { self.dir.join(pb) }
+        if pb.is_absolute() {
+            pb
+        } else {
+            self.dir.join(pb)
+        }
     }
 }
 
@@ -276,7 +289,9 @@ fn need<T: Copy>(v: Option<T>, key: &str, kind: &str) -> Result<T, String> {
 /// to a TOML document. Values are parsed as TOML, falling back to a plain string.
 pub fn apply_overrides(doc: &mut toml::Table, sets: &[String]) -> Result<(), String> {
     for s in sets {
-        let (k, v) = s.split_once('=').ok_or_else(|| format!("--set `{s}`: expected key=value"))?;
+        let (k, v) = s
+            .split_once('=')
+            .ok_or_else(|| format!("--set `{s}`: expected key=value"))?;
         let val: toml::Value = format!("x = {v}")
             .parse::<toml::Table>()
             .ok()
@@ -305,9 +320,13 @@ fn set_in_value(v: &mut toml::Value, parts: &[&str], val: toml::Value) -> Result
         toml::Value::Table(t) => set_in_table(t, parts, val),
         toml::Value::Array(a) => {
             let (first, rest) = parts.split_first().ok_or("empty key")?;
-            let idx: usize = first.parse().map_err(|_| format!("`{first}` is not an array index"))?;
+            let idx: usize = first
+                .parse()
+                .map_err(|_| format!("`{first}` is not an array index"))?;
             let len = a.len();
-            let el = a.get_mut(idx).ok_or_else(|| format!("index {idx} out of range ({len} elements)"))?;
+            let el = a
+                .get_mut(idx)
+                .ok_or_else(|| format!("index {idx} out of range ({len} elements)"))?;
             if rest.is_empty() {
                 *el = val;
                 Ok(())
@@ -326,13 +345,19 @@ pub fn from_str(text: &str, file: &str, dir: &Path, sets: &[String]) -> Result<S
     let (text, file_label) = if sets.is_empty() {
         (text, file.to_string())
     } else {
-        let mut doc: toml::Table = text.parse().map_err(|e: toml::de::Error| format!("{file}: {e}"))?;
+        let mut doc: toml::Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| format!("{file}: {e}"))?;
         apply_overrides(&mut doc, sets)?;
         owned = toml::to_string(&doc).map_err(|e| format!("{file}: {e}"))?;
         (owned.as_str(), format!("{file} (with --set overrides)"))
     };
     let raw: RawScenario = toml::from_str(text).map_err(|e| format!("{file_label}: {e}"))?;
-    let ctx = Ctx { file: &file_label, text, dir: dir.to_path_buf() };
+    let ctx = Ctx {
+        file: &file_label,
+        text,
+        dir: dir.to_path_buf(),
+    };
     resolve(raw, &ctx)
 }
 
@@ -385,14 +410,21 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
         }
     }
     .map_err(|e| format!("{}: topology: {e}", ctx.file))?;
-    topo.validate().map_err(|e| format!("{}: topology: {e}", ctx.file))?;
+    topo.validate()
+        .map_err(|e| format!("{}: topology: {e}", ctx.file))?;
 
     // Network model.
-    let mut net = NetConfig { seed: raw.seed.unwrap_or(1), ..NetConfig::default() };
+    let mut net = NetConfig {
+        seed: raw.seed.unwrap_or(1),
+        ..NetConfig::default()
+    };
     let n = &raw.network;
     net.mtu_bytes = n.mtu.unwrap_or(1000);
     if net.mtu_bytes == 0 || net.mtu_bytes > 9000 {
-        return Err(format!("{}: `network.mtu` = {} must be in 1..=9000", ctx.file, net.mtu_bytes));
+        return Err(format!(
+            "{}: `network.mtu` = {} must be in 1..=9000",
+            ctx.file, net.mtu_bytes
+        ));
     }
     if let Some(f) = &n.framing {
         net.framing = match f.get_ref().as_str() {
@@ -406,12 +438,17 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
     net.nic_delay_ps = ctx.time(&n.nic_delay, "network.nic_delay", 0)?;
     net.queues_per_port = n.queues_per_port.unwrap_or(8);
     if !(2..=64).contains(&net.queues_per_port) {
-        return Err(format!("{}: `network.queues_per_port` = {} must be in 2..=64", ctx.file, net.queues_per_port));
+        return Err(format!(
+            "{}: `network.queues_per_port` = {} must be in 2..=64",
+            ctx.file, net.queues_per_port
+        ));
     }
     if let Some(s) = &n.scheduler {
         net.scheduler = match s.get_ref().as_str() {
             "rr" => SchedulerKind::RoundRobin,
-            "drr" => SchedulerKind::Drr { quantum_bytes: n.drr_quantum.unwrap_or(1500).max(1) },
+            "drr" => SchedulerKind::Drr {
+                quantum_bytes: n.drr_quantum.unwrap_or(1500).max(1),
+            },
             _ => return Err(ctx.err(s, "network.scheduler", "expected `rr` or `drr`")),
         };
     }
@@ -424,14 +461,23 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
                 "lossy" => BufferMode::Lossy,
                 "unlimited" => BufferMode::Unlimited,
                 "lossless" => BufferMode::Lossless,
-                _ => return Err(ctx.err(m, "buffer.mode", "expected `lossy`, `unlimited` or `lossless`")),
+                _ => {
+                    return Err(ctx.err(
+                        m,
+                        "buffer.mode",
+                        "expected `lossy`, `unlimited` or `lossless`",
+                    ));
+                }
             },
         },
         size_bytes: ctx.bytes(&b.size, "buffer.size", 32 << 20)?,
         dt_alpha: b.dt_alpha.unwrap_or(1.0),
     };
     if !(net.buffer.dt_alpha > 0.0 && net.buffer.dt_alpha.is_finite()) {
-        return Err(format!("{}: `buffer.dt_alpha` = {} must be a positive number", ctx.file, net.buffer.dt_alpha));
+        return Err(format!(
+            "{}: `buffer.dt_alpha` = {} must be a positive number",
+            ctx.file, net.buffer.dt_alpha
+        ));
     }
     if net.buffer.size_bytes == 0 {
         return Err(format!("{}: `buffer.size` must be positive", ctx.file));
@@ -439,14 +485,31 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
     let lr = &raw.loss_recovery;
     net.loss_recovery = match lr.kind.as_ref().map(|k| k.get_ref().as_str()) {
         None | Some("gbn") => {
-            let LossRecovery::Gbn { rto_ps, nack_interval_ps } = LossRecovery::gbn() else { unreachable!() };
+            let LossRecovery::Gbn {
+                rto_ps,
+                nack_interval_ps,
+            } = LossRecovery::gbn()
+            else {
+                unreachable!()
+            };
             LossRecovery::Gbn {
                 rto_ps: ctx.time(&lr.rto, "loss_recovery.rto", rto_ps)?,
-                nack_interval_ps: ctx.time(&lr.nack_interval, "loss_recovery.nack_interval", nack_interval_ps)?,
+                nack_interval_ps: ctx.time(
+                    &lr.nack_interval,
+                    "loss_recovery.nack_interval",
+                    nack_interval_ps,
+                )?,
             }
         }
         Some("irn") => {
-            let LossRecovery::Irn { rto_low_ps, rto_high_ps, .. } = LossRecovery::irn() else { unreachable!() };
+            let LossRecovery::Irn {
+                rto_low_ps,
+                rto_high_ps,
+                ..
+            } = LossRecovery::irn()
+            else {
+                unreachable!()
+            };
             LossRecovery::Irn {
                 rto_low_ps: ctx.time(&lr.rto_low, "loss_recovery.rto_low", rto_low_ps)?,
                 rto_high_ps: ctx.time(&lr.rto_high, "loss_recovery.rto_high", rto_high_ps)?,
@@ -459,18 +522,32 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
         }
     };
     match net.loss_recovery {
-        LossRecovery::Gbn { rto_ps, .. } if rto_ps == 0 => {
-            return Err(format!("{}: `loss_recovery.rto` must be positive", ctx.file));
+        LossRecovery::Gbn { rto_ps: 0, .. } => {
+            return Err(format!(
+                "{}: `loss_recovery.rto` must be positive",
+                ctx.file
+            ));
         }
-        LossRecovery::Irn { rto_low_ps, rto_high_ps, .. } if rto_low_ps == 0 || rto_high_ps == 0 => {
+        LossRecovery::Irn {
+            rto_low_ps,
+            rto_high_ps,
+            ..
+        } if rto_low_ps == 0 || rto_high_ps == 0 => {
             return Err(format!("{}: IRN timeouts must be positive", ctx.file));
         }
         _ => {}
     }
     net.stop_ps = ctx.time(&raw.stop, "stop", u64::MAX)?;
-    net.buffer_sample_ps = ctx.time(&raw.output.buffer_interval, "output.buffer_interval", 10 * crate::units::US)?;
+    net.buffer_sample_ps = ctx.time(
+        &raw.output.buffer_interval,
+        "output.buffer_interval",
+        10 * crate::units::US,
+    )?;
     if net.buffer_sample_ps == 0 {
-        return Err(format!("{}: `output.buffer_interval` must be positive", ctx.file));
+        return Err(format!(
+            "{}: `output.buffer_interval` must be positive",
+            ctx.file
+        ));
     }
 
     // Congestion control.
@@ -484,9 +561,11 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
         }
         Some(other) => {
             let k = raw.cc.kind.as_ref().expect("matched Some");
-            return Err(ctx.err(k, "cc.kind", format!(
-                "congestion controller `{other}` is not available (implemented: none)"
-            )));
+            return Err(ctx.err(
+                k,
+                "cc.kind",
+                format!("congestion controller `{other}` is not available (implemented: none)"),
+            ));
         }
     };
 
@@ -500,15 +579,32 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
         let start = ctx.time(&tr.start, &key("start"), 0)?;
         let dur = ctx.time(&tr.duration, &key("duration"), 0)?;
         let kind = tr.kind.get_ref().as_str();
-        let needs_dur = matches!(kind, "poisson" | "lognormal") || (kind == "incast" && tr.at.is_none());
+        let needs_dur =
+            matches!(kind, "poisson" | "lognormal") || (kind == "incast" && tr.at.is_none());
         if needs_dur && dur == 0 {
-            return Err(format!("{}: `{}` is required (and > 0) for {kind} traffic", ctx.file, key("duration")));
+            return Err(format!(
+                "{}: `{}` is required (and > 0) for {kind} traffic",
+                ctx.file,
+                key("duration")
+            ));
         }
-        let load_of = || tr.load.ok_or_else(|| format!("{}: `{}` is required for {kind} traffic", ctx.file, key("load")));
+        let load_of = || {
+            tr.load.ok_or_else(|| {
+                format!(
+                    "{}: `{}` is required for {kind} traffic",
+                    ctx.file,
+                    key("load")
+                )
+            })
+        };
         let size_of = || -> Result<u64, String> {
             match &tr.size {
                 Some(s) => parse_bytes(s.get_ref()).map_err(|e| ctx.err(s, &key("size"), e)),
-                None => Err(format!("{}: `{}` is required for {kind} traffic", ctx.file, key("size"))),
+                None => Err(format!(
+                    "{}: `{}` is required for {kind} traffic",
+                    ctx.file,
+                    key("size")
+                )),
             }
         };
         let mut f = match kind {
@@ -578,7 +674,9 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
     let bins = match (&raw.output.size_edges, raw.output.size_bins) {
         (Some(e), _) => SizeBins::Edges(e.clone()),
         (None, Some(n)) if n > 0 => SizeBins::EqualCount(n),
-        (None, Some(_)) => return Err(format!("{}: `output.size_bins` must be positive", ctx.file)),
+        (None, Some(_)) => {
+            return Err(format!("{}: `output.size_bins` must be positive", ctx.file));
+        }
         (None, None) => SizeBins::EqualCount(10),
     };
     Ok(Scenario {
@@ -599,17 +697,25 @@ fn parse_window(s: &str) -> Result<NoneWindow, String> {
         return Ok(NoneWindow::Unlimited);
     }
     if let Some(k) = s.strip_suffix("bdp").or_else(|| s.strip_suffix("BDP")) {
-        let v: f64 = k.trim().parse().map_err(|_| format!("`{s}`: expected e.g. `1bdp`"))?;
+        let v: f64 = k
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{s}`: expected e.g. `1bdp`"))?;
         if !(v > 0.0 && v.is_finite()) {
             return Err(format!("`{s}`: BDP multiple must be positive"));
         }
         return Ok(NoneWindow::Bdp(v));
     }
-    parse_bytes(s).map(NoneWindow::Bytes).map_err(|e| e.to_string())
+    parse_bytes(s)
+        .map(NoneWindow::Bytes)
+        .map_err(|e| e.to_string())
 }
 
 fn load_cdf(tr: &RawTraffic, ctx: &Ctx, key: &str) -> Result<SizeCdf, String> {
-    let name = tr.cdf.as_deref().ok_or_else(|| format!("{}: `{key}` is required", ctx.file))?;
+    let name = tr
+        .cdf
+        .as_deref()
+        .ok_or_else(|| format!("{}: `{key}` is required", ctx.file))?;
     if let Some(c) = crate::workload::cdf::builtin(name) {
         return Ok(c);
     }
@@ -623,8 +729,15 @@ fn load_cdf(tr: &RawTraffic, ctx: &Ctx, key: &str) -> Result<SizeCdf, String> {
     }
     let fmt = match tr.cdf_format.as_deref() {
         None | Some("hpcc") => CdfFormat::Hpcc,
-        Some("homa") => CdfFormat::Homa { unit_bytes: tr.cdf_unit_bytes.unwrap_or(1.0) },
-        Some(o) => return Err(format!("{}: `cdf_format` = \"{o}\": expected `hpcc` or `homa`", ctx.file)),
+        Some("homa") => CdfFormat::Homa {
+            unit_bytes: tr.cdf_unit_bytes.unwrap_or(1.0),
+        },
+        Some(o) => {
+            return Err(format!(
+                "{}: `cdf_format` = \"{o}\": expected `hpcc` or `homa`",
+                ctx.file
+            ));
+        }
     };
     SizeCdf::load(&p, fmt)
 }

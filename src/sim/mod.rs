@@ -133,7 +133,10 @@ pub fn pair_metrics(links: impl Iterator<Item = (u64, u64)>, mtu_bytes: u64) -> 
         tx_ns += mtu_bytes * 8 * 1_000_000_000 / rate;
         bottleneck = bottleneck.min(rate);
     }
-    PairMetrics { rtt_ns: 2 * prop_ns + tx_ns, bottleneck_bps: bottleneck }
+    PairMetrics {
+        rtt_ns: 2 * prop_ns + tx_ns,
+        bottleneck_bps: bottleneck,
+    }
 }
 
 /// HPCC-sim's "standalone" FCT of a `size`-byte flow, nanoseconds:
@@ -146,16 +149,27 @@ pub fn ideal_fct_ns(m: PairMetrics, size: u64, mtu: u64, hdr_bytes: u64) -> u64 
 impl Simulator {
     /// Build a simulator for `topo` with model `cfg`, congestion control `cc` and the given
     /// flows. Errors describe bad input (unknown hosts, zero sizes, bad priorities).
-    pub fn new(topo: TopologySpec, cfg: NetConfig, cc: CcConfig, flows: &[FlowSpec]) -> Result<Self, String> {
+    pub fn new(
+        topo: TopologySpec,
+        cfg: NetConfig,
+        cc: CcConfig,
+        flows: &[FlowSpec],
+    ) -> Result<Self, String> {
         topo.validate()?;
         if cfg.mtu_bytes == 0 {
             return Err("mtu must be positive".into());
         }
         if !(2..=64).contains(&cfg.queues_per_port) {
-            return Err(format!("queues_per_port = {} must be in 2..=64", cfg.queues_per_port));
+            return Err(format!(
+                "queues_per_port = {} must be in 2..=64",
+                cfg.queues_per_port
+            ));
         }
         if cfg.buffer.dt_alpha <= 0.0 || !cfg.buffer.dt_alpha.is_finite() {
-            return Err(format!("dt_alpha = {} must be positive", cfg.buffer.dt_alpha));
+            return Err(format!(
+                "dt_alpha = {} must be positive",
+                cfg.buffer.dt_alpha
+            ));
         }
         if cfg.buffer.mode == crate::config::BufferMode::Lossless {
             return Err("buffer mode `lossless` needs PFC, which is not implemented yet; use lossy or unlimited".into());
@@ -257,7 +271,12 @@ impl Simulator {
             let m = *pair_cache.entry((f.src, f.dst)).or_insert_with(|| {
                 let p = routes.path(&topo, f.src, f.dst);
                 pair_metrics(
-                    p.links.iter().map(|&l| (topo.links[l as usize].rate_bps, topo.links[l as usize].delay_ps)),
+                    p.links.iter().map(|&l| {
+                        (
+                            topo.links[l as usize].rate_bps,
+                            topo.links[l as usize].delay_ps,
+                        )
+                    }),
                     mtu,
                 )
             });
@@ -288,7 +307,16 @@ impl Simulator {
                 ideal_fct_ps: ideal_fct_ns(m, f.size_bytes, mtu, hdr) * NS,
             });
         }
-        let mut q = EventQueue::new();
+        // Size the calendar queue so that a packet's next event (serialization + propagation +
+        // pipeline delay) normally falls inside its wheel.
+        let max_hop_ps = topo
+            .links
+            .iter()
+            .map(|l| l.delay_ps + cfg.framing.ser_ps(cfg.mtu_bytes + 200, l.rate_bps))
+            .max()
+            .unwrap_or(0)
+            + cfg.switch_delay_ps.max(cfg.nic_delay_ps);
+        let mut q = EventQueue::for_horizon(2 * max_hop_ps);
         for (i, f) in fl.iter().enumerate() {
             q.schedule(f.start_ps, Event::FlowStart { flow: i as u32 });
         }
@@ -351,7 +379,14 @@ impl Simulator {
         };
         self.counters.packet_hops += 1;
         self.q.schedule(now + ser, Event::TxDone { node, port });
-        self.q.schedule(now + ser + delay + proc, Event::Arrive { node: peer, port: peer_port, pkt: p });
+        self.q.schedule(
+            now + ser + delay + proc,
+            Event::Arrive {
+                node: peer,
+                port: peer_port,
+                pkt: p,
+            },
+        );
     }
 
     #[inline]
@@ -360,7 +395,11 @@ impl Simulator {
             Event::Arrive { node, port, pkt } => {
                 let err = match self.nodes[node as usize] {
                     NodeRef::Host(h) => self.hosts[h as usize].link.error_rate,
-                    NodeRef::Switch(s) => self.switches[s as usize].ports[port as usize].link.error_rate,
+                    NodeRef::Switch(s) => {
+                        self.switches[s as usize].ports[port as usize]
+                            .link
+                            .error_rate
+                    }
                 };
                 if err > 0.0 && self.link_rng.f64() < err {
                     self.counters.drops_link_error += 1;
@@ -438,7 +477,11 @@ impl Simulator {
                 dport: f.dport,
                 size_bytes: f.size_bytes,
                 start_ps: f.start_ps,
-                fct_ps: if f.finished() { Some(f.finish_ps - f.start_ps) } else { None },
+                fct_ps: if f.finished() {
+                    Some(f.finish_ps - f.start_ps)
+                } else {
+                    None
+                },
                 ideal_fct_ps: f.ideal_fct_ps,
                 retx_packets: f.tx.retx_packets,
                 pauses: f.pauses,
@@ -449,7 +492,11 @@ impl Simulator {
 
     /// Max over switches of peak shared-buffer use, bytes.
     pub fn peak_buffer_bytes(&self) -> u64 {
-        self.switches.iter().map(|s| s.mmu.peak_bytes).max().unwrap_or(0)
+        self.switches
+            .iter()
+            .map(|s| s.mmu.peak_bytes)
+            .max()
+            .unwrap_or(0)
     }
 
     /// Check conservation invariants; returns a description of the first violation.
@@ -462,7 +509,10 @@ impl Simulator {
                 for (qi, q) in p.queues.iter().enumerate() {
                     let b: u64 = q.pkts.iter().map(|&x| self.arena.get(x).size as u64).sum();
                     if b != q.bytes {
-                        return Err(format!("switch {} port {pi} queue {qi}: counted {} B, holds {b} B", s.node, q.bytes));
+                        return Err(format!(
+                            "switch {} port {pi} queue {qi}: counted {} B, holds {b} B",
+                            s.node, q.bytes
+                        ));
                     }
                     pb += b;
                     if qi != 0 {
@@ -470,18 +520,26 @@ impl Simulator {
                     }
                 }
                 if pb != p.bytes {
-                    return Err(format!("switch {} port {pi}: port count {} != {pb}", s.node, p.bytes));
+                    return Err(format!(
+                        "switch {} port {pi}: port count {} != {pb}",
+                        s.node, p.bytes
+                    ));
                 }
             }
             if total != s.mmu.used_bytes {
-                return Err(format!("switch {}: MMU says {} B used, queues hold {total} B", s.node, s.mmu.used_bytes));
+                return Err(format!(
+                    "switch {}: MMU says {} B used, queues hold {total} B",
+                    s.node, s.mmu.used_bytes
+                ));
             }
             let ingress: u64 = s.mmu.ingress_bytes.iter().sum();
             if ingress != total {
-                return Err(format!("switch {}: ingress accounting {ingress} != {total}", s.node));
+                return Err(format!(
+                    "switch {}: ingress accounting {ingress} != {total}",
+                    s.node
+                ));
             }
         }
         Ok(())
     }
 }
-

@@ -86,7 +86,15 @@ mod tests {
     use super::*;
 
     fn lossy(b: u64, alpha: f64) -> Mmu {
-        Mmu::new(BufferConfig { mode: BufferMode::Lossy, size_bytes: b, dt_alpha: alpha }, 4, 8)
+        Mmu::new(
+            BufferConfig {
+                mode: BufferMode::Lossy,
+                size_bytes: b,
+                dt_alpha: alpha,
+            },
+            4,
+            8,
+        )
     }
 
     #[test]
@@ -122,14 +130,25 @@ mod tests {
             }
             let expect = alpha * b as f64 / (1.0 + alpha * s as f64);
             for q in qs {
-                assert!((q as f64 - expect).abs() <= 1000.0, "α={alpha} S={s}: {q} vs {expect}");
+                assert!(
+                    (q as f64 - expect).abs() <= 1000.0,
+                    "α={alpha} S={s}: {q} vs {expect}"
+                );
             }
         }
     }
 
     #[test]
     fn unlimited_never_drops() {
-        let m = Mmu::new(BufferConfig { mode: BufferMode::Unlimited, size_bytes: 1, dt_alpha: 1.0 }, 1, 1);
+        let m = Mmu::new(
+            BufferConfig {
+                mode: BufferMode::Unlimited,
+                size_bytes: 1,
+                dt_alpha: 1.0,
+            },
+            1,
+            1,
+        );
         assert!(m.admit(u64::MAX / 4, 1 << 40));
     }
 }

@@ -65,7 +65,11 @@ impl EgressPort {
     /// Pick the queue to serve next: queue 0 if non-empty, else round robin (or DRR) over
     /// non-empty, non-paused data queues. `head_size` gives the head packet's size (DRR).
     #[inline]
-    pub fn select(&mut self, sched: SchedulerKind, head_size: impl Fn(u32) -> u32) -> Option<usize> {
+    pub fn select(
+        &mut self,
+        sched: SchedulerKind,
+        head_size: impl Fn(u32) -> u32,
+    ) -> Option<usize> {
         if !self.queues[0].pkts.is_empty() {
             return Some(0);
         }
@@ -87,13 +91,15 @@ impl EgressPort {
             SchedulerKind::Drr { quantum_bytes } => {
                 // Classic DRR: visit queues in order; a queue keeps the turn while its deficit
                 // covers its head packet; when it cannot, it gets a quantum and the turn passes.
-                let any = (1..n).any(|q| !self.queues[q].pkts.is_empty() && self.paused_mask & (1 << q) == 0);
+                let any = (1..n)
+                    .any(|q| !self.queues[q].pkts.is_empty() && self.paused_mask & (1 << q) == 0);
                 if !any {
                     return None;
                 }
                 loop {
                     let q = self.rr;
-                    let eligible = !self.queues[q].pkts.is_empty() && self.paused_mask & (1 << q) == 0;
+                    let eligible =
+                        !self.queues[q].pkts.is_empty() && self.paused_mask & (1 << q) == 0;
                     if eligible {
                         let sz = head_size(self.queues[q].pkts[0]) as i64;
                         if self.deficit[q] >= sz {

@@ -5,9 +5,9 @@
 //! Port numbering follows HPCC-sim: a node's ports are numbered in the order its links appear
 //! in [`TopologySpec::links`] (HPCC-sim's interface `i+1`; we drop the loopback).
 
-pub mod shapes;
 pub mod hpcc_file;
 pub mod routing;
+pub mod shapes;
 
 /// What a node is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -79,8 +79,16 @@ impl TopologySpec {
         for (i, l) in self.links.iter().enumerate() {
             let pa = ports[l.a as usize].len() as u16;
             let pb = ports[l.b as usize].len() as u16;
-            ports[l.a as usize].push(PortSpec { link: i as u32, peer: l.b, peer_port: pb });
-            ports[l.b as usize].push(PortSpec { link: i as u32, peer: l.a, peer_port: pa });
+            ports[l.a as usize].push(PortSpec {
+                link: i as u32,
+                peer: l.b,
+                peer_port: pb,
+            });
+            ports[l.b as usize].push(PortSpec {
+                link: i as u32,
+                peer: l.a,
+                peer_port: pa,
+            });
         }
         ports
     }
@@ -94,31 +102,52 @@ impl TopologySpec {
         }
         for (i, l) in self.links.iter().enumerate() {
             if l.a as usize >= n || l.b as usize >= n {
-                return Err(format!("link {i}: node id out of range ({} - {}, {n} nodes)", l.a, l.b));
+                return Err(format!(
+                    "link {i}: node id out of range ({} - {}, {n} nodes)",
+                    l.a, l.b
+                ));
             }
             if l.a == l.b {
                 return Err(format!("link {i}: self-loop on node {}", l.a));
             }
             if l.rate_bps == 0 {
-                return Err(format!("link {i} ({} - {}): rate must be positive", l.a, l.b));
+                return Err(format!(
+                    "link {i} ({} - {}): rate must be positive",
+                    l.a, l.b
+                ));
             }
             if !(0.0..=1.0).contains(&l.error_rate) {
-                return Err(format!("link {i} ({} - {}): error rate {} not in [0, 1]", l.a, l.b, l.error_rate));
+                return Err(format!(
+                    "link {i} ({} - {}): error rate {} not in [0, 1]",
+                    l.a, l.b, l.error_rate
+                ));
             }
-            if self.kinds[l.a as usize] == NodeKind::Host && self.kinds[l.b as usize] == NodeKind::Host {
-                return Err(format!("link {i}: hosts {} and {} linked directly; put a switch between them", l.a, l.b));
+            if self.kinds[l.a as usize] == NodeKind::Host
+                && self.kinds[l.b as usize] == NodeKind::Host
+            {
+                return Err(format!(
+                    "link {i}: hosts {} and {} linked directly; put a switch between them",
+                    l.a, l.b
+                ));
             }
         }
         let ports = self.ports();
         let hosts = self.hosts();
         if hosts.len() < 2 {
-            return Err(format!("topology needs at least 2 hosts, has {}", hosts.len()));
+            return Err(format!(
+                "topology needs at least 2 hosts, has {}",
+                hosts.len()
+            ));
         }
         for &h in &hosts {
             match ports[h as usize].len() {
                 1 => {}
                 0 => return Err(format!("host {h} has no link")),
-                k => return Err(format!("host {h} has {k} links; hosts must have exactly one NIC link")),
+                k => {
+                    return Err(format!(
+                        "host {h} has {k} links; hosts must have exactly one NIC link"
+                    ));
+                }
             }
         }
         // Connectivity: BFS from the first host must reach every host.
