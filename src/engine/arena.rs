@@ -112,6 +112,13 @@ impl PacketArena {
         }
     }
 
+    /// Count slot `i` as consumed and immediately re-created in place (a data packet turned
+    /// into its ACK at the receiver).
+    #[inline]
+    pub fn reuse(&mut self, _i: u32) {
+        self.created += 1;
+    }
+
     /// Release slot `i`.
     #[inline]
     pub fn free(&mut self, i: u32) {

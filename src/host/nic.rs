@@ -119,12 +119,14 @@ impl Simulator {
             PktKind::Data => self.host_receive_data(h, p, &pkt),
             PktKind::Ack | PktKind::Nack => {
                 self.host_receive_ack(&pkt);
+                self.counters.packets_consumed += 1;
                 self.arena.free(p);
                 self.host_try_send(h);
             }
             _ => {
                 // Control frames addressed to hosts are handled by their schemes (PFC, BTS,
                 // CNP) — none of which is enabled in this configuration.
+                self.counters.packets_consumed += 1;
                 self.arena.free(p);
             }
         }
@@ -148,13 +150,17 @@ impl Simulator {
         }
         let (kind, ack, sack_seq, sack_len) = match resp {
             Response::None => {
+                self.counters.packets_consumed += 1;
                 self.arena.free(p);
                 return;
             }
             Response::Ack(a) => (PktKind::Ack, a, 0, 0),
             Response::Nack(a, s, l) => (PktKind::Nack, a, s, l),
         };
-        // Turn the data packet into its ACK in place (keeps the INT records and timestamp).
+        // The data packet is consumed; its slot is reused for the ACK (keeping the INT records
+        // and the timestamp), which counts as a new packet.
+        self.counters.packets_consumed += 1;
+        self.arena.reuse(p);
         let ack_size = self.cfg.framing.ack_bytes()
             + self.cfg.int_bytes
             + if kind == PktKind::Nack && self.irn() {

@@ -58,6 +58,8 @@ pub struct Counters {
     pub delivered_bytes: u64,
     /// Flows completed.
     pub flows_completed: u64,
+    /// Packets that reached their final destination and were consumed there.
+    pub packets_consumed: u64,
 }
 
 /// The whole simulated network.
@@ -499,9 +501,20 @@ impl Simulator {
             .unwrap_or(0)
     }
 
-    /// Check conservation invariants; returns a description of the first violation.
-    /// Packets alive = queued + on the wire; buffer counters consistent with queue contents.
+    /// Check conservation invariants; returns a description of the first violation:
+    /// packets created = consumed + dropped + alive (queued or on a wire); per-queue, per-port
+    /// and MMU byte counters consistent with the queue contents.
     pub fn check_invariants(&self) -> Result<(), String> {
+        let c = &self.counters;
+        let dropped = c.drops + c.drops_link_error + c.drops_no_route;
+        let created = self.arena.created();
+        if created != c.packets_consumed + dropped + self.arena.live() as u64 {
+            return Err(format!(
+                "packet conservation: created {created} != consumed {} + dropped {dropped} + alive {}",
+                c.packets_consumed,
+                self.arena.live()
+            ));
+        }
         for s in &self.switches {
             let mut total = 0u64;
             for (pi, p) in s.ports.iter().enumerate() {

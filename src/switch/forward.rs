@@ -23,6 +23,7 @@ impl Simulator {
         let pkt = *self.arena.get(p);
         if pkt.kind == PktKind::Pfc {
             // Hop-by-hop PFC frames are consumed by the PFC module (lossless fabric).
+            self.counters.packets_consumed += 1;
             self.arena.free(p);
             return;
         }
