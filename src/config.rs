@@ -33,6 +33,15 @@ impl Framing {
             Framing::Ethernet => 66,
         }
     }
+    /// Size of an ACK/NACK carrying `int_bytes` of INT: HPCC-sim pads the 46 B of headers
+    /// (+ INT) to at least 60 B (so 60 B without INT or with TIMELY's 8 B, 88 B with HPCC's
+    /// 42 B); Ethernet framing adds the INT to its 66 B frame.
+    pub fn ack_size(self, int_bytes: u32) -> u32 {
+        match self {
+            Framing::Hpcc => (46 + int_bytes).max(60),
+            Framing::Ethernet => 66 + int_bytes,
+        }
+    }
     /// Minimum frame: control frames (PFC, BTS, CNP) are padded to at least this.
     pub fn min_frame_bytes(self) -> u32 {
         match self {
@@ -133,6 +142,116 @@ impl LossRecovery {
     }
 }
 
+/// RED/ECN marking thresholds for links of one rate (HPCC-sim `KMIN_MAP`/`KMAX_MAP`/`PMAX_MAP`).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct EcnThresholds {
+    /// Link rate these thresholds apply to, bits per second.
+    pub rate_bps: u64,
+    /// No marking at or below this backlog, bytes.
+    pub kmin_bytes: u64,
+    /// Always mark above this backlog, bytes.
+    pub kmax_bytes: u64,
+    /// Marking probability at `kmax_bytes` (linear from 0 at `kmin_bytes`).
+    pub pmax: f64,
+}
+
+/// ECN marking at switch egress: RED on the (port, queue) backlog left behind the departing
+/// packet, evaluated at dequeue (HPCC-sim `switch-node.cc`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct EcnConfig {
+    /// Marking enabled.
+    pub enabled: bool,
+    /// Thresholds per link rate; a port uses the entry of its rate, or else the thresholds of
+    /// the nearest listed rate scaled linearly with the rate.
+    pub thresholds: Vec<EcnThresholds>,
+}
+
+impl EcnConfig {
+    /// HPCC `run.py` maps for host rate `bw` Gb/s: Kmin = 100·bw/25 KB... scaled per rate:
+    /// 25 G → 100/400 KB, 100 G → 400/1600 KB, 400 G → 1600/6400 KB, Pmax 0.2 (K in 1000 B).
+    pub fn hpcc_default() -> Self {
+        let t = |g: u64| EcnThresholds {
+            rate_bps: g * 1_000_000_000,
+            kmin_bytes: g * 4_000,
+            kmax_bytes: g * 16_000,
+            pmax: 0.2,
+        };
+        EcnConfig {
+            enabled: true,
+            thresholds: vec![t(25), t(50), t(100), t(200), t(400)],
+        }
+    }
+
+    /// Thresholds for a port of `rate_bps`.
+    pub fn for_rate(&self, rate_bps: u64) -> Option<EcnThresholds> {
+        if !self.enabled || self.thresholds.is_empty() {
+            return None;
+        }
+        if let Some(t) = self.thresholds.iter().find(|t| t.rate_bps == rate_bps) {
+            return Some(*t);
+        }
+        let near = self
+            .thresholds
+            .iter()
+            .min_by_key(|t| (t.rate_bps as i128 - rate_bps as i128).unsigned_abs())?;
+        let k = rate_bps as f64 / near.rate_bps as f64;
+        Some(EcnThresholds {
+            rate_bps,
+            kmin_bytes: (near.kmin_bytes as f64 * k) as u64,
+            kmax_bytes: (near.kmax_bytes as f64 * k) as u64,
+            pmax: near.pmax,
+        })
+    }
+}
+
+/// How receivers turn CE marks into congestion notifications (DCQCN's NP).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum CnpMode {
+    /// HPCC-sim: every ACK echoes the CE bit of the data packet it acknowledges; no CNP packets.
+    AckEcho,
+    /// DCQCN paper: a separate high-priority CNP packet, at most one per flow per interval
+    /// (the first CE-marked packet after the interval has elapsed triggers one immediately).
+    Cnp {
+        /// Minimum spacing of CNPs per flow, picoseconds (paper: 50 µs).
+        interval_ps: u64,
+    },
+}
+
+/// PFC (lossless fabric) parameters, HPCC-sim's switch MMU model (`specs/pfc.md`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct PfcConfig {
+    /// Guaranteed bytes per ingress (port, priority) before the shared pool is used (4 KiB).
+    pub reserve_bytes: u64,
+    /// XON hysteresis: resume when shared use + this ≤ threshold (3 KiB).
+    pub resume_offset_bytes: u64,
+    /// Headroom per port = factor × link rate × one-way delay (HPCC-sim: 3).
+    pub headroom_factor: f64,
+    /// Fixed extra headroom per port, bytes (e.g. 2 MTU), added to the above.
+    pub headroom_extra_bytes: u64,
+    /// α of the ingress dynamic threshold at host-rate ports (HPCC-sim 1/8); it doubles for
+    /// every doubling of the port rate above the host rate, up to 1 (400 G → 1/2).
+    pub alpha_host: f64,
+    /// Pause frames carry real quanta and expire unless refreshed (the switch refreshes XOFF
+    /// at half the pause time). `false` = HPCC-sim: a PAUSE holds until an explicit RESUME.
+    pub expiry: bool,
+    /// Pause quanta in a PAUSE frame (max 65535; one quantum = 512 bit times).
+    pub quanta: u32,
+}
+
+impl Default for PfcConfig {
+    fn default() -> Self {
+        PfcConfig {
+            reserve_bytes: 4096,
+            resume_offset_bytes: 3072,
+            headroom_factor: 3.0,
+            headroom_extra_bytes: 0,
+            alpha_host: 0.125,
+            expiry: true,
+            quanta: 65535,
+        }
+    }
+}
+
 /// Everything about the network model except topology and traffic.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct NetConfig {
@@ -162,6 +281,14 @@ pub struct NetConfig {
     pub buffer_sample_ps: u64,
     /// Stop the simulation at this time, picoseconds (`u64::MAX` = when traffic drains).
     pub stop_ps: u64,
+    /// ECN marking.
+    pub ecn: EcnConfig,
+    /// Receiver congestion notification.
+    pub cnp: CnpMode,
+    /// Switches append INT hop records to data packets (HPCC).
+    pub int_enabled: bool,
+    /// PFC parameters (used in [`BufferMode::Lossless`]).
+    pub pfc: PfcConfig,
 }
 
 impl Default for NetConfig {
@@ -184,6 +311,13 @@ impl Default for NetConfig {
             ack_high_prio: false,
             buffer_sample_ps: 10 * US,
             stop_ps: u64::MAX,
+            ecn: EcnConfig {
+                enabled: false,
+                thresholds: Vec::new(),
+            },
+            cnp: CnpMode::AckEcho,
+            int_enabled: false,
+            pfc: PfcConfig::default(),
         }
     }
 }

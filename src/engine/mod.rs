@@ -50,6 +50,24 @@ pub enum Event {
         /// Which of the controller's timers.
         which: u8,
     },
+    /// A received PFC pause of priority `prio` on port `port` of `node` may have expired.
+    PfcExpire {
+        /// Paused node (switch or host).
+        node: u32,
+        /// Its paused egress port.
+        port: u16,
+        /// Paused priority.
+        prio: u8,
+    },
+    /// Time to refresh the XOFF this switch sent upstream on ingress `port`, priority `prio`.
+    PfcRefresh {
+        /// Switch node id.
+        node: u32,
+        /// Ingress port the XOFF was sent out of.
+        port: u16,
+        /// Priority.
+        prio: u8,
+    },
     /// A periodic task of the switch-side scheme on switch `node` (e.g. Bloom filter reset).
     SwitchTimer {
         /// Switch node id.

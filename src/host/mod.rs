@@ -44,6 +44,10 @@ pub struct HostNic {
     pub pfc_paused: u8,
     /// Time of the pending wake-up event (0 = none).
     pub wake_at_ps: u64,
+    /// Received PFC pause of priority p holds until this time (`u64::MAX` = until RESUME).
+    pub pfc_until: [u64; 8],
+    /// Start of the current PFC pause of priority p, picoseconds.
+    pub pfc_since: [u64; 8],
 }
 
 /// One flow: the sender QP at `src` and the receiver QP at `dst`.
@@ -85,6 +89,12 @@ pub struct Flow {
     pub rto_event_ps: u64,
     /// Ideal (standalone) FCT, picoseconds.
     pub ideal_fct_ps: u64,
+    /// Wire size of the last data packet sent (HPCC pacing adjustment), bytes.
+    pub last_pkt_bytes: u32,
+    /// Time of the pending congestion-control timer event (0 = none).
+    pub cc_timer_ps: u64,
+    /// Time of the last CNP sent by the receiver for this flow (`u64::MAX` = never).
+    pub last_cnp_ps: u64,
 }
 
 impl Flow {

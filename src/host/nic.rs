@@ -74,6 +74,7 @@ impl Simulator {
             fl.tx.commit(seg);
             let rate = fl.cc.rate_bps().max(1);
             fl.next_avail_ps = now + self.cfg.framing.ser_ps(size, rate);
+            fl.last_pkt_bytes = size;
             fl.cc.on_send(now, size as u64);
             let pkt = Packet {
                 kind: PktKind::Data,
@@ -123,6 +124,24 @@ impl Simulator {
                 self.arena.free(p);
                 self.host_try_send(h);
             }
+            PktKind::Cnp => {
+                let f = pkt.flow;
+                let now = self.q.now();
+                if !self.flows[f as usize].finished() {
+                    self.flows[f as usize].cc.on_feedback(now);
+                    self.sync_cc_timer(f);
+                }
+                self.counters.packets_consumed += 1;
+                self.arena.free(p);
+                self.host_try_send(h);
+            }
+            PktKind::Pfc => {
+                // HPCC-sim hosts never send PFC; a switch may pause the NIC.
+                let node = self.hosts[h].node;
+                self.pfc_receive(node, 0, &pkt);
+                self.counters.packets_consumed += 1;
+                self.arena.free(p);
+            }
             _ => {
                 // Control frames addressed to hosts are handled by their schemes (PFC, BTS,
                 // CNP) — none of which is enabled in this configuration.
@@ -148,6 +167,34 @@ impl Simulator {
         if newly > 0 {
             self.throughput.record(self.host_index(pkt.dst), now, newly);
         }
+        // DCQCN paper NP: a separate CNP, at most one per flow per interval.
+        if pkt.ce
+            && let crate::config::CnpMode::Cnp { interval_ps } = self.cfg.cnp
+        {
+            let fl = &mut self.flows[pkt.flow as usize];
+            if fl.last_cnp_ps == u64::MAX || now >= fl.last_cnp_ps + interval_ps {
+                fl.last_cnp_ps = now;
+                let size = self
+                    .cfg
+                    .framing
+                    .ack_bytes()
+                    .max(self.cfg.framing.min_frame_bytes());
+                let cnp = self.arena.alloc(Packet {
+                    kind: PktKind::Cnp,
+                    prio: 0,
+                    flow: pkt.flow,
+                    src: pkt.dst,
+                    dst: pkt.src,
+                    sport: pkt.dport,
+                    dport: pkt.sport,
+                    size,
+                    ..Packet::default()
+                });
+                self.counters.cnps += 1;
+                self.hosts[h].ctrl.push_back(cnp);
+            }
+        }
+        let echo_ce = pkt.ce && self.cfg.cnp == crate::config::CnpMode::AckEcho;
         let (kind, ack, sack_seq, sack_len) = match resp {
             Response::None => {
                 self.counters.packets_consumed += 1;
@@ -161,8 +208,7 @@ impl Simulator {
         // and the timestamp), which counts as a new packet.
         self.counters.packets_consumed += 1;
         self.arena.reuse(p);
-        let ack_size = self.cfg.framing.ack_bytes()
-            + self.cfg.int_bytes
+        let ack_size = self.cfg.framing.ack_size(self.cfg.int_bytes)
             + if kind == PktKind::Nack && self.irn() {
                 6
             } else {
@@ -170,7 +216,7 @@ impl Simulator {
             };
         let a = self.arena.get_mut(p);
         a.kind = kind;
-        a.flag = pkt.ce;
+        a.flag = echo_ce;
         a.ce = false;
         a.src = pkt.dst;
         a.dst = pkt.src;
@@ -203,6 +249,7 @@ impl Simulator {
             None
         };
         let newly = fl.tx.on_ack(pkt.seq, nack, sack);
+        let old_rate = fl.cc.rate_bps();
         let info = AckInfo {
             now_ps: now,
             ack_seq: pkt.seq,
@@ -214,11 +261,25 @@ impl Simulator {
             int: &pkt.int[..pkt.int_n as usize],
         };
         fl.cc.on_ack(&info);
+        if fl.cc.adjusts_pacing() && fl.last_pkt_bytes > 0 {
+            // HPCC-sim ChangeRate: nextAvail += tx(last, new) − tx(last, old).
+            let new_rate = fl.cc.rate_bps();
+            if new_rate != old_rate {
+                let f_ = self.cfg.framing;
+                let t_new = f_.ser_ps(fl.last_pkt_bytes, new_rate.max(1));
+                let t_old = f_.ser_ps(fl.last_pkt_bytes, old_rate.max(1));
+                fl.next_avail_ps = (fl.next_avail_ps + t_new).saturating_sub(t_old);
+            }
+        }
         if fl.tx.done() {
             self.finish_flow(f);
-        } else if newly > 0 || nack {
-            // Restart the timer on progress (TLT-sim re-arms on every ACK with data outstanding).
-            self.arm_rto(f);
+        } else {
+            if newly > 0 || nack {
+                // Restart the timer on progress (TLT-sim re-arms on every ACK with data
+                // outstanding).
+                self.arm_rto(f);
+            }
+            self.sync_cc_timer(f);
         }
     }
 
@@ -298,6 +359,41 @@ impl Simulator {
         fl.cc.on_timeout(now);
         self.counters.timeouts += 1;
         self.arm_rto(f);
+        self.sync_cc_timer(f);
+        let h = self.host_index(self.flows[f as usize].src);
+        self.host_try_send(h);
+    }
+
+    /// Make sure an event is pending for the earliest timer of flow `f`'s controller (lazy:
+    /// at most one useful pending event per flow; stale ones are recognised and ignored).
+    pub(crate) fn sync_cc_timer(&mut self, f: u32) {
+        let fl = &mut self.flows[f as usize];
+        if let Some((t, which)) = fl.cc.next_timer()
+            && (fl.cc_timer_ps == 0 || t < fl.cc_timer_ps)
+        {
+            let t = t.max(self.q.now());
+            fl.cc_timer_ps = t;
+            self.q.schedule(t, Event::CcTimer { flow: f, which });
+        }
+    }
+
+    /// A controller timer event of flow `f` fired: run every controller timer now due.
+    pub(crate) fn cc_timer_fire(&mut self, f: u32) {
+        let now = self.q.now();
+        let fl = &mut self.flows[f as usize];
+        if fl.cc_timer_ps != now || fl.finished() {
+            return;
+        }
+        fl.cc_timer_ps = 0;
+        let mut guard = 0;
+        while let Some((t, which)) = fl.cc.next_timer() {
+            if t > now || guard > 64 {
+                break;
+            }
+            fl.cc.on_timer(now, which);
+            guard += 1;
+        }
+        self.sync_cc_timer(f);
         let h = self.host_index(self.flows[f as usize].src);
         self.host_try_send(h);
     }

@@ -60,6 +60,33 @@ pub struct Counters {
     pub flows_completed: u64,
     /// Packets that reached their final destination and were consumed there.
     pub packets_consumed: u64,
+    /// Data packets ECN-marked by switches.
+    pub ecn_marks: u64,
+    /// CNP packets sent by receivers (CNP mode).
+    pub cnps: u64,
+    /// PFC PAUSE frames sent (including refreshes).
+    pub pfc_pauses: u64,
+    /// PFC RESUME frames sent.
+    pub pfc_resumes: u64,
+    /// Total time (port, priority) pairs spent paused by PFC, picoseconds.
+    pub pfc_paused_ps: u64,
+    /// Drops in lossless mode (headroom overflow): must be 0 with sane PFC settings.
+    pub drops_lossless: u64,
+}
+
+/// One received PFC frame (HPCC-sim `PFC_OUTPUT_FILE` record).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PfcRecord {
+    /// Receive time, picoseconds.
+    pub time_ps: u64,
+    /// Paused node.
+    pub node: u32,
+    /// The node is a switch.
+    pub is_switch: bool,
+    /// Port index (HPCC-sim interface index = port + 1).
+    pub port: u16,
+    /// PAUSE (true) or RESUME (false).
+    pub pause: bool,
 }
 
 /// The whole simulated network.
@@ -98,6 +125,8 @@ pub struct Simulator {
     pub irn_cap_bytes: u64,
     /// Congestion control in use.
     pub cc_cfg: CcConfig,
+    /// Every PFC frame received, in order.
+    pub pfc_log: Vec<PfcRecord>,
     link_rng: Rng,
 }
 
@@ -173,9 +202,6 @@ impl Simulator {
                 cfg.buffer.dt_alpha
             ));
         }
-        if cfg.buffer.mode == crate::config::BufferMode::Lossless {
-            return Err("buffer mode `lossless` needs PFC, which is not implemented yet; use lossy or unlimited".into());
-        }
         let routes = RouteTable::try_build(&topo)?;
         let ports = topo.ports();
         let tiers = crate::topology::shapes::tiers(&topo);
@@ -194,6 +220,17 @@ impl Simulator {
                 tx_bytes: 0,
             }
         };
+        // NIC rate: the slowest host link (PFC's α doubles per rate doubling above it).
+        let host_rate = topo
+            .links
+            .iter()
+            .filter(|l| {
+                topo.kinds[l.a as usize] == NodeKind::Host
+                    || topo.kinds[l.b as usize] == NodeKind::Host
+            })
+            .map(|l| l.rate_bps)
+            .min()
+            .unwrap_or(1);
         for n in 0..topo.num_nodes() {
             match topo.kinds[n] {
                 NodeKind::Host => {
@@ -207,6 +244,8 @@ impl Simulator {
                         rr: 0,
                         pfc_paused: 0,
                         wake_at_ps: 0,
+                        pfc_until: [0; 8],
+                        pfc_since: [0; 8],
                     });
                 }
                 NodeKind::Switch => {
@@ -215,10 +254,25 @@ impl Simulator {
                     let eps = (0..ports[n].len())
                         .map(|i| {
                             let hf = topo.kinds[ports[n][i].peer as usize] == NodeKind::Host;
-                            EgressPort::new(link_of(n, i), cfg.queues_per_port, hf)
+                            let mut ep = EgressPort::new(link_of(n, i), cfg.queues_per_port, hf);
+                            ep.ecn = cfg.ecn.for_rate(ep.link.rate_bps);
+                            ep
                         })
                         .collect::<Vec<_>>();
                     let np = eps.len();
+                    let pfc = (cfg.buffer.mode == crate::config::BufferMode::Lossless).then(|| {
+                        let pr: Vec<(u64, u64)> = eps
+                            .iter()
+                            .map(|e| (e.link.rate_bps, e.link.delay_ps))
+                            .collect();
+                        crate::switch::pfc::PfcState::new(
+                            &cfg.pfc,
+                            &pr,
+                            cfg.queues_per_port,
+                            cfg.buffer.size_bytes,
+                            host_rate,
+                        )
+                    });
                     switches.push(Switch {
                         node: n as u32,
                         index: idx,
@@ -226,6 +280,8 @@ impl Simulator {
                         ports: eps,
                         ecmp_seed: Rng::derive(cfg.seed, "ecmp", n as u64).next_u64(),
                         mmu: Mmu::new(cfg.buffer, np, cfg.queues_per_port),
+                        pfc,
+                        rng: Rng::derive(cfg.seed, "ecn", n as u64),
                     });
                 }
             }
@@ -307,6 +363,9 @@ impl Simulator {
                 rto_deadline_ps: 0,
                 rto_event_ps: 0,
                 ideal_fct_ps: ideal_fct_ns(m, f.size_bytes, mtu, hdr) * NS,
+                last_pkt_bytes: 0,
+                cc_timer_ps: 0,
+                last_cnp_ps: u64::MAX,
             });
         }
         // Size the calendar queue so that a packet's next event (serialization + propagation +
@@ -344,6 +403,7 @@ impl Simulator {
             bdp_bytes: max_bdp,
             irn_cap_bytes,
             cc_cfg: cc,
+            pfc_log: Vec::new(),
         })
     }
 
@@ -432,7 +492,10 @@ impl Simulator {
             }
             Event::FlowStart { flow } => self.flow_start(flow),
             Event::Rto { flow } => self.rto_fire(flow),
-            Event::CcTimer { .. } | Event::SwitchTimer { .. } => {}
+            Event::CcTimer { flow, .. } => self.cc_timer_fire(flow),
+            Event::PfcExpire { node, port, prio } => self.pfc_expire(node, port, prio),
+            Event::PfcRefresh { node, port, prio } => self.pfc_refresh(node, port, prio),
+            Event::SwitchTimer { .. } => {}
         }
     }
 
@@ -457,6 +520,7 @@ impl Simulator {
             }
         }
         let end = self.q.now();
+        self.pfc_finish();
         self.buffer_mon.finish(end);
         self.throughput.finish(end);
     }

@@ -22,7 +22,9 @@ impl Simulator {
         let now = self.q.now();
         let pkt = *self.arena.get(p);
         if pkt.kind == PktKind::Pfc {
-            // Hop-by-hop PFC frames are consumed by the PFC module (lossless fabric).
+            // Hop-by-hop: PFC frames stop here.
+            let node = self.switches[s].node;
+            self.pfc_receive(node, in_port, &pkt);
             self.counters.packets_consumed += 1;
             self.arena.free(p);
             return;
@@ -53,9 +55,25 @@ impl Simulator {
         // MMU admission.
         let size = pkt.size as u64;
         let sw = &mut self.switches[s];
+        let mut xoff = false;
         if q != 0 {
-            let qb = sw.ports[egress as usize].queues[q].bytes;
-            if !sw.mmu.admit(qb, size) {
+            let admitted = match &mut sw.pfc {
+                // Lossless: HPCC-sim's ingress admission (headroom overflow is the only drop).
+                Some(pfc) => {
+                    let ok = pfc.admit(in_port, q, size);
+                    if ok {
+                        pfc.charge(in_port, q, size);
+                        xoff = pfc.should_pause(in_port, q);
+                    } else {
+                        self.counters.drops_lossless += 1;
+                    }
+                    ok
+                }
+                None => sw
+                    .mmu
+                    .admit(sw.ports[egress as usize].queues[q].bytes, size),
+            };
+            if !admitted {
                 sw.mmu.drops += 1;
                 self.counters.drops += 1;
                 self.arena.free(p);
@@ -69,8 +87,12 @@ impl Simulator {
         port.queues[q].pkts.push_back(p);
         port.queues[q].bytes += size;
         port.bytes += size;
+        let idle = !port.busy;
         // Hook: enqueue.
-        if !port.busy {
+        if xoff {
+            self.pfc_send(s, in_port, q, true);
+        }
+        if idle {
             self.switch_try_send(s, egress);
         }
     }
@@ -91,19 +113,45 @@ impl Simulator {
         let Some(p) = ep.queues[q].pkts.pop_front() else {
             return;
         };
-        let pkt = self.arena.get(p);
+        let pkt = self.arena.get_mut(p);
         let size = pkt.size as u64;
         let in_port = pkt.in_port;
         ep.queues[q].bytes -= size;
         ep.bytes -= size;
+        let mut xon = false;
         if q != 0 {
             sw.mmu.release(in_port, q, size);
+            if let Some(pfc) = &mut sw.pfc {
+                pfc.release(in_port, q, size);
+                xon = pfc.should_resume(in_port, q);
+            }
             let used = sw.mmu.used_bytes;
             self.buffer_mon.update(s, now, used);
+            // Hook: dequeue. ECN: RED on the backlog left behind this packet (HPCC-sim).
+            if pkt.kind == PktKind::Data {
+                if let Some(t) = &ep.ecn
+                    && crate::switch::ecn::should_mark(ep.queues[q].bytes, t, &mut sw.rng)
+                {
+                    pkt.ce = true;
+                    self.counters.ecn_marks += 1;
+                }
+                // INT: {time, tx bytes before this packet, port backlog after, line rate}.
+                if self.cfg.int_enabled && (pkt.int_n as usize) < crate::engine::arena::MAX_INT_HOPS
+                {
+                    pkt.int[pkt.int_n as usize] = crate::engine::arena::IntHop {
+                        ts_ps: now,
+                        tx_bytes: ep.link.tx_bytes,
+                        qlen_bytes: ep.bytes.min(u32::MAX as u64) as u32,
+                        rate_mbps: (ep.link.rate_bps / 1_000_000) as u32,
+                    };
+                    pkt.int_n += 1;
+                }
+            }
         }
-        // Hook: dequeue (ECN marking, INT stamping, egress BTS, PFC resume) — added by the
-        // schemes that need it.
         let node = self.switches[s].node;
         self.transmit(node, port, p);
+        if xon {
+            self.pfc_send(s, in_port, q, false);
+        }
     }
 }

@@ -9,12 +9,15 @@
 //! 3. **dequeue** — ECN marking, INT stamping, egress-BTS, PFC resume checks;
 //! 4. **egress** — the packet starts serialization on the link.
 
+pub mod ecn;
 pub mod forward;
+pub mod lossless;
 pub mod mmu;
+pub mod pfc;
 
 use std::collections::VecDeque;
 
-use crate::config::SchedulerKind;
+use crate::config::{EcnThresholds, SchedulerKind};
 use crate::host::PortLink;
 
 /// One FIFO queue of packet slots with its byte count.
@@ -45,6 +48,13 @@ pub struct EgressPort {
     pub bytes: u64,
     /// The peer is a host (this is a server-facing port of a ToR).
     pub host_facing: bool,
+    /// ECN marking thresholds of this port (None = no marking).
+    pub ecn: Option<EcnThresholds>,
+    /// Received PFC pause of priority p holds until this time, picoseconds
+    /// (`u64::MAX` = until RESUME).
+    pub pfc_until: [u64; 8],
+    /// Start of the current PFC pause of priority p, picoseconds.
+    pub pfc_since: [u64; 8],
 }
 
 impl EgressPort {
@@ -59,6 +69,9 @@ impl EgressPort {
             deficit: vec![0; nq],
             bytes: 0,
             host_facing,
+            ecn: None,
+            pfc_until: [0; 8],
+            pfc_since: [0; 8],
         }
     }
 
@@ -136,4 +149,8 @@ pub struct Switch {
     pub ecmp_seed: u64,
     /// Shared buffer.
     pub mmu: mmu::Mmu,
+    /// PFC ingress accounting (lossless mode only).
+    pub pfc: Option<pfc::PfcState>,
+    /// Random stream for ECN marking.
+    pub rng: crate::rng::Rng,
 }

@@ -1,0 +1,250 @@
+//! PFC ingress accounting of one switch, as HPCC-sim's `SwitchMmu` models it
+//! (`specs/pfc.md` §2): per ingress (port, priority) a reserve, a share of the pool under a
+//! dynamic threshold, and headroom that absorbs what is still in flight after XOFF.
+//!
+//! ```text
+//! Threshold(port)   = α(port) · (B − Σ headroom − reserve·ports − shared_used)
+//! SharedUsed(p, q)  = max(0, ingress(p, q) − reserve)
+//! drop  ⟺ s + hdrm(p,q) > headroom(p)  and  s + SharedUsed(p,q) > Threshold(p)
+//! XOFF  ⟺ hdrm(p,q) > 0  or  SharedUsed(p,q) ≥ Threshold(p)          (after enqueue)
+//! XON   ⟺ hdrm(p,q) = 0  and (SharedUsed = 0 or SharedUsed + offset ≤ Threshold)  (after dequeue)
+//! ```
+//! α is 1/8 at host-rate ports and doubles per doubling of the port rate (400 G → 1/2), as
+//! HPCC-sim's `pfc_a_shift`. Pure state, no I/O: the forwarding path calls it and sends the
+//! frames.
+
+use crate::config::PfcConfig;
+
+/// PFC state of one switch.
+#[derive(Clone, Debug)]
+pub struct PfcState {
+    /// Total buffer, bytes.
+    pub buffer_bytes: u64,
+    /// Reserve per (port, priority), bytes.
+    pub reserve_bytes: u64,
+    /// XON offset, bytes.
+    pub resume_offset_bytes: u64,
+    /// Headroom per port, bytes.
+    pub headroom: Vec<u64>,
+    /// Dynamic-threshold α per port.
+    pub alpha: Vec<f64>,
+    /// Σ headroom + reserve × ports: carved out of the pool.
+    pub carved_bytes: u64,
+    /// Shared-pool bytes in use (over all ingress queues).
+    pub shared_used: u64,
+    /// Bytes counted against reserve + shared, per (port, priority).
+    pub ingress: Vec<u64>,
+    /// Headroom bytes in use, per (port, priority).
+    pub hdrm: Vec<u64>,
+    /// XOFF sent upstream and not yet resumed, per (port, priority).
+    pub paused: Vec<bool>,
+    /// Pending refresh time of the XOFF per (port, priority), picoseconds (0 = none).
+    pub refresh_at: Vec<u64>,
+    nq: usize,
+}
+
+impl PfcState {
+    /// State for a switch with ports of the given `(rate_bps, delay_ps)`, `nq` priorities,
+    /// `buffer_bytes` of buffer, hosts at `host_rate_bps`.
+    pub fn new(
+        cfg: &PfcConfig,
+        ports: &[(u64, u64)],
+        nq: usize,
+        buffer_bytes: u64,
+        host_rate_bps: u64,
+    ) -> Self {
+        let headroom: Vec<u64> = ports
+            .iter()
+            .map(|&(rate, delay)| {
+                // HPCC-sim: (rate · delay_ns / 8 / 1e9) · 3, in integer arithmetic.
+                let one_way = (rate as u128 * (delay / 1000) as u128 / 8 / 1_000_000_000) as u64;
+                (one_way as f64 * cfg.headroom_factor) as u64 + cfg.headroom_extra_bytes
+            })
+            .collect();
+        let alpha = ports
+            .iter()
+            .map(|&(rate, _)| {
+                let mut a = cfg.alpha_host;
+                let mut r = host_rate_bps.max(1);
+                while r * 2 <= rate && a < 1.0 {
+                    r *= 2;
+                    a *= 2.0;
+                }
+                a.min(1.0)
+            })
+            .collect();
+        let carved = headroom.iter().sum::<u64>() + cfg.reserve_bytes * ports.len() as u64;
+        let n = ports.len() * nq;
+        PfcState {
+            buffer_bytes,
+            reserve_bytes: cfg.reserve_bytes,
+            resume_offset_bytes: cfg.resume_offset_bytes,
+            headroom,
+            alpha,
+            carved_bytes: carved,
+            shared_used: 0,
+            ingress: vec![0; n],
+            hdrm: vec![0; n],
+            paused: vec![false; n],
+            refresh_at: vec![0; n],
+            nq,
+        }
+    }
+
+    #[inline]
+    fn idx(&self, port: u16, q: usize) -> usize {
+        port as usize * self.nq + q
+    }
+
+    /// Dynamic XOFF threshold of ingress `port`, bytes.
+    #[inline]
+    pub fn threshold(&self, port: u16) -> u64 {
+        let free = self
+            .buffer_bytes
+            .saturating_sub(self.carved_bytes + self.shared_used);
+        (free as f64 * self.alpha[port as usize]) as u64
+    }
+
+    /// Shared-pool bytes attributed to (port, q).
+    #[inline]
+    pub fn shared_of(&self, port: u16, q: usize) -> u64 {
+        self.ingress[self.idx(port, q)].saturating_sub(self.reserve_bytes)
+    }
+
+    /// May a `size`-byte packet from `port` in priority `q` be admitted?
+    #[inline]
+    pub fn admit(&self, port: u16, q: usize, size: u64) -> bool {
+        let i = self.idx(port, q);
+        !(size + self.hdrm[i] > self.headroom[port as usize]
+            && size + self.shared_of(port, q) > self.threshold(port))
+    }
+
+    /// Account an admitted packet.
+    #[inline]
+    pub fn charge(&mut self, port: u16, q: usize, size: u64) {
+        let i = self.idx(port, q);
+        let new = self.ingress[i] + size;
+        if new <= self.reserve_bytes {
+            self.ingress[i] = new;
+        } else if new - self.reserve_bytes > self.threshold(port) {
+            self.hdrm[i] += size;
+        } else {
+            self.ingress[i] = new;
+            self.shared_used += size.min(new - self.reserve_bytes);
+        }
+    }
+
+    /// Should an XOFF be sent for (port, q) now (after an enqueue)?
+    #[inline]
+    pub fn should_pause(&self, port: u16, q: usize) -> bool {
+        let i = self.idx(port, q);
+        !self.paused[i] && (self.hdrm[i] > 0 || self.shared_of(port, q) >= self.threshold(port))
+    }
+
+    /// Release a departing packet's bytes.
+    #[inline]
+    pub fn release(&mut self, port: u16, q: usize, size: u64) {
+        let i = self.idx(port, q);
+        let from_hdrm = self.hdrm[i].min(size);
+        let from_shared = (size - from_hdrm).min(self.shared_of(port, q));
+        self.hdrm[i] -= from_hdrm;
+        self.ingress[i] -= size - from_hdrm;
+        self.shared_used -= from_shared;
+    }
+
+    /// Should a RESUME be sent for (port, q) now (after a dequeue)?
+    #[inline]
+    pub fn should_resume(&self, port: u16, q: usize) -> bool {
+        let i = self.idx(port, q);
+        if !self.paused[i] || self.hdrm[i] > 0 {
+            return false;
+        }
+        let sh = self.shared_of(port, q);
+        sh == 0 || sh + self.resume_offset_bytes <= self.threshold(port)
+    }
+
+    /// Mark (port, q) paused / resumed.
+    #[inline]
+    pub fn set_paused(&mut self, port: u16, q: usize, v: bool) {
+        let i = self.idx(port, q);
+        self.paused[i] = v;
+    }
+
+    /// Index for the per-(port, q) vectors.
+    #[inline]
+    pub fn index(&self, port: u16, q: usize) -> usize {
+        self.idx(port, q)
+    }
+}
+
+/// Duration of `quanta` PFC pause quanta (512 bit times each) at `rate_bps`, picoseconds.
+pub fn quanta_ps(quanta: u32, rate_bps: u64) -> u64 {
+    (quanta as u128 * 512 * 1_000_000_000_000 / rate_bps.max(1) as u128) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state() -> PfcState {
+        // Two 100 G / 1 µs ports, 8 priorities, 1 MB buffer, hosts at 100 G.
+        PfcState::new(
+            &PfcConfig::default(),
+            &[(100_000_000_000, 1_000_000); 2],
+            8,
+            1_000_000,
+            100_000_000_000,
+        )
+    }
+
+    #[test]
+    fn headroom_and_alpha_as_hpcc_sim() {
+        let s = state();
+        assert_eq!(s.headroom, vec![37_500, 37_500]);
+        assert_eq!(s.alpha, vec![0.125, 0.125]);
+        let s4 = PfcState::new(
+            &PfcConfig::default(),
+            &[(400_000_000_000, 1_000_000)],
+            8,
+            1 << 20,
+            100_000_000_000,
+        );
+        assert_eq!(s4.headroom, vec![150_000]);
+        assert_eq!(s4.alpha, vec![0.5]);
+        assert_eq!(quanta_ps(65535, 100_000_000_000), 335_539_200);
+    }
+
+    #[test]
+    fn xoff_at_threshold_then_headroom_then_drop() {
+        let mut s = state();
+        // Pool = 1e6 − 2·37.5 K − 2·4096 = 916,808 B; threshold = pool_free / 8.
+        let mut sent = 0u64;
+        while !s.should_pause(0, 3) {
+            assert!(s.admit(0, 3, 1000));
+            s.charge(0, 3, 1000);
+            sent += 1000;
+        }
+        // At XOFF: shared ≥ threshold, i.e. (sent − 4096) ≥ (916,808 − shared)/8.
+        let shared = sent - 4096;
+        assert!(shared as f64 >= (916_808 - shared) as f64 / 8.0 - 1.0);
+        assert!((shared as f64) < (916_808 - shared) as f64 / 8.0 + 1000.0);
+        s.set_paused(0, 3, true);
+        // Headroom absorbs 37 more packets of 1000 B, then drops.
+        let mut absorbed = 0;
+        while s.admit(0, 3, 1000) {
+            s.charge(0, 3, 1000);
+            absorbed += 1;
+        }
+        assert_eq!(absorbed, 37);
+        assert_eq!(s.hdrm[s.index(0, 3)], 37_000);
+        // Drain: no resume while headroom is in use; resume once below threshold − offset.
+        let mut released = 0;
+        while !s.should_resume(0, 3) {
+            s.release(0, 3, 1000);
+            released += 1;
+            assert!(released < 1000);
+        }
+        assert_eq!(s.hdrm[s.index(0, 3)], 0);
+        assert!(released >= 38);
+    }
+}
