@@ -14,8 +14,14 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::cc::CcConfig;
+use crate::cc::dcqcn::DcqcnParams;
+use crate::cc::dctcp::DctcpParams;
+use crate::cc::hpcc::{HpccAi, HpccParams, IntQuantum, Reaction};
 use crate::cc::none::{NoneParams, NoneWindow};
-use crate::config::{BufferConfig, BufferMode, Framing, LossRecovery, NetConfig};
+use crate::cc::timely::TimelyParams;
+use crate::config::{
+    BufferConfig, BufferMode, EcnConfig, EcnThresholds, Framing, LossRecovery, NetConfig, PfcConfig,
+};
 use crate::metrics::output::{write_atomic, write_fct_file};
 use crate::metrics::stats::{RunStats, SizeBins};
 use crate::topology::TopologySpec;
@@ -115,6 +121,7 @@ const KEYS: &[(&str, KeyUse)] = &[
     ("IRN_RTO_LOW_US", KeyUse::Used),
     ("IRN_RTO_HIGH_US", KeyUse::Used),
     ("GBN_RTO_US", KeyUse::Used),
+    ("PFC_EXPIRY", KeyUse::Used),
 ];
 
 impl HpccConfig {
@@ -199,6 +206,8 @@ impl HpccConfig {
 
 /// Everything needed to run an HPCC-sim config.
 pub struct HpccRun {
+    /// Warnings (defaults substituted for HPCC-sim's silent traps, ignored file lines).
+    pub warnings: Vec<String>,
     /// Topology.
     pub topo: TopologySpec,
     /// Network model.
@@ -253,34 +262,246 @@ pub fn resolve(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
         .str("CC_MODE")
         .ok_or_else(|| c.err("CC_MODE", "missing (required)"))?;
     let has_win = c.flag("HAS_WIN", false)?;
-    let cc = match cc_mode {
-        "none" => CcConfig::None(NoneParams {
-            window: if has_win {
-                NoneWindow::Bdp(1.0)
+    let var_win = c.flag("VAR_WIN", false)?;
+    let mut warnings: Vec<String> = Vec::new();
+    // Topology first (relative to the current directory): the NIC rate scales the presets.
+    let topo_path = cwd.join(
+        c.path("TOPOLOGY_FILE")?
+            .ok_or_else(|| c.err("TOPOLOGY_FILE", "missing (required)"))?,
+    );
+    let text = std::fs::read_to_string(&topo_path)
+        .map_err(|e| c.err("TOPOLOGY_FILE", format!("{}: {e}", topo_path.display())))?;
+    let (mut topo, warns) =
+        crate::topology::hpcc_file::parse_with_warnings(&text, &topo_path.display().to_string())?;
+    warnings.extend(warns);
+    let host_rate = topo
+        .links
+        .iter()
+        .filter(|l| {
+            topo.kinds[l.a as usize] == crate::topology::NodeKind::Host
+                || topo.kinds[l.b as usize] == crate::topology::NodeKind::Host
+        })
+        .map(|l| l.rate_bps)
+        .min()
+        .unwrap_or(100_000_000_000);
+    let rate_key = |key: &str| -> Result<Option<u64>, String> {
+        c.str(key)
+            .map(|v| parse_rate_bps(v).map_err(|e| c.err(key, e)))
+            .transpose()
+    };
+    let us_key = |key: &str| -> Result<Option<u64>, String> {
+        match c.num::<f64>(key)? {
+            None => Ok(None),
+            Some(v) if v > 0.0 && v.is_finite() => Ok(Some((v * US as f64).round() as u64)),
+            Some(_) => Err(c.err(key, "must be a positive number of microseconds")),
+        }
+    };
+    let mut setup = match cc_mode {
+        "none" => {
+            let mut s = crate::scenario::cc::preset("none", host_rate)?;
+            s.cc = CcConfig::None(NoneParams {
+                window: if has_win {
+                    NoneWindow::Bdp(1.0)
+                } else {
+                    NoneWindow::Unlimited
+                },
+            });
+            s
+        }
+        "1" => {
+            let mut p = DcqcnParams::hpcc_preset(host_rate);
+            if let Some(v) = us_key("ALPHA_RESUME_INTERVAL")? {
+                p.alpha_timer_ps = v;
+            }
+            if let Some(v) = us_key("RATE_DECREASE_INTERVAL")? {
+                p.rate_decrease_interval_ps = v;
+            }
+            match us_key("RP_TIMER")? {
+                Some(v) => p.rate_increase_timer_ps = v,
+                None => {
+                    // HPCC-sim leaves rp_timer uninitialised (0 µs: an event storm).
+                    p.rate_increase_timer_ps = 1500 * US;
+                    warnings.push(c.err("RP_TIMER", "missing: HPCC-sim would use 0 µs (an event storm); using the attribute default 1500 µs"));
+                }
+            }
+            match c.num::<f64>("EWMA_GAIN")? {
+                Some(g) if g > 0.0 && g <= 1.0 => p.g = g,
+                Some(_) => return Err(c.err("EWMA_GAIN", "must be in (0, 1]")),
+                None => {
+                    p.g = 1.0 / 16.0;
+                    warnings.push(c.err("EWMA_GAIN", "missing: HPCC-sim would use 0 (1/16 in integer division: α frozen); using 1/16"));
+                }
+            }
+            if let Some(v) = c.num::<u32>("FAST_RECOVERY_TIMES")? {
+                p.fast_recovery_times = v;
+            }
+            if let Some(v) = rate_key("RATE_AI")? {
+                p.rate_ai_bps = v;
+            }
+            if let Some(v) = rate_key("RATE_HAI")? {
+                p.rate_hai_bps = v;
+            }
+            if let Some(v) = rate_key("MIN_RATE")? {
+                p.min_rate_bps = v;
+            }
+            p.clamp_target_rate = c.flag("CLAMP_TARGET_RATE", false)?;
+            if has_win {
+                p = p.with_window(0, var_win);
+            }
+            let mut s = crate::scenario::cc::preset("dcqcn", host_rate)?;
+            s.cc = CcConfig::Dcqcn(p);
+            s
+        }
+        "3" => {
+            let mut p = HpccParams::hpcc_sim_preset(host_rate);
+            if let Some(v) = c.num::<f64>("U_TARGET")? {
+                if !(v > 0.0 && v <= 1.0) {
+                    return Err(c.err("U_TARGET", "must be in (0, 1]"));
+                }
+                p.eta = v;
+            }
+            if let Some(v) = c.num::<u32>("MI_THRESH")? {
+                p.max_stage = v;
+            }
+            if let Some(v) = rate_key("RATE_AI")? {
+                p.ai = HpccAi::RateBps(v);
+            }
+            if let Some(v) = rate_key("MIN_RATE")? {
+                p.min_rate_bps = v;
+            }
+            p.reaction = if c.flag("FAST_REACT", true)? {
+                Reaction::PerAck
             } else {
-                NoneWindow::Unlimited
-            },
-        }),
-        "1" | "3" | "7" | "8" | "10" => {
-            let name = match cc_mode {
-                "1" => "DCQCN",
-                "3" => "HPCC",
-                "7" => "TIMELY",
-                "8" => "DCTCP",
-                _ => "HPCC-PINT",
+                Reaction::PerRtt
             };
+            p.multi_rate = c.flag("MULTI_RATE", false)?;
+            if let Some(m) = c.num::<u32>("INT_MULTI")? {
+                p.int_quantum = IntQuantum::hpcc_sim(m.max(1));
+            }
+            if c.flag("SAMPLE_FEEDBACK", false)? {
+                return Err(c.err("SAMPLE_FEEDBACK", "not implemented; use 0"));
+            }
+            let mut s = crate::scenario::cc::preset("hpcc_sim", host_rate)?;
+            s.cc = CcConfig::Hpcc(p);
+            s
+        }
+        "7" => {
+            let mut p = TimelyParams::hpcc_preset(host_rate);
+            if let Some(v) = rate_key("RATE_AI")? {
+                p.rate_ai_bps = v;
+            }
+            if let Some(v) = rate_key("RATE_HAI")? {
+                p.rate_hai_bps = v;
+            }
+            if let Some(v) = rate_key("MIN_RATE")? {
+                p.min_rate_bps = v;
+            }
+            if has_win {
+                p = p.with_window(0, var_win);
+            }
+            let mut s = crate::scenario::cc::preset("timely", host_rate)?;
+            s.cc = CcConfig::Timely(p);
+            s
+        }
+        "8" => {
+            let mut p = DctcpParams::hpcc_preset(host_rate, 0);
+            match c.num::<f64>("EWMA_GAIN")? {
+                Some(g) if g > 0.0 && g <= 1.0 => p.g = g,
+                Some(_) => return Err(c.err("EWMA_GAIN", "must be in (0, 1]")),
+                None => warnings.push(c.err(
+                    "EWMA_GAIN",
+                    "missing: HPCC-sim would use 0 (α frozen); using 1/16",
+                )),
+            }
+            if let Some(v) = rate_key("DCTCP_RATE_AI")? {
+                p.rate_ai_bps = v;
+            }
+            if let Some(v) = rate_key("MIN_RATE")? {
+                p.min_rate_bps = v;
+            }
+            p.has_win = has_win;
+            p.var_win = var_win;
+            let mut s = crate::scenario::cc::preset("dctcp", host_rate)?;
+            s.cc = CcConfig::Dctcp(p);
+            s
+        }
+        "10" => {
             return Err(c.err(
                 "CC_MODE",
-                format!("{name} is not implemented yet; use `CC_MODE none`"),
+                "HPCC-PINT is not implemented; use CC_MODE 3 (HPCC)",
             ));
         }
         _ => {
             return Err(c.err(
                 "CC_MODE",
-                "unknown mode (1 DCQCN, 3 HPCC, 7 TIMELY, 8 DCTCP, 10 PINT, none)",
+                "unknown mode (1 DCQCN, 3 HPCC, 7 TIMELY, 8 DCTCP, none)",
             ));
         }
     };
+    // ECN maps (K in units of 1000 B). As in HPCC-sim, every link rate needs an entry.
+    if cc_mode != "none" {
+        if let (Some(kmin), Some(kmax), Some(pmax)) =
+            (c.get("KMIN_MAP"), c.get("KMAX_MAP"), c.get("PMAX_MAP"))
+        {
+            let parse_map = |e: &Entry, key: &str| -> Result<Vec<(u64, f64)>, String> {
+                let n: usize = e.values[0]
+                    .parse()
+                    .map_err(|_| c.err(key, "first value must be the entry count"))?;
+                if e.values.len() < 1 + 2 * n {
+                    return Err(c.err(key, format!("declares {n} entries but has fewer values")));
+                }
+                (0..n)
+                    .map(|i| {
+                        let r: u64 = e.values[1 + 2 * i]
+                            .parse()
+                            .map_err(|_| c.err(key, "rate must be an integer bps"))?;
+                        let v: f64 = e.values[2 + 2 * i]
+                            .parse()
+                            .map_err(|_| c.err(key, "value must be a number"))?;
+                        Ok((r, v))
+                    })
+                    .collect()
+            };
+            let kmin = parse_map(kmin, "KMIN_MAP")?;
+            let kmax = parse_map(kmax, "KMAX_MAP")?;
+            let pmax = parse_map(pmax, "PMAX_MAP")?;
+            let mut th = Vec::new();
+            for &(r, kmn) in &kmin {
+                let kmx = kmax
+                    .iter()
+                    .find(|x| x.0 == r)
+                    .ok_or_else(|| c.err("KMAX_MAP", format!("no entry for rate {r}")))?
+                    .1;
+                let pm = pmax
+                    .iter()
+                    .find(|x| x.0 == r)
+                    .ok_or_else(|| c.err("PMAX_MAP", format!("no entry for rate {r}")))?
+                    .1;
+                th.push(EcnThresholds {
+                    rate_bps: r,
+                    kmin_bytes: (kmn * 1000.0) as u64,
+                    kmax_bytes: (kmx * 1000.0) as u64,
+                    pmax: pm,
+                });
+            }
+            for l in &topo.links {
+                if !th.iter().any(|t| t.rate_bps == l.rate_bps) {
+                    return Err(c.err(
+                        "KMIN_MAP",
+                        format!("no ECN thresholds for link rate {} bps (HPCC-sim requires one per rate)", l.rate_bps),
+                    ));
+                }
+            }
+            setup.ecn = EcnConfig {
+                enabled: true,
+                thresholds: th,
+            };
+        }
+        if !c.flag("ENABLE_QCN", true)? {
+            setup.ecn.enabled = false;
+        }
+    }
+    setup.ack_high_prio = c.flag("ACK_HIGH_PRIO", false)?;
     if !c.flag("GLOBAL_T", true)? {
         return Err(c.err(
             "GLOBAL_T",
@@ -349,13 +570,7 @@ pub fn resolve(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
         return Err(c.err("BUFFER_SIZE", "must be a positive number of MiB"));
     }
     let mode = match c.str("BUFFER_MODE").unwrap_or("lossless") {
-        "lossless" => {
-            return Err(c.err(
-                "BUFFER_MODE",
-                "HPCC-sim runs a lossless (PFC) fabric, which is not implemented yet: add `BUFFER_MODE lossy` or `BUFFER_MODE unlimited`",
-            )
-            .replace(&format!("{}: `BUFFER_MODE`", c.name), &format!("{}: `BUFFER_MODE` (default lossless)", c.name)));
-        }
+        "lossless" => BufferMode::Lossless,
         "lossy" => BufferMode::Lossy,
         "unlimited" => BufferMode::Unlimited,
         _ => return Err(c.err("BUFFER_MODE", "expected lossy, lossless or unlimited")),
@@ -411,22 +626,20 @@ pub fn resolve(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
             dt_alpha,
         },
         loss_recovery,
-        ack_high_prio: c.flag("ACK_HIGH_PRIO", false)?,
+        ack_high_prio: setup.ack_high_prio,
         stop_ps,
+        ecn: setup.ecn.clone(),
+        cnp: setup.cnp,
+        int_enabled: setup.int_enabled,
+        int_bytes: setup.int_bytes,
+        // HPCC-sim: a PAUSE holds until RESUME (no quanta); `PFC_EXPIRY 1` for real PFC.
+        pfc: PfcConfig {
+            expiry: c.flag("PFC_EXPIRY", false)?,
+            ..PfcConfig::default()
+        },
         ..NetConfig::default()
     };
-    // Topology and flows, relative to the current directory.
-    let topo_path = cwd.join(
-        c.path("TOPOLOGY_FILE")?
-            .ok_or_else(|| c.err("TOPOLOGY_FILE", "missing (required)"))?,
-    );
-    let text = std::fs::read_to_string(&topo_path)
-        .map_err(|e| c.err("TOPOLOGY_FILE", format!("{}: {e}", topo_path.display())))?;
-    let (mut topo, warns) =
-        crate::topology::hpcc_file::parse_with_warnings(&text, &topo_path.display().to_string())?;
-    for w in warns {
-        eprintln!("warning: {w}");
-    }
+    let cc = setup.cc;
     if err_rate > 0.0 {
         // HPCC-sim: a link with error_rate 0 uses the global model.
         for l in topo.links.iter_mut() {
@@ -456,6 +669,7 @@ pub fn resolve(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
     )?;
     let out = |k: &str| -> Result<Option<PathBuf>, String> { Ok(c.path(k)?.map(|p| cwd.join(p))) };
     Ok(HpccRun {
+        warnings,
         topo,
         net,
         cc,
@@ -485,6 +699,9 @@ pub fn run_config(path: &Path) -> Result<(), String> {
     }
     let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
     let r = resolve(&c, &cwd)?;
+    for w in &r.warnings {
+        eprintln!("warning: {w}");
+    }
     if matches!(r.cc, CcConfig::None(_)) {
         let ign = ignored_cc_keys(&c);
         if !ign.is_empty() {
@@ -512,8 +729,25 @@ pub fn run_config(path: &Path) -> Result<(), String> {
         write_fct_file(p, &done).map_err(|e| format!("{}: {e}", p.display()))?;
     }
     if let Some(p) = &r.pfc_file {
-        // No PFC frames exist in lossy/unlimited mode: the file is empty, as HPCC-sim's would be.
-        write_atomic(p, b"").map_err(|e| format!("{}: {e}", p.display()))?;
+        // One line per PFC frame received: time_ns node_id node_type if_index type(1 = pause).
+        let mut out = String::new();
+        for rec in &sim.pfc_log {
+            out.push_str(&format!(
+                "{} {} {} {} {}\n",
+                rec.time_ps / 1000,
+                rec.node,
+                u8::from(rec.is_switch),
+                rec.port + 1,
+                u8::from(rec.pause)
+            ));
+        }
+        write_atomic(p, out.as_bytes()).map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    if sim.counters.drops_lossless > 0 {
+        eprintln!(
+            "WARNING: {} packets dropped in the lossless fabric (PFC headroom overflow): check the headroom settings",
+            sim.counters.drops_lossless
+        );
     }
     if let Some(p) = &r.buffer_mon_file {
         write_atomic(p, sim.buffer_mon.hpcc_mon_lines().as_bytes())

@@ -5,6 +5,7 @@
 //! values with units (`"100Gbps"`, `"1us"`, `"32MiB"`) are checked here and reported as
 //! `file:line: key = value: problem`. See `docs/scenario.md` for every key and its default.
 
+pub mod cc;
 pub mod default;
 
 use std::path::{Path, PathBuf};
@@ -13,7 +14,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::cc::CcConfig;
-use crate::cc::none::{NoneParams, NoneWindow};
+use crate::cc::none::NoneWindow;
 use crate::config::{BufferConfig, BufferMode, Framing, LossRecovery, NetConfig, SchedulerKind};
 use crate::metrics::stats::SizeBins;
 use crate::topology::TopologySpec;
@@ -48,6 +49,12 @@ pub struct RawScenario {
     /// Congestion control section.
     #[serde(default)]
     pub cc: RawCc,
+    /// ECN section.
+    #[serde(default)]
+    pub ecn: RawEcn,
+    /// PFC section.
+    #[serde(default)]
+    pub pfc: RawPfc,
     /// Traffic generators (array of tables).
     #[serde(default)]
     pub traffic: Vec<RawTraffic>,
@@ -112,6 +119,10 @@ pub struct RawNetwork {
     pub drr_quantum: Option<u32>,
     /// NIC ACK queue in the strict-priority class.
     pub ack_high_prio: Option<bool>,
+    /// Receiver notification: `ack_echo` (HPCC-sim) or `cnp` (separate CNP packets).
+    pub cnp: Option<S>,
+    /// Minimum CNP spacing per flow (`cnp` mode).
+    pub cnp_interval: Option<S>,
 }
 
 /// `[buffer]`.
@@ -148,10 +159,73 @@ pub struct RawLossRecovery {
 #[derive(Debug, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct RawCc {
-    /// Controller: `none`.
+    /// Controller preset: see [`cc::PRESETS`].
     pub kind: Option<S>,
-    /// `none` controller window: `"none"`, `"1bdp"`, `"0.5bdp"`, or a size like `"100KB"`.
+    /// Window: `"none"`, `"bdp"`/`"1bdp"`/`"0.5bdp"`, or a size like `"100KB"` (none, dcqcn,
+    /// timely, dctcp).
     pub window: Option<S>,
+    /// With a window, scale it by rate/line rate (HPCC-sim VAR_WIN; default true).
+    pub var_win: Option<bool>,
+    /// Minimum rate (DCQCN, DCTCP, TIMELY, HPCC).
+    pub min_rate: Option<S>,
+    /// Additive increase rate (DCQCN AI, DCTCP AI, TIMELY AI, HPCC W_AI as a rate).
+    pub ai: Option<S>,
+    /// Hyper increase rate (DCQCN, TIMELY).
+    pub hai: Option<S>,
+    /// EWMA gain g (DCQCN, DCTCP).
+    pub g: Option<f64>,
+    /// DCQCN α update interval.
+    pub alpha_timer: Option<S>,
+    /// DCQCN rate decrease check interval.
+    pub dec_interval: Option<S>,
+    /// DCQCN rate increase timer.
+    pub rp_timer: Option<S>,
+    /// DCQCN fast recovery steps F.
+    pub fast_recovery: Option<u32>,
+    /// HPCC η.
+    pub eta: Option<f64>,
+    /// HPCC maxStage.
+    pub max_stage: Option<u32>,
+    /// HPCC W_AI, bytes.
+    pub w_ai: Option<S>,
+    /// HPCC reaction: `per_ack` (HPCC), `per_rtt`, `per_ack_only` (Fig. 13 variants).
+    pub reaction: Option<S>,
+    /// TIMELY T_low.
+    pub t_low: Option<S>,
+    /// TIMELY T_high.
+    pub t_high: Option<S>,
+    /// TIMELY β.
+    pub beta: Option<f64>,
+}
+
+/// `[ecn]`: RED thresholds given for the host link rate and scaled linearly with port rate.
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawEcn {
+    /// Marking on/off (default: as the CC preset).
+    pub enabled: Option<bool>,
+    /// Kmin at host rate.
+    pub kmin: Option<S>,
+    /// Kmax at host rate.
+    pub kmax: Option<S>,
+    /// Pmax.
+    pub pmax: Option<f64>,
+}
+
+/// `[pfc]`: lossless-mode parameters.
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawPfc {
+    /// Pauses expire unless refreshed (real quanta); false = HPCC-sim (hold until RESUME).
+    pub expiry: Option<bool>,
+    /// Pause quanta per PAUSE frame.
+    pub quanta: Option<u32>,
+    /// Headroom = factor × rate × link delay.
+    pub headroom_factor: Option<f64>,
+    /// Ingress dynamic-threshold α at host-rate ports.
+    pub alpha: Option<f64>,
+    /// Per-(port, priority) reserve.
+    pub reserve: Option<S>,
 }
 
 /// One `[[traffic]]` generator.
@@ -433,7 +507,6 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
             _ => return Err(ctx.err(f, "network.framing", "expected `hpcc` or `ethernet`")),
         };
     }
-    net.int_bytes = n.int_bytes.unwrap_or(0);
     net.switch_delay_ps = ctx.time(&n.switch_delay, "network.switch_delay", 0)?;
     net.nic_delay_ps = ctx.time(&n.nic_delay, "network.nic_delay", 0)?;
     net.queues_per_port = n.queues_per_port.unwrap_or(8);
@@ -452,7 +525,6 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
             _ => return Err(ctx.err(s, "network.scheduler", "expected `rr` or `drr`")),
         };
     }
-    net.ack_high_prio = n.ack_high_prio.unwrap_or(false);
     let b = &raw.buffer;
     net.buffer = BufferConfig {
         mode: match &b.mode {
@@ -550,24 +622,76 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
         ));
     }
 
-    // Congestion control.
-    let cc = match raw.cc.kind.as_ref().map(|k| k.get_ref().as_str()) {
-        None | Some("none") => {
-            let window = match &raw.cc.window {
-                None => NoneWindow::Unlimited,
-                Some(w) => parse_window(w.get_ref()).map_err(|e| ctx.err(w, "cc.window", e))?,
-            };
-            CcConfig::None(NoneParams { window })
-        }
-        Some(other) => {
-            let k = raw.cc.kind.as_ref().expect("matched Some");
-            return Err(ctx.err(
-                k,
-                "cc.kind",
-                format!("congestion controller `{other}` is not available (implemented: none)"),
+    // Congestion control and the features it relies on.
+    let ckind = raw
+        .cc
+        .kind
+        .as_ref()
+        .map(|k| k.get_ref().as_str())
+        .unwrap_or("none");
+    let mut setup = cc::preset(ckind, host_rate).map_err(|e| match &raw.cc.kind {
+        Some(k) => ctx.err(k, "cc.kind", e),
+        None => e,
+    })?;
+    apply_cc_overrides(&mut setup, &raw.cc, ctx)?;
+    net.int_enabled = setup.int_enabled;
+    net.int_bytes = n.int_bytes.unwrap_or(setup.int_bytes);
+    net.ack_high_prio = n.ack_high_prio.unwrap_or(setup.ack_high_prio);
+    net.cnp = setup.cnp;
+    if let Some(c) = &n.cnp {
+        net.cnp = match c.get_ref().as_str() {
+            "ack_echo" => crate::config::CnpMode::AckEcho,
+            "cnp" => crate::config::CnpMode::Cnp {
+                interval_ps: ctx.time(
+                    &n.cnp_interval,
+                    "network.cnp_interval",
+                    50 * crate::units::US,
+                )?,
+            },
+            _ => return Err(ctx.err(c, "network.cnp", "expected `ack_echo` or `cnp`")),
+        };
+    }
+    net.ecn = setup.ecn.clone();
+    let e = &raw.ecn;
+    if e.kmin.is_some() || e.kmax.is_some() || e.pmax.is_some() {
+        let kmin = ctx.bytes(&e.kmin, "ecn.kmin", 0)?;
+        let kmax = ctx.bytes(&e.kmax, "ecn.kmax", kmin)?;
+        let pmax = e.pmax.unwrap_or(1.0);
+        if kmax < kmin || !(0.0..=1.0).contains(&pmax) {
+            return Err(format!(
+                "{}: [ecn] needs kmin ≤ kmax and 0 ≤ pmax ≤ 1",
+                ctx.file
             ));
         }
-    };
+        net.ecn = crate::config::EcnConfig {
+            enabled: true,
+            thresholds: vec![crate::config::EcnThresholds {
+                rate_bps: host_rate,
+                kmin_bytes: kmin,
+                kmax_bytes: kmax,
+                pmax,
+            }],
+        };
+    }
+    if let Some(en) = e.enabled {
+        net.ecn.enabled = en;
+        if en && net.ecn.thresholds.is_empty() {
+            net.ecn.thresholds = crate::config::EcnConfig::hpcc_default().thresholds;
+        }
+    }
+    let pf = &raw.pfc;
+    net.pfc.expiry = pf.expiry.unwrap_or(net.pfc.expiry);
+    net.pfc.quanta = pf.quanta.unwrap_or(net.pfc.quanta).clamp(1, 65535);
+    net.pfc.headroom_factor = pf.headroom_factor.unwrap_or(net.pfc.headroom_factor);
+    net.pfc.alpha_host = pf.alpha.unwrap_or(net.pfc.alpha_host);
+    net.pfc.reserve_bytes = ctx.bytes(&pf.reserve, "pfc.reserve", net.pfc.reserve_bytes)?;
+    if !(net.pfc.alpha_host > 0.0 && net.pfc.headroom_factor >= 0.0) {
+        return Err(format!(
+            "{}: [pfc] alpha must be > 0 and headroom_factor ≥ 0",
+            ctx.file
+        ));
+    }
+    let cc = setup.cc;
 
     // Traffic.
     let all_hosts = topo.hosts();
@@ -691,10 +815,183 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
     })
 }
 
+/// Apply the `[cc]` parameter overrides to a preset.
+fn apply_cc_overrides(setup: &mut cc::CcSetup, c: &RawCc, ctx: &Ctx) -> Result<(), String> {
+    use crate::cc::hpcc::{HpccAi, Reaction};
+    let rate = |v: &Option<S>, key: &str| -> Result<Option<u64>, String> {
+        v.as_ref()
+            .map(|s| parse_rate_bps(s.get_ref()).map_err(|e| ctx.err(s, key, e)))
+            .transpose()
+    };
+    let time = |v: &Option<S>, key: &str| -> Result<Option<u64>, String> {
+        v.as_ref()
+            .map(|s| parse_time_ps(s.get_ref()).map_err(|e| ctx.err(s, key, e)))
+            .transpose()
+    };
+    let window = match &c.window {
+        None => None,
+        Some(w) => Some(parse_window(w.get_ref()).map_err(|e| ctx.err(w, "cc.window", e))?),
+    };
+    let var_win = c.var_win.unwrap_or(true);
+    let cc_name = setup.cc.name();
+    let unsupported = |key: &str, present: bool| -> Result<(), String> {
+        if present {
+            Err(format!(
+                "{}: `cc.{key}` does not apply to cc.kind = \"{cc_name}\"",
+                ctx.file
+            ))
+        } else {
+            Ok(())
+        }
+    };
+    if let Some(g) = c.g
+        && !(g > 0.0 && g <= 1.0)
+    {
+        return Err(format!("{}: `cc.g` = {g} must be in (0, 1]", ctx.file));
+    }
+    match &mut setup.cc {
+        CcConfig::None(p) => {
+            if let Some(w) = window {
+                p.window = w;
+            }
+            for (k, present) in [
+                ("ai", c.ai.is_some()),
+                ("min_rate", c.min_rate.is_some()),
+                ("eta", c.eta.is_some()),
+            ] {
+                unsupported(k, present)?;
+            }
+        }
+        CcConfig::Dcqcn(p) => {
+            if let Some(v) = rate(&c.ai, "cc.ai")? {
+                p.rate_ai_bps = v;
+            }
+            if let Some(v) = rate(&c.hai, "cc.hai")? {
+                p.rate_hai_bps = v;
+            }
+            if let Some(v) = rate(&c.min_rate, "cc.min_rate")? {
+                p.min_rate_bps = v;
+            }
+            if let Some(g) = c.g {
+                p.g = g;
+            }
+            if let Some(v) = time(&c.alpha_timer, "cc.alpha_timer")? {
+                p.alpha_timer_ps = v.max(1);
+            }
+            if let Some(v) = time(&c.dec_interval, "cc.dec_interval")? {
+                p.rate_decrease_interval_ps = v.max(1);
+            }
+            if let Some(v) = time(&c.rp_timer, "cc.rp_timer")? {
+                p.rate_increase_timer_ps = v.max(1);
+            }
+            if let Some(f) = c.fast_recovery {
+                p.fast_recovery_times = f;
+            }
+            match window {
+                None => {}
+                Some(NoneWindow::Unlimited) => p.has_win = false,
+                Some(NoneWindow::Bytes(b)) => *p = p.clone().with_window(b, var_win),
+                Some(NoneWindow::Bdp(_)) => *p = p.clone().with_window(0, var_win),
+            }
+        }
+        CcConfig::Dctcp(p) => {
+            if let Some(v) = rate(&c.ai, "cc.ai")? {
+                p.rate_ai_bps = v;
+            }
+            if let Some(v) = rate(&c.min_rate, "cc.min_rate")? {
+                p.min_rate_bps = v;
+            }
+            if let Some(g) = c.g {
+                p.g = g;
+            }
+            match window {
+                None => {}
+                Some(NoneWindow::Unlimited) => p.has_win = false,
+                Some(NoneWindow::Bytes(b)) => {
+                    p.has_win = true;
+                    p.window_bytes = b;
+                }
+                Some(NoneWindow::Bdp(_)) => {
+                    p.has_win = true;
+                    p.window_bytes = 0;
+                }
+            }
+            p.var_win = var_win;
+        }
+        CcConfig::Hpcc(p) => {
+            if let Some(e) = c.eta {
+                if !(e > 0.0 && e <= 1.0) {
+                    return Err(format!("{}: `cc.eta` = {e} must be in (0, 1]", ctx.file));
+                }
+                p.eta = e;
+            }
+            if let Some(m) = c.max_stage {
+                p.max_stage = m;
+            }
+            if let Some(v) = rate(&c.ai, "cc.ai")? {
+                p.ai = HpccAi::RateBps(v);
+            }
+            if let Some(w) = &c.w_ai {
+                p.ai = HpccAi::Bytes(
+                    parse_bytes(w.get_ref()).map_err(|e| ctx.err(w, "cc.w_ai", e))? as f64,
+                );
+            }
+            if let Some(v) = rate(&c.min_rate, "cc.min_rate")? {
+                p.min_rate_bps = v;
+            }
+            if let Some(r) = &c.reaction {
+                p.reaction = match r.get_ref().as_str() {
+                    "per_ack" => Reaction::PerAck,
+                    "per_rtt" => Reaction::PerRtt,
+                    "per_ack_only" => Reaction::PerAckOnly,
+                    _ => {
+                        return Err(ctx.err(
+                            r,
+                            "cc.reaction",
+                            "expected per_ack, per_rtt or per_ack_only",
+                        ));
+                    }
+                };
+            }
+            unsupported("window", window.is_some())?;
+        }
+        CcConfig::Timely(p) => {
+            if let Some(v) = rate(&c.ai, "cc.ai")? {
+                p.rate_ai_bps = v;
+            }
+            if let Some(v) = rate(&c.hai, "cc.hai")? {
+                p.rate_hai_bps = v;
+            }
+            if let Some(v) = rate(&c.min_rate, "cc.min_rate")? {
+                p.min_rate_bps = v;
+            }
+            if let Some(v) = time(&c.t_low, "cc.t_low")? {
+                p.t_low_ps = v;
+            }
+            if let Some(v) = time(&c.t_high, "cc.t_high")? {
+                p.t_high_ps = v;
+            }
+            if let Some(b) = c.beta {
+                p.beta = b;
+            }
+            match window {
+                None => {}
+                Some(NoneWindow::Unlimited) => p.has_win = false,
+                Some(NoneWindow::Bytes(b)) => *p = p.clone().with_window(b, var_win),
+                Some(NoneWindow::Bdp(_)) => *p = p.clone().with_window(0, var_win),
+            }
+        }
+    }
+    Ok(())
+}
+
 fn parse_window(s: &str) -> Result<NoneWindow, String> {
     let s = s.trim();
     if s == "none" || s == "unlimited" {
         return Ok(NoneWindow::Unlimited);
+    }
+    if s == "bdp" || s == "BDP" {
+        return Ok(NoneWindow::Bdp(1.0));
     }
     if let Some(k) = s.strip_suffix("bdp").or_else(|| s.strip_suffix("BDP")) {
         let v: f64 = k

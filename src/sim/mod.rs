@@ -508,6 +508,10 @@ impl Simulator {
             if t > stop {
                 break;
             }
+            if self.counters.flows_completed == total && self.arena.live() == 0 {
+                // All traffic delivered and acknowledged: only stale timers remain.
+                break;
+            }
             let (_, ev) = self.q.pop().expect("peeked");
             self.dispatch(ev);
             if self.q.events() & 0xFFFF == 0 {
