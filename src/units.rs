@@ -19,9 +19,12 @@ pub const GBPS: u64 = 1_000_000_000;
 /// next whole picosecond (so a link is never faster than its rate).
 #[inline]
 pub fn ser_time_ps(bytes: u64, rate_bps: u64) -> u64 {
-    // bytes * 8 * 1e12 / rate; use u128 to avoid overflow for large sizes.
-    let num = bytes as u128 * 8 * 1_000_000_000_000u128;
-    num.div_ceil(rate_bps as u128) as u64
+    // bytes · 8 · 1e12 / rate. Packets are small: stay in u64 (fast) below 2 MB, else u128.
+    if bytes < (1 << 21) {
+        (bytes * 8_000_000_000_000).div_ceil(rate_bps)
+    } else {
+        (bytes as u128 * 8_000_000_000_000u128).div_ceil(rate_bps as u128) as u64
+    }
 }
 
 /// Serialization time as the HPCC ns-3 simulator computes it: `size·8/rate` seconds converted to
@@ -33,8 +36,11 @@ pub fn ser_time_ps(bytes: u64, rate_bps: u64) -> u64 {
 /// the *full* frame size (L2 header included).
 #[inline]
 pub fn ser_time_ps_hpcc(bytes: u64, rate_bps: u64) -> u64 {
-    let num = bytes as u128 * 8 * 1_000_000_000u128; // in ns units
-    (num / rate_bps as u128) as u64 * NS
+    if bytes < (1 << 31) {
+        (bytes * 8_000_000_000 / rate_bps) * NS
+    } else {
+        (bytes as u128 * 8_000_000_000u128 / rate_bps as u128) as u64 * NS
+    }
 }
 
 /// Error from parsing a quantity with a unit.

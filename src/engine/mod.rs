@@ -125,11 +125,11 @@ impl Ord for Far {
 /// times faster than a binary heap holding thousands of pending events.
 pub struct EventQueue {
     /// Current bucket, sorted by key descending (next event at the end).
-    cur: Vec<(u128, Event)>,
+    cur: Vec<(u64, Event)>,
     /// Absolute index of the current bucket (time >> SHIFT).
     cur_idx: u64,
     /// Wheel slots for buckets `cur_idx + 1 ..= cur_idx + wheel_len - 1` (slot = index mod wheel_len).
-    wheel: Vec<Vec<(u128, Event)>>,
+    wheel: Vec<Vec<(u64, Event)>>,
     /// Bit per slot: slot non-empty.
     bitmap: Vec<u64>,
     /// Number of wheel slots (a power of two) and mask.
@@ -212,23 +212,22 @@ impl EventQueue {
     pub fn schedule(&mut self, time_ps: u64, ev: Event) {
         debug_assert!(time_ps >= self.now_ps, "event scheduled in the past");
         self.seq += 1;
-        let k = key(time_ps, self.seq);
         self.len += 1;
         if self.len > self.peak_len {
             self.peak_len = self.len;
         }
         let b = time_ps >> SHIFT;
         if b <= self.cur_idx {
-            // Into the bucket being executed: keep it sorted descending. New keys have the
-            // largest sequence, so they usually go near the front; search from the end.
-            let pos = self.cur.partition_point(|e| e.0 > k);
-            self.cur.insert(pos, (k, ev));
+            // Into the bucket being executed (sorted by time descending, next at the end): it
+            // must pop after every pending event of the same time, i.e. sit before them.
+            let pos = self.cur.partition_point(|e| e.0 > time_ps);
+            self.cur.insert(pos, (time_ps, ev));
         } else if b - self.cur_idx < self.wheel_len as u64 {
             let slot = (b as usize) & (self.wheel_len - 1);
-            self.wheel[slot].push((k, ev));
+            self.wheel[slot].push((time_ps, ev));
             self.bitmap[slot >> 6] |= 1 << (slot & 63);
         } else {
-            self.overflow.push(Far(k, ev));
+            self.overflow.push(Far(key(time_ps, self.seq), ev));
         }
     }
 
@@ -243,7 +242,7 @@ impl EventQueue {
         if self.cur.is_empty() && !self.advance() {
             return None;
         }
-        self.cur.last().map(|e| key_time(e.0))
+        self.cur.last().map(|e| e.0)
     }
 
     /// First non-empty slot at or after `from` (wrapping), as an offset from `from`.
@@ -297,13 +296,17 @@ impl EventQueue {
             }
             self.overflow.pop();
             let slot = (b as usize) & (self.wheel_len - 1);
-            self.wheel[slot].push((k, ev));
+            self.wheel[slot].push((key_time(k), ev));
             self.bitmap[slot >> 6] |= 1 << (slot & 63);
         }
         let slot = (self.cur_idx as usize) & (self.wheel_len - 1);
         std::mem::swap(&mut self.cur, &mut self.wheel[slot]);
         self.bitmap[slot >> 6] &= !(1 << (slot & 63));
-        self.cur.sort_unstable_by_key(|e| std::cmp::Reverse(e.0));
+        // Entries were appended in scheduling order (overflow migrants, which were scheduled
+        // earlier, always arrive before any direct insertion into a slot), so a *stable* sort
+        // by time keeps same-time events in scheduling order; reversed, the next is last.
+        self.cur.sort_by_key(|e| e.0);
+        self.cur.reverse();
         true
     }
 
@@ -313,9 +316,8 @@ impl EventQueue {
         if self.cur.is_empty() && !self.advance() {
             return None;
         }
-        let (k, ev) = self.cur.pop().expect("advance filled the bucket");
+        let (t, ev) = self.cur.pop().expect("advance filled the bucket");
         self.len -= 1;
-        let t = key_time(k);
         self.now_ps = t;
         self.popped += 1;
         Some((t, ev))

@@ -119,7 +119,7 @@ impl Simulator {
         match pkt.kind {
             PktKind::Data => self.host_receive_data(h, p, &pkt),
             PktKind::Ack | PktKind::Nack => {
-                self.host_receive_ack(&pkt);
+                self.host_receive_ack(p, &pkt);
                 self.counters.packets_consumed += 1;
                 self.arena.free(p);
                 self.host_try_send(h);
@@ -235,7 +235,7 @@ impl Simulator {
         self.host_try_send(h);
     }
 
-    fn host_receive_ack(&mut self, pkt: &Packet) {
+    fn host_receive_ack(&mut self, p: u32, pkt: &Packet) {
         let f = pkt.flow;
         let now = self.q.now();
         let fl = &mut self.flows[f as usize];
@@ -258,7 +258,7 @@ impl Simulator {
             ce_echo: pkt.flag,
             rtt_ps: now.saturating_sub(pkt.ts_ps),
             nack,
-            int: &pkt.int[..pkt.int_n as usize],
+            int: &self.arena.int(p)[..pkt.int_n as usize],
         };
         fl.cc.on_ack(&info);
         if fl.cc.adjusts_pacing() && fl.last_pkt_bytes > 0 {

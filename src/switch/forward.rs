@@ -20,11 +20,15 @@ impl Simulator {
     /// A packet reached switch `s` on port `in_port`.
     pub(crate) fn switch_receive(&mut self, s: usize, in_port: u16, p: u32) {
         let now = self.q.now();
-        let pkt = *self.arena.get(p);
+        // Read only the header fields the pipeline needs (the packet is ~200 B with INT).
+        let pr = self.arena.get_mut(p);
+        pr.in_port = in_port;
+        let pkt = crate::engine::arena::Hdr::of(pr);
         if pkt.kind == PktKind::Pfc {
             // Hop-by-hop: PFC frames stop here.
             let node = self.switches[s].node;
-            self.pfc_receive(node, in_port, &pkt);
+            let full = *self.arena.get(p);
+            self.pfc_receive(node, in_port, &full);
             self.counters.packets_consumed += 1;
             self.arena.free(p);
             return;
@@ -47,7 +51,6 @@ impl Simulator {
             PktKind::Cnp | PktKind::Bts | PktKind::Pfc => 0,
             _ => (pkt.prio as usize).min(nq - 1),
         };
-        self.arena.get_mut(p).in_port = in_port;
 
         // Hook: ingress (after lookup). Schemes that act here (SFC trigger / pause cache, BFC
         // queue assignment) are added by their modules.
@@ -84,9 +87,7 @@ impl Simulator {
             self.buffer_mon.update(s, now, used);
         }
         let port = &mut sw.ports[egress as usize];
-        port.queues[q].pkts.push_back(p);
-        port.queues[q].bytes += size;
-        port.bytes += size;
+        port.enqueue(q, p, size);
         let idle = !port.busy;
         // Hook: enqueue.
         if xoff {
@@ -110,14 +111,11 @@ impl Simulator {
         let Some(q) = ep.select(sched, |p| arena.get(p).size) else {
             return;
         };
-        let Some(p) = ep.queues[q].pkts.pop_front() else {
+        let Some((p, size)) = ep.dequeue(q, |p| arena.get(p).size as u64) else {
             return;
         };
         let pkt = self.arena.get_mut(p);
-        let size = pkt.size as u64;
         let in_port = pkt.in_port;
-        ep.queues[q].bytes -= size;
-        ep.bytes -= size;
         let mut xon = false;
         if q != 0 {
             sw.mmu.release(in_port, q, size);
@@ -138,13 +136,14 @@ impl Simulator {
                 // INT: {time, tx bytes before this packet, port backlog after, line rate}.
                 if self.cfg.int_enabled && (pkt.int_n as usize) < crate::engine::arena::MAX_INT_HOPS
                 {
-                    pkt.int[pkt.int_n as usize] = crate::engine::arena::IntHop {
+                    let k = pkt.int_n as usize;
+                    pkt.int_n += 1;
+                    self.arena.int_mut(p)[k] = crate::engine::arena::IntHop {
                         ts_ps: now,
                         tx_bytes: ep.link.tx_bytes,
                         qlen_bytes: ep.bytes.min(u32::MAX as u64) as u32,
                         rate_mbps: (ep.link.rate_bps / 1_000_000) as u32,
                     };
-                    pkt.int_n += 1;
                 }
             }
         }

@@ -65,9 +65,7 @@ impl Simulator {
             pfc.refresh_at[i] = 0;
         }
         let ep = &mut sw.ports[port as usize];
-        ep.queues[0].pkts.push_back(p);
-        ep.queues[0].bytes += size as u64;
-        ep.bytes += size as u64;
+        ep.enqueue(0, p, size as u64);
         if !ep.busy {
             self.switch_try_send(s, port);
         }

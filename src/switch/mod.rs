@@ -46,6 +46,8 @@ pub struct EgressPort {
     pub deficit: Vec<i64>,
     /// Bytes queued over all queues.
     pub bytes: u64,
+    /// Bit q set = queue q holds at least one packet.
+    pub nonempty: u64,
     /// The peer is a host (this is a server-facing port of a ToR).
     pub host_facing: bool,
     /// ECN marking thresholds of this port (None = no marking).
@@ -68,11 +70,36 @@ impl EgressPort {
             rr: 1,
             deficit: vec![0; nq],
             bytes: 0,
+            nonempty: 0,
             host_facing,
             ecn: None,
             pfc_until: [0; 8],
             pfc_since: [0; 8],
         }
+    }
+
+    /// Append packet slot `p` of `size` bytes to queue `q`.
+    #[inline]
+    pub fn enqueue(&mut self, q: usize, p: u32, size: u64) {
+        let qq = &mut self.queues[q];
+        qq.pkts.push_back(p);
+        qq.bytes += size;
+        self.bytes += size;
+        self.nonempty |= 1 << q;
+    }
+
+    /// Remove the head of queue `q`, whose size is `size` bytes.
+    #[inline]
+    pub fn dequeue(&mut self, q: usize, size: impl Fn(u32) -> u64) -> Option<(u32, u64)> {
+        let qq = &mut self.queues[q];
+        let p = qq.pkts.pop_front()?;
+        let s = size(p);
+        qq.bytes -= s;
+        self.bytes -= s;
+        if qq.pkts.is_empty() {
+            self.nonempty &= !(1 << q);
+        }
+        Some((p, s))
     }
 
     /// Pick the queue to serve next: queue 0 if non-empty, else round robin (or DRR) over
@@ -83,23 +110,21 @@ impl EgressPort {
         sched: SchedulerKind,
         head_size: impl Fn(u32) -> u32,
     ) -> Option<usize> {
-        if !self.queues[0].pkts.is_empty() {
+        if self.nonempty & 1 != 0 {
             return Some(0);
         }
         let n = self.queues.len();
-        if n <= 1 {
+        let ready = self.nonempty & !self.paused_mask & !1;
+        if ready == 0 {
             return None;
         }
         match sched {
             SchedulerKind::RoundRobin => {
-                for k in 0..n - 1 {
-                    let q = 1 + (self.rr - 1 + k) % (n - 1);
-                    if !self.queues[q].pkts.is_empty() && self.paused_mask & (1 << q) == 0 {
-                        self.rr = 1 + q % (n - 1);
-                        return Some(q);
-                    }
-                }
-                None
+                // First ready queue at or after the round-robin pointer, wrapping.
+                let at_or_after = ready & (!0u64 << self.rr);
+                let q = if at_or_after != 0 { at_or_after.trailing_zeros() } else { ready.trailing_zeros() } as usize;
+                self.rr = 1 + q % (n - 1);
+                Some(q)
             }
             SchedulerKind::Drr { quantum_bytes } => {
                 // Classic DRR: visit queues in order; a queue keeps the turn while its deficit

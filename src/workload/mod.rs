@@ -3,6 +3,7 @@
 
 pub mod cdf;
 pub mod flow_file;
+pub mod trace_cmd;
 pub mod traffic;
 
 /// One flow (an RDMA message on its own QP) to be simulated.

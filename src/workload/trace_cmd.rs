@@ -1,0 +1,101 @@
+//! `sfc trace`: write an HPCC-sim flow file the way HPCC's `traffic_gen.py` does (Poisson
+//! arrivals per host at a load relative to the host link rate, sizes from a CDF, uniform
+//! destinations, start times from a 2 s base), but seeded and reproducible, with optional
+//! incast events (dport 200) as in the HPCC paper's Fig. 11.
+
+use std::path::PathBuf;
+
+use crate::units::{parse_bytes, parse_rate_bps, parse_time_ps};
+use crate::workload::cdf::{CdfFormat, SizeCdf, builtin};
+use crate::workload::traffic;
+
+/// Arguments of `sfc trace` (see `--help`).
+#[derive(Clone, Debug)]
+pub struct TraceArgs {
+    /// HPCC topology file (hosts and host rate).
+    pub topology: Option<PathBuf>,
+    /// Hosts 0..N-1 when no topology is given.
+    pub hosts: Option<u32>,
+    /// CDF name or file.
+    pub cdf: String,
+    /// Load per host.
+    pub load: f64,
+    /// Host link rate.
+    pub bw: Option<String>,
+    /// Duration of arrivals.
+    pub time: String,
+    /// Base time.
+    pub start: String,
+    /// Incast degree (0 = none).
+    pub incast_degree: usize,
+    /// Incast message size.
+    pub incast_size: String,
+    /// Incast load.
+    pub incast_load: f64,
+    /// Incast synchronization window.
+    pub sync_window: String,
+    /// Seed.
+    pub seed: u64,
+    /// Output path.
+    pub out: PathBuf,
+}
+
+/// Generate and write the flow file.
+pub fn run(a: &TraceArgs) -> Result<(), String> {
+    let (hosts, topo_rate) = match (&a.topology, a.hosts) {
+        (Some(p), _) => {
+            let (t, _) = crate::topology::hpcc_file::load(p)?;
+            let hosts = t.hosts();
+            let rate = t
+                .links
+                .iter()
+                .filter(|l| {
+                    t.kinds[l.a as usize] == crate::topology::NodeKind::Host
+                        || t.kinds[l.b as usize] == crate::topology::NodeKind::Host
+                })
+                .map(|l| l.rate_bps)
+                .min();
+            (hosts, rate)
+        }
+        (None, Some(n)) => ((0..n).collect(), None),
+        (None, None) => return Err("give --topology FILE or --hosts N".into()),
+    };
+    let bw = match &a.bw {
+        Some(b) => parse_rate_bps(b).map_err(|e| format!("--bw: {e}"))?,
+        None => topo_rate.unwrap_or(100_000_000_000),
+    };
+    let cdf = match builtin(&a.cdf) {
+        Some(c) => c,
+        None => SizeCdf::load(std::path::Path::new(&a.cdf), CdfFormat::Hpcc)?,
+    };
+    let dur = parse_time_ps(&a.time).map_err(|e| format!("--time: {e}"))?;
+    let start = parse_time_ps(&a.start).map_err(|e| format!("--start: {e}"))?;
+    let mut flows = traffic::poisson(&hosts, &cdf, a.load, bw, start, dur, a.seed)?;
+    if a.incast_degree > 0 {
+        let size = parse_bytes(&a.incast_size).map_err(|e| format!("--incast-size: {e}"))?;
+        let win = parse_time_ps(&a.sync_window).map_err(|e| format!("--sync-window: {e}"))?;
+        let inc = traffic::incast(
+            &hosts,
+            &[],
+            a.incast_degree,
+            size,
+            a.incast_load,
+            bw,
+            win,
+            start,
+            dur,
+            a.seed.wrapping_add(0x1ca57),
+        )?;
+        flows = traffic::merge(flows, inc);
+    }
+    crate::workload::flow_file::save(&a.out, &flows)?;
+    let bytes: u64 = flows.iter().map(|f| f.size_bytes).sum();
+    eprintln!(
+        "{}: {} flows, {:.2} GB, offered load {:.3}",
+        a.out.display(),
+        flows.len(),
+        bytes as f64 / 1e9,
+        traffic::offered_load(&flows, &hosts, bw, dur)
+    );
+    Ok(())
+}
