@@ -25,6 +25,14 @@ pub struct Bench {
 /// All benchmarks, in run order.
 pub const BENCHES: &[Bench] = &[
     Bench {
+        name: "hpcc-fat-ws30-dcqcn",
+        about: "sfc hpcc: fat.txt, WebSearch 30% for 5 ms (seed 1), CC_MODE 1 (DCQCN preset), lossless PFC",
+    },
+    Bench {
+        name: "hpcc-fat-ws30-hpcc",
+        about: "sfc hpcc: fat.txt, WebSearch 30% for 5 ms (seed 1), CC_MODE 3 (HPCC preset), lossless PFC",
+    },
+    Bench {
         name: "fattree320-websearch30",
         about: "HPCC fat.txt (320 hosts, 100/400G), WebSearch 30%, 5 ms of arrivals, IRN, 1-BDP window",
     },
@@ -42,9 +50,50 @@ pub const BENCHES: &[Bench] = &[
     },
 ];
 
+/// HPCC-sim `config.txt` used by the `hpcc-*` benchmarks (`run.py` presets at 100 G).
+fn hpcc_config(cc_mode: u32) -> String {
+    let (win, ack_hi) = if cc_mode == 3 { (1, 0) } else { (0, 1) };
+    format!(
+        "TOPOLOGY_FILE fat.txt\nFLOW_FILE flow.txt\nSIMULATOR_STOP_TIME 4.0\nPACKET_PAYLOAD_SIZE 1000\n\
+         CC_MODE {cc_mode}\nALPHA_RESUME_INTERVAL 1\nRATE_DECREASE_INTERVAL 4\nCLAMP_TARGET_RATE 0\nRP_TIMER 300\n\
+         EWMA_GAIN 0.00390625\nFAST_RECOVERY_TIMES 1\nRATE_AI 40Mb/s\nRATE_HAI 200Mb/s\nMIN_RATE 1000Mb/s\n\
+         DCTCP_RATE_AI 615Mb/s\nL2_ACK_INTERVAL 1\nHAS_WIN {win}\nGLOBAL_T 1\nVAR_WIN {win}\nFAST_REACT 1\n\
+         U_TARGET 0.95\nMI_THRESH 0\nINT_MULTI 4\nACK_HIGH_PRIO {ack_hi}\nENABLE_TRACE 0\n\
+         KMAX_MAP 2 100000000000 1600 400000000000 6400\nKMIN_MAP 2 100000000000 400 400000000000 1600\n\
+         PMAX_MAP 2 100000000000 0.2 400000000000 0.2\nBUFFER_SIZE 32\n"
+    )
+}
+
 /// Build the simulator of benchmark `name`.
 pub fn build(name: &str, quick: bool) -> Result<Simulator, String> {
     let scale = if quick { 5 } else { 1 };
+    if let Some(mode) = name.strip_prefix("hpcc-fat-ws30-") {
+        // Exactly what `sfc hpcc` does, on files written to a scratch directory.
+        let dir = std::env::temp_dir().join(format!("sfc-bench-{}-{mode}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        let topo = shapes::hpcc_fat_tree_320()?;
+        std::fs::write(
+            dir.join("fat.txt"),
+            crate::topology::hpcc_file::write(&topo),
+        )
+        .map_err(|e| e.to_string())?;
+        let ws = cdf::builtin("websearch").ok_or("websearch CDF missing")?;
+        let flows = traffic::poisson(
+            &topo.hosts(),
+            &ws,
+            0.3,
+            100 * GBPS,
+            2_000 * MS,
+            5 * MS / scale,
+            1,
+        )?;
+        crate::workload::flow_file::save(&dir.join("flow.txt"), &flows)?;
+        let cfg = hpcc_config(if mode == "hpcc" { 3 } else { 1 });
+        let (c, _) = crate::hpcc::HpccConfig::parse(&cfg, "bench-config.txt")?;
+        let r = crate::hpcc::resolve(&c, &dir)?;
+        let _ = std::fs::remove_dir_all(&dir);
+        return Simulator::new(r.topo, r.net, r.cc, &r.flows);
+    }
     let net = NetConfig {
         loss_recovery: LossRecovery::irn(),
         ..NetConfig::default()
@@ -93,6 +142,13 @@ pub fn run_one(name: &str, quick: bool) -> Result<serde_json::Value, String> {
     let wall = t0.elapsed().as_secs_f64();
     let ev = sim.q.events();
     let hops = sim.counters.packet_hops;
+    let recs = sim.flow_records();
+    let p99 = crate::metrics::stats::RunStats::compute(
+        &recs,
+        &crate::metrics::stats::SizeBins::EqualCount(10),
+    )
+    .slowdown
+    .p99;
     Ok(json!({
         "name": name,
         "quick": quick,
@@ -109,6 +165,9 @@ pub fn run_one(name: &str, quick: bool) -> Result<serde_json::Value, String> {
         "packet_hops_per_second": hops as f64 / wall,
         "ns_per_packet_hop": wall * 1e9 / hops.max(1) as f64,
         "peak_rss_bytes": crate::report::peak_rss_bytes(),
+        "pfc_pauses": sim.counters.pfc_pauses,
+        "drops": sim.counters.drops,
+        "slowdown_p99": p99,
     }))
 }
 

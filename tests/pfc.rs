@@ -7,14 +7,27 @@ mod util {
     use sfc::workload::FlowSpec;
 
     pub fn flow(src: u32, dst: u32, size: u64, start_ps: u64) -> FlowSpec {
-        FlowSpec { src, dst, size_bytes: size, start_ps, prio: 3, dport: 100 }
+        FlowSpec {
+            src,
+            dst,
+            size_bytes: size,
+            start_ps,
+            prio: 3,
+            dport: 100,
+        }
     }
     pub fn none_cc() -> CcConfig {
-        CcConfig::None(NoneParams { window: NoneWindow::Unlimited })
+        CcConfig::None(NoneParams {
+            window: NoneWindow::Unlimited,
+        })
     }
     pub fn lossless(buffer: u64, pfc: PfcConfig) -> NetConfig {
         NetConfig {
-            buffer: BufferConfig { mode: BufferMode::Lossless, size_bytes: buffer, dt_alpha: 1.0 },
+            buffer: BufferConfig {
+                mode: BufferMode::Lossless,
+                size_bytes: buffer,
+                dt_alpha: 1.0,
+            },
             pfc,
             ..NetConfig::default()
         }
@@ -32,15 +45,34 @@ fn explore_incast() {
     for expiry in [false, true] {
         for quanta in [65535u32, 1000] {
             let topo = shapes::star(9, 100 * GBPS, US).unwrap();
-            let cfg = lossless(1_000_000, PfcConfig { expiry, quanta, ..PfcConfig::default() });
+            let cfg = lossless(
+                1_000_000,
+                PfcConfig {
+                    expiry,
+                    quanta,
+                    ..PfcConfig::default()
+                },
+            );
             let flows: Vec<_> = (1..=8).map(|s| flow(s, 0, 500_000, 0)).collect();
             let mut sim = Simulator::new(topo, cfg, none_cc(), &flows).unwrap();
             sim.run_quiet();
             sim.check_invariants().unwrap();
             let c = &sim.counters;
             let fin = sim.flows.iter().map(|f| f.finish_ps).max().unwrap();
-            println!("expiry {expiry} q {quanta}: pauses {} resumes {} log {} paused {} us drops {} {} fin {} us done {}", c.pfc_pauses, c.pfc_resumes, sim.pfc_log.len(), c.pfc_paused_ps / US, c.drops, c.drops_lossless, fin / US, c.flows_completed);
-            for r in sim.pfc_log.iter().take(12) { println!("   {r:?}"); }
+            println!(
+                "expiry {expiry} q {quanta}: pauses {} resumes {} log {} paused {} us drops {} {} fin {} us done {}",
+                c.pfc_pauses,
+                c.pfc_resumes,
+                sim.pfc_log.len(),
+                c.pfc_paused_ps / US,
+                c.drops,
+                c.drops_lossless,
+                fin / US,
+                c.flows_completed
+            );
+            for r in sim.pfc_log.iter().take(12) {
+                println!("   {r:?}");
+            }
         }
     }
 }
@@ -61,9 +93,17 @@ fn explore_hol() {
             sim.check_invariants().unwrap();
             let r = sim.flow_records();
             let c = &sim.counters;
-            println!("{mode:?} incast {with_incast}: victim fct {} us ideal {} us; pauses {} drops {} log {}", r[0].fct_ps.unwrap() / US, r[0].ideal_fct_ps / US, c.pfc_pauses, c.drops, sim.pfc_log.len());
+            println!(
+                "{mode:?} incast {with_incast}: victim fct {} us ideal {} us; pauses {} drops {} log {}",
+                r[0].fct_ps.unwrap() / US,
+                r[0].ideal_fct_ps / US,
+                c.pfc_pauses,
+                c.drops,
+                sim.pfc_log.len()
+            );
             let mut nodes: Vec<_> = sim.pfc_log.iter().map(|r| (r.node, r.port)).collect();
-            nodes.sort(); nodes.dedup();
+            nodes.sort();
+            nodes.dedup();
             println!("   paused {nodes:?}");
         }
     }
@@ -73,12 +113,25 @@ fn explore_hol() {
 fn explore_headroom() {
     for hf in [3.0, 1.0, 0.5, 0.0] {
         let topo = shapes::star(17, 100 * GBPS, US).unwrap();
-        let cfg = lossless(1_000_000, PfcConfig { headroom_factor: hf, ..PfcConfig::default() });
+        let cfg = lossless(
+            1_000_000,
+            PfcConfig {
+                headroom_factor: hf,
+                ..PfcConfig::default()
+            },
+        );
         let flows: Vec<_> = (1..=16).map(|s| flow(s, 0, 300_000, 0)).collect();
         let mut sim = Simulator::new(topo, cfg, none_cc(), &flows).unwrap();
         sim.run_quiet();
         let c = &sim.counters;
-        println!("hf {hf}: drops {} lossless {} pauses {} done {} inv {:?}", c.drops, c.drops_lossless, c.pfc_pauses, c.flows_completed, sim.check_invariants());
+        println!(
+            "hf {hf}: drops {} lossless {} pauses {} done {} inv {:?}",
+            c.drops,
+            c.drops_lossless,
+            c.pfc_pauses,
+            c.flows_completed,
+            sim.check_invariants()
+        );
     }
 }
 
@@ -110,7 +163,11 @@ fn explore_threshold() {
         }
         let mn = vals.iter().min().unwrap();
         let mx = vals.iter().max().unwrap();
-        println!("n {n}: want {want:.0} min {mn} max {mx} samples {} hdrm max {hd} headroom {}", vals.len(), pfc0.headroom[1]);
+        println!(
+            "n {n}: want {want:.0} min {mn} max {mx} samples {} hdrm max {hd} headroom {}",
+            vals.len(),
+            pfc0.headroom[1]
+        );
     }
 }
 
@@ -118,7 +175,13 @@ fn explore_threshold() {
 fn explore_stepped() {
     let mk = || {
         let topo = shapes::star(9, 100 * GBPS, US).unwrap();
-        let cfg = lossless(1_000_000, PfcConfig { expiry: false, ..PfcConfig::default() });
+        let cfg = lossless(
+            1_000_000,
+            PfcConfig {
+                expiry: false,
+                ..PfcConfig::default()
+            },
+        );
         let flows: Vec<_> = (1..=8).map(|s| flow(s, 0, 500_000, 0)).collect();
         Simulator::new(topo, cfg, none_cc(), &flows).unwrap()
     };
@@ -133,5 +196,10 @@ fn explore_stepped() {
     }
     b.cfg.stop_ps = u64::MAX;
     b.run_quiet();
-    println!("one-shot paused {} stepped {}; fct equal {}", a.counters.pfc_paused_ps, b.counters.pfc_paused_ps, a.flow_records() == b.flow_records());
+    println!(
+        "one-shot paused {} stepped {}; fct equal {}",
+        a.counters.pfc_paused_ps,
+        b.counters.pfc_paused_ps,
+        a.flow_records() == b.flow_records()
+    );
 }

@@ -102,7 +102,15 @@ impl Hdr {
     /// Header of `p`.
     #[inline]
     pub fn of(p: &Packet) -> Hdr {
-        Hdr { kind: p.kind, prio: p.prio, src: p.src, dst: p.dst, sport: p.sport, dport: p.dport, size: p.size }
+        Hdr {
+            kind: p.kind,
+            prio: p.prio,
+            src: p.src,
+            dst: p.dst,
+            sport: p.sport,
+            dport: p.dport,
+            size: p.size,
+        }
     }
 }
 

@@ -122,7 +122,11 @@ impl EgressPort {
             SchedulerKind::RoundRobin => {
                 // First ready queue at or after the round-robin pointer, wrapping.
                 let at_or_after = ready & (!0u64 << self.rr);
-                let q = if at_or_after != 0 { at_or_after.trailing_zeros() } else { ready.trailing_zeros() } as usize;
+                let q = if at_or_after != 0 {
+                    at_or_after.trailing_zeros()
+                } else {
+                    ready.trailing_zeros()
+                } as usize;
                 self.rr = 1 + q % (n - 1);
                 Some(q)
             }
