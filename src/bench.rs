@@ -140,6 +140,7 @@ pub fn run_one(name: &str, quick: bool) -> Result<serde_json::Value, String> {
     let t0 = Instant::now();
     sim.run_quiet();
     let wall = t0.elapsed().as_secs_f64();
+    sim.finish();
     let ev = sim.q.events();
     let hops = sim.counters.packet_hops;
     let recs = sim.flow_records();

@@ -289,6 +289,10 @@ pub struct NetConfig {
     pub int_enabled: bool,
     /// PFC parameters (used in [`BufferMode::Lossless`]).
     pub pfc: PfcConfig,
+    /// SFC (switch-side flow control) parameters.
+    pub sfc: crate::sfc::SfcConfig,
+    /// OnRamp (end-to-end flow control) parameters.
+    pub onramp: crate::sfc::onramp::OnRampConfig,
 }
 
 impl Default for NetConfig {
@@ -318,6 +322,8 @@ impl Default for NetConfig {
             cnp: CnpMode::AckEcho,
             int_enabled: false,
             pfc: PfcConfig::default(),
+            sfc: crate::sfc::SfcConfig::default(),
+            onramp: crate::sfc::onramp::OnRampConfig::default(),
         }
     }
 }

@@ -585,10 +585,11 @@ pub fn resolve(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
             if let (Some(v), LossRecovery::Gbn { rto_ps, .. }) =
                 (c.num::<f64>("GBN_RTO_US")?, &mut lr)
             {
-                if v <= 0.0 {
-                    return Err(c.err("GBN_RTO_US", "must be positive"));
+                if !(v >= 0.001 && v.is_finite()) {
+                    return Err(c.err("GBN_RTO_US", "must be at least 0.001 µs"));
                 }
-                *rto_ps = (v * US as f64) as u64;
+                // Saturating conversion: a huge value means "no timeout" in practice.
+                *rto_ps = (v * US as f64).min(u64::MAX as f64 / 4.0) as u64;
             }
             lr
         }
@@ -600,11 +601,16 @@ pub fn resolve(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
                 ..
             } = &mut lr
             {
-                if let Some(v) = c.num::<f64>("IRN_RTO_LOW_US")? {
-                    *rto_low_ps = (v.max(0.001) * US as f64) as u64;
-                }
-                if let Some(v) = c.num::<f64>("IRN_RTO_HIGH_US")? {
-                    *rto_high_ps = (v.max(0.001) * US as f64) as u64;
+                for (key, slot) in [
+                    ("IRN_RTO_LOW_US", rto_low_ps),
+                    ("IRN_RTO_HIGH_US", rto_high_ps),
+                ] {
+                    if let Some(v) = c.num::<f64>(key)? {
+                        if !(0.001..=1e9).contains(&v) {
+                            return Err(c.err(key, "must be between 0.001 and 1e9 µs"));
+                        }
+                        *slot = (v * US as f64) as u64;
+                    }
                 }
             }
             lr
@@ -717,6 +723,7 @@ pub fn run_config(path: &Path) -> Result<(), String> {
     let mut cb = crate::report::progress_bar(true, stop);
     sim.run(&mut cb);
     let wall = t0.elapsed().as_secs_f64();
+    sim.finish();
     sim.check_invariants()
         .map_err(|e| format!("internal invariant violated: {e}"))?;
     let records = sim.flow_records();

@@ -22,6 +22,7 @@ pub mod metrics;
 pub mod report;
 pub mod rng;
 pub mod scenario;
+pub mod sfc;
 pub mod sim;
 pub mod switch;
 pub mod topology;

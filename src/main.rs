@@ -9,8 +9,11 @@ use sfc::metrics::output::summary_table;
 use sfc::report::{RunOptions, extra_lines};
 
 /// sfc — a fast, faithful packet-level datacenter network simulator (SFC, HPCC, DCQCN, PFC, IRN…).
+///
+/// `sfc run` writes DIR/flows.csv, DIR/summary.json, DIR/fct.txt (HPCC-sim format) and
+/// DIR/buffer.csv; `sfc hpcc` writes the files its config names.
 #[derive(Parser)]
-#[command(version, about, long_about = None)]
+#[command(version, about)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -183,13 +186,19 @@ fn cmd_run(
         sc.topo.switches().len(),
         sc.flows.len()
     );
+    let label = scenario
+        .as_ref()
+        .map_or("<built-in default>".to_string(), |p| {
+            p.display().to_string()
+        });
     let r = sfc::report::run(
         sc,
         &RunOptions {
             out_dir: out_dir.clone(),
             progress: true,
         },
-    )?;
+    )
+    .map_err(|e| format!("{label}: {e}"))?;
     if json {
         println!(
             "{}",
@@ -206,7 +215,8 @@ fn cmd_run(
 
 fn cmd_validate(scenario: PathBuf, sets: Vec<String>) -> Result<(), String> {
     let sc = sfc::scenario::load(&scenario, &sets)?;
-    sfc::sim::Simulator::new(sc.topo.clone(), sc.net.clone(), sc.cc.clone(), &sc.flows)?;
+    sfc::sim::Simulator::new(sc.topo.clone(), sc.net.clone(), sc.cc.clone(), &sc.flows)
+        .map_err(|e| format!("{}: {e}", scenario.display()))?;
     println!(
         "{}: ok — {} hosts, {} switches, {} links, {} flows, cc {}",
         scenario.display(),

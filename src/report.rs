@@ -123,7 +123,40 @@ pub fn summary_json(sim: &Simulator, stats: &RunStats, name: &str, wall: f64) ->
         "counters": sim.counters,
         "packets_peak_live": sim.arena.peak_live(),
         "events_peak_pending": sim.q.peak_len(),
+        "sfc": sfc_json(sim),
     })
+}
+
+/// The `sfc` object of the summary: BTS counts, Bloom/cache occupancy, QP pauses.
+pub fn sfc_json(sim: &Simulator) -> serde_json::Value {
+    let mut c = sim.sfc_counters.clone();
+    for sw in &sim.switches {
+        if let Some(st) = &sw.sfc {
+            c.max_bloom_occupancy = c.max_bloom_occupancy.max(st.bloom.max_occupancy);
+            c.max_cache_occupancy = c.max_cache_occupancy.max(st.cache.max_occupancy);
+            c.cache_collisions += st.cache.collisions;
+        }
+    }
+    c.pauses = sim.flows.iter().map(|f| f.pauses as u64).sum();
+    c.paused_time_ps = sim.flows.iter().map(|f| f.paused_ps).sum();
+    let mut v = serde_json::to_value(&c).unwrap_or_default();
+    if let Some(o) = v.as_object_mut() {
+        o.insert(
+            "mode".into(),
+            serde_json::to_value(sim.cfg.sfc.mode).unwrap_or_default(),
+        );
+        o.insert("onramp".into(), sim.cfg.onramp.enabled.into());
+        let trig = c.bts_generated + c.bts_suppressed;
+        o.insert(
+            "bts_reduction".into(),
+            if trig > 0 {
+                (c.bts_suppressed as f64 / trig as f64).into()
+            } else {
+                serde_json::Value::Null
+            },
+        );
+    }
+    v
 }
 
 /// Run `sc` and write its outputs.
@@ -145,6 +178,7 @@ pub fn run(sc: Scenario, opts: &RunOptions) -> Result<RunResult, String> {
     let mut cb = progress_bar(opts.progress, stop);
     sim.run(&mut cb);
     let wall = t0.elapsed().as_secs_f64();
+    sim.finish();
     sim.check_invariants()
         .map_err(|e| format!("internal invariant violated: {e}"))?;
     let records = sim.flow_records();
@@ -203,6 +237,18 @@ pub fn extra_lines(r: &RunResult) -> Vec<(String, String)> {
             format!("{}", s.counters.retx_packets),
         ),
         ("timeouts".into(), format!("{}", s.counters.timeouts)),
+        ("PFC pauses".into(), format!("{}", s.counters.pfc_pauses)),
+        (
+            "BTS generated / suppressed".into(),
+            format!(
+                "{} / {}",
+                s.sfc_counters.bts_generated, s.sfc_counters.bts_suppressed
+            ),
+        ),
+        (
+            "QP pauses (SFC/OnRamp)".into(),
+            format!("{}", s.flows.iter().map(|f| f.pauses as u64).sum::<u64>()),
+        ),
         ("events".into(), format!("{ev}")),
         ("packet hops".into(), format!("{}", s.counters.packet_hops)),
         ("wall time".into(), format!("{:.3} s", r.wall_seconds)),

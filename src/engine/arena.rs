@@ -77,6 +77,9 @@ pub struct Packet {
     pub ts_ps: u64,
     /// NACK (IRN): start of the SACKed block.
     pub sack_seq: u64,
+    /// ACK/NACK: arrival time of the acknowledged data packet at the receiver (one-way delay
+    /// = this − `ts_ps`, for OnRamp).
+    pub aux_ps: u64,
 }
 
 /// The routing-relevant header fields of a packet, copied out cheaply.

@@ -135,16 +135,20 @@ impl Simulator {
                 self.arena.free(p);
                 self.host_try_send(h);
             }
+            PktKind::Bts => {
+                // SFC: pause the QP for the signalled duration (a newer BTS replaces the end).
+                let f = pkt.flow;
+                let now = self.q.now();
+                if (f as usize) < self.flows.len() && !self.flows[f as usize].finished() {
+                    self.pause_qp(f, now + pkt.ts_ps);
+                }
+                self.counters.packets_consumed += 1;
+                self.arena.free(p);
+            }
             PktKind::Pfc => {
                 // HPCC-sim hosts never send PFC; a switch may pause the NIC.
                 let node = self.hosts[h].node;
                 self.pfc_receive(node, 0, &pkt);
-                self.counters.packets_consumed += 1;
-                self.arena.free(p);
-            }
-            _ => {
-                // Control frames addressed to hosts are handled by their schemes (PFC, BTS,
-                // CNP) — none of which is enabled in this configuration.
                 self.counters.packets_consumed += 1;
                 self.arena.free(p);
             }
@@ -226,6 +230,7 @@ impl Simulator {
         a.sack_seq = sack_seq;
         a.payload = sack_len;
         a.size = ack_size;
+        a.aux_ps = now;
         if kind == PktKind::Ack {
             self.counters.acks += 1;
         } else {
@@ -261,6 +266,17 @@ impl Simulator {
             int: &self.arena.int(p)[..pkt.int_n as usize],
         };
         fl.cc.on_ack(&info);
+        let mut onramp_pause = None;
+        if self.cfg.onramp.enabled {
+            let owd = pkt.aux_ps.saturating_sub(pkt.ts_ps);
+            onramp_pause = fl.onramp.on_ack(
+                &self.cfg.onramp,
+                self.onramp_threshold_ps,
+                now,
+                pkt.ts_ps,
+                owd,
+            );
+        }
         if fl.cc.adjusts_pacing() && fl.last_pkt_bytes > 0 {
             // HPCC-sim ChangeRate: nextAvail += tx(last, new) − tx(last, old).
             let new_rate = fl.cc.rate_bps();
@@ -271,6 +287,14 @@ impl Simulator {
                 fl.next_avail_ps = (fl.next_avail_ps + t_new).saturating_sub(t_old);
             }
         }
+        if let Some(end) = onramp_pause
+            && !fl.tx.done()
+            && end > fl.pause_until_ps
+        {
+            self.sfc_counters.onramp_pauses += 1;
+            self.pause_qp(f, end);
+        }
+        let fl = &mut self.flows[f as usize];
         if fl.tx.done() {
             self.finish_flow(f);
         } else {
@@ -328,7 +352,7 @@ impl Simulator {
     /// re-arming on every ACK costs no event.
     pub(crate) fn arm_rto(&mut self, f: u32) {
         let now = self.q.now();
-        let deadline = now + self.rto_for(f);
+        let deadline = now.saturating_add(self.rto_for(f)).min(u64::MAX - 1);
         let fl = &mut self.flows[f as usize];
         fl.rto_deadline_ps = deadline;
         if fl.rto_event_ps == 0 || deadline < fl.rto_event_ps {

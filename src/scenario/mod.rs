@@ -55,6 +55,12 @@ pub struct RawScenario {
     /// PFC section.
     #[serde(default)]
     pub pfc: RawPfc,
+    /// SFC section.
+    #[serde(default)]
+    pub sfc: RawSfc,
+    /// OnRamp section.
+    #[serde(default)]
+    pub onramp: RawOnRamp,
     /// Traffic generators (array of tables).
     #[serde(default)]
     pub traffic: Vec<RawTraffic>,
@@ -210,6 +216,46 @@ pub struct RawEcn {
     pub kmax: Option<S>,
     /// Pmax.
     pub pmax: Option<f64>,
+}
+
+/// `[sfc]`: Source Flow Control.
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawSfc {
+    /// `off`, `sfc` (ingress BTS + cache), `ingress`, `egress`, `sfcp`.
+    pub mode: Option<S>,
+    /// `tor` (default) or `all`.
+    pub deploy: Option<S>,
+    /// Trigger threshold Q_th (bytes, or e.g. `"2bdp"`); default 2 BDP.
+    pub qth: Option<S>,
+    /// Target depth Q_tg (bytes, or e.g. `"1bdp"`); default 1 BDP.
+    pub qtg: Option<S>,
+    /// Bloom filter reset period (default RTT/2).
+    pub bloom_reset: Option<S>,
+    /// Bloom filter bits.
+    pub bloom_bits: Option<u32>,
+    /// Pause cache entries.
+    pub cache_entries: Option<u32>,
+    /// Incast estimator window τ (off when absent).
+    pub estimator_tau: Option<S>,
+    /// Pause granularity (default 1us).
+    pub pause_quantum: Option<S>,
+}
+
+/// `[onramp]`: OnRamp end-to-end flow control.
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawOnRamp {
+    /// On/off.
+    pub enabled: Option<bool>,
+    /// OWD threshold T (default: longest base one-way delay + 1 µs).
+    pub threshold: Option<S>,
+    /// Pause gain K.
+    pub gain: Option<f64>,
+    /// OWD EWMA weight (1 = none).
+    pub ewma_w: Option<f64>,
+    /// Stale-feedback guard.
+    pub guard: Option<bool>,
 }
 
 /// `[pfc]`: lossless-mode parameters.
@@ -692,6 +738,7 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
         ));
     }
     let cc = setup.cc;
+    resolve_sfc(&mut net, &raw.sfc, &raw.onramp, ctx)?;
 
     // Traffic.
     let all_hosts = topo.hosts();
@@ -813,6 +860,64 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
         flows_csv: raw.output.flows_csv.unwrap_or(true),
         host_rate_bps: host_rate,
     })
+}
+
+/// Resolve `[sfc]` and `[onramp]`. Q_th/Q_tg default to 2 and 1 BDP of each port (base RTT ×
+/// port rate); explicit values are bytes.
+fn resolve_sfc(net: &mut NetConfig, s: &RawSfc, o: &RawOnRamp, ctx: &Ctx) -> Result<(), String> {
+    use crate::sfc::{SfcDeploy, SfcMode};
+    let sc = &mut net.sfc;
+    if let Some(m) = &s.mode {
+        sc.mode = match m.get_ref().as_str() {
+            "off" => SfcMode::Off,
+            "sfc" => SfcMode::Sfc,
+            "ingress" => SfcMode::Ingress,
+            "egress" => SfcMode::Egress,
+            "sfcp" => SfcMode::SfcP,
+            _ => return Err(ctx.err(m, "sfc.mode", "expected off, sfc, ingress, egress or sfcp")),
+        };
+    }
+    if let Some(d) = &s.deploy {
+        sc.deploy = match d.get_ref().as_str() {
+            "tor" => SfcDeploy::Tor,
+            "all" => SfcDeploy::All,
+            _ => return Err(ctx.err(d, "sfc.deploy", "expected tor or all")),
+        };
+    }
+    let thresh = |v: &Option<S>, key: &str| -> Result<u64, String> {
+        match v {
+            None => Ok(0),
+            Some(x) if x.get_ref().ends_with("bdp") => Err(ctx.err(
+                x,
+                key,
+                "give bytes (e.g. \"250KB\"); omit the key for the paper's default (Q_th = 2 BDP, Q_tg = 1 BDP per port)",
+            )),
+            Some(x) => parse_bytes(x.get_ref()).map_err(|e| ctx.err(x, key, e)),
+        }
+    };
+    sc.qth_bytes = thresh(&s.qth, "sfc.qth")?;
+    sc.qtg_bytes = thresh(&s.qtg, "sfc.qtg")?;
+    if sc.qth_bytes > 0 && sc.qtg_bytes > sc.qth_bytes {
+        return Err(format!("{}: `sfc.qtg` must not exceed `sfc.qth`", ctx.file));
+    }
+    sc.bloom_reset_ps = ctx.time(&s.bloom_reset, "sfc.bloom_reset", 0)?;
+    sc.bloom_bits = s.bloom_bits.unwrap_or(sc.bloom_bits).max(64);
+    sc.cache_entries = s.cache_entries.unwrap_or(sc.cache_entries).max(1);
+    sc.estimator_tau_ps = ctx.time(&s.estimator_tau, "sfc.estimator_tau", 0)?;
+    sc.pause_quantum_ps = ctx.time(&s.pause_quantum, "sfc.pause_quantum", sc.pause_quantum_ps)?;
+    let on = &mut net.onramp;
+    on.enabled = o.enabled.unwrap_or(false);
+    on.threshold_ps = ctx.time(&o.threshold, "onramp.threshold", 0)?;
+    on.gain = o.gain.unwrap_or(1.0);
+    on.ewma_w = o.ewma_w.unwrap_or(1.0);
+    on.guard = o.guard.unwrap_or(true);
+    if !(on.gain > 0.0 && on.gain.is_finite() && on.ewma_w > 0.0 && on.ewma_w <= 1.0) {
+        return Err(format!(
+            "{}: [onramp] needs gain > 0 and 0 < ewma_w ≤ 1",
+            ctx.file
+        ));
+    }
+    Ok(())
 }
 
 /// Apply the `[cc]` parameter overrides to a preset.

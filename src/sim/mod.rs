@@ -127,6 +127,12 @@ pub struct Simulator {
     pub cc_cfg: CcConfig,
     /// Every PFC frame received, in order.
     pub pfc_log: Vec<PfcRecord>,
+    /// SFC / OnRamp counters.
+    pub sfc_counters: crate::sfc::SfcCounters,
+    /// NIC line rate (slowest host link), bits per second.
+    pub host_rate_bps: u64,
+    /// Resolved OnRamp OWD threshold, picoseconds.
+    pub onramp_threshold_ps: u64,
     link_rng: Rng,
 }
 
@@ -195,6 +201,30 @@ impl Simulator {
                 "queues_per_port = {} must be in 2..=64",
                 cfg.queues_per_port
             ));
+        }
+        let max_pkt = (cfg.mtu_bytes + cfg.framing.data_header_bytes() + cfg.int_bytes) as u64;
+        if cfg.buffer.mode != crate::config::BufferMode::Unlimited
+            && cfg.buffer.size_bytes < 2 * max_pkt
+        {
+            return Err(format!(
+                "`buffer.size` / BUFFER_SIZE = {} B is smaller than two packets ({} B each): nothing could ever be forwarded",
+                cfg.buffer.size_bytes, max_pkt
+            ));
+        }
+        // Timeouts must be positive; a huge one (e.g. to mimic HPCC-sim's absent RTO) is
+        // fine: deadlines saturate.
+        match cfg.loss_recovery {
+            LossRecovery::Gbn { rto_ps: 0, .. } => {
+                return Err("GBN retransmission timeout must be positive".into());
+            }
+            LossRecovery::Irn {
+                rto_low_ps,
+                rto_high_ps,
+                ..
+            } if rto_low_ps == 0 || rto_high_ps == 0 => {
+                return Err("IRN timeouts must be positive".into());
+            }
+            _ => {}
         }
         if cfg.buffer.dt_alpha <= 0.0 || !cfg.buffer.dt_alpha.is_finite() {
             return Err(format!(
@@ -282,6 +312,7 @@ impl Simulator {
                         mmu: Mmu::new(cfg.buffer, np, cfg.queues_per_port),
                         pfc,
                         rng: Rng::derive(cfg.seed, "ecn", n as u64),
+                        sfc: None,
                     });
                 }
             }
@@ -366,6 +397,7 @@ impl Simulator {
                 last_pkt_bytes: 0,
                 cc_timer_ps: 0,
                 last_cnp_ps: u64::MAX,
+                onramp: Default::default(),
             });
         }
         // Size the calendar queue so that a packet's next event (serialization + propagation +
@@ -378,6 +410,44 @@ impl Simulator {
             .unwrap_or(0)
             + cfg.switch_delay_ps.max(cfg.nic_delay_ps);
         let mut q = EventQueue::for_horizon(2 * max_hop_ps);
+        // SFC: per-port thresholds (BDP = base RTT × port rate) and per-switch state.
+        let sc = &cfg.sfc;
+        if sc.mode != crate::sfc::SfcMode::Off {
+            let n_hosts = hosts.len();
+            for sw in switches.iter_mut() {
+                let enabled = match sc.deploy {
+                    crate::sfc::SfcDeploy::Tor => sw.tier == 1,
+                    crate::sfc::SfcDeploy::All => true,
+                };
+                for ep in sw.ports.iter_mut() {
+                    let bdp = (base_rtt_ps as u128 * ep.link.rate_bps as u128
+                        / 8_000_000_000_000u128) as u64;
+                    ep.sfc_qth = if sc.qth_bytes > 0 {
+                        sc.qth_bytes
+                    } else {
+                        2 * bdp
+                    };
+                    ep.sfc_qtg = if sc.qtg_bytes > 0 { sc.qtg_bytes } else { bdp };
+                }
+                let reset = if sc.bloom_reset_ps > 0 {
+                    sc.bloom_reset_ps
+                } else {
+                    (base_rtt_ps / 2).max(1)
+                };
+                sw.sfc = Some(crate::sfc::SfcSwitch {
+                    enabled,
+                    bloom: crate::sfc::Bloom::new(sc.bloom_bits, sc.bloom_hashes, reset),
+                    cache: crate::sfc::PauseCache::new(sc.cache_entries),
+                    estimator: (sc.estimator_tau_ps > 0 && sw.tier == 1)
+                        .then(|| crate::sfc::IncastEstimator::new(n_hosts, sc.estimator_tau_ps)),
+                });
+            }
+        }
+        let onramp_threshold_ps = if cfg.onramp.threshold_ps > 0 {
+            cfg.onramp.threshold_ps
+        } else {
+            base_rtt_ps / 2 + crate::units::US
+        };
         for (i, f) in fl.iter().enumerate() {
             q.schedule(f.start_ps, Event::FlowStart { flow: i as u32 });
         }
@@ -404,6 +474,9 @@ impl Simulator {
             irn_cap_bytes,
             cc_cfg: cc,
             pfc_log: Vec::new(),
+            sfc_counters: Default::default(),
+            host_rate_bps: host_rate,
+            onramp_threshold_ps,
         })
     }
 
@@ -523,6 +596,12 @@ impl Simulator {
                 });
             }
         }
+    }
+
+    /// Close the measurements at the current time (buffer watermarks, throughput intervals,
+    /// PFC pauses still in force). Call once after the last `run`; `run` may be called again
+    /// (with a later `cfg.stop_ps`) before that without disturbing any measurement.
+    pub fn finish(&mut self) {
         let end = self.q.now();
         self.pfc_finish();
         self.buffer_mon.finish(end);

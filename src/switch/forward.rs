@@ -33,6 +33,12 @@ impl Simulator {
             self.arena.free(p);
             return;
         }
+        if pkt.kind == PktKind::Bts
+            && self.switches[s].sfc.is_some()
+            && self.sfc_bts_transit(s, p) == crate::sfc::switch::BtsTransit::Consumed
+        {
+            return;
+        }
         // Forwarding lookup.
         let sw = &self.switches[s];
         let hops = self.routes.next_hops(sw.node, pkt.dst);
@@ -87,9 +93,13 @@ impl Simulator {
             self.buffer_mon.update(s, now, used);
         }
         let port = &mut sw.ports[egress as usize];
+        let depth_before = port.queues[q].bytes;
         port.enqueue(q, p, size);
         let idle = !port.busy;
-        // Hook: enqueue.
+        // Hook: ingress/enqueue. SFC's trigger sees the depth before this packet.
+        if pkt.kind == PktKind::Data && sw.sfc.is_some() {
+            self.sfc_ingress(s, p, &pkt, egress, q, depth_before);
+        }
         if xoff {
             self.pfc_send(s, in_port, q, true);
         }
@@ -146,6 +156,12 @@ impl Simulator {
                     };
                 }
             }
+        }
+        if self.cfg.sfc.mode == crate::sfc::SfcMode::Egress
+            && self.switches[s].sfc.is_some()
+            && self.arena.get(p).kind == PktKind::Data
+        {
+            self.sfc_egress(s, port, q, p);
         }
         let node = self.switches[s].node;
         self.transmit(node, port, p);

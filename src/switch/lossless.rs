@@ -71,6 +71,28 @@ impl Simulator {
         }
     }
 
+    /// Send a PFC PAUSE of `dur_ps` for priority `q` out of `port` without PFC accounting
+    /// (SFC-P: a BTS converted into a pause of the sender NIC's priority).
+    pub(crate) fn pfc_send_raw(&mut self, s: usize, port: u16, q: usize, dur_ps: u64) {
+        let node = self.switches[s].node;
+        let size = pfc_frame_bytes(self);
+        let p = self.arena.alloc(Packet {
+            kind: PktKind::Pfc,
+            prio: 0,
+            src: node,
+            dst: self.switches[s].ports[port as usize].link.peer,
+            payload: q as u32,
+            size,
+            ts_ps: dur_ps,
+            ..Packet::default()
+        });
+        let ep = &mut self.switches[s].ports[port as usize];
+        ep.enqueue(0, p, size as u64);
+        if !ep.busy {
+            self.switch_try_send(s, port);
+        }
+    }
+
     /// A PFC frame arrived at `node` on `port`: pause or resume that port's priority.
     pub(crate) fn pfc_receive(&mut self, node: u32, port: u16, pkt: &Packet) {
         let now = self.q.now();
@@ -189,18 +211,20 @@ impl Simulator {
     /// Close the paused-time accounting of pauses still in force at the end of a run.
     pub(crate) fn pfc_finish(&mut self) {
         let now = self.q.now();
-        for nic in &self.hosts {
+        for nic in self.hosts.iter_mut() {
             for q in 0..8 {
                 if nic.pfc_paused & (1 << q) != 0 {
                     self.counters.pfc_paused_ps += now - nic.pfc_since[q];
+                    nic.pfc_since[q] = now;
                 }
             }
         }
-        for sw in &self.switches {
-            for ep in &sw.ports {
+        for sw in self.switches.iter_mut() {
+            for ep in sw.ports.iter_mut() {
                 for q in 0..8 {
                     if ep.paused_mask & (1 << q) != 0 {
                         self.counters.pfc_paused_ps += now - ep.pfc_since[q];
+                        ep.pfc_since[q] = now;
                     }
                 }
             }

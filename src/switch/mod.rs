@@ -52,6 +52,10 @@ pub struct EgressPort {
     pub host_facing: bool,
     /// ECN marking thresholds of this port (None = no marking).
     pub ecn: Option<EcnThresholds>,
+    /// SFC trigger threshold Q_th of this port's queues, bytes.
+    pub sfc_qth: u64,
+    /// SFC target depth Q_tg, bytes.
+    pub sfc_qtg: u64,
     /// Received PFC pause of priority p holds until this time, picoseconds
     /// (`u64::MAX` = until RESUME).
     pub pfc_until: [u64; 8],
@@ -73,6 +77,8 @@ impl EgressPort {
             nonempty: 0,
             host_facing,
             ecn: None,
+            sfc_qth: u64::MAX,
+            sfc_qtg: 0,
             pfc_until: [0; 8],
             pfc_since: [0; 8],
         }
@@ -182,4 +188,6 @@ pub struct Switch {
     pub pfc: Option<pfc::PfcState>,
     /// Random stream for ECN marking.
     pub rng: crate::rng::Rng,
+    /// SFC state (when SFC is configured).
+    pub sfc: Option<crate::sfc::SfcSwitch>,
 }

@@ -1,0 +1,124 @@
+//! OnRamp (Liu et al., NSDI'21) as reconstructed in `specs/onramp.md`: per-flow pauses at the
+//! sender driven by the one-way delay (OWD) the receiver measured, underneath an unmodified
+//! congestion controller.
+//!
+//! On an ACK for a packet sent at `tx` whose OWD exceeds the threshold `T`, and which was sent
+//! after the previous pause ended (the stale-feedback guard), the flow pauses for
+//! `K · (OWD − T)`. Knobs: `K` (gain, the SFC paper's "smoothing that tunes the gain") and an
+//! EWMA of the OWD (weight `w`, 1 = none).
+
+/// OnRamp parameters.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct OnRampConfig {
+    /// OnRamp on/off.
+    pub enabled: bool,
+    /// OWD threshold T, picoseconds (0 = the longest base one-way delay + 1 µs).
+    pub threshold_ps: u64,
+    /// Pause gain K: pause = K · (OWD − T).
+    pub gain: f64,
+    /// EWMA weight of the newest OWD sample (1 = no smoothing).
+    pub ewma_w: f64,
+    /// Ignore feedback from packets sent before the previous pause ended.
+    pub guard: bool,
+}
+
+impl Default for OnRampConfig {
+    fn default() -> Self {
+        OnRampConfig {
+            enabled: false,
+            threshold_ps: 0,
+            gain: 1.0,
+            ewma_w: 1.0,
+            guard: true,
+        }
+    }
+}
+
+/// Per-flow OnRamp state.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct OnRampState {
+    /// Smoothed OWD, picoseconds (0 = no sample yet).
+    pub owd_ewma_ps: f64,
+    /// End of the last pause OnRamp imposed.
+    pub last_pause_end_ps: u64,
+}
+
+impl OnRampState {
+    /// Process the OWD of a packet sent at `tx_ps` (ACK arrived at `now_ps`); `threshold_ps` is
+    /// the resolved T. Returns the new pause end if the flow must pause.
+    pub fn on_ack(
+        &mut self,
+        cfg: &OnRampConfig,
+        threshold_ps: u64,
+        now_ps: u64,
+        tx_ps: u64,
+        owd_ps: u64,
+    ) -> Option<u64> {
+        let w = cfg.ewma_w.clamp(0.0, 1.0);
+        self.owd_ewma_ps = if self.owd_ewma_ps == 0.0 {
+            owd_ps as f64
+        } else {
+            (1.0 - w) * self.owd_ewma_ps + w * owd_ps as f64
+        };
+        let owd = self.owd_ewma_ps;
+        if owd <= threshold_ps as f64 || (cfg.guard && tx_ps < self.last_pause_end_ps) {
+            return None;
+        }
+        let d = (cfg.gain * (owd - threshold_ps as f64)).max(0.0) as u64;
+        if d == 0 {
+            return None;
+        }
+        let end = now_ps + d;
+        self.last_pause_end_ps = end;
+        Some(end)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pause_for_the_excess_once() {
+        let cfg = OnRampConfig {
+            enabled: true,
+            ..Default::default()
+        };
+        let mut s = OnRampState::default();
+        // T = 5 µs, OWD = 8 µs → pause 3 µs.
+        assert_eq!(
+            s.on_ack(&cfg, 5_000_000, 100_000_000, 92_000_000, 8_000_000),
+            Some(103_000_000)
+        );
+        // Packets sent before the pause ended are stale: no extension.
+        assert_eq!(
+            s.on_ack(&cfg, 5_000_000, 100_100_000, 92_100_000, 8_000_000),
+            None
+        );
+        // A packet sent after the pause ended triggers again.
+        assert_eq!(
+            s.on_ack(&cfg, 5_000_000, 110_000_000, 104_000_000, 6_000_000),
+            Some(111_000_000)
+        );
+        // Below threshold: nothing.
+        assert_eq!(
+            s.on_ack(&cfg, 5_000_000, 120_000_000, 115_000_000, 4_000_000),
+            None
+        );
+    }
+
+    #[test]
+    fn gain_and_smoothing() {
+        let cfg = OnRampConfig {
+            enabled: true,
+            gain: 0.5,
+            ewma_w: 0.5,
+            guard: false,
+            threshold_ps: 0,
+        };
+        let mut s = OnRampState::default();
+        assert_eq!(s.on_ack(&cfg, 1_000, 10_000, 0, 3_000), Some(11_000)); // first sample: 3000
+        // EWMA: 0.5·3000 + 0.5·5000 = 4000 → pause 0.5·3000 = 1500.
+        assert_eq!(s.on_ack(&cfg, 1_000, 20_000, 0, 5_000), Some(21_500));
+    }
+}

@@ -1,0 +1,1158 @@
+//! The `sfc` command line, driven through the binary: `run` on small scenario files (outputs,
+//! determinism, `--set`), `validate` on good and bad files, `--help`. Every bad input must give
+//! exit ≠ 0, a message naming the file and the line or key, and never a panic.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+const SFC: &str = env!("CARGO_BIN_EXE_sfc");
+
+/// Longest any single `sfc` invocation may take before the test declares it hung.
+const TIMEOUT: Duration = Duration::from_secs(20);
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------------
+
+/// A fresh directory under the system temp dir, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let p = std::env::temp_dir().join(format!(
+            "sfc-cli-{}-{}-{tag}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).expect("create temp dir");
+        TempDir(p)
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+
+    fn join(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.join(name);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).expect("create parent dir");
+        }
+        std::fs::write(&p, text).unwrap_or_else(|e| panic!("write {}: {e}", p.display()));
+        p
+    }
+
+    fn read(&self, name: &str) -> String {
+        let p = self.join(name);
+        std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("read {}: {e}", p.display()))
+    }
+
+    fn bytes(&self, name: &str) -> Vec<u8> {
+        let p = self.join(name);
+        std::fs::read(&p).unwrap_or_else(|e| panic!("read {}: {e}", p.display()))
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Result of one `sfc` invocation.
+struct Run {
+    status: Option<ExitStatus>,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn ok(&self) -> bool {
+        self.status.is_some_and(|s| s.success())
+    }
+
+    fn show(&self) -> String {
+        format!(
+            "status: {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.status, self.stdout, self.stderr
+        )
+    }
+
+    fn assert_no_panic(&self) {
+        assert!(
+            !self.stderr.contains("panicked") && !self.stderr.contains("RUST_BACKTRACE"),
+            "sfc panicked:\n{}",
+            self.show()
+        );
+    }
+
+    fn assert_ok(&self) {
+        assert!(self.ok(), "sfc failed:\n{}", self.show());
+        self.assert_no_panic();
+    }
+
+    /// Exit ≠ 0 (a real exit, not a signal or the timeout), no panic, and an `error:` message
+    /// on stderr containing every needle.
+    fn assert_error(&self, needles: &[&str]) {
+        let status = self
+            .status
+            .unwrap_or_else(|| panic!("sfc did not terminate:\n{}", self.show()));
+        assert!(
+            !status.success(),
+            "expected failure, got success:\n{}",
+            self.show()
+        );
+        assert!(
+            status.code().is_some(),
+            "killed by a signal:\n{}",
+            self.show()
+        );
+        self.assert_no_panic();
+        // The needles must be in the error message itself, not in earlier warnings.
+        let at = self
+            .stderr
+            .find("error:")
+            .unwrap_or_else(|| panic!("no `error:` message:\n{}", self.show()));
+        let msg = &self.stderr[at..];
+        for n in needles {
+            assert!(
+                msg.contains(n),
+                "error message does not mention `{n}`:\n{}",
+                self.show()
+            );
+        }
+    }
+}
+
+/// Run `sfc args…` in `cwd`, killing it (by its own pid) after `timeout`.
+fn sfc_timeout(cwd: &Path, args: &[&str], timeout: Duration) -> Run {
+    let mut child = Command::new(SFC)
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn sfc");
+    let mut out = child.stdout.take().expect("stdout");
+    let mut err = child.stderr.take().expect("stderr");
+    let t_out = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = out.read_to_end(&mut v);
+        v
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = err.read_to_end(&mut v);
+        v
+    });
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break Some(s);
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    Run {
+        status,
+        stdout: String::from_utf8_lossy(&t_out.join().unwrap_or_default()).into_owned(),
+        stderr: String::from_utf8_lossy(&t_err.join().unwrap_or_default()).into_owned(),
+    }
+}
+
+fn sfc(cwd: &Path, args: &[&str]) -> Run {
+    sfc_timeout(cwd, args, TIMEOUT)
+}
+
+/// A tiny 4-host star: Poisson FB_Hadoop background, one explicit 3:1 incast, one long-lived
+/// pair. Runs in milliseconds.
+const TINY: &str = r#"# tiny test scenario
+name = "tiny"
+seed = 7
+
+[topology]
+kind = "star"
+hosts = 4
+host_rate = "100Gbps"
+host_delay = "1us"
+
+[buffer]
+mode = "lossy"
+size = "4MiB"
+
+[cc]
+kind = "none"
+
+[[traffic]]
+kind = "poisson"
+cdf = "fb_hadoop"
+load = 0.3
+duration = "50us"
+
+[[traffic]]
+kind = "incast"
+senders = [0, 1, 2]
+receivers = [3]
+size = "20KB"
+at = "10us"
+
+[[traffic]]
+kind = "long_lived"
+pairs = [[0, 1]]
+size = "100KB"
+start = "5us"
+"#;
+
+/// `TINY` with `[topology]`'s hosts line followed by `extra` lines (for bad-key tests at a
+/// known line: `extra` starts on line 8).
+fn tiny_with_topology_line(extra: &str) -> String {
+    TINY.replacen("hosts = 4\n", &format!("hosts = 4\n{extra}"), 1)
+}
+
+/// Run the tiny scenario into `<dir>/<out>` and return the run.
+fn run_tiny(d: &TempDir, scenario: &str, out: &str, sets: &[&str]) -> Run {
+    let file = d.write("tiny.toml", scenario);
+    let mut args = vec!["run", file.to_str().unwrap(), "--out", out];
+    for s in sets {
+        args.push("--set");
+        args.push(s);
+    }
+    sfc(d.path(), &args)
+}
+
+/// Parse a CSV without quoting (what we write): header and rows of equal width.
+fn parse_csv(text: &str) -> (Vec<String>, Vec<Vec<String>>) {
+    assert!(text.ends_with('\n'), "CSV must end with a newline");
+    assert!(!text.contains('"'), "unexpected quoting in CSV");
+    assert!(!text.contains('\r'), "CSV must use \\n line endings");
+    let mut lines = text.lines();
+    let header: Vec<String> = lines
+        .next()
+        .expect("header")
+        .split(',')
+        .map(str::to_string)
+        .collect();
+    let rows: Vec<Vec<String>> = lines
+        .map(|l| l.split(',').map(str::to_string).collect::<Vec<_>>())
+        .collect();
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(
+            r.len(),
+            header.len(),
+            "row {i} has {} fields, header {}",
+            r.len(),
+            header.len()
+        );
+    }
+    (header, rows)
+}
+
+fn col(header: &[String], name: &str) -> usize {
+    header
+        .iter()
+        .position(|h| h == name)
+        .unwrap_or_else(|| panic!("column `{name}` missing from {header:?}"))
+}
+
+fn summary(d: &TempDir, out: &str) -> serde_json::Value {
+    serde_json::from_str(&d.read(&format!("{out}/summary.json"))).expect("summary.json is JSON")
+}
+
+// ---------------------------------------------------------------------------------------------
+// sfc run: outputs
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn run_writes_all_outputs() {
+    let d = TempDir::new("outputs");
+    let r = run_tiny(&d, TINY, "out", &[]);
+    r.assert_ok();
+    assert!(
+        r.stdout.contains("tiny"),
+        "summary table names the run:\n{}",
+        r.show()
+    );
+
+    // summary.json
+    let s = summary(&d, "out");
+    for k in [
+        "flows_total",
+        "flows_completed",
+        "events",
+        "packet_hops",
+        "wall_seconds",
+        "sim_time_ps",
+        "drops",
+        "peak_buffer_bytes",
+    ] {
+        assert!(
+            s[k].is_number(),
+            "summary `{k}` missing or not a number: {s}"
+        );
+    }
+    let total = s["flows_total"].as_u64().unwrap();
+    let completed = s["flows_completed"].as_u64().unwrap();
+    assert!(
+        total >= 5,
+        "poisson + 3 incast + 1 long-lived flows: {total}"
+    );
+    assert_eq!(completed, total, "every flow completes (no stop time)");
+    assert!(s["events"].as_u64().unwrap() > 0);
+    assert!(s["packet_hops"].as_u64().unwrap() > 0);
+    assert!(
+        s["peak_buffer_bytes"].as_u64().unwrap() > 0,
+        "the incast queues"
+    );
+    let p: Vec<f64> = ["p50", "p95", "p99", "p999"]
+        .iter()
+        .map(|k| {
+            s["slowdown"][k]
+                .as_f64()
+                .unwrap_or_else(|| panic!("slowdown.{k}: {s}"))
+        })
+        .collect();
+    assert!(p.windows(2).all(|w| w[0] <= w[1]), "{p:?}");
+
+    // flows.csv: header + one row per flow, plain numbers.
+    let (h, rows) = parse_csv(&d.read("out/flows.csv"));
+    assert_eq!(rows.len() as u64, total);
+    for name in [
+        "id",
+        "src",
+        "dst",
+        "sport",
+        "dport",
+        "size_bytes",
+        "start_ns",
+        "fct_ns",
+        "ideal_fct_ns",
+        "slowdown",
+        "completed",
+    ] {
+        col(&h, name);
+    }
+    let mut ids: Vec<u64> = Vec::new();
+    for r in &rows {
+        for (name, v) in h.iter().zip(r) {
+            assert!(
+                v.parse::<f64>().is_ok_and(f64::is_finite),
+                "flows.csv `{name}` = {v:?} is not a number"
+            );
+        }
+        ids.push(r[col(&h, "id")].parse().unwrap());
+        let src: u32 = r[col(&h, "src")].parse().unwrap();
+        let dst: u32 = r[col(&h, "dst")].parse().unwrap();
+        assert!(src < 4 && dst < 4 && src != dst, "hosts are 0..3: {r:?}");
+        assert_eq!(r[col(&h, "completed")], "1");
+        let fct: f64 = r[col(&h, "fct_ns")].parse().unwrap();
+        let ideal: f64 = r[col(&h, "ideal_fct_ns")].parse().unwrap();
+        let sd: f64 = r[col(&h, "slowdown")].parse().unwrap();
+        assert!(fct > 0.0 && ideal > 0.0 && sd >= 1.0, "{r:?}");
+    }
+    ids.sort_unstable();
+    assert_eq!(ids, (0..total).collect::<Vec<_>>(), "ids are 0..n");
+    // The incast has dport 200, the rest 100.
+    let dports: Vec<&str> = rows.iter().map(|r| r[col(&h, "dport")].as_str()).collect();
+    assert_eq!(dports.iter().filter(|&&p| p == "200").count(), 3);
+
+    // fct.txt: HPCC-sim format, one line per completed flow.
+    let fct = d.read("out/fct.txt");
+    assert_eq!(fct.lines().count() as u64, completed);
+    for l in fct.lines() {
+        let f: Vec<&str> = l.split(' ').collect();
+        assert_eq!(f.len(), 8, "{l:?}");
+        assert!(
+            f[..2]
+                .iter()
+                .all(|x| x.len() == 8 && u32::from_str_radix(x, 16).is_ok())
+        );
+        assert!(f[2..].iter().all(|x| x.parse::<u64>().is_ok()), "{l:?}");
+    }
+
+    // buffer.csv: time_ns,switch,bytes with numbers; the switch of a 4-host star is node 4.
+    let (h, rows) = parse_csv(&d.read("out/buffer.csv"));
+    assert_eq!(h, ["time_ns", "switch", "bytes"]);
+    assert!(!rows.is_empty());
+    let mut peak = 0u64;
+    for r in &rows {
+        assert!(r[0].parse::<f64>().is_ok(), "{r:?}");
+        assert_eq!(r[1], "4", "{r:?}");
+        peak = peak.max(r[2].parse().unwrap());
+    }
+    assert_eq!(Some(peak), s["peak_buffer_bytes"].as_u64());
+}
+
+#[test]
+fn run_json_flag_prints_the_summary() {
+    let d = TempDir::new("json");
+    let file = d.write("tiny.toml", TINY);
+    let r = sfc(
+        d.path(),
+        &["run", file.to_str().unwrap(), "--no-output", "--json"],
+    );
+    r.assert_ok();
+    let s: serde_json::Value = serde_json::from_str(&r.stdout).expect("stdout is JSON");
+    assert_eq!(s["flows_total"], s["flows_completed"]);
+    // --no-output writes nothing (not even the default out/<name>).
+    let entries: Vec<_> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(entries, ["tiny.toml"], "--no-output wrote files");
+}
+
+#[test]
+fn run_default_output_dir_is_out_name() {
+    let d = TempDir::new("defout");
+    let file = d.write("tiny.toml", TINY);
+    sfc(d.path(), &["run", file.to_str().unwrap()]).assert_ok();
+    for f in ["flows.csv", "summary.json", "fct.txt", "buffer.csv"] {
+        assert!(d.join("out/tiny").join(f).exists(), "out/tiny/{f} missing");
+    }
+}
+
+#[test]
+fn run_flows_csv_can_be_disabled() {
+    let d = TempDir::new("noflows");
+    let r = run_tiny(
+        &d,
+        &format!("{TINY}\n[output]\nflows_csv = false\n"),
+        "o",
+        &[],
+    );
+    r.assert_ok();
+    assert!(!d.join("o/flows.csv").exists());
+    assert!(d.join("o/summary.json").exists());
+}
+
+#[test]
+fn run_with_stop_time_leaves_unfinished_flows_empty() {
+    // Unfinished flows: empty fct_ns / slowdown (NaN for pandas), completed = 0, and absent
+    // from fct.txt.
+    let d = TempDir::new("stop");
+    let r = run_tiny(&d, &format!("stop = \"12us\"\n{TINY}"), "o", &[]);
+    r.assert_ok();
+    let s = summary(&d, "o");
+    let total = s["flows_total"].as_u64().unwrap();
+    let done = s["flows_completed"].as_u64().unwrap();
+    assert!(done < total, "some flows must be cut off: {s}");
+    let (h, rows) = parse_csv(&d.read("o/flows.csv"));
+    assert_eq!(rows.len() as u64, total);
+    let (fc, sc, cc) = (col(&h, "fct_ns"), col(&h, "slowdown"), col(&h, "completed"));
+    let mut n_done = 0;
+    for r in &rows {
+        match r[cc].as_str() {
+            "1" => {
+                n_done += 1;
+                assert!(r[fc].parse::<f64>().is_ok() && r[sc].parse::<f64>().is_ok());
+            }
+            "0" => assert!(r[fc].is_empty() && r[sc].is_empty(), "{r:?}"),
+            other => panic!("completed = {other:?}"),
+        }
+    }
+    assert_eq!(n_done, done);
+    assert_eq!(d.read("o/fct.txt").lines().count() as u64, done);
+}
+
+#[test]
+fn run_is_deterministic() {
+    let d = TempDir::new("determinism");
+    run_tiny(&d, TINY, "a", &[]).assert_ok();
+    run_tiny(&d, TINY, "b", &[]).assert_ok();
+    for f in ["flows.csv", "fct.txt", "buffer.csv"] {
+        assert!(
+            d.bytes(&format!("a/{f}")) == d.bytes(&format!("b/{f}")),
+            "{f} differs between two identical runs"
+        );
+    }
+    // summary.json differs only in wall-clock fields.
+    let (mut a, mut b) = (summary(&d, "a"), summary(&d, "b"));
+    for s in [&mut a, &mut b] {
+        let o = s.as_object_mut().unwrap();
+        for k in [
+            "wall_seconds",
+            "events_per_second",
+            "packet_hops_per_second",
+            "peak_rss_bytes",
+        ] {
+            o.remove(k);
+        }
+    }
+    assert_eq!(a, b);
+}
+
+#[test]
+fn run_is_deterministic_with_cc_and_lossless() {
+    // The same with a congestion controller and PFC, if available.
+    let sc = TINY
+        .replace("kind = \"none\"", "kind = \"dcqcn\"")
+        .replace("mode = \"lossy\"", "mode = \"lossless\"");
+    let d = TempDir::new("determinism-cc");
+    let r = run_tiny(&d, &sc, "a", &[]);
+    if !r.ok() {
+        // Not implemented yet: refused by key.
+        r.assert_error(&["tiny.toml"]);
+        return;
+    }
+    run_tiny(&d, &sc, "b", &[]).assert_ok();
+    for f in ["flows.csv", "fct.txt", "buffer.csv"] {
+        assert!(
+            d.bytes(&format!("a/{f}")) == d.bytes(&format!("b/{f}")),
+            "{f} differs between two identical runs"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// --set
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn set_seed_equals_editing_the_file() {
+    let d = TempDir::new("set-seed");
+    run_tiny(&d, TINY, "base", &[]).assert_ok();
+    run_tiny(&d, TINY, "set", &["seed=8"]).assert_ok();
+    run_tiny(&d, &TINY.replace("seed = 7", "seed = 8"), "edit", &[]).assert_ok();
+    assert!(
+        d.bytes("set/flows.csv") == d.bytes("edit/flows.csv"),
+        "--set seed=8 differs from seed = 8 in the file"
+    );
+    assert!(
+        d.bytes("set/flows.csv") != d.bytes("base/flows.csv"),
+        "--set seed=8 had no effect"
+    );
+}
+
+#[test]
+fn set_array_element_and_string_values() {
+    let d = TempDir::new("set-load");
+    run_tiny(&d, TINY, "base", &[]).assert_ok();
+    // Triple the Poisson load: more flows.
+    run_tiny(&d, TINY, "load", &["traffic.0.load=0.9"]).assert_ok();
+    let n = |o: &str| summary(&d, o)["flows_total"].as_u64().unwrap();
+    assert!(n("load") > n("base"), "{} vs {}", n("load"), n("base"));
+    // Equal to editing the file.
+    run_tiny(
+        &d,
+        &TINY.replacen("load = 0.3", "load = 0.9", 1),
+        "edit",
+        &[],
+    )
+    .assert_ok();
+    assert!(d.bytes("load/flows.csv") == d.bytes("edit/flows.csv"));
+    // String values, quoted or bare, and several --set at once.
+    run_tiny(
+        &d,
+        TINY,
+        "multi",
+        &[
+            "buffer.size=\"8MiB\"",
+            "topology.host_delay=2us",
+            "traffic.1.size=30KB",
+        ],
+    )
+    .assert_ok();
+    let (h, rows) = parse_csv(&d.read("multi/flows.csv"));
+    let (sz, dp) = (col(&h, "size_bytes"), col(&h, "dport"));
+    assert!(
+        rows.iter()
+            .filter(|r| r[dp] == "200")
+            .all(|r| r[sz] == "30000"),
+        "traffic.1.size override not applied"
+    );
+    // A new key in an existing table.
+    run_tiny(&d, TINY, "newkey", &["network.mtu=500"]).assert_ok();
+}
+
+#[test]
+fn set_bad_paths_error_cleanly() {
+    let d = TempDir::new("set-bad");
+    for (set, needles) in [
+        ("traffic.9.load=0.5", &["--set", "traffic.9"][..]),
+        ("traffic.x.load=0.5", &["--set", "traffic.x"][..]),
+        ("noequals", &["--set", "noequals"][..]),
+        ("topology.kind.x=1", &["--set", "topology.kind.x"][..]),
+        ("topology.spinez=4", &["spinez"][..]),
+        ("traffic.0.load=abc", &["load"][..]),
+        ("topology.hosts=1", &["tiny.toml", "hosts"][..]),
+        (
+            "topology.host_rate=\"1Gbq\"",
+            &["tiny.toml", "topology.host_rate", "1Gbq"][..],
+        ),
+        ("=3", &["--set"][..]),
+    ] {
+        let r = run_tiny(&d, TINY, "o", &[set]);
+        r.assert_error(needles);
+        assert!(
+            !d.join("o").exists(),
+            "--set {set}: outputs written despite the error"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// sfc validate
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn validate_good_scenarios() {
+    let d = TempDir::new("validate-good");
+    let file = d.write("tiny.toml", TINY);
+    let r = sfc(d.path(), &["validate", file.to_str().unwrap()]);
+    r.assert_ok();
+    assert!(r.stdout.contains("ok"), "{}", r.show());
+    assert!(r.stdout.contains("4 hosts"), "{}", r.show());
+    // validate writes nothing.
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
+    // With overrides.
+    let r = sfc(
+        d.path(),
+        &[
+            "validate",
+            file.to_str().unwrap(),
+            "--set",
+            "topology.hosts=8",
+        ],
+    );
+    r.assert_ok();
+    assert!(r.stdout.contains("8 hosts"), "{}", r.show());
+}
+
+#[test]
+fn validate_shipped_scenarios() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let d = TempDir::new("validate-shipped");
+    let mut n = 0;
+    for e in std::fs::read_dir(&root).expect("scenarios/") {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "toml") {
+            n += 1;
+            sfc(d.path(), &["validate", p.to_str().unwrap()]).assert_ok();
+        }
+    }
+    assert!(n >= 2, "expected default.toml and the examples");
+}
+
+#[test]
+fn incast_star_example_runs() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/incast_star.toml");
+    let d = TempDir::new("incast-star");
+    let r = sfc(
+        d.path(),
+        &["run", p.to_str().unwrap(), "--out", "o", "--json"],
+    );
+    r.assert_ok();
+    let s = summary(&d, "o");
+    assert_eq!(s["flows_total"], 16);
+    assert_eq!(s["flows_completed"], 16);
+    assert_eq!(s["drops"], 0, "unlimited buffer never drops");
+    // 16 × 64 KB arrive together at one 100 G port: nearly all but one flow's worth queues.
+    assert!(s["peak_buffer_bytes"].as_u64().unwrap() > 15 * 64_000 * 9 / 10);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad scenarios: exit ≠ 0, message with the file name and the line or key, no panic
+// ---------------------------------------------------------------------------------------------
+
+/// Validate and run `text` (as `bad.toml`); both must fail with all `needles` on stderr.
+fn assert_bad(text: &str, needles: &[&str]) {
+    let d = TempDir::new("bad");
+    let file = d.write("bad.toml", text);
+    let f = file.to_str().unwrap();
+    let mut all = vec!["bad.toml"];
+    all.extend_from_slice(needles);
+    sfc(d.path(), &["validate", f]).assert_error(&all);
+    sfc(d.path(), &["run", f, "--out", "o"]).assert_error(&all);
+    assert!(!d.join("o").exists(), "outputs written for a bad scenario");
+}
+
+const STAR4: &str = "[topology]\nkind = \"star\"\nhosts = 4\n";
+
+#[test]
+fn bad_unknown_key() {
+    assert_bad(
+        &tiny_with_topology_line("spinez = 4\n"),
+        &["line 8", "spinez"],
+    );
+    assert_bad(&format!("bogus = 1\n{STAR4}"), &["line 1", "bogus"]);
+    assert_bad(
+        &format!("{STAR4}[buffer]\nsize = \"1MB\"\nalpha = 1.0\n"),
+        &["line 6", "alpha"],
+    );
+    assert_bad(
+        &format!("{STAR4}[[traffic]]\nkind = \"all_to_all\"\nsize = \"1KB\"\nsizes = \"2KB\"\n"),
+        &["line 7", "sizes"],
+    );
+    assert_bad(&format!("{STAR4}[outputs]\n"), &["line 4", "outputs"]);
+}
+
+#[test]
+fn bad_unit() {
+    assert_bad(
+        &format!("{STAR4}host_rate = \"100Gbq\"\n"),
+        &["bad.toml:4:", "topology.host_rate", "100Gbq"],
+    );
+    assert_bad(
+        &format!("{STAR4}host_delay = \"1000\"\n"),
+        &["bad.toml:4:", "topology.host_delay"],
+    );
+    assert_bad(
+        &format!("{STAR4}[buffer]\nsize = \"32Mb\"\n"),
+        &["bad.toml:5:", "buffer.size", "32Mb"],
+    );
+    assert_bad(
+        &format!(
+            "{STAR4}[[traffic]]\nkind = \"all_to_all\"\nsize = \"1KB\"\nstart = \"5 parsecs\"\n"
+        ),
+        &["bad.toml:7:", "traffic[0].start"],
+    );
+}
+
+#[test]
+fn bad_wrong_type() {
+    assert_bad(
+        "[topology]\nkind = \"star\"\nhosts = \"four\"\n",
+        &["line 3", "hosts"],
+    );
+    assert_bad(
+        "[topology]\nkind = \"star\"\nhosts = 4.5\n",
+        &["line 3", "hosts"],
+    );
+}
+
+#[test]
+fn bad_negative_or_zero_values() {
+    assert_bad(
+        "[topology]\nkind = \"star\"\nhosts = -2\n",
+        &["line 3", "hosts"],
+    );
+    assert_bad(
+        &format!("{STAR4}host_rate = \"0Gbps\"\n"),
+        &["bad.toml:4:", "topology.host_rate"],
+    );
+    assert_bad(
+        &format!("{STAR4}host_delay = \"-1us\"\n"),
+        &["bad.toml:4:", "topology.host_delay"],
+    );
+    assert_bad(
+        &format!("{STAR4}[buffer]\nsize = \"0B\"\n"),
+        &["buffer.size"],
+    );
+    assert_bad(
+        &format!("{STAR4}[buffer]\ndt_alpha = -1.0\n"),
+        &["buffer.dt_alpha"],
+    );
+    assert_bad(&format!("{STAR4}[network]\nmtu = 0\n"), &["network.mtu"]);
+    assert_bad(
+        &format!("{STAR4}[network]\nqueues_per_port = 0\n"),
+        &["network.queues_per_port"],
+    );
+    assert_bad(
+        &format!("{STAR4}[loss_recovery]\nrto = \"0us\"\n"),
+        &["loss_recovery.rto"],
+    );
+    assert_bad(
+        &format!("{STAR4}[output]\nbuffer_interval = \"0us\"\n"),
+        &["output.buffer_interval"],
+    );
+    assert_bad(
+        &format!("{STAR4}[output]\nsize_bins = 0\n"),
+        &["output.size_bins"],
+    );
+    assert_bad(
+        &format!("{STAR4}[cc]\nkind = \"none\"\nwindow = \"0bdp\"\n"),
+        &["bad.toml:6:", "cc.window"],
+    );
+    for load in ["0.0", "-0.5", "1.5"] {
+        assert_bad(
+            &format!(
+                "{STAR4}[[traffic]]\nkind = \"poisson\"\ncdf = \"fb_hadoop\"\nload = {load}\nduration = \"10us\"\n"
+            ),
+            &["traffic[0]", "load"],
+        );
+    }
+    assert_bad(
+        &format!(
+            "{STAR4}[[traffic]]\nkind = \"poisson\"\ncdf = \"fb_hadoop\"\nload = 0.5\nduration = \"0us\"\n"
+        ),
+        &["traffic[0].duration"],
+    );
+    assert_bad(
+        &format!("{STAR4}[[traffic]]\nkind = \"all_to_all\"\nsize = \"0B\"\n"),
+        &["traffic[0]", "size"],
+    );
+}
+
+#[test]
+fn bad_impossible_topology() {
+    assert_bad(
+        "[topology]\nkind = \"star\"\nhosts = 1\n",
+        &["topology", "hosts"],
+    );
+    assert_bad(
+        "[topology]\nkind = \"star\"\nhosts = 0\n",
+        &["topology", "hosts"],
+    );
+    assert_bad(
+        "[topology]\nkind = \"leaf_spine\"\nspines = 0\ntors = 2\nhosts_per_tor = 2\n",
+        &["topology", "spine"],
+    );
+    assert_bad(
+        "[topology]\nkind = \"fat_tree\"\nk = 3\n",
+        &["topology", "k"],
+    );
+    assert_bad(
+        "[topology]\nkind = \"dumbbell\"\nleft_hosts = 0\nright_hosts = 2\n",
+        &["topology", "left"],
+    );
+    assert_bad(
+        "[topology]\nkind = \"star\"\nhosts = 4000000000\n",
+        &["topology", "maximum"],
+    );
+    assert_bad(
+        "[topology]\nkind = \"ring\"\nhosts = 4\n",
+        &["bad.toml:2:", "topology.kind", "ring"],
+    );
+}
+
+#[test]
+fn bad_missing_sections_and_syntax() {
+    assert_bad("", &["topology"]);
+    assert_bad("[topology]\nhosts = 4\n", &["kind"]);
+    assert_bad("[topology\nkind = \"star\"\n", &["line 1"]);
+    assert_bad(
+        &format!("{STAR4}[[traffic]]\nsize = \"1KB\"\n"),
+        &["line 4", "kind"],
+    );
+}
+
+#[test]
+fn bad_unknown_traffic_kind() {
+    assert_bad(
+        &format!("{STAR4}[[traffic]]\nkind = \"burst\"\nsize = \"1KB\"\n"),
+        &["bad.toml:5:", "traffic[0].kind", "burst"],
+    );
+}
+
+#[test]
+fn bad_unknown_cc_and_buffer_mode() {
+    assert_bad(
+        &format!("{STAR4}[cc]\nkind = \"tcp_reno\"\n"),
+        &["bad.toml:5:", "cc.kind", "tcp_reno"],
+    );
+    assert_bad(
+        &format!("{STAR4}[buffer]\nmode = \"infinite\"\n"),
+        &["bad.toml:5:", "buffer.mode", "infinite"],
+    );
+    assert_bad(
+        &format!("{STAR4}[loss_recovery]\nkind = \"sack\"\n"),
+        &["bad.toml:5:", "loss_recovery.kind"],
+    );
+    assert_bad(
+        &format!("{STAR4}[network]\nframing = \"wifi\"\n"),
+        &["bad.toml:5:", "network.framing"],
+    );
+    assert_bad(
+        &format!("{STAR4}[network]\nscheduler = \"fifo\"\n"),
+        &["bad.toml:5:", "network.scheduler"],
+    );
+}
+
+#[test]
+fn bad_missing_cdf_file() {
+    assert_bad(
+        &format!(
+            "{STAR4}[[traffic]]\nkind = \"poisson\"\ncdf = \"no_such_cdf.txt\"\nload = 0.5\nduration = \"10us\"\n"
+        ),
+        &["traffic[0].cdf", "no_such_cdf.txt"],
+    );
+}
+
+#[test]
+fn bad_cdf_file_contents() {
+    let d = TempDir::new("badcdf");
+    d.write("cdf.txt", "100 0\n50 50\n1000 100\n");
+    let file = d.write(
+        "bad.toml",
+        &format!(
+            "{STAR4}[[traffic]]\nkind = \"poisson\"\ncdf = \"cdf.txt\"\nload = 0.5\nduration = \"10us\"\n"
+        ),
+    );
+    sfc(d.path(), &["validate", file.to_str().unwrap()]).assert_error(&["cdf.txt"]);
+}
+
+#[test]
+fn cdf_file_relative_to_the_scenario() {
+    // A CDF file next to the scenario, run from another directory.
+    let d = TempDir::new("cdfrel");
+    d.write("sub/cdf.txt", "1000 0\n5000 50\n20000 100\n");
+    let file = d.write(
+        "sub/s.toml",
+        &format!(
+            "{STAR4}[[traffic]]\nkind = \"poisson\"\ncdf = \"cdf.txt\"\nload = 0.5\nduration = \"20us\"\n"
+        ),
+    );
+    let r = sfc(
+        d.path(),
+        &["run", file.to_str().unwrap(), "--out", "o", "--no-output"],
+    );
+    r.assert_ok();
+}
+
+#[test]
+fn bad_incast_degree_larger_than_hosts() {
+    assert_bad(
+        &format!(
+            "{STAR4}[[traffic]]\nkind = \"incast\"\ndegree = 8\nsize = \"10KB\"\nload = 0.1\nduration = \"100us\"\n"
+        ),
+        &["traffic[0]", "degree", "8"],
+    );
+    // The receiver among the explicit senders.
+    assert_bad(
+        &format!(
+            "{STAR4}[[traffic]]\nkind = \"incast\"\nsenders = [0, 1, 3]\nreceivers = [3]\nsize = \"10KB\"\nat = \"1us\"\n"
+        ),
+        &["traffic[0]", "3"],
+    );
+}
+
+#[test]
+fn bad_traffic_missing_keys() {
+    for (body, key) in [
+        (
+            "kind = \"poisson\"\ncdf = \"fb_hadoop\"\nduration = \"10us\"\n",
+            "traffic[0].load",
+        ),
+        (
+            "kind = \"poisson\"\nload = 0.3\nduration = \"10us\"\n",
+            "traffic[0].cdf",
+        ),
+        ("kind = \"all_to_all\"\n", "traffic[0].size"),
+        (
+            "kind = \"long_lived\"\nsize = \"1KB\"\n",
+            "traffic[0].pairs",
+        ),
+        (
+            "kind = \"incast\"\nsize = \"1KB\"\nload = 0.1\nduration = \"10us\"\n",
+            "traffic[0].degree",
+        ),
+        ("kind = \"flow_file\"\n", "traffic[0].file"),
+    ] {
+        assert_bad(&format!("{STAR4}[[traffic]]\n{body}"), &[key]);
+    }
+}
+
+#[test]
+fn bad_cc_parameter_for_the_wrong_controller() {
+    assert_bad(
+        &format!("{STAR4}[cc]\nkind = \"none\"\nai = \"50Mbps\"\n"),
+        &["cc.ai"],
+    );
+}
+
+#[test]
+fn bad_scenario_file_path() {
+    let d = TempDir::new("nofile");
+    for cmd in ["run", "validate"] {
+        sfc(d.path(), &[cmd, "no_such_scenario.toml"]).assert_error(&["no_such_scenario.toml"]);
+    }
+}
+
+#[test]
+fn bad_output_dir_is_a_file() {
+    let d = TempDir::new("outfile");
+    d.write("occupied", "x");
+    let file = d.write("tiny.toml", TINY);
+    sfc(
+        d.path(),
+        &["run", file.to_str().unwrap(), "--out", "occupied"],
+    )
+    .assert_error(&["occupied"]);
+}
+
+#[test]
+#[ignore = "bug: errors found when building the simulator (flow endpoint not a host, priority out of range) do not name the scenario file or the traffic key"]
+fn bad_traffic_hosts_name_the_scenario() {
+    assert_bad(
+        &format!(
+            "{STAR4}[[traffic]]\nkind = \"poisson\"\ncdf = \"fb_hadoop\"\nload = 0.5\nduration = \"10us\"\nhosts = [0, 9]\n"
+        ),
+        &["traffic[0]", "9"],
+    );
+    assert_bad(
+        &format!("{STAR4}[[traffic]]\nkind = \"long_lived\"\npairs = [[1, 99]]\nsize = \"1KB\"\n"),
+        &["traffic[0]", "99"],
+    );
+    assert_bad(
+        &format!("{STAR4}[[traffic]]\nkind = \"all_to_all\"\nsize = \"1KB\"\nprio = 9\n"),
+        &["traffic[0].prio"],
+    );
+}
+
+#[test]
+#[ignore = "bug: a missing required topology key is reported without the scenario file name"]
+fn bad_missing_topology_key_names_the_file() {
+    assert_bad("[topology]\nkind = \"star\"\n", &["topology.hosts"]);
+    assert_bad(
+        "[topology]\nkind = \"leaf_spine\"\nspines = 2\n",
+        &["topology.tors"],
+    );
+    assert_bad("[topology]\nkind = \"file\"\n", &["topology.file"]);
+}
+
+#[test]
+#[ignore = "bug: a missing topology.file / traffic[i].file is reported with only the missing path, not the scenario file and key"]
+fn bad_missing_input_file_names_the_key() {
+    assert_bad(
+        "[topology]\nkind = \"file\"\nfile = \"no_such_topology.txt\"\n",
+        &["topology.file", "no_such_topology.txt"],
+    );
+    assert_bad(
+        &format!("{STAR4}[[traffic]]\nkind = \"flow_file\"\nfile = \"no_such_flows.txt\"\n"),
+        &["traffic[0].file", "no_such_flows.txt"],
+    );
+}
+
+#[test]
+#[ignore = "bug: traffic generator errors are attributed to `traffic[i].kind` instead of the offending key (degree, load, size)"]
+fn bad_traffic_values_name_the_offending_key() {
+    assert_bad(
+        &format!(
+            "{STAR4}[[traffic]]\nkind = \"incast\"\ndegree = 8\nsize = \"10KB\"\nload = 0.1\nduration = \"100us\"\n"
+        ),
+        &["traffic[0].degree"],
+    );
+    assert_bad(
+        &format!(
+            "{STAR4}[[traffic]]\nkind = \"poisson\"\ncdf = \"fb_hadoop\"\nload = 1.5\nduration = \"10us\"\n"
+        ),
+        &["traffic[0].load"],
+    );
+}
+
+#[test]
+fn buffer_smaller_than_a_packet_terminates() {
+    let d = TempDir::new("tinybuf");
+    let file = d.write(
+        "s.toml",
+        &format!(
+            "{STAR4}[buffer]\nsize = \"1KB\"\n[[traffic]]\nkind = \"all_to_all\"\nsize = \"10KB\"\n"
+        ),
+    );
+    let r = sfc_timeout(
+        d.path(),
+        &["run", file.to_str().unwrap(), "--no-output"],
+        Duration::from_secs(10),
+    );
+    // Either refused up front (naming the file and buffer.size) or finished.
+    assert!(r.status.is_some(), "sfc run did not terminate in 10 s");
+    if !r.ok() {
+        r.assert_error(&["s.toml", "buffer.size"]);
+    }
+}
+
+#[test]
+fn huge_rto_terminates() {
+    // 1e8 s saturates to u64::MAX ps. Either run (no flow needs the RTO) or refuse by key.
+    let d = TempDir::new("hugerto");
+    let file = d.write(
+        "s.toml",
+        &format!(
+            "{STAR4}[loss_recovery]\nrto = \"1e8s\"\n[[traffic]]\nkind = \"all_to_all\"\nsize = \"10KB\"\n"
+        ),
+    );
+    let r = sfc_timeout(
+        d.path(),
+        &["run", file.to_str().unwrap(), "--no-output", "--json"],
+        Duration::from_secs(10),
+    );
+    assert!(r.status.is_some(), "sfc run did not terminate in 10 s");
+    if !r.ok() {
+        r.assert_error(&["s.toml", "loss_recovery.rto"]);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Help
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn run_help_mentions_outputs() {
+    let d = TempDir::new("help");
+    let r = sfc(d.path(), &["run", "--help"]);
+    r.assert_ok();
+    for w in [
+        "flows.csv",
+        "summary.json",
+        "fct.txt",
+        "buffer.csv",
+        "--set",
+        "--out",
+    ] {
+        assert!(
+            r.stdout.contains(w),
+            "`sfc run --help` lacks {w}:\n{}",
+            r.stdout
+        );
+    }
+}
+
+#[test]
+fn help_lists_subcommands() {
+    let d = TempDir::new("help");
+    let r = sfc(d.path(), &["--help"]);
+    r.assert_ok();
+    for w in ["run", "validate", "hpcc", "bench"] {
+        assert!(
+            r.stdout.contains(w),
+            "`sfc --help` lacks {w}:\n{}",
+            r.stdout
+        );
+    }
+    let r = sfc(d.path(), &["hpcc", "--help"]);
+    r.assert_ok();
+    assert!(r.stdout.contains("current directory"), "{}", r.stdout);
+}
+
+#[test]
+fn help_mentions_outputs() {
+    let d = TempDir::new("help");
+    let r = sfc(d.path(), &["--help"]);
+    r.assert_ok();
+    assert!(
+        r.stdout.contains("flows.csv") && r.stdout.contains("summary.json"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn bad_command_line_usage() {
+    let d = TempDir::new("usage");
+    let cases: [&[&str]; 4] = [
+        &["frobnicate"],
+        &["run", "--bogus-flag"],
+        &["validate"],
+        &[],
+    ];
+    for args in cases {
+        let r = sfc(d.path(), args);
+        assert!(!r.ok(), "sfc {args:?} succeeded");
+        assert!(r.status.unwrap().code().is_some());
+        r.assert_no_panic();
+        assert!(!r.stderr.is_empty(), "sfc {args:?}: no message");
+    }
+}
