@@ -170,45 +170,160 @@ fn cmd_run(
     no_output: bool,
     json: bool,
 ) -> Result<(), String> {
-    let sc = match &scenario {
-        Some(p) => sfc::scenario::load(p, &sets)?,
-        None => sfc::scenario::default::load(&sets)?,
+    let (text, label, dir) = match &scenario {
+        Some(p) => (
+            std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?,
+            p.display().to_string(),
+            p.parent().map(PathBuf::from).unwrap_or_default(),
+        ),
+        None => (
+            sfc::scenario::default::DEFAULT_SCENARIO.to_string(),
+            "<built-in default>".to_string(),
+            PathBuf::from("."),
+        ),
     };
-    let out_dir = if no_output {
-        None
-    } else {
-        Some(out.unwrap_or_else(|| PathBuf::from("out").join(&sc.name)))
-    };
-    let name = sc.name.clone();
+    let variants = sfc::scenario::variants(&text, &label)?;
+    if variants.is_empty() {
+        let sc = sfc::scenario::from_str(&text, &label, &dir, &sets)?;
+        let out_dir =
+            (!no_output).then(|| out.unwrap_or_else(|| PathBuf::from("out").join(&sc.name)));
+        let name = sc.name.clone();
+        eprintln!(
+            "running `{name}`: {} hosts, {} switches, {} flows",
+            sc.topo.hosts().len(),
+            sc.topo.switches().len(),
+            sc.flows.len()
+        );
+        let r = sfc::report::run(
+            sc,
+            &RunOptions {
+                out_dir: out_dir.clone(),
+                progress: true,
+            },
+        )
+        .map_err(|e| format!("{label}: {e}"))?;
+        if json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&r.summary).map_err(|e| e.to_string())?
+            );
+        } else {
+            print!("{}", summary_table(&name, &r.stats, &extra_lines(&r)));
+        }
+        if let Some(d) = out_dir {
+            eprintln!("outputs written to {}", d.display());
+        }
+        return Ok(());
+    }
+    // Side-by-side variants: each applies its overrides, then the command line's.
+    let mut scenarios = Vec::new();
+    for (vname, vsets) in &variants {
+        let mut all = vsets.clone();
+        all.extend(sets.iter().cloned());
+        let sc = sfc::scenario::from_str(&text, &format!("{label} [{vname}]"), &dir, &all)?;
+        scenarios.push((vname.clone(), sc));
+    }
+    let name = scenarios[0].1.name.clone();
+    let base = (!no_output).then(|| out.unwrap_or_else(|| PathBuf::from("out").join(&name)));
     eprintln!(
-        "running `{name}`: {} hosts, {} switches, {} flows",
-        sc.topo.hosts().len(),
-        sc.topo.switches().len(),
-        sc.flows.len()
+        "running `{name}` × {} variants ({}): {} hosts, {} switches, {} flows each",
+        scenarios.len(),
+        variants
+            .iter()
+            .map(|v| v.0.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        scenarios[0].1.topo.hosts().len(),
+        scenarios[0].1.topo.switches().len(),
+        scenarios[0].1.flows.len()
     );
-    let label = scenario
-        .as_ref()
-        .map_or("<built-in default>".to_string(), |p| {
-            p.display().to_string()
-        });
-    let r = sfc::report::run(
-        sc,
-        &RunOptions {
-            out_dir: out_dir.clone(),
-            progress: true,
-        },
-    )
-    .map_err(|e| format!("{label}: {e}"))?;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut results: Vec<Option<Result<sfc::report::RunResult, String>>> =
+        (0..scenarios.len()).map(|_| None).collect();
+    let mut queue: Vec<(usize, String, sfc::scenario::Scenario)> = scenarios
+        .into_iter()
+        .enumerate()
+        .map(|(i, (n, s))| (i, n, s))
+        .collect();
+    queue.reverse();
+    let queue = std::sync::Mutex::new(queue);
+    let slots = std::sync::Mutex::new(&mut results);
+    std::thread::scope(|sc| {
+        for _ in 0..threads {
+            sc.spawn(|| {
+                loop {
+                    let Some((i, vname, s)) = queue.lock().expect("queue").pop() else {
+                        break;
+                    };
+                    let opts = RunOptions {
+                        out_dir: base.as_ref().map(|b| b.join(&vname)),
+                        progress: false,
+                    };
+                    let r =
+                        sfc::report::run(s, &opts).map_err(|e| format!("{label} [{vname}]: {e}"));
+                    slots.lock().expect("slots")[i] = Some(r);
+                }
+            });
+        }
+    });
+    let mut cols = Vec::new();
+    let mut summaries = serde_json::Map::new();
+    for ((vname, _), r) in variants.iter().zip(results) {
+        let r = r.expect("every variant ran")?;
+        summaries.insert(vname.clone(), r.summary.clone());
+        cols.push((vname.clone(), r));
+    }
     if json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&r.summary).map_err(|e| e.to_string())?
+            serde_json::to_string_pretty(&summaries).map_err(|e| e.to_string())?
         );
-    } else {
-        print!("{}", summary_table(&name, &r.stats, &extra_lines(&r)));
+        return Ok(());
     }
-    if let Some(d) = out_dir {
-        eprintln!("outputs written to {}", d.display());
+    println!("== {name}: side by side ==");
+    let stats: Vec<(String, sfc::metrics::stats::RunStats)> = cols
+        .iter()
+        .map(|(n, r)| (n.clone(), r.stats.clone()))
+        .collect();
+    print!("{}", sfc::metrics::output::side_by_side(&stats));
+    let w = cols
+        .iter()
+        .map(|c| c.0.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(10);
+    let row = |label: &str, f: &dyn Fn(&sfc::report::RunResult) -> String| {
+        let mut line = format!("  {label:<21}");
+        for (_, r) in &cols {
+            line.push_str(&format!(" {:>w$}", f(r)));
+        }
+        println!("{line}");
+    };
+    row("peak buffer", &|r| {
+        sfc::units::fmt_bytes(r.sim.peak_buffer_bytes())
+    });
+    row("drops", &|r| {
+        (r.sim.counters.drops + r.sim.counters.drops_link_error).to_string()
+    });
+    row("BTS generated", &|r| {
+        r.sim.sfc_counters.bts_generated.to_string()
+    });
+    row("BTS suppressed", &|r| {
+        r.sim.sfc_counters.bts_suppressed.to_string()
+    });
+    row("QP pauses", &|r| {
+        r.sim
+            .flows
+            .iter()
+            .map(|f| f.pauses as u64)
+            .sum::<u64>()
+            .to_string()
+    });
+    row("PFC pauses", &|r| r.sim.counters.pfc_pauses.to_string());
+    row("events", &|r| r.sim.q.events().to_string());
+    row("wall time", &|r| format!("{:.2} s", r.wall_seconds));
+    if let Some(b) = base {
+        eprintln!("outputs written to {}/<variant>/", b.display());
     }
     Ok(())
 }

@@ -67,6 +67,50 @@ pub struct RawScenario {
     /// Output options.
     #[serde(default)]
     pub output: RawOutput,
+    /// Variants to run side by side (each applies its `set` overrides to this scenario).
+    #[serde(default)]
+    pub compare: Vec<RawCompare>,
+}
+
+/// One `[[compare]]` variant.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCompare {
+    /// Column name.
+    pub name: String,
+    /// `key=value` overrides, as for `--set`.
+    #[serde(default)]
+    pub set: Vec<String>,
+}
+
+/// The `[[compare]]` variants of a scenario text: (name, overrides). Empty = a single run.
+pub fn variants(text: &str, file: &str) -> Result<Vec<(String, Vec<String>)>, String> {
+    let doc: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| format!("{file}: {e}"))?;
+    let Some(list) = doc.get("compare") else {
+        return Ok(Vec::new());
+    };
+    let arr = list
+        .as_array()
+        .ok_or_else(|| format!("{file}: `compare` must be an array of tables ([[compare]])"))?;
+    let mut out = Vec::new();
+    for (i, v) in arr.iter().enumerate() {
+        let c: RawCompare = v
+            .clone()
+            .try_into()
+            .map_err(|e| format!("{file}: compare[{i}]: {e}"))?;
+        if c.name.is_empty() || c.name.contains(['/', '\\']) {
+            return Err(format!(
+                "{file}: compare[{i}].name must be a non-empty plain name"
+            ));
+        }
+        if out.iter().any(|(n, _)| *n == c.name) {
+            return Err(format!("{file}: compare name `{}` is used twice", c.name));
+        }
+        out.push((c.name, c.set));
+    }
+    Ok(out)
 }
 
 /// `[topology]`.
