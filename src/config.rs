@@ -293,6 +293,11 @@ pub struct NetConfig {
     pub sfc: crate::sfc::SfcConfig,
     /// OnRamp (end-to-end flow control) parameters.
     pub onramp: crate::sfc::onramp::OnRampConfig,
+    /// Switch egress ports whose queue (all priorities, bytes) is recorded as a time series:
+    /// (switch node id, port number).
+    pub queue_monitor: Vec<(u32, u32)>,
+    /// Interval of the queue time series (max within each interval), picoseconds.
+    pub queue_monitor_ps: u64,
 }
 
 impl Default for NetConfig {
@@ -324,6 +329,8 @@ impl Default for NetConfig {
             pfc: PfcConfig::default(),
             sfc: crate::sfc::SfcConfig::default(),
             onramp: crate::sfc::onramp::OnRampConfig::default(),
+            queue_monitor: Vec::new(),
+            queue_monitor_ps: US,
         }
     }
 }

@@ -122,6 +122,17 @@ const KEYS: &[(&str, KeyUse)] = &[
     ("IRN_RTO_HIGH_US", KeyUse::Used),
     ("GBN_RTO_US", KeyUse::Used),
     ("PFC_EXPIRY", KeyUse::Used),
+    ("SFC_MODE", KeyUse::Used),
+    ("SFC_DEPLOY", KeyUse::Used),
+    ("SFC_QTH_BYTES", KeyUse::Used),
+    ("SFC_QTG_BYTES", KeyUse::Used),
+    ("SFC_BLOOM_RESET_NS", KeyUse::Used),
+    ("SFC_ESTIMATOR", KeyUse::Used),
+    ("SFC_ESTIMATOR_TAU_NS", KeyUse::Used),
+    ("ONRAMP", KeyUse::Used),
+    ("ONRAMP_THRESHOLD_NS", KeyUse::Used),
+    ("ONRAMP_GAIN", KeyUse::Used),
+    ("ONRAMP_EWMA", KeyUse::Used),
 ];
 
 impl HpccConfig {
@@ -646,6 +657,8 @@ pub fn resolve(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
         ..NetConfig::default()
     };
     let cc = setup.cc;
+    let mut net = net;
+    resolve_sfc_keys(c, &mut net)?;
     if err_rate > 0.0 {
         // HPCC-sim: a link with error_rate 0 uses the global model.
         for l in topo.links.iter_mut() {
@@ -685,6 +698,65 @@ pub fn resolve(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
         summary_file: out("SUMMARY_FILE")?,
         buffer_mon_file: out("BUFFER_MON_FILE")?,
     })
+}
+
+/// SFC / OnRamp extension keys (see `docs/hpcc-compat.md`).
+fn resolve_sfc_keys(c: &HpccConfig, net: &mut NetConfig) -> Result<(), String> {
+    use crate::sfc::{SfcDeploy, SfcMode};
+    if let Some(m) = c.str("SFC_MODE") {
+        net.sfc.mode = match m {
+            "off" => SfcMode::Off,
+            "sfc" => SfcMode::Sfc,
+            "ingress" => SfcMode::Ingress,
+            "egress" => SfcMode::Egress,
+            "sfcp" => SfcMode::SfcP,
+            _ => return Err(c.err("SFC_MODE", "expected off, sfc, ingress, egress or sfcp")),
+        };
+    }
+    if let Some(d) = c.str("SFC_DEPLOY") {
+        net.sfc.deploy = match d {
+            "tor" => SfcDeploy::Tor,
+            "all" => SfcDeploy::All,
+            _ => return Err(c.err("SFC_DEPLOY", "expected tor or all")),
+        };
+    }
+    if let Some(v) = c.num::<u64>("SFC_QTH_BYTES")? {
+        net.sfc.qth_bytes = v;
+    }
+    if let Some(v) = c.num::<u64>("SFC_QTG_BYTES")? {
+        net.sfc.qtg_bytes = v;
+    }
+    if net.sfc.qth_bytes > 0 && net.sfc.qtg_bytes > net.sfc.qth_bytes {
+        return Err(c.err("SFC_QTG_BYTES", "must not exceed SFC_QTH_BYTES"));
+    }
+    if let Some(v) = c.num::<u64>("SFC_BLOOM_RESET_NS")? {
+        net.sfc.bloom_reset_ps = v * 1000;
+    }
+    if c.flag("SFC_ESTIMATOR", false)? {
+        // Default window τ: 10 µs (about one base RTT of the paper's Clos).
+        net.sfc.estimator_tau_ps = c
+            .num::<u64>("SFC_ESTIMATOR_TAU_NS")?
+            .unwrap_or(10_000)
+            .max(1)
+            * 1000;
+    }
+    net.onramp.enabled = c.flag("ONRAMP", false)?;
+    if let Some(v) = c.num::<u64>("ONRAMP_THRESHOLD_NS")? {
+        net.onramp.threshold_ps = v * 1000;
+    }
+    if let Some(v) = c.num::<f64>("ONRAMP_GAIN")? {
+        if !(v > 0.0 && v.is_finite()) {
+            return Err(c.err("ONRAMP_GAIN", "must be positive"));
+        }
+        net.onramp.gain = v;
+    }
+    if let Some(v) = c.num::<f64>("ONRAMP_EWMA")? {
+        if !(v > 0.0 && v <= 1.0) {
+            return Err(c.err("ONRAMP_EWMA", "must be in (0, 1]"));
+        }
+        net.onramp.ewma_w = v;
+    }
+    Ok(())
 }
 
 /// Keys present in the config that have no effect for the chosen CC mode (for the banner).

@@ -217,6 +217,9 @@ pub fn write_outputs(
         .collect();
     write_fct_file(&dir.join("fct.txt"), &done)?;
     sim.buffer_mon.write_csv(&dir.join("buffer.csv"))?;
+    if !sim.cfg.queue_monitor.is_empty() {
+        sim.queue_mon.write_csv(&dir.join("queues.csv"))?;
+    }
     let s = serde_json::to_string_pretty(summary).map_err(std::io::Error::other)?;
     write_atomic(&dir.join("summary.json"), s.as_bytes())
 }

@@ -984,7 +984,7 @@ fn bad_output_dir_is_a_file() {
 }
 
 #[test]
-#[ignore = "bug: errors found when building the simulator (flow endpoint not a host, priority out of range) do not name the scenario file or the traffic key"]
+#[ignore = "bug: errors found when building the simulator (flow endpoint not a host, priority out of range) do not name the `traffic[i]` generator or key"]
 fn bad_traffic_hosts_name_the_scenario() {
     assert_bad(
         &format!(
@@ -1003,7 +1003,6 @@ fn bad_traffic_hosts_name_the_scenario() {
 }
 
 #[test]
-#[ignore = "bug: a missing required topology key is reported without the scenario file name"]
 fn bad_missing_topology_key_names_the_file() {
     assert_bad("[topology]\nkind = \"star\"\n", &["topology.hosts"]);
     assert_bad(

@@ -1114,7 +1114,7 @@ fn error_negative_irn_rto() {
 }
 
 #[test]
-#[ignore = "bug: a BUFFER_SIZE smaller than two packets is rejected without naming the config file or BUFFER_SIZE"]
+#[ignore = "bug: a BUFFER_SIZE smaller than two packets is rejected without the config file name and line"]
 fn error_buffer_smaller_than_two_packets_names_the_key() {
     let d = star2_dir("e-tinybuf");
     let r = hpcc(&d, &star2_config("BUFFER_MODE lossy\nBUFFER_SIZE 0.0001\n"));

@@ -372,6 +372,11 @@ pub struct RawOutput {
     pub size_edges: Option<Vec<u64>>,
     /// Write `flows.csv` (default true).
     pub flows_csv: Option<bool>,
+    /// Ports whose queue is recorded in `queues.csv`: `[[switch_node, port], …]`, or the
+    /// string `"tor_downlinks"` for every server-facing port of every ToR.
+    pub queues: Option<toml::Value>,
+    /// Queue time-series interval (default 1us).
+    pub queue_interval: Option<S>,
 }
 
 /// A fully resolved scenario.
@@ -446,7 +451,7 @@ impl Ctx<'_> {
 }
 
 fn need<T: Copy>(v: Option<T>, key: &str, kind: &str) -> Result<T, String> {
-    v.ok_or_else(|| format!("`{key}` is required for {kind}"))
+    v.ok_or_else(|| format!("`{key}` is required for kind = \"{kind}\""))
 }
 
 /// Apply `key=value` overrides (dotted paths; array elements by index, e.g. `traffic.0.load=0.3`)
@@ -539,41 +544,57 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
     let fabric_rate = ctx.rate(&t.fabric_rate, "topology.fabric_rate", host_rate)?;
     let fabric_delay = ctx.time(&t.fabric_delay, "topology.fabric_delay", host_delay)?;
     let kind = t.kind.get_ref().as_str();
-    let topo = match kind {
-        "star" => shapes::star(need(t.hosts, "topology.hosts", "star")?, host_rate, host_delay),
-        "dumbbell" => shapes::dumbbell(
-            need(t.left_hosts, "topology.left_hosts", "dumbbell")?,
-            need(t.right_hosts, "topology.right_hosts", "dumbbell")?,
-            host_rate,
-            host_delay,
-            fabric_rate,
-            fabric_delay,
-        ),
-        "leaf_spine" => shapes::leaf_spine(shapes::LeafSpine {
-            spines: need(t.spines, "topology.spines", "leaf_spine")?,
-            tors: need(t.tors, "topology.tors", "leaf_spine")?,
-            hosts_per_tor: need(t.hosts_per_tor, "topology.hosts_per_tor", "leaf_spine")?,
-            host_rate_bps: host_rate,
-            host_delay_ps: host_delay,
-            fabric_rate_bps: fabric_rate,
-            fabric_delay_ps: fabric_delay,
-            links_per_spine: t.links_per_spine.unwrap_or(1),
-        }),
-        "fat_tree" => shapes::fat_tree(need(t.k, "topology.k", "fat_tree")?, host_rate, host_delay, fabric_rate, fabric_delay),
-        "hpcc_fat_tree" => shapes::hpcc_fat_tree_320(),
-        "file" => {
-            let f = t.file.as_deref().ok_or("`topology.file` is required for kind = \"file\"")?;
-            let p = ctx.path(f);
-            let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
-            crate::topology::hpcc_file::parse(&text, &p.display().to_string())
-        }
-        other => {
-            return Err(ctx.err(&t.kind, "topology.kind", format!(
+    let build = || -> Result<TopologySpec, String> {
+        match kind {
+            "star" => shapes::star(
+                need(t.hosts, "topology.hosts", "star")?,
+                host_rate,
+                host_delay,
+            ),
+            "dumbbell" => shapes::dumbbell(
+                need(t.left_hosts, "topology.left_hosts", "dumbbell")?,
+                need(t.right_hosts, "topology.right_hosts", "dumbbell")?,
+                host_rate,
+                host_delay,
+                fabric_rate,
+                fabric_delay,
+            ),
+            "leaf_spine" => shapes::leaf_spine(shapes::LeafSpine {
+                spines: need(t.spines, "topology.spines", "leaf_spine")?,
+                tors: need(t.tors, "topology.tors", "leaf_spine")?,
+                hosts_per_tor: need(t.hosts_per_tor, "topology.hosts_per_tor", "leaf_spine")?,
+                host_rate_bps: host_rate,
+                host_delay_ps: host_delay,
+                fabric_rate_bps: fabric_rate,
+                fabric_delay_ps: fabric_delay,
+                links_per_spine: t.links_per_spine.unwrap_or(1),
+            }),
+            "fat_tree" => shapes::fat_tree(
+                need(t.k, "topology.k", "fat_tree")?,
+                host_rate,
+                host_delay,
+                fabric_rate,
+                fabric_delay,
+            ),
+            "hpcc_fat_tree" => shapes::hpcc_fat_tree_320(),
+            "file" => {
+                let f = t
+                    .file
+                    .as_deref()
+                    .ok_or("`topology.file` is required for kind = \"file\"")?;
+                let p = ctx.path(f);
+                let text =
+                    std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+                crate::topology::hpcc_file::parse(&text, &p.display().to_string())
+            }
+            other => {
+                return Err(ctx.err(&t.kind, "topology.kind", format!(
                 "unknown topology kind `{other}` (star, dumbbell, leaf_spine, fat_tree, hpcc_fat_tree, file)"
             )));
+            }
         }
-    }
-    .map_err(|e| format!("{}: topology: {e}", ctx.file))?;
+    };
+    let topo = build().map_err(|e| format!("{}: topology: {e}", ctx.file))?;
     topo.validate()
         .map_err(|e| format!("{}: topology: {e}", ctx.file))?;
 
@@ -783,6 +804,50 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
     }
     let cc = setup.cc;
     resolve_sfc(&mut net, &raw.sfc, &raw.onramp, ctx)?;
+    net.queue_monitor_ps = ctx
+        .time(
+            &raw.output.queue_interval,
+            "output.queue_interval",
+            crate::units::US,
+        )?
+        .max(1);
+    match &raw.output.queues {
+        None => {}
+        Some(toml::Value::String(s)) if s == "tor_downlinks" => {
+            let ports = topo.ports();
+            for sw in topo.switches() {
+                for (i, p) in ports[sw as usize].iter().enumerate() {
+                    if topo.kinds[p.peer as usize] == crate::topology::NodeKind::Host {
+                        net.queue_monitor.push((sw, i as u32));
+                    }
+                }
+            }
+        }
+        Some(toml::Value::Array(a)) => {
+            for (i, v) in a.iter().enumerate() {
+                let pair = v.as_array().and_then(|p| match p.as_slice() {
+                    [toml::Value::Integer(n), toml::Value::Integer(port)]
+                        if *n >= 0 && *port >= 0 =>
+                    {
+                        Some((*n as u32, *port as u32))
+                    }
+                    _ => None,
+                });
+                net.queue_monitor.push(pair.ok_or_else(|| {
+                    format!(
+                        "{}: `output.queues[{i}]` must be [switch_node, port]",
+                        ctx.file
+                    )
+                })?);
+            }
+        }
+        Some(_) => {
+            return Err(format!(
+                "{}: `output.queues` must be a list of [switch_node, port] or \"tor_downlinks\"",
+                ctx.file
+            ));
+        }
+    }
 
     // Traffic.
     let all_hosts = topo.hosts();
@@ -878,7 +943,7 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
                 )));
             }
         }
-        .map_err(|e| format!("{}: {}: {e}", ctx.file, key("kind")))?;
+        .map_err(|e| format!("{}: traffic[{i}] ({kind}): {e}", ctx.file))?;
         if let Some(p) = tr.prio {
             for x in f.iter_mut() {
                 x.prio = p;

@@ -115,6 +115,8 @@ pub struct Simulator {
     pub buffer_mon: BufferMonitor,
     /// Per-receiver goodput.
     pub throughput: ThroughputMeter,
+    /// Per-port queue time series (ports listed in `cfg.queue_monitor`).
+    pub queue_mon: crate::metrics::buffer::QueueSampler,
     /// Flow ids in completion order.
     pub completion_order: Vec<u32>,
     /// Max base RTT over host pairs (HPCC-sim definition), picoseconds.
@@ -451,12 +453,33 @@ impl Simulator {
         for (i, f) in fl.iter().enumerate() {
             q.schedule(f.start_ps, Event::FlowStart { flow: i as u32 });
         }
+        // Queue monitor: validate the requested (switch, port) pairs and tag the ports.
+        for (i, &(node, port)) in cfg.queue_monitor.iter().enumerate() {
+            let sw = match nodes.get(node as usize) {
+                Some(NodeRef::Switch(s)) => &mut switches[*s as usize],
+                _ => {
+                    return Err(format!(
+                        "queue monitor entry {i}: node {node} is not a switch"
+                    ));
+                }
+            };
+            let np = sw.ports.len();
+            let ep = sw.ports.get_mut(port as usize).ok_or_else(|| {
+                format!("queue monitor entry {i}: switch {node} has ports 0..{np}, not {port}")
+            })?;
+            ep.mon = i as u32;
+        }
+        let queue_mon = crate::metrics::buffer::QueueSampler::new(
+            cfg.queue_monitor.clone(),
+            cfg.queue_monitor_ps,
+        );
         let n_sw = switches.len();
         let sw_ids = switches.iter().map(|s: &Switch| s.node).collect();
         let n_hosts = hosts.len();
         Ok(Simulator {
             buffer_mon: BufferMonitor::new(n_sw, cfg.buffer_sample_ps).with_node_ids(sw_ids),
             throughput: ThroughputMeter::new(n_hosts, 100 * crate::units::US),
+            queue_mon,
             link_rng: Rng::derive(cfg.seed, "link-errors", 0),
             cfg,
             topo,
@@ -606,6 +629,7 @@ impl Simulator {
         self.pfc_finish();
         self.buffer_mon.finish(end);
         self.throughput.finish(end);
+        self.queue_mon.finish(end);
     }
 
     /// Run without progress reporting.

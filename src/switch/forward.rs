@@ -95,6 +95,9 @@ impl Simulator {
         let port = &mut sw.ports[egress as usize];
         let depth_before = port.queues[q].bytes;
         port.enqueue(q, p, size);
+        if port.mon != u32::MAX {
+            self.queue_mon.update(port.mon as usize, now, port.bytes);
+        }
         let idle = !port.busy;
         // Hook: ingress/enqueue. SFC's trigger sees the depth before this packet.
         if pkt.kind == PktKind::Data && sw.sfc.is_some() {
@@ -124,6 +127,9 @@ impl Simulator {
         let Some((p, size)) = ep.dequeue(q, |p| arena.get(p).size as u64) else {
             return;
         };
+        if ep.mon != u32::MAX {
+            self.queue_mon.update(ep.mon as usize, now, ep.bytes);
+        }
         let pkt = self.arena.get_mut(p);
         let in_port = pkt.in_port;
         let mut xon = false;

@@ -52,6 +52,8 @@ pub struct EgressPort {
     pub host_facing: bool,
     /// ECN marking thresholds of this port (None = no marking).
     pub ecn: Option<EcnThresholds>,
+    /// Index in the queue monitor (`u32::MAX` = not monitored).
+    pub mon: u32,
     /// SFC trigger threshold Q_th of this port's queues, bytes.
     pub sfc_qth: u64,
     /// SFC target depth Q_tg, bytes.
@@ -77,6 +79,7 @@ impl EgressPort {
             nonempty: 0,
             host_facing,
             ecn: None,
+            mon: u32::MAX,
             sfc_qth: u64::MAX,
             sfc_qtg: 0,
             pfc_until: [0; 8],
