@@ -587,11 +587,11 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
                     std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
                 crate::topology::hpcc_file::parse(&text, &p.display().to_string())
             }
-            other => {
-                return Err(ctx.err(&t.kind, "topology.kind", format!(
-                "unknown topology kind `{other}` (star, dumbbell, leaf_spine, fat_tree, hpcc_fat_tree, file)"
-            )));
-            }
+            other => Err(ctx.err(
+                &t.kind,
+                "topology.kind",
+                format!("unknown topology kind `{other}` (star, dumbbell, leaf_spine, fat_tree, hpcc_fat_tree, file)"),
+            )),
         }
     };
     let topo = build().map_err(|e| format!("{}: topology: {e}", ctx.file))?;
