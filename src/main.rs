@@ -100,6 +100,11 @@ enum Cmd {
         #[arg(long, short)]
         out: PathBuf,
     },
+    /// Reproduce a paper figure: `sfc experiment list`, `sfc experiment run NAME`.
+    Experiment {
+        #[command(subcommand)]
+        cmd: ExpCmd,
+    },
     /// Run the fixed benchmark scenarios and report wall time, events, packet-hops/s, peak RSS.
     Bench {
         /// Smaller scenarios (seconds instead of minutes).
@@ -109,6 +114,80 @@ enum Cmd {
         #[arg(long)]
         filter: Option<String>,
     },
+}
+
+#[derive(Subcommand)]
+enum ExpCmd {
+    /// List the experiments (checked-in TOML descriptions in DIR).
+    List {
+        /// Directory of experiment files.
+        #[arg(long, default_value = "experiments")]
+        dir: PathBuf,
+    },
+    /// Run an experiment's sweep in parallel (resumable), then write CSVs, PNG/SVG plots and
+    /// REPORT.md into DIR (default out/experiments/NAME[-quick]).
+    Run {
+        /// Experiment name (see `list`) or path to an experiment TOML file.
+        name: String,
+        /// The smaller variant that finishes in minutes on 2 cores.
+        #[arg(long)]
+        quick: bool,
+        /// Parallel runs [default: number of cores].
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Output directory.
+        #[arg(long, short)]
+        out: Option<PathBuf>,
+        /// Directory of experiment files.
+        #[arg(long, default_value = "experiments")]
+        dir: PathBuf,
+    },
+}
+
+fn cmd_experiment(cmd: ExpCmd) -> Result<(), String> {
+    match cmd {
+        ExpCmd::List { dir } => {
+            for (path, e) in sfc::experiment::list(&dir)? {
+                let n = sfc::experiment::runner::points(&e, false).len();
+                let nq = sfc::experiment::runner::points(&e, true).len();
+                println!(
+                    "{:<22} {:<6} {:<10} {:>4} points ({:>3} quick)  {}  [{}]",
+                    e.meta.name,
+                    e.meta.paper,
+                    e.meta.figure,
+                    n,
+                    nq,
+                    e.meta.title,
+                    path.display()
+                );
+            }
+            Ok(())
+        }
+        ExpCmd::Run {
+            name,
+            quick,
+            jobs,
+            out,
+            dir,
+        } => {
+            let e = sfc::experiment::find(&name, &dir)?;
+            let jobs =
+                jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            let o = sfc::experiment::runner::RunOpts {
+                quick,
+                jobs,
+                out,
+                progress: true,
+            };
+            let base = sfc::experiment::runner::run(&e, &o)?;
+            println!(
+                "{}",
+                std::fs::read_to_string(base.join("REPORT.md")).unwrap_or_default()
+            );
+            eprintln!("report, CSVs and plots in {}", base.display());
+            Ok(())
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -124,6 +203,7 @@ fn main() -> ExitCode {
         Cmd::Validate { scenario, sets } => cmd_validate(scenario, sets),
         Cmd::Hpcc { config } => sfc::hpcc::run_config(&config),
         Cmd::Bench { quick, filter } => sfc::bench::run(quick, filter.as_deref()),
+        Cmd::Experiment { cmd } => cmd_experiment(cmd),
         Cmd::Trace {
             topology,
             hosts,

@@ -217,6 +217,12 @@ pub fn write_outputs(
         .collect();
     write_fct_file(&dir.join("fct.txt"), &done)?;
     sim.buffer_mon.write_csv(&dir.join("buffer.csv"))?;
+    // Receiver throughput samples (one per receiver per 100 µs interval with traffic).
+    let mut t = String::from("sample,gbps\n");
+    for (i, g) in sim.throughput.samples_gbps().iter().enumerate() {
+        t.push_str(&format!("{i},{g}\n"));
+    }
+    write_atomic(&dir.join("throughput.csv"), t.as_bytes())?;
     if !sim.cfg.queue_monitor.is_empty() {
         sim.queue_mon.write_csv(&dir.join("queues.csv"))?;
     }

@@ -1,0 +1,292 @@
+//! Paper-figure experiments: a checked-in TOML description (a scenario plus the parameter grid
+//! it sweeps, the plots to draw and the paper's numbers to compare with), run in parallel with
+//! resume, aggregated into CSVs, PNG/SVG plots and a `REPORT.md`.
+//!
+//! File format (`experiments/*.toml`, see `docs/experiments.md`):
+//! ```toml
+//! [experiment]            # name, title, paper, figure, description
+//! [scenario]              # a full scenario (same keys as a scenario file)
+//! [sweep]                 # axes = [{ key, values }], series = [{ name, set }], seeds = [..]
+//! [quick]                 # set = [...] overrides for --quick; axes = [...] replaces axis values
+//! [[plot]]                # what to draw (see `Plot`)
+//! [[claim]]               # paper numbers to put next to ours in REPORT.md
+//! ```
+
+pub mod runner;
+
+use serde::Deserialize;
+
+/// `[experiment]` metadata.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Meta {
+    /// Short name (used on the command line and as the output directory).
+    pub name: String,
+    /// Title for plots and the report.
+    pub title: String,
+    /// Paper the figure is from (SFC, HPCC, BFC, PB-FS).
+    #[serde(default)]
+    pub paper: String,
+    /// Figure or table reference in the paper.
+    #[serde(default)]
+    pub figure: String,
+    /// What the experiment shows.
+    #[serde(default)]
+    pub description: String,
+}
+
+/// One swept parameter.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Axis {
+    /// Scenario key (dotted, as for `--set`).
+    pub key: String,
+    /// Values (TOML values; strings keep their quotes when applied).
+    pub values: Vec<toml::Value>,
+    /// Short label for tables and plot axes (default: the key).
+    #[serde(default)]
+    pub label: Option<String>,
+}
+
+/// One series (a line in a plot, a column in a table).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SeriesSpec {
+    /// Name.
+    pub name: String,
+    /// Overrides.
+    #[serde(default)]
+    pub set: Vec<String>,
+}
+
+/// `[sweep]`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sweep {
+    /// Axes (Cartesian product).
+    #[serde(default)]
+    pub axes: Vec<Axis>,
+    /// Series (default: one series named "run").
+    #[serde(default)]
+    pub series: Vec<SeriesSpec>,
+    /// Seeds (default: the scenario's seed).
+    #[serde(default)]
+    pub seeds: Vec<u64>,
+}
+
+/// `[quick]`: a smaller variant that finishes in a couple of minutes on 2 cores.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Quick {
+    /// Overrides applied to every point.
+    #[serde(default)]
+    pub set: Vec<String>,
+    /// Axes whose values are replaced (matched by key).
+    #[serde(default)]
+    pub axes: Vec<Axis>,
+}
+
+/// What a plot draws.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Plot {
+    /// File stem and id.
+    pub name: String,
+    /// `summary` (y = a summary.json path vs x = an axis key), `bins` (y = p50/p95/p99/p999
+    /// slowdown per size bin), `buffer_cdf` (CDF of per-switch 10 µs buffer watermarks),
+    /// `throughput_cdf` (CDF of receiver throughput samples), `queue` (queue time series of the
+    /// monitored ports, summed), `buffer_time` (max switch buffer over time).
+    pub source: String,
+    /// Chart kind: `line`, `bar`, `cdf` (default by source).
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// X axis: an axis key (summary plots).
+    #[serde(default)]
+    pub x: Option<String>,
+    /// Y metric: summary path (e.g. `peak_buffer_bytes`, `slowdown.p99`, `sfc.bts_generated`)
+    /// or percentile for `bins` (`p99`).
+    #[serde(default)]
+    pub y: Option<String>,
+    /// Multiply y (and CDF values) by this (e.g. 1e-6 for MB).
+    #[serde(default)]
+    pub scale: Option<f64>,
+    /// Axis labels.
+    #[serde(default)]
+    pub x_label: Option<String>,
+    /// Axis labels.
+    #[serde(default)]
+    pub y_label: Option<String>,
+    /// Log axes.
+    #[serde(default)]
+    pub log_x: bool,
+    /// Log axes.
+    #[serde(default)]
+    pub log_y: bool,
+    /// Fix other axes: `{ "key" = value }` (default: every value of other axes makes its own
+    /// series suffix).
+    #[serde(default)]
+    pub filter: toml::Table,
+    /// Reference lines `[[label, value]]` (in plotted units).
+    #[serde(default)]
+    pub hlines: Vec<(String, f64)>,
+}
+
+/// A paper claim to compare with our number.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Claim {
+    /// What is compared, in words.
+    pub text: String,
+    /// Summary metric path.
+    pub metric: String,
+    /// Series whose value is the numerator (or the value itself without `den`).
+    pub num: String,
+    /// Series for the denominator (ratio claims).
+    #[serde(default)]
+    pub den: Option<String>,
+    /// Fix axes for this claim.
+    #[serde(default)]
+    pub filter: toml::Table,
+    /// Paper's range (inclusive); a single value → low = high.
+    pub paper_low: f64,
+    /// Paper's range.
+    #[serde(default)]
+    pub paper_high: Option<f64>,
+    /// Relative tolerance for "matches" around the range (default 0.25).
+    #[serde(default)]
+    pub tolerance: Option<f64>,
+}
+
+/// A parsed experiment file.
+#[derive(Clone, Debug)]
+pub struct Experiment {
+    /// Metadata.
+    pub meta: Meta,
+    /// Scenario TOML text.
+    pub scenario_text: String,
+    /// Sweep.
+    pub sweep: Sweep,
+    /// Quick variant.
+    pub quick: Quick,
+    /// Plots.
+    pub plots: Vec<Plot>,
+    /// Claims.
+    pub claims: Vec<Claim>,
+    /// Directory of the file (for relative paths in the scenario).
+    pub dir: std::path::PathBuf,
+    /// Where it came from.
+    pub source: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawExperiment {
+    experiment: Meta,
+    scenario: toml::Table,
+    #[serde(default)]
+    sweep: Sweep,
+    #[serde(default)]
+    quick: Quick,
+    #[serde(default)]
+    plot: Vec<Plot>,
+    #[serde(default)]
+    claim: Vec<Claim>,
+}
+
+impl Experiment {
+    /// Parse an experiment file's text.
+    pub fn parse(text: &str, source: &str, dir: &std::path::Path) -> Result<Experiment, String> {
+        let raw: RawExperiment = toml::from_str(text).map_err(|e| format!("{source}: {e}"))?;
+        let scenario_text =
+            toml::to_string(&raw.scenario).map_err(|e| format!("{source}: [scenario]: {e}"))?;
+        let mut sweep = raw.sweep.clone();
+        if sweep.series.is_empty() {
+            sweep.series.push(SeriesSpec {
+                name: "run".into(),
+                set: Vec::new(),
+            });
+        }
+        for p in &raw.plot {
+            let ok = [
+                "summary",
+                "bins",
+                "buffer_cdf",
+                "throughput_cdf",
+                "queue",
+                "buffer_time",
+            ]
+            .contains(&p.source.as_str());
+            if !ok {
+                return Err(format!(
+                    "{source}: plot `{}`: unknown source `{}`",
+                    p.name, p.source
+                ));
+            }
+            if p.source == "summary" && p.y.is_none() {
+                return Err(format!(
+                    "{source}: plot `{}`: summary plots need `y` (a summary.json path)",
+                    p.name
+                ));
+            }
+            if let Some(x) = &p.x
+                && !raw.sweep.axes.iter().any(|a| &a.key == x)
+            {
+                return Err(format!(
+                    "{source}: plot `{}`: x = `{x}` is not a sweep axis key",
+                    p.name
+                ));
+            }
+        }
+        Ok(Experiment {
+            meta: raw.experiment,
+            scenario_text,
+            sweep,
+            quick: raw.quick,
+            plots: raw.plot,
+            claims: raw.claim,
+            dir: dir.to_path_buf(),
+            source: source.to_string(),
+        })
+    }
+
+    /// Load an experiment file.
+    pub fn load(path: &std::path::Path) -> Result<Experiment, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let dir = path
+            .parent()
+            .map(std::path::Path::to_path_buf)
+            .unwrap_or_default();
+        Self::parse(&text, &path.display().to_string(), &dir)
+    }
+}
+
+/// Experiment files in `dir` (sorted by name).
+pub fn list(dir: &std::path::Path) -> Result<Vec<(std::path::PathBuf, Experiment)>, String> {
+    let mut v = Vec::new();
+    let rd = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.extension().is_some_and(|x| x == "toml") {
+            v.push((p.clone(), Experiment::load(&p)?));
+        }
+    }
+    v.sort_by(|a, b| a.1.meta.name.cmp(&b.1.meta.name));
+    Ok(v)
+}
+
+/// Find experiment `name` (a name in `dir`, or a path to a file).
+pub fn find(name: &str, dir: &std::path::Path) -> Result<Experiment, String> {
+    let p = std::path::Path::new(name);
+    if p.extension().is_some_and(|x| x == "toml") && p.exists() {
+        return Experiment::load(p);
+    }
+    for (_, e) in list(dir)? {
+        if e.meta.name == name {
+            return Ok(e);
+        }
+    }
+    Err(format!(
+        "no experiment named `{name}` in {} (see `sfc experiment list`)",
+        dir.display()
+    ))
+}

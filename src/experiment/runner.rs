@@ -1,0 +1,711 @@
+//! Running an experiment: expand the grid into points, run them in parallel (resuming points
+//! whose results are complete), aggregate CSVs, draw plots, write `REPORT.md`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use super::{Experiment, Plot};
+use crate::metrics::output::write_atomic;
+use crate::plot::{Chart, ChartKind, Series};
+
+/// One run of the grid.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Point {
+    /// Directory-safe id.
+    pub id: String,
+    /// Series name.
+    pub series: String,
+    /// Axis values, in axis order: (key, value).
+    pub axes: Vec<(String, toml::Value)>,
+    /// Seed (if the sweep lists seeds).
+    pub seed: Option<u64>,
+    /// All overrides applied, in order.
+    pub sets: Vec<String>,
+}
+
+/// Options of `sfc experiment run`.
+#[derive(Clone, Debug)]
+pub struct RunOpts {
+    /// Use the `[quick]` variant.
+    pub quick: bool,
+    /// Parallel runs.
+    pub jobs: usize,
+    /// Output directory (default `out/experiments/<name>[-quick]`).
+    pub out: Option<PathBuf>,
+    /// Show a progress bar.
+    pub progress: bool,
+}
+
+fn slug(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+fn value_str(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Expand the grid: axes (Cartesian) × series × seeds.
+pub fn points(exp: &Experiment, quick: bool) -> Vec<Point> {
+    let axes: Vec<super::Axis> = exp
+        .sweep
+        .axes
+        .iter()
+        .map(|a| {
+            if quick && let Some(q) = exp.quick.axes.iter().find(|q| q.key == a.key) {
+                return super::Axis {
+                    key: a.key.clone(),
+                    values: q.values.clone(),
+                    label: a.label.clone(),
+                };
+            }
+            a.clone()
+        })
+        .collect();
+    let mut combos: Vec<Vec<(String, toml::Value)>> = vec![Vec::new()];
+    for a in &axes {
+        let mut next = Vec::new();
+        for c in &combos {
+            for v in &a.values {
+                let mut c2 = c.clone();
+                c2.push((a.key.clone(), v.clone()));
+                next.push(c2);
+            }
+        }
+        combos = next;
+    }
+    let seeds: Vec<Option<u64>> = if exp.sweep.seeds.is_empty() {
+        vec![None]
+    } else {
+        exp.sweep.seeds.iter().map(|&s| Some(s)).collect()
+    };
+    let mut out = Vec::new();
+    for s in &exp.sweep.series {
+        for c in &combos {
+            for &seed in &seeds {
+                let mut sets = Vec::new();
+                if quick {
+                    sets.extend(exp.quick.set.iter().cloned());
+                }
+                for (k, v) in c {
+                    sets.push(format!("{k}={v}"));
+                }
+                sets.extend(s.set.iter().cloned());
+                if let Some(sd) = seed {
+                    sets.push(format!("seed={sd}"));
+                }
+                let mut id = slug(&s.name);
+                for (k, v) in c {
+                    let short = k.rsplit('.').next().unwrap_or(k);
+                    id.push_str(&format!("__{}={}", slug(short), slug(&value_str(v))));
+                }
+                if let Some(sd) = seed {
+                    id.push_str(&format!("__seed={sd}"));
+                }
+                out.push(Point {
+                    id,
+                    series: s.name.clone(),
+                    axes: c.clone(),
+                    seed,
+                    sets,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Directory of a point's results.
+pub fn point_dir(base: &Path, p: &Point) -> PathBuf {
+    base.join("points").join(&p.id)
+}
+
+/// A point is complete when its `summary.json` exists (written last, atomically) and its
+/// recorded overrides equal the current ones.
+pub fn is_complete(base: &Path, p: &Point) -> bool {
+    let d = point_dir(base, p);
+    let Ok(rec) = std::fs::read_to_string(d.join("point.json")) else {
+        return false;
+    };
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(&rec) else {
+        return false;
+    };
+    let same = v["sets"].as_array().is_some_and(|a| {
+        a.len() == p.sets.len()
+            && a.iter()
+                .zip(&p.sets)
+                .all(|(x, y)| x.as_str() == Some(y.as_str()))
+    });
+    same && d.join("summary.json").exists()
+}
+
+fn run_point(exp: &Experiment, base: &Path, p: &Point) -> Result<(), String> {
+    let d = point_dir(base, p);
+    std::fs::create_dir_all(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+    let rec = serde_json::json!({ "id": p.id, "series": p.series, "sets": p.sets });
+    let _ = std::fs::remove_file(d.join("summary.json"));
+    write_atomic(&d.join("point.json"), rec.to_string().as_bytes()).map_err(|e| e.to_string())?;
+    let label = format!("{} [{}]", exp.source, p.id);
+    let sc = crate::scenario::from_str(&exp.scenario_text, &label, &exp.dir, &p.sets)?;
+    crate::report::run(
+        sc,
+        &crate::report::RunOptions {
+            out_dir: Some(d),
+            progress: false,
+        },
+    )
+    .map_err(|e| format!("{label}: {e}"))?;
+    Ok(())
+}
+
+/// `sfc experiment run`: returns the output directory.
+pub fn run(exp: &Experiment, o: &RunOpts) -> Result<PathBuf, String> {
+    let base = o.out.clone().unwrap_or_else(|| {
+        PathBuf::from("out/experiments").join(if o.quick {
+            format!("{}-quick", exp.meta.name)
+        } else {
+            exp.meta.name.clone()
+        })
+    });
+    std::fs::create_dir_all(&base).map_err(|e| format!("{}: {e}", base.display()))?;
+    let pts = points(exp, o.quick);
+    let todo: Vec<&Point> = pts.iter().filter(|p| !is_complete(&base, p)).collect();
+    eprintln!(
+        "experiment `{}`{}: {} points ({} already complete), {} parallel job(s); results in {}",
+        exp.meta.name,
+        if o.quick { " (quick)" } else { "" },
+        pts.len(),
+        pts.len() - todo.len(),
+        o.jobs,
+        base.display()
+    );
+    let t0 = Instant::now();
+    let bar = if o.progress && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        let b = indicatif::ProgressBar::new(todo.len() as u64);
+        if let Ok(s) = indicatif::ProgressStyle::with_template(
+            "{bar:40} {pos}/{len} points  elapsed {elapsed}  ETA {eta}  {msg}",
+        ) {
+            b.set_style(s);
+        }
+        Some(b)
+    } else {
+        None
+    };
+    let queue = Mutex::new(todo.into_iter().rev().collect::<Vec<_>>());
+    let errors = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..o.jobs.max(1) {
+            s.spawn(|| {
+                loop {
+                    let Some(p) = queue.lock().expect("queue").pop() else {
+                        break;
+                    };
+                    let t = Instant::now();
+                    match run_point(exp, &base, p) {
+                        Ok(()) => {
+                            if let Some(b) = &bar {
+                                b.set_message(p.id.clone());
+                                b.inc(1);
+                            } else {
+                                eprintln!("  done {} in {:.1} s", p.id, t.elapsed().as_secs_f64());
+                            }
+                        }
+                        Err(e) => errors.lock().expect("errors").push(e),
+                    }
+                }
+            });
+        }
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let errs = errors.into_inner().expect("errors");
+    if !errs.is_empty() {
+        return Err(format!(
+            "{} point(s) failed:\n  {}",
+            errs.len(),
+            errs.join("\n  ")
+        ));
+    }
+    let wall = t0.elapsed().as_secs_f64();
+    aggregate(exp, &base, &pts, o.quick, wall)?;
+    Ok(base)
+}
+
+fn summary_of(base: &Path, p: &Point) -> Result<serde_json::Value, String> {
+    let f = point_dir(base, p).join("summary.json");
+    let t = std::fs::read_to_string(&f).map_err(|e| format!("{}: {e}", f.display()))?;
+    serde_json::from_str(&t).map_err(|e| format!("{}: {e}", f.display()))
+}
+
+/// Look up a dotted path in JSON (`slowdown.p99`, `sfc.bts_generated`, `counters.drops`).
+pub fn json_path(v: &serde_json::Value, path: &str) -> Option<f64> {
+    let mut cur = v;
+    for part in path.split('.') {
+        cur = cur.get(part)?;
+    }
+    cur.as_f64()
+}
+
+fn matches_filter(p: &Point, filter: &toml::Table) -> bool {
+    filter
+        .iter()
+        .all(|(k, v)| p.axes.iter().any(|(ak, av)| ak == k && av == v))
+}
+
+/// Series label: the series name plus the values of axes other than `except` not fixed by
+/// the filter.
+fn label_of(exp: &Experiment, p: &Point, except: Option<&str>, filter: &toml::Table) -> String {
+    let mut l = p.series.clone();
+    for (k, v) in &p.axes {
+        if Some(k.as_str()) == except || filter.contains_key(k) {
+            continue;
+        }
+        let lab = exp
+            .sweep
+            .axes
+            .iter()
+            .find(|a| &a.key == k)
+            .and_then(|a| a.label.clone());
+        let short = lab.unwrap_or_else(|| k.rsplit('.').next().unwrap_or(k).to_string());
+        l.push_str(&format!(" {short}={}", value_str(v)));
+    }
+    if let Some(s) = p.seed {
+        l.push_str(&format!(" seed={s}"));
+    }
+    l
+}
+
+fn read_csv_col(path: &Path, col: &str) -> Result<Vec<(u64, f64)>, String> {
+    // Returns (time_ns, value) pairs of `col` (first column = time_ns).
+    let t = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut lines = t.lines();
+    let head: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
+    let ci = head
+        .iter()
+        .position(|h| *h == col)
+        .ok_or_else(|| format!("{}: no column {col}", path.display()))?;
+    Ok(lines
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            Some((f.first()?.parse().ok()?, f.get(ci)?.parse().ok()?))
+        })
+        .collect())
+}
+
+fn cdf(mut v: Vec<f64>) -> Vec<(f64, f64)> {
+    v.retain(|x| x.is_finite());
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    let n = v.len().max(1) as f64;
+    // Thin to at most ~2000 steps for plotting.
+    let step = (v.len() / 2000).max(1);
+    v.iter()
+        .enumerate()
+        .filter(|(i, _)| i % step == 0 || *i == v.len() - 1)
+        .map(|(i, x)| (*x, (i + 1) as f64 / n))
+        .collect()
+}
+
+/// Build one chart from the results.
+fn chart_for(exp: &Experiment, base: &Path, pts: &[Point], pl: &Plot) -> Result<Chart, String> {
+    let scale = pl.scale.unwrap_or(1.0);
+    let mut chart = Chart {
+        title: format!("{} — {}", exp.meta.figure, pl.name),
+        x_label: pl.x_label.clone().unwrap_or_default(),
+        y_label: pl.y_label.clone().unwrap_or_default(),
+        kind: ChartKind::Line,
+        log_x: pl.log_x,
+        log_y: pl.log_y,
+        x_categories: Vec::new(),
+        series: Vec::new(),
+        hlines: pl.hlines.clone(),
+    };
+    let sel: Vec<&Point> = pts
+        .iter()
+        .filter(|p| matches_filter(p, &pl.filter))
+        .collect();
+    match pl.source.as_str() {
+        "summary" => {
+            let xk = pl.x.as_deref().unwrap_or_default();
+            let yk = pl.y.as_deref().unwrap_or_default();
+            let mut groups: BTreeMap<String, Vec<(toml::Value, f64)>> = BTreeMap::new();
+            let mut order: Vec<String> = Vec::new();
+            for p in &sel {
+                let s = summary_of(base, p)?;
+                let y = json_path(&s, yk).unwrap_or(f64::NAN) * scale;
+                let x = p
+                    .axes
+                    .iter()
+                    .find(|(k, _)| k == xk)
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or_else(|| {
+                        toml::Value::String(pl.y_label.clone().unwrap_or_else(|| yk.to_string()))
+                    });
+                let l = label_of(exp, p, Some(xk), &pl.filter);
+                if !groups.contains_key(&l) {
+                    order.push(l.clone());
+                }
+                groups.entry(l).or_default().push((x, y));
+            }
+            let numeric = groups
+                .values()
+                .flatten()
+                .all(|(x, _)| x.as_float().is_some() || x.as_integer().is_some());
+            let as_f = |x: &toml::Value| {
+                x.as_float()
+                    .or_else(|| x.as_integer().map(|i| i as f64))
+                    .unwrap_or(f64::NAN)
+            };
+            if numeric && pl.kind.as_deref() != Some("bar") {
+                chart.kind = ChartKind::Line;
+                for l in order {
+                    let mut pts: Vec<(f64, f64)> =
+                        groups[&l].iter().map(|(x, y)| (as_f(x), *y)).collect();
+                    pts.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal));
+                    chart.series.push(Series {
+                        name: l,
+                        points: pts,
+                    });
+                }
+            } else {
+                chart.kind = ChartKind::Bar;
+                let mut cats: Vec<String> = Vec::new();
+                for v in groups.values().flatten() {
+                    let c = value_str(&v.0);
+                    if !cats.contains(&c) {
+                        cats.push(c);
+                    }
+                }
+                for l in order {
+                    let pts = groups[&l]
+                        .iter()
+                        .map(|(x, y)| {
+                            (
+                                cats.iter().position(|c| *c == value_str(x)).unwrap_or(0) as f64,
+                                *y,
+                            )
+                        })
+                        .collect();
+                    chart.series.push(Series {
+                        name: l,
+                        points: pts,
+                    });
+                }
+                chart.x_categories = cats;
+            }
+        }
+        "bins" => {
+            let pct = pl.y.as_deref().unwrap_or("p99");
+            chart.kind = if pl.kind.as_deref() == Some("bar") {
+                ChartKind::Bar
+            } else {
+                ChartKind::Line
+            };
+            for p in &sel {
+                let s = summary_of(base, p)?;
+                let bins = s["bins"].as_array().cloned().unwrap_or_default();
+                if chart.x_categories.is_empty() {
+                    chart.x_categories = bins
+                        .iter()
+                        .map(|b| crate::units::fmt_bytes(b["hi_bytes"].as_u64().unwrap_or(0)))
+                        .collect();
+                }
+                let pts = bins
+                    .iter()
+                    .enumerate()
+                    .map(|(i, b)| {
+                        (
+                            i as f64,
+                            b["slowdown"][pct].as_f64().unwrap_or(f64::NAN) * scale,
+                        )
+                    })
+                    .collect();
+                chart.series.push(Series {
+                    name: label_of(exp, p, None, &pl.filter),
+                    points: pts,
+                });
+            }
+        }
+        "buffer_cdf" | "throughput_cdf" => {
+            chart.kind = ChartKind::Cdf;
+            for p in &sel {
+                let (file, col) = if pl.source == "buffer_cdf" {
+                    ("buffer.csv", "bytes")
+                } else {
+                    ("throughput.csv", "gbps")
+                };
+                let vals: Vec<f64> = read_csv_col(&point_dir(base, p).join(file), col)?
+                    .into_iter()
+                    .map(|(_, v)| v * scale)
+                    .collect();
+                chart.series.push(Series {
+                    name: label_of(exp, p, None, &pl.filter),
+                    points: cdf(vals),
+                });
+            }
+        }
+        "queue" | "buffer_time" => {
+            chart.kind = ChartKind::Line;
+            for p in &sel {
+                let (file, col) = if pl.source == "queue" {
+                    ("queues.csv", "bytes")
+                } else {
+                    ("buffer.csv", "bytes")
+                };
+                let rows = read_csv_col(&point_dir(base, p).join(file), col)?;
+                // Sum over ports (queue) or max over switches (buffer) per time.
+                let mut per_t: BTreeMap<u64, f64> = BTreeMap::new();
+                for (t, v) in rows {
+                    let e = per_t.entry(t).or_insert(0.0);
+                    if pl.source == "queue" {
+                        *e += v;
+                    } else {
+                        *e = e.max(v);
+                    }
+                }
+                let pts = per_t
+                    .into_iter()
+                    .map(|(t, v)| (t as f64 / 1000.0, v * scale))
+                    .collect();
+                chart.series.push(Series {
+                    name: label_of(exp, p, None, &pl.filter),
+                    points: pts,
+                });
+            }
+        }
+        other => return Err(format!("unknown plot source {other}")),
+    }
+    Ok(chart)
+}
+
+fn fmt_num(v: f64) -> String {
+    if !v.is_finite() {
+        "-".into()
+    } else if v.abs() >= 1e6 || (v != 0.0 && v.abs() < 1e-3) {
+        format!("{v:.3e}")
+    } else if v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// Write results.csv, bins.csv, plots and REPORT.md.
+pub fn aggregate(
+    exp: &Experiment,
+    base: &Path,
+    pts: &[Point],
+    quick: bool,
+    wall: f64,
+) -> Result<(), String> {
+    // results.csv
+    let axis_keys: Vec<String> = exp.sweep.axes.iter().map(|a| a.key.clone()).collect();
+    let metrics = [
+        "flows_total",
+        "flows_completed",
+        "slowdown.p50",
+        "slowdown.p95",
+        "slowdown.p99",
+        "slowdown.p999",
+        "peak_buffer_bytes",
+        "drops",
+        "counters.pfc_pauses",
+        "counters.pfc_paused_ps",
+        "sfc.bts_generated",
+        "sfc.bts_suppressed",
+        "sfc.bts_reduction",
+        "sfc.max_bloom_occupancy",
+        "sfc.max_cache_occupancy",
+        "sfc.pauses",
+        "events",
+        "wall_seconds",
+    ];
+    let mut csv = String::from("id,series,");
+    for k in &axis_keys {
+        csv.push_str(k);
+        csv.push(',');
+    }
+    csv.push_str("seed,");
+    csv.push_str(&metrics.join(","));
+    csv.push('\n');
+    let mut bins_csv = String::from("id,series,bin,lo_bytes,hi_bytes,count,p50,p95,p99,p999\n");
+    let mut sum_wall = 0.0;
+    for p in pts {
+        let s = summary_of(base, p)?;
+        sum_wall += json_path(&s, "wall_seconds").unwrap_or(0.0);
+        csv.push_str(&format!("{},{},", p.id, p.series));
+        for k in &axis_keys {
+            let v = p
+                .axes
+                .iter()
+                .find(|(ak, _)| ak == k)
+                .map(|(_, v)| value_str(v))
+                .unwrap_or_default();
+            csv.push_str(&v.replace(',', ";"));
+            csv.push(',');
+        }
+        csv.push_str(&p.seed.map(|s| s.to_string()).unwrap_or_default());
+        for m in metrics {
+            csv.push(',');
+            if let Some(v) = json_path(&s, m) {
+                csv.push_str(&format!("{v}"));
+            }
+        }
+        csv.push('\n');
+        for (i, b) in s["bins"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+        {
+            bins_csv.push_str(&format!(
+                "{},{},{i},{},{},{},{},{},{},{}\n",
+                p.id,
+                p.series,
+                b["lo_bytes"],
+                b["hi_bytes"],
+                b["count"],
+                b["slowdown"]["p50"],
+                b["slowdown"]["p95"],
+                b["slowdown"]["p99"],
+                b["slowdown"]["p999"]
+            ));
+        }
+    }
+    write_atomic(&base.join("results.csv"), csv.as_bytes()).map_err(|e| e.to_string())?;
+    write_atomic(&base.join("bins.csv"), bins_csv.as_bytes()).map_err(|e| e.to_string())?;
+    // Plots and their data tables.
+    let mut report = String::new();
+    report.push_str(&format!("# {}\n\n", exp.meta.title));
+    report.push_str(&format!(
+        "{} {} — {}\n\nCommand: `sfc experiment run {}{}` — {} points, {:.1} s of simulation wall time (this invocation: {:.1} s).\n\n",
+        exp.meta.paper,
+        exp.meta.figure,
+        exp.meta.description.trim(),
+        exp.meta.name,
+        if quick { " --quick" } else { "" },
+        pts.len(),
+        sum_wall,
+        wall
+    ));
+    if quick {
+        report.push_str("**Quick variant**: smaller or shorter than the paper's setting (same structure); numbers are indicative only.\n\n");
+    }
+    for pl in &exp.plots {
+        let chart = chart_for(exp, base, pts, pl)?;
+        crate::plot::render(&chart, &base.join(&pl.name))?;
+        report.push_str(&format!(
+            "## {}\n\n![{}]({}.png)\n\n",
+            pl.name, pl.name, pl.name
+        ));
+        if matches!(chart.kind, ChartKind::Line | ChartKind::Bar)
+            && pl.source != "queue"
+            && pl.source != "buffer_time"
+        {
+            // Table: rows = x (or category), columns = series.
+            let mut xs: Vec<f64> = chart
+                .series
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| p.0))
+                .collect();
+            xs.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+            xs.dedup();
+            report.push_str(&format!(
+                "| {} |",
+                if pl.x_label.is_some() {
+                    pl.x_label.clone().unwrap_or_default()
+                } else {
+                    "x".into()
+                }
+            ));
+            for s in &chart.series {
+                report.push_str(&format!(" {} |", s.name));
+            }
+            report.push_str("\n|---|");
+            for _ in &chart.series {
+                report.push_str("---|");
+            }
+            report.push('\n');
+            for x in xs {
+                let xl = if !chart.x_categories.is_empty() {
+                    chart
+                        .x_categories
+                        .get(x as usize)
+                        .cloned()
+                        .unwrap_or_default()
+                } else {
+                    fmt_num(x)
+                };
+                report.push_str(&format!("| {xl} |"));
+                for s in &chart.series {
+                    let v = s.points.iter().find(|p| p.0 == x).map_or(f64::NAN, |p| p.1);
+                    report.push_str(&format!(" {} |", fmt_num(v)));
+                }
+                report.push('\n');
+            }
+            report.push('\n');
+        }
+    }
+    if !exp.claims.is_empty() {
+        report.push_str(
+            "## Ours next to the paper\n\n| claim | ours | paper | verdict |\n|---|---|---|---|\n",
+        );
+        for c in &exp.claims {
+            let val = |series: &str| -> Option<f64> {
+                let vals: Vec<f64> = pts
+                    .iter()
+                    .filter(|p| p.series == series && matches_filter(p, &c.filter))
+                    .filter_map(|p| {
+                        summary_of(base, p)
+                            .ok()
+                            .and_then(|s| json_path(&s, &c.metric))
+                    })
+                    .collect();
+                (!vals.is_empty()).then(|| vals.iter().sum::<f64>() / vals.len() as f64)
+            };
+            let ours = match &c.den {
+                Some(d) => val(&c.num).zip(val(d)).map(|(a, b)| a / b),
+                None => val(&c.num),
+            };
+            let hi = c.paper_high.unwrap_or(c.paper_low);
+            let tol = c.tolerance.unwrap_or(0.25);
+            let verdict = match ours {
+                None => "no data".to_string(),
+                Some(v) if v >= c.paper_low * (1.0 - tol) && v <= hi * (1.0 + tol) => {
+                    "matches".to_string()
+                }
+                Some(v) if v < c.paper_low => "differs (ours lower)".to_string(),
+                Some(_) => "differs (ours higher)".to_string(),
+            };
+            let paper = if (hi - c.paper_low).abs() < f64::EPSILON {
+                fmt_num(c.paper_low)
+            } else {
+                format!("{}–{}", fmt_num(c.paper_low), fmt_num(hi))
+            };
+            report.push_str(&format!(
+                "| {} | {} | {} | {} |\n",
+                c.text,
+                ours.map_or("-".into(), fmt_num),
+                paper,
+                verdict
+            ));
+        }
+        report.push('\n');
+    }
+    report.push_str("Data: `results.csv` (one row per point), `bins.csv` (slowdown per size bin), `points/<id>/` (each run's outputs).\n");
+    write_atomic(&base.join("REPORT.md"), report.as_bytes()).map_err(|e| e.to_string())?;
+    Ok(())
+}
