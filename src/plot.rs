@@ -18,12 +18,13 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use ab_glyph::{Font, FontRef, GlyphId, ScaleFont, point};
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::element::{Drawable, PointCollection};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use plotters_backend::{BackendCoord, DrawingErrorKind};
+use plotters_backend::{BackendColor, BackendCoord, DrawingErrorKind};
 
 /// Width of rendered figures, in pixels.
 pub const WIDTH: u32 = 1000;
@@ -136,7 +137,8 @@ impl Chart {
 
 /// Render `chart` to `<stem>.png` (1000×650) and `<stem>.svg`; both written atomically
 /// (write to a temp file in the same dir, then rename). Errors are Strings, never panics
-/// (empty series, NaN/inf values skipped, non-positive values on log axes skipped, all-empty → a chart with a "no data" note).
+/// (empty series, NaN/inf values skipped, non-positive values on log axes skipped,
+/// all-empty → a chart with a "no data" note).
 ///
 /// The extensions are appended to `stem` (`fig.v2` → `fig.v2.png`); missing parent
 /// directories are created.
@@ -150,10 +152,10 @@ pub fn render(chart: &Chart, stem: &Path) -> Result<(), String> {
     };
     fs::create_dir_all(&dir).map_err(|e| format!("plot: creating {}: {e}", dir.display()))?;
     let out = |ext: &str| {
-        let mut s: OsString = stem.as_os_str().to_owned();
+        let mut s: OsString = name.to_owned();
         s.push(".");
         s.push(ext);
-        PathBuf::from(s)
+        dir.join(s)
     };
     let tmp = |ext: &str| {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -168,8 +170,8 @@ pub fn render(chart: &Chart, stem: &Path) -> Result<(), String> {
     let svg = render_svg(chart)?;
     let (png_tmp, png_out) = (tmp("png"), out("png"));
     let res = guarded(|| {
-        let root = BitMapBackend::new(&png_tmp, (WIDTH, HEIGHT)).into_drawing_area();
-        draw(&root, chart)?;
+        let root = PngBackend(BitMapBackend::new(&png_tmp, (WIDTH, HEIGHT))).into_drawing_area();
+        draw(&root, chart, true)?;
         root.present()
             .map_err(|e| format!("plot: writing PNG: {e}"))
     })
@@ -194,7 +196,7 @@ pub fn render_svg(chart: &Chart) -> Result<String, String> {
     let mut svg = String::new();
     guarded(|| {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
-        draw(&root, chart)?;
+        draw(&root, chart, false)?;
         root.present().map_err(|e| format!("plot: SVG: {e}"))
     })?;
     Ok(svg)
@@ -229,6 +231,174 @@ fn ensure_font() -> Result<(), String> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Text on bitmaps
+
+/// The embedded fonts parsed for direct rasterization: (regular, bold).
+fn glyph_fonts() -> Option<&'static (FontRef<'static>, FontRef<'static>)> {
+    static FONTS: OnceLock<Option<(FontRef<'static>, FontRef<'static>)>> = OnceLock::new();
+    FONTS
+        .get_or_init(|| {
+            let regular = FontRef::try_from_slice(dejavu::sans::regular()).ok()?;
+            let bold = FontRef::try_from_slice(dejavu::sans::bold()).ok()?;
+            Some((regular, bold))
+        })
+        .as_ref()
+}
+
+/// The bitmap backend with its own text rasterizer. (plotters' `ab_glyph` text drawing drops
+/// each glyph's side bearing and rounds pen positions, which makes uneven letter spacing.)
+/// Layout follows plotters' text metrics, so PNG and SVG figures match.
+struct PngBackend<'a>(BitMapBackend<'a>);
+
+impl DrawingBackend for PngBackend<'_> {
+    type ErrorType = <BitMapBackend<'static> as DrawingBackend>::ErrorType;
+
+    fn get_size(&self) -> (u32, u32) {
+        self.0.get_size()
+    }
+    fn ensure_prepared(&mut self) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
+        self.0.ensure_prepared()
+    }
+    fn present(&mut self) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
+        self.0.present()
+    }
+    fn draw_pixel(
+        &mut self,
+        point: BackendCoord,
+        color: BackendColor,
+    ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
+        self.0.draw_pixel(point, color)
+    }
+    fn draw_line<S: plotters_backend::BackendStyle>(
+        &mut self,
+        from: BackendCoord,
+        to: BackendCoord,
+        style: &S,
+    ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
+        self.0.draw_line(from, to, style)
+    }
+    fn draw_rect<S: plotters_backend::BackendStyle>(
+        &mut self,
+        upper_left: BackendCoord,
+        bottom_right: BackendCoord,
+        style: &S,
+        fill: bool,
+    ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
+        self.0.draw_rect(upper_left, bottom_right, style, fill)
+    }
+    fn draw_path<S: plotters_backend::BackendStyle, I: IntoIterator<Item = BackendCoord>>(
+        &mut self,
+        path: I,
+        style: &S,
+    ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
+        self.0.draw_path(path, style)
+    }
+    fn draw_circle<S: plotters_backend::BackendStyle>(
+        &mut self,
+        center: BackendCoord,
+        radius: u32,
+        style: &S,
+        fill: bool,
+    ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
+        self.0.draw_circle(center, radius, style, fill)
+    }
+    fn fill_polygon<S: plotters_backend::BackendStyle, I: IntoIterator<Item = BackendCoord>>(
+        &mut self,
+        vert: I,
+        style: &S,
+    ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
+        self.0.fill_polygon(vert, style)
+    }
+    fn blit_bitmap(
+        &mut self,
+        pos: BackendCoord,
+        size: (u32, u32),
+        src: &[u8],
+    ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
+        self.0.blit_bitmap(pos, size, src)
+    }
+
+    fn draw_text<TStyle: plotters_backend::BackendTextStyle>(
+        &mut self,
+        text: &str,
+        style: &TStyle,
+        pos: BackendCoord,
+    ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
+        let color = style.color();
+        let Some((regular, bold)) = glyph_fonts() else {
+            return self.0.draw_text(text, style, pos);
+        };
+        if color.alpha == 0.0 || text.is_empty() {
+            return Ok(());
+        }
+        let face = if matches!(style.style(), FontStyle::Bold) {
+            bold
+        } else {
+            regular
+        };
+        let size = style.size() as f32;
+        let font = face.as_scaled(size);
+        // Pen positions and total width as plotters measures them.
+        let mut pens = Vec::with_capacity(text.len());
+        let mut pen = 0f32;
+        let mut prev: Option<GlyphId> = None;
+        for c in text.chars() {
+            let id = font.glyph_id(c);
+            if let Some(p) = prev {
+                pen += font.kern(p, id);
+            }
+            pens.push((id, pen));
+            pen += font.h_advance(id);
+            prev = Some(id);
+        }
+        // The box plotters reserves is `size / 1.24` high; centre the capitals in it.
+        let box_h = size / 1.24;
+        let cap_h = face
+            .outline(face.glyph_id('H'))
+            .map(|o| (o.bounds.max.y - o.bounds.min.y).abs() * font.v_scale_factor())
+            .unwrap_or(0.7 * size);
+        let x0 = match style.anchor().h_pos {
+            HPos::Left => 0.0,
+            HPos::Center => -pen / 2.0,
+            HPos::Right => -pen,
+        };
+        let top = match style.anchor().v_pos {
+            VPos::Top => 0.0,
+            VPos::Center => -box_h / 2.0,
+            VPos::Bottom => -box_h,
+        };
+        let baseline = top + (box_h + cap_h) / 2.0;
+        let trans = style.transform();
+        let (w, h) = self.get_size();
+        for (id, pen) in pens {
+            let glyph = id.with_scale_and_position(font.scale(), point(x0 + pen, baseline));
+            let Some(outline) = font.outline_glyph(glyph) else {
+                continue;
+            };
+            let b = outline.px_bounds();
+            let mut pixels = Vec::new();
+            outline.draw(|x, y, cov| {
+                if cov > 0.0 {
+                    pixels.push((b.min.x as i32 + x as i32, b.min.y as i32 + y as i32, cov));
+                }
+            });
+            for (x, y, cov) in pixels {
+                let (x, y) = trans.transform(x, y);
+                let (x, y) = (pos.0 + x, pos.1 + y);
+                if x >= 0 && y >= 0 && (x as u32) < w && (y as u32) < h {
+                    let c = BackendColor {
+                        alpha: color.alpha * cov.min(1.0) as f64,
+                        rgb: color.rgb,
+                    };
+                    self.0.draw_pixel((x, y), c)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Styling
 
 /// Series colours (matplotlib's "tab10", readable on white and distinguishable).
@@ -251,6 +421,8 @@ const REF_COLOR: RGBColor = RGBColor(70, 70, 70);
 const TEXT_COLOR: RGBColor = RGBColor(20, 20, 20);
 
 const TITLE_SIZE: u32 = 24;
+/// Longest rotated x label, in pixels (longer ones are shortened with "…").
+const MAX_ROTATED_LABEL: u32 = 200;
 const DESC_SIZE: u32 = 20;
 const TICK_SIZE: u32 = 16;
 const LEGEND_SIZE: u32 = 16;
@@ -340,7 +512,7 @@ impl<C, DB: DrawingBackend> Drawable<DB> for Marker<C> {
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum LabelFmt {
     /// Linear axis with ticks every `step`.
-    Linear { step: f64, sci: Option<i32> },
+    Linear { step: f64, sci: bool },
     /// Log axis, ticks at decades: `10ⁿ`, or plain numbers when all are moderate.
     Decades { plain: bool },
     /// Log axis, ticks at other round values.
@@ -380,7 +552,9 @@ impl Axis {
 
     /// Numeric axis over the transformed data extent `ext` (None: no data).
     fn numeric(log: bool, ext: Option<(f64, f64)>, pad_lo: bool, target_ticks: usize) -> Axis {
-        let (mut lo, mut hi) = ext.unwrap_or(if log { (0.0, 1.0) } else { (0.0, 1.0) });
+        // Keep spans finite (values beyond ±1e300 are drawn at the edge).
+        let (lo, hi) = ext.unwrap_or((0.0, 1.0));
+        let (mut lo, mut hi) = (lo.clamp(-1e300, 1e300), hi.clamp(-1e300, 1e300));
         if hi - lo <= f64::EPSILON * lo.abs().max(hi.abs()).max(1e-300) {
             let d = if log {
                 0.5
@@ -485,11 +659,11 @@ fn nice_step(span: f64, target: usize) -> f64 {
 
 /// Multiples of `step` inside [lo, hi].
 fn multiples(lo: f64, hi: f64, step: f64) -> Vec<f64> {
-    if !(step > 0.0) || !step.is_finite() {
+    if step.is_nan() || step <= 0.0 || !step.is_finite() {
         return vec![];
     }
     let (a, b) = ((lo / step).ceil(), (hi / step).floor());
-    if !(b - a < 10_000.0) {
+    if (b - a).is_nan() || b - a >= 10_000.0 {
         return vec![];
     }
     let mut v = Vec::new();
@@ -517,11 +691,7 @@ fn linear_ticks(lo: f64, hi: f64, target: usize) -> (Vec<f64>, Vec<f64>, LabelFm
         .filter(|m| major.iter().all(|x| (x - m).abs() > minor_step * 1e-6))
         .collect();
     let max_abs = major.iter().fold(0f64, |a, x| a.max(x.abs()));
-    let sci = if max_abs >= 1e6 || (max_abs > 0.0 && max_abs < 1e-3) {
-        Some(max_abs.log10().floor() as i32)
-    } else {
-        None
-    };
+    let sci = max_abs >= 1e6 || (max_abs > 0.0 && max_abs < 1e-3);
     (major, minor, LabelFmt::Linear { step, sci })
 }
 
@@ -529,7 +699,7 @@ fn linear_ticks(lo: f64, hi: f64, target: usize) -> (Vec<f64>, Vec<f64>, LabelFm
 fn log_ticks(lo: f64, hi: f64) -> (Vec<f64>, Vec<f64>, LabelFmt) {
     let decades: Vec<i32> = ((lo.ceil() as i32)..=(hi.floor() as i32)).collect();
     let in_range = |t: f64| t >= lo - 1e-12 && t <= hi + 1e-12;
-    if decades.len() >= 2 {
+    if decades.len() >= 3 {
         let stride = decades.len().div_ceil(9).max(1) as i32;
         let major: Vec<f64> = decades
             .iter()
@@ -552,7 +722,7 @@ fn log_ticks(lo: f64, hi: f64) -> (Vec<f64>, Vec<f64>, LabelFmt) {
         let plain = major.iter().all(|&k| (-3.0..=5.0).contains(&k));
         return (major, minor, LabelFmt::Decades { plain });
     }
-    // Less than two decades visible: use 1-2-5 × 10ᵏ, then 1…9 × 10ᵏ.
+    // Less than three decades visible: use 1-2-5 × 10ᵏ, then 1…9 × 10ᵏ.
     let cands = |ms: &[u32]| -> Vec<f64> {
         let mut v = Vec::new();
         for k in (lo.floor() as i32 - 1)..=(hi.ceil() as i32) {
@@ -607,18 +777,26 @@ fn superscript(k: i32) -> String {
         .collect()
 }
 
-/// Tick label on a linear axis with ticks every `step`.
-fn fmt_linear(v: f64, step: f64, sci: Option<i32>) -> String {
-    if v.abs() < step * 1e-9 {
-        return "0".into();
-    }
+/// Tick label on a linear axis with ticks every `step`; `sci`: use `2.5e6` notation.
+fn fmt_linear(v: f64, step: f64, sci: bool) -> String {
     let step_exp = step.log10().floor() as i32;
-    match sci {
-        Some(e) => {
-            let d = (e - step_exp).max(0) as usize;
-            format!("{:.*}e{e}", d, v / 10f64.powi(e))
-        }
-        None => format!("{:.*}", (-step_exp).max(0) as usize, v),
+    if v.abs() < step * 1e-9 {
+        // No "-0"; as many decimals as the other labels.
+        return if sci {
+            "0".into()
+        } else {
+            format!("{:.*}", (-step_exp).max(0) as usize, 0.0)
+        };
+    }
+    if sci {
+        let e = v.abs().log10().floor() as i32;
+        let d = (e - step_exp).max(0) as usize;
+        format!(
+            "{}e{e}",
+            trim_zeros(&format!("{:.*}", d, v / 10f64.powi(e)))
+        )
+    } else {
+        format!("{:.*}", (-step_exp).max(0) as usize, v)
     }
 }
 
@@ -720,10 +898,8 @@ fn prepare(chart: &Chart) -> Layout {
                 };
                 match p {
                     Some(p) => cur.push(p),
-                    None if chart.kind == ChartKind::Line => {
-                        if !cur.is_empty() {
-                            pieces.push(std::mem::take(&mut cur));
-                        }
+                    None if chart.kind == ChartKind::Line && !cur.is_empty() => {
+                        pieces.push(std::mem::take(&mut cur));
                     }
                     None => {}
                 }
@@ -843,16 +1019,49 @@ fn step_path(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
     out
 }
 
-/// Indices of about `n` evenly spread points out of `len`.
-fn spread(len: usize, n: usize) -> Vec<usize> {
-    if len <= n {
-        return (0..len).collect();
+/// About `n` data points evenly spaced along the drawn length of `pieces` (in screen
+/// proportions), the first at `phase` (0…1) of a spacing from the start.
+fn along_path(
+    pieces: &[Vec<(f64, f64)>],
+    xa: &Axis,
+    ya: &Axis,
+    n: usize,
+    phase: f64,
+) -> Vec<(f64, f64)> {
+    let aspect = WIDTH as f64 / HEIGHT as f64;
+    let norm = |p: (f64, f64)| {
+        (
+            (p.0 - xa.lo) / xa.span() * aspect,
+            (p.1 - ya.lo) / ya.span(),
+        )
+    };
+    let mut cum = Vec::new();
+    let mut len = 0.0;
+    for piece in pieces {
+        for (k, &p) in piece.iter().enumerate() {
+            if k > 0 {
+                let (a, b) = (norm(piece[k - 1]), norm(p));
+                len += ((b.0 - a.0).powi(2) + (b.1 - a.1).powi(2)).sqrt();
+            }
+            cum.push((len, p));
+        }
     }
-    let mut v: Vec<usize> = (0..n)
-        .map(|i| (i * (len - 1) + (n - 1) / 2) / (n - 1))
-        .collect();
-    v.dedup();
-    v
+    if cum.is_empty() || n == 0 {
+        return vec![];
+    }
+    let gap = len / n as f64;
+    let mut out = Vec::with_capacity(n);
+    let mut k = 0;
+    for m in 0..n {
+        let target = (m as f64 + phase) * gap;
+        while k + 1 < cum.len() && cum[k].0 < target {
+            k += 1;
+        }
+        if out.last() != Some(&cum[k].1) {
+            out.push(cum[k].1);
+        }
+    }
+    out
 }
 
 /// The legend corner that covers the fewest data points (`box_w`, `box_h`: fractions).
@@ -929,7 +1138,13 @@ fn font(size: u32) -> FontDesc<'static> {
     (FONT, size as f64).into_font()
 }
 
-fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Result<(), String> {
+/// Draws `chart` on `root`. `raster`: the backend is a bitmap, whose thick poly-lines get
+/// long miter spikes at sharp turns, so lines are drawn segment by segment there.
+fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    chart: &Chart,
+    raster: bool,
+) -> Result<(), String> {
     ensure_font()?;
     let err = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("plot: {e}");
     let layout = prepare(chart);
@@ -953,7 +1168,7 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Res
         + if chart.y_label.is_empty() {
             18
         } else {
-            DESC_SIZE + 30
+            DESC_SIZE + 26
         };
     let margin = 15u32;
     let plot_w = WIDTH.saturating_sub(y_area + 2 * margin + 10).max(100);
@@ -975,7 +1190,7 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Res
             .map(|c| text_w(c, x_tick_size))
             .max()
             .unwrap_or(0)
-            .min(220)
+            .min(MAX_ROTATED_LABEL)
     } else {
         x_tick_size
     };
@@ -983,7 +1198,7 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Res
         + if chart.x_label.is_empty() {
             20
         } else {
-            DESC_SIZE + 32
+            DESC_SIZE + 24
         };
 
     let mut builder = ChartBuilder::on(root);
@@ -995,21 +1210,24 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Res
     if !chart.title.is_empty() {
         builder.caption(
             &chart.title,
-            font(TITLE_SIZE).style(FontStyle::Bold).color(&TEXT_COLOR),
+            FontDesc::new(FontFamily::Name(FONT), TITLE_SIZE as f64, FontStyle::Bold)
+                .color(&TEXT_COLOR),
         );
     }
     let mut ctx = builder
         .build_cartesian_2d(xa.clone(), ya.clone())
         .map_err(err)?;
 
-    let x_fmt = |t: &f64| xa.label(*t);
+    // Rotated category labels are drawn below (plotters would centre them on the tick).
+    let x_fmt = |t: &f64| {
+        if x_rotate {
+            String::new()
+        } else {
+            xa.label(*t)
+        }
+    };
     let y_fmt = |t: &f64| ya.label(*t);
-    let mut x_style = font(x_tick_size).color(&TEXT_COLOR);
-    if x_rotate {
-        x_style = x_style
-            .transform(FontTransform::Rotate90)
-            .pos(Pos::new(HPos::Left, VPos::Center));
-    }
+    let x_style = font(x_tick_size).color(&TEXT_COLOR);
     let mut mesh = ctx.configure_mesh();
     mesh.bold_line_style(GRID_BOLD.stroke_width(1))
         .light_line_style(GRID_LIGHT.stroke_width(1))
@@ -1025,6 +1243,31 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Res
         mesh.disable_x_mesh();
     }
     mesh.draw().map_err(err)?;
+    if x_rotate {
+        let style = font(x_tick_size)
+            .color(&TEXT_COLOR)
+            .transform(FontTransform::Rotate270)
+            .pos(Pos::new(HPos::Right, VPos::Center));
+        let labels: Vec<(f64, String)> = xa
+            .major
+            .iter()
+            .map(|&t| {
+                let mut l = xa.label(t);
+                while l.chars().count() > 1 && text_w(&l, x_tick_size) > MAX_ROTATED_LABEL {
+                    l.pop();
+                    l.pop();
+                    l.push('…');
+                }
+                (t, l)
+            })
+            .collect();
+        ctx.draw_series(
+            labels
+                .into_iter()
+                .map(|(t, l)| EmptyElement::at((t, ya.lo)) + Text::new(l, (0, 8), style.clone())),
+        )
+        .map_err(err)?;
+    }
 
     let n_series = layout.series.len();
     for (i, s) in layout.series.iter().enumerate() {
@@ -1044,6 +1287,13 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Res
                         };
                         decimate(&path, xa.lo, xa.hi)
                     })
+                    .flat_map(|p| {
+                        if raster && p.len() > 2 {
+                            p.windows(2).map(|w| w.to_vec()).collect()
+                        } else {
+                            vec![p]
+                        }
+                    })
                     .collect();
                 ctx.draw_series(
                     paths
@@ -1057,14 +1307,9 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Res
                 let marks: Vec<(f64, f64)> = if total <= 40 {
                     s.points().copied().collect()
                 } else {
-                    // Markers spread along the series, offset per series so they do not stack.
-                    let all: Vec<(f64, f64)> = s.points().copied().collect();
-                    let n = MARKERS_PER_LINE;
-                    let shift = (all.len() / n) * (i % 3) / 3;
-                    spread(all.len() - shift, n)
-                        .into_iter()
-                        .map(|k| all[k + shift])
-                        .collect()
+                    // Offset per series so that markers of similar curves do not stack.
+                    let phase = (0.5 + (i % 3) as f64) / 3.0;
+                    along_path(&s.pieces, xa, ya, MARKERS_PER_LINE, phase)
                 };
                 ctx.draw_series(marks.into_iter().map(|p| marker(mk, p, 5, color, false)))
                     .map_err(err)?;
@@ -1143,7 +1388,7 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Res
                 .pos(Pos::new(HPos::Right, VPos::Bottom));
             ctx.draw_series(std::iter::once(Text::new(
                 label.clone(),
-                (xa.hi - 0.01 * xa.span(), *y + 0.012 * ya.span()),
+                (xa.hi - 0.01 * xa.span(), *y + 0.018 * ya.span()),
                 style,
             )))
             .map_err(err)?;
@@ -1292,6 +1537,11 @@ mod tests {
         let svg = check(&empty, &dir, "empty");
         assert!(svg.contains("no data"));
         check(&Chart::default(), &dir, "default");
+        let huge = Chart::new(ChartKind::Line, "huge", "x", "y").with_series(
+            "h",
+            vec![(-f64::MAX, f64::MAX), (f64::MAX, -f64::MAX), (0.0, 1e-320)],
+        );
+        check(&huge, &dir, "huge");
         let flat =
             Chart::new(ChartKind::Scatter, "flat", "x", "y").with_series("c", vec![(5.0, 5.0)]);
         check(&flat, &dir, "flat");
@@ -1307,7 +1557,7 @@ mod tests {
     fn ticks_and_labels() {
         let (major, minor, fmt) = log_ticks(-0.2, 4.3);
         assert_eq!(major, vec![0.0, 1.0, 2.0, 3.0, 4.0]);
-        assert_eq!(minor.len(), 8 * 4 + 2);
+        assert_eq!(minor.len(), 3 + 8 * 4); // 7e-1…9e-1, then 2…9 × 10⁰…10³
         let ax = Axis {
             log: true,
             lo: -0.2,
@@ -1319,7 +1569,7 @@ mod tests {
         };
         assert_eq!(ax.label(3.0), "1000");
         let (major, _, fmt) = log_ticks(1.9, 8.1);
-        assert_eq!(major.len(), 6);
+        assert_eq!(major.len(), 7);
         assert_eq!(fmt, LabelFmt::Decades { plain: false });
         assert_eq!(superscript(-12), "⁻¹²");
         let (major, _, _) = log_ticks(0.4, 1.5);
@@ -1328,11 +1578,20 @@ mod tests {
         assert!(major.contains(&0.0) && major.contains(&1.0));
         if let LabelFmt::Linear { step, sci } = fmt {
             assert_eq!(fmt_linear(0.2, step, sci), "0.2");
+            assert_eq!(fmt_linear(0.0, step, sci), "0.0");
         }
-        assert_eq!(fmt_linear(2.5e6, 5e5, Some(6)), "2.5e6");
+        assert_eq!(fmt_linear(2.5e6, 5e5, true), "2.5e6");
+        assert_eq!(fmt_linear(4e5, 2e5, true), "4e5");
         assert_eq!(fmt_compact(2e6), "2e6");
         assert_eq!(fmt_compact(0.05), "0.05");
-        assert_eq!(spread(100, 5), vec![0, 25, 50, 74, 99]);
+        let ax = Axis::numeric(false, Some((0.0, 10.0)), true, 8);
+        let line: Vec<(f64, f64)> = (0..=100).map(|i| (i as f64 / 10.0, 1.0)).collect();
+        let marks = along_path(&[line], &ax, &ax, 5, 0.5);
+        assert_eq!(marks.len(), 5);
+        assert!(
+            (marks[0].0 - 1.0).abs() < 0.11 && (marks[4].0 - 9.0).abs() < 0.11,
+            "{marks:?}"
+        );
         let long: Vec<(f64, f64)> = (0..100_000).map(|i| (i as f64, (i % 7) as f64)).collect();
         assert!(decimate(&long, 0.0, 1e5).len() <= 8000);
     }

@@ -77,9 +77,20 @@ pub enum Event {
     },
 }
 
+/// Order class of an event among events of the same picosecond: packet arrivals (0) come
+/// before everything else (1), so a packet arriving at the instant a port finishes a
+/// transmission is queued before the port picks its next packet ("arrivals, then departures").
 #[inline]
-fn key(time_ps: u64, seq: u64) -> u128 {
-    ((time_ps as u128) << 64) | seq as u128
+fn class(ev: &Event) -> u8 {
+    match ev {
+        Event::Arrive { .. } => 0,
+        _ => 1,
+    }
+}
+
+#[inline]
+fn key(time_ps: u64, class: u8, seq: u64) -> u128 {
+    ((time_ps as u128) << 64) | ((class as u128) << 63) | (seq as u128 & ((1u128 << 63) - 1))
 }
 
 #[inline]
@@ -114,7 +125,7 @@ impl Ord for Far {
     }
 }
 
-/// Future-event list with deterministic tie-breaking on (time, insertion sequence).
+/// Future-event list with deterministic tie-breaking on (time, class, insertion sequence).
 ///
 /// A calendar queue ("timing wheel"): time is cut into buckets of 2^13 ps; the next 2^14
 /// buckets live in a wheel of unsorted vectors (O(1) insertion), with a bitmap to skip empty
@@ -220,14 +231,18 @@ impl EventQueue {
         if b <= self.cur_idx {
             // Into the bucket being executed (sorted by time descending, next at the end): it
             // must pop after every pending event of the same time, i.e. sit before them.
-            let pos = self.cur.partition_point(|e| e.0 > time_ps);
+            let c = class(&ev);
+            let pos = self
+                .cur
+                .partition_point(|e| (e.0, class(&e.1)) > (time_ps, c));
             self.cur.insert(pos, (time_ps, ev));
         } else if b - self.cur_idx < self.wheel_len as u64 {
             let slot = (b as usize) & (self.wheel_len - 1);
             self.wheel[slot].push((time_ps, ev));
             self.bitmap[slot >> 6] |= 1 << (slot & 63);
         } else {
-            self.overflow.push(Far(key(time_ps, self.seq), ev));
+            self.overflow
+                .push(Far(key(time_ps, class(&ev), self.seq), ev));
         }
     }
 
@@ -305,7 +320,7 @@ impl EventQueue {
         // Entries were appended in scheduling order (overflow migrants, which were scheduled
         // earlier, always arrive before any direct insertion into a slot), so a *stable* sort
         // by time keeps same-time events in scheduling order; reversed, the next is last.
-        self.cur.sort_by_key(|e| e.0);
+        self.cur.sort_by_key(|e| (e.0, class(&e.1)));
         self.cur.reverse();
         true
     }

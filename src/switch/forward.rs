@@ -85,6 +85,12 @@ impl Simulator {
             if !admitted {
                 sw.mmu.drops += 1;
                 self.counters.drops += 1;
+                // SFC triggers at ingress, before the buffer decides (Algorithm 1): a packet
+                // the MMU refuses can still signal its sender.
+                if pkt.kind == PktKind::Data && sw.sfc.is_some() {
+                    let depth = sw.ports[egress as usize].queues[q].bytes;
+                    self.sfc_ingress(s, p, &pkt, egress, q, depth);
+                }
                 self.arena.free(p);
                 return;
             }

@@ -1,0 +1,505 @@
+//! Paper-figure experiments (`sfc experiment …`), driven through the binary: SFC Fig. 1 quick end
+//! to end (outputs and the qualitative ordering of the signaling variants), a tiny §5.3-style
+//! run (SFC lowers the peak buffer without costing throughput), resume after a kill, and every
+//! checked-in experiment file listing, parsing and resolving.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant, SystemTime};
+
+const SFC: &str = env!("CARGO_BIN_EXE_sfc");
+
+/// A fresh directory under the system temp dir, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let p = std::env::temp_dir().join(format!(
+            "sfc-exp-{}-{}-{tag}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).expect("create temp dir");
+        TempDir(p)
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.0.join(name);
+        std::fs::write(&p, text).unwrap_or_else(|e| panic!("write {}: {e}", p.display()));
+        p
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn experiments_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments")
+}
+
+/// Run `sfc ARGS` to completion; panic with its output unless it succeeds.
+fn sfc_ok(args: &[&str]) -> Output {
+    let out = Command::new(SFC)
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("spawn sfc");
+    assert!(
+        out.status.success(),
+        "sfc {args:?} failed ({}):\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// `results.csv` as one map per row (column name → cell).
+fn read_results(dir: &Path) -> Vec<BTreeMap<String, String>> {
+    let p = dir.join("results.csv");
+    let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    let mut lines = text.lines();
+    let head: Vec<&str> = lines
+        .next()
+        .expect("results.csv header")
+        .split(',')
+        .collect();
+    lines
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            head.iter()
+                .zip(l.split(','))
+                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+/// `column` of the row whose `series` is `series`, as a number.
+fn metric(rows: &[BTreeMap<String, String>], series: &str, column: &str) -> f64 {
+    let row = rows
+        .iter()
+        .find(|r| r.get("series").map(String::as_str) == Some(series))
+        .unwrap_or_else(|| panic!("no row for series {series:?} in {rows:?}"));
+    row.get(column)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("series {series:?}: column {column} missing or not a number"))
+}
+
+fn summary(point_dir: &Path) -> serde_json::Value {
+    let p = point_dir.join("summary.json");
+    let t = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    serde_json::from_str(&t).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn mean_throughput(point_dir: &Path) -> f64 {
+    let p = point_dir.join("throughput.csv");
+    let t = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    let v: Vec<f64> = t
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split(',').nth(1)?.parse().ok())
+        .collect();
+    assert!(!v.is_empty(), "{}: no samples", p.display());
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+// ---------------------------------------------------------------------------------------------
+// (a) SFC Fig. 1, quick, end to end
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn fig1_quick_end_to_end() {
+    let tmp = TempDir::new("fig1");
+    let out = tmp.path().join("out");
+    let o = out.to_str().expect("utf-8 path");
+    sfc_ok(&[
+        "experiment",
+        "run",
+        "sfc-fig1",
+        "--quick",
+        "--jobs",
+        "2",
+        "--out",
+        o,
+    ]);
+    for f in [
+        "REPORT.md",
+        "results.csv",
+        "bins.csv",
+        "queue_vs_time.png",
+        "queue_vs_time.svg",
+        "peak_buffer.png",
+        "peak_buffer.svg",
+    ] {
+        let p = out.join(f);
+        let len = std::fs::metadata(&p)
+            .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+            .len();
+        assert!(len > 0, "{} is empty", p.display());
+    }
+    let report = std::fs::read_to_string(out.join("REPORT.md")).expect("REPORT.md");
+    assert!(
+        report.contains("![queue_vs_time](queue_vs_time.png)"),
+        "{report}"
+    );
+    assert!(report.contains("Ours next to the paper"), "{report}");
+    let rows = read_results(&out);
+    assert_eq!(rows.len(), 4, "{rows:?}");
+    let peak = |s: &str| metric(&rows, s, "peak_buffer_bytes");
+    let (sfc, ingress, egress) = (
+        peak("Ingress BTS + Cache"),
+        peak("Ingress BTS"),
+        peak("Egress BTS"),
+    );
+    assert!(
+        sfc < ingress && ingress < egress,
+        "expected SFC < Ingress BTS < Egress BTS peaks, got {sfc} / {ingress} / {egress}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// (b) a tiny §5.3-style run: SFC lowers the peak buffer, throughput is unchanged
+// ---------------------------------------------------------------------------------------------
+
+/// 2 ToRs × 8 hosts under 2 spines (100 G / 400 G, full bisection), 1 µs / 1.5 µs, 32 MiB DT
+/// buffer, HPCC + IRN; Hadoop 50 % for 300 µs plus one 15:1 incast of 250 KB.
+const TINY_53: &str = r#"
+[experiment]
+name = "tiny-53"
+title = "tiny §5.3-style run"
+
+[scenario]
+name = "tiny-53"
+seed = 1
+
+[scenario.topology]
+kind = "leaf_spine"
+spines = 2
+tors = 2
+hosts_per_tor = 8
+host_rate = "100Gbps"
+host_delay = "1us"
+fabric_rate = "400Gbps"
+fabric_delay = "1.5us"
+
+[scenario.buffer]
+mode = "lossy"
+size = "32MiB"
+dt_alpha = 1.0
+
+[scenario.loss_recovery]
+kind = "irn"
+
+[scenario.cc]
+kind = "hpcc"
+
+[scenario.output]
+flows_csv = false
+
+[[scenario.traffic]]
+kind = "poisson"
+cdf = "fb_hadoop"
+load = 0.5
+duration = "DURATION"
+
+[[scenario.traffic]]
+kind = "incast"
+senders = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
+receivers = [0]
+at = "50us"
+sync_window = "20us"
+size = "250KB"
+
+[sweep]
+series = [
+  { name = "none", set = [] },
+  { name = "SFC", set = ['sfc.mode="sfc"'] },
+]
+SEEDS
+
+[[plot]]
+name = "throughput_cdf"
+source = "throughput_cdf"
+
+[[plot]]
+name = "peak_buffer"
+source = "summary"
+kind = "bar"
+y = "peak_buffer_bytes"
+
+[[claim]]
+text = "peak buffer none / SFC"
+metric = "peak_buffer_bytes"
+num = "none"
+den = "SFC"
+paper_low = 2.5
+paper_high = 3.0
+"#;
+
+#[test]
+fn sfc_53_style_lowers_buffer_keeps_throughput() {
+    let tmp = TempDir::new("tiny53");
+    let file = tmp.write(
+        "tiny-53.toml",
+        &TINY_53.replace("DURATION", "300us").replace("SEEDS", ""),
+    );
+    let out = tmp.path().join("out");
+    sfc_ok(&[
+        "experiment",
+        "run",
+        file.to_str().expect("utf-8"),
+        "--jobs",
+        "2",
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    for f in ["REPORT.md", "throughput_cdf.png", "peak_buffer.svg"] {
+        assert!(out.join(f).exists(), "{f} missing");
+    }
+    let rows = read_results(&out);
+    let peak = |s: &str| metric(&rows, s, "peak_buffer_bytes");
+    assert!(
+        peak("SFC") < peak("none"),
+        "SFC peak {} not below none's {}",
+        peak("SFC"),
+        peak("none")
+    );
+    for s in ["none", "SFC"] {
+        assert_eq!(
+            metric(&rows, s, "flows_completed"),
+            metric(&rows, s, "flows_total"),
+            "{s}: not every flow completed"
+        );
+    }
+    let (none, sfc) = (out.join("points/none"), out.join("points/SFC"));
+    let delivered = |d: &Path| {
+        summary(d)["counters"]["delivered_bytes"]
+            .as_f64()
+            .unwrap_or(-1.0)
+    };
+    assert_eq!(delivered(&none), delivered(&sfc), "delivered bytes differ");
+    let (tn, ts) = (mean_throughput(&none), mean_throughput(&sfc));
+    assert!(
+        (tn - ts).abs() <= 0.05 * tn,
+        "mean receiver throughput differs by more than 5 %: none {tn:.2} vs SFC {ts:.2} Gb/s"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// (c) resume: kill a sweep midway, re-run, completed points are not re-run
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn interrupted_sweep_resumes() {
+    let tmp = TempDir::new("resume");
+    // 2 series × 4 seeds = 8 points of ~0.5 s each, one at a time.
+    let file = tmp.write(
+        "resume.toml",
+        &TINY_53
+            .replace("DURATION", "1500us")
+            .replace("SEEDS", "seeds = [1, 2, 3, 4]"),
+    );
+    let out = tmp.path().join("out");
+    let args = [
+        "experiment",
+        "run",
+        file.to_str().expect("utf-8"),
+        "--jobs",
+        "1",
+        "--out",
+        out.to_str().expect("utf-8"),
+    ];
+    let n_points = 8;
+    let done = |dir: &Path| -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(dir.join("points"))
+            .map(|rd| {
+                rd.flatten()
+                    .map(|e| e.path().join("summary.json"))
+                    .filter(|p| p.exists())
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    };
+
+    let mut child = Command::new(SFC)
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn sfc");
+    let t0 = Instant::now();
+    loop {
+        if !done(&out).is_empty() {
+            break;
+        }
+        if let Some(st) = child.try_wait().expect("try_wait") {
+            panic!("sweep finished ({st}) before the test could interrupt it");
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "no point completed within 30 s"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill().expect("kill the sweep");
+    let _ = child.wait();
+    let first: Vec<(PathBuf, SystemTime)> = done(&out)
+        .into_iter()
+        .map(|p| {
+            let m = std::fs::metadata(&p)
+                .and_then(|m| m.modified())
+                .expect("mtime");
+            (p, m)
+        })
+        .collect();
+    assert!(
+        !first.is_empty() && first.len() < n_points,
+        "expected a partial sweep, found {} of {n_points} points complete",
+        first.len()
+    );
+    assert!(
+        !out.join("results.csv").exists(),
+        "results.csv written by an interrupted sweep"
+    );
+
+    let res = sfc_ok(&args);
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert!(
+        err.contains(&format!(
+            "{n_points} points ({} already complete)",
+            first.len()
+        )),
+        "resume did not report the completed points:\n{err}"
+    );
+    for (p, m) in &first {
+        let now = std::fs::metadata(p)
+            .and_then(|m| m.modified())
+            .expect("mtime");
+        assert_eq!(now, *m, "{} was re-run", p.display());
+    }
+    assert_eq!(done(&out).len(), n_points, "not every point completed");
+    let rows = read_results(&out);
+    assert_eq!(rows.len(), n_points, "{rows:?}");
+    for r in &rows {
+        let p = r
+            .get("peak_buffer_bytes")
+            .and_then(|v| v.parse::<f64>().ok());
+        assert!(
+            p.is_some_and(|p| p > 0.0),
+            "row without a peak buffer: {r:?}"
+        );
+    }
+    assert!(out.join("REPORT.md").exists());
+}
+
+// ---------------------------------------------------------------------------------------------
+// (d) every checked-in experiment lists, parses and resolves
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn every_experiment_lists_parses_and_resolves() {
+    let dir = experiments_dir();
+    let listing = sfc_ok(&["experiment", "list", "--dir", dir.to_str().expect("utf-8")]);
+    let listing = String::from_utf8_lossy(&listing.stdout).to_string();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("experiments/")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 15, "only {} experiment files", files.len());
+    let mut names = Vec::new();
+    for f in &files {
+        let e = sfc::experiment::Experiment::load(f).unwrap_or_else(|e| panic!("{e}"));
+        let fname = f.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+        assert_eq!(
+            e.meta.name,
+            fname,
+            "{}: name differs from the file name",
+            f.display()
+        );
+        assert!(
+            listing.contains(&e.meta.name),
+            "`sfc experiment list` does not show {}:\n{listing}",
+            e.meta.name
+        );
+        assert!(
+            !names.contains(&e.meta.name),
+            "duplicate name {}",
+            e.meta.name
+        );
+        names.push(e.meta.name.clone());
+        assert!(
+            !e.meta.description.trim().is_empty(),
+            "{fname}: no description"
+        );
+        assert!(!e.plots.is_empty(), "{fname}: no plots");
+        assert!(!e.claims.is_empty(), "{fname}: no claims");
+        // Claims and filters refer to series and axes that exist.
+        let series: Vec<&str> = e.sweep.series.iter().map(|s| s.name.as_str()).collect();
+        let axes: Vec<&str> = e.sweep.axes.iter().map(|a| a.key.as_str()).collect();
+        for c in &e.claims {
+            for s in std::iter::once(&c.num).chain(c.den.iter()) {
+                assert!(
+                    series.contains(&s.as_str()),
+                    "{fname}: claim {:?}: no series {s:?}",
+                    c.text
+                );
+            }
+            for k in c.filter.keys() {
+                assert!(
+                    axes.contains(&k.as_str()),
+                    "{fname}: claim filter on unknown axis {k}"
+                );
+            }
+        }
+        for p in &e.plots {
+            for k in p.filter.keys() {
+                assert!(
+                    axes.contains(&k.as_str()),
+                    "{fname}: plot {} filters unknown axis {k}",
+                    p.name
+                );
+            }
+        }
+        // Every quick point resolves, and the first full point of every series.
+        let quick = sfc::experiment::runner::points(&e, true);
+        let full = sfc::experiment::runner::points(&e, false);
+        assert!(!quick.is_empty() && !full.is_empty(), "{fname}: empty grid");
+        assert!(
+            quick.len() <= full.len(),
+            "{fname}: quick has more points than full"
+        );
+        let mut seen = Vec::new();
+        let first_full = full.iter().filter(|p| {
+            let new = !seen.contains(&p.series);
+            seen.push(p.series.clone());
+            new
+        });
+        for p in quick.iter().chain(first_full) {
+            sfc::scenario::from_str(
+                &e.scenario_text,
+                &format!("{fname} [{}]", p.id),
+                &e.dir,
+                &p.sets,
+            )
+            .unwrap_or_else(|err| panic!("{err}"));
+        }
+    }
+}
