@@ -96,6 +96,12 @@ pub fn progress_bar(enabled: bool, stop_ps: u64) -> impl FnMut(&Progress) {
 pub fn summary_json(sim: &Simulator, stats: &RunStats, name: &str, wall: f64) -> serde_json::Value {
     let events = sim.q.events();
     let hops = sim.counters.packet_hops;
+    let ls = sim.link_stats();
+    let n = ls.len().max(1) as f64;
+    let link_util = json!({
+        "mean": ls.iter().map(|l| l.5).sum::<f64>() / n,
+        "max": ls.iter().map(|l| l.5).fold(0.0, f64::max),
+    });
     json!({
         "name": name,
         "flows_total": stats.flows_total,
@@ -123,6 +129,7 @@ pub fn summary_json(sim: &Simulator, stats: &RunStats, name: &str, wall: f64) ->
         "counters": sim.counters,
         "packets_peak_live": sim.arena.peak_live(),
         "events_peak_pending": sim.q.peak_len(),
+        "link_utilization": link_util,
         "sfc": sfc_json(sim),
     })
 }
@@ -217,6 +224,12 @@ pub fn write_outputs(
         .collect();
     write_fct_file(&dir.join("fct.txt"), &done)?;
     sim.buffer_mon.write_csv(&dir.join("buffer.csv"))?;
+    // Link utilization per direction.
+    let mut l = String::from("node,port,peer,rate_bps,tx_bytes,utilization\n");
+    for (n, p, peer, r, b, u) in sim.link_stats() {
+        l.push_str(&format!("{n},{p},{peer},{r},{b},{u}\n"));
+    }
+    write_atomic(&dir.join("links.csv"), l.as_bytes())?;
     // Receiver throughput samples (one per receiver per 100 µs interval with traffic).
     let mut t = String::from("sample,gbps\n");
     for (i, g) in sim.throughput.samples_gbps().iter().enumerate() {

@@ -706,6 +706,37 @@ impl Simulator {
             .collect()
     }
 
+    /// Every link direction: (node, port, peer node, rate bps, bytes sent, utilization over the
+    /// simulated time).
+    pub fn link_stats(&self) -> Vec<(u32, u16, u32, u64, u64, f64)> {
+        let t = self.q.now().max(1) as f64;
+        let util = |l: &PortLink| l.tx_bytes as f64 * 8.0 / (l.rate_bps as f64 * t / 1e12);
+        let mut v = Vec::new();
+        for h in &self.hosts {
+            v.push((
+                h.node,
+                0,
+                h.link.peer,
+                h.link.rate_bps,
+                h.link.tx_bytes,
+                util(&h.link),
+            ));
+        }
+        for s in &self.switches {
+            for (i, p) in s.ports.iter().enumerate() {
+                v.push((
+                    s.node,
+                    i as u16,
+                    p.link.peer,
+                    p.link.rate_bps,
+                    p.link.tx_bytes,
+                    util(&p.link),
+                ));
+            }
+        }
+        v
+    }
+
     /// Max over switches of peak shared-buffer use, bytes.
     pub fn peak_buffer_bytes(&self) -> u64 {
         self.switches
