@@ -591,7 +591,7 @@ fn bottleneck_use(n: u32, qth: u64, qtg: u64) -> (f64, u64) {
     let mut idle = 0;
     step(&mut sim, from, to, 10 * NS, |s, _| {
         let p = &s.switches[0].ports[0];
-        if !p.busy && p.queues[PRIO].bytes == 0 {
+        if (p.busy_until_ps < s.q.now() || p.busy_until_ps == 0) && p.queues[PRIO].bytes == 0 {
             idle += 1;
         }
     });

@@ -37,8 +37,10 @@ pub struct HostNic {
     pub node: u32,
     /// Its only link.
     pub link: PortLink,
-    /// A packet is being serialized.
-    pub busy: bool,
+    /// The NIC is serializing a packet until this time, picoseconds.
+    pub busy_until_ps: u64,
+    /// A `TxDone` event is pending (scheduled lazily, see `switch::EgressPort`).
+    pub txdone_pending: bool,
     /// ACK/NACK (and other control) packets waiting; strict priority over data.
     pub ctrl: VecDeque<u32>,
     /// Flows with this host as sender that have started and not finished.

@@ -26,10 +26,17 @@ impl Simulator {
 
     /// Run the NIC arbiter of host `h` if its link is idle.
     pub(crate) fn host_try_send(&mut self, h: usize) {
-        if self.hosts[h].busy {
+        let now = self.q.now();
+        if self.hosts[h].busy_until_ps >= now && self.hosts[h].busy_until_ps != 0 {
+            // Still serializing: wake up when done (at most one pending TxDone).
+            let nic = &mut self.hosts[h];
+            if !nic.txdone_pending {
+                nic.txdone_pending = true;
+                let (t, node) = (nic.busy_until_ps, nic.node);
+                self.q.schedule(t, Event::TxDone { node, port: 0 });
+            }
             return;
         }
-        let now = self.q.now();
         // 1. Control packets, strict priority.
         if let Some(&p) = self.hosts[h].ctrl.front() {
             let prio = if self.cfg.ack_high_prio {

@@ -271,7 +271,8 @@ impl Simulator {
                     hosts.push(HostNic {
                         node: n as u32,
                         link: link_of(n, 0),
-                        busy: false,
+                        busy_until_ps: 0,
+                        txdone_pending: false,
                         ctrl: Default::default(),
                         active: Vec::new(),
                         rr: 0,
@@ -517,20 +518,34 @@ impl Simulator {
     pub(crate) fn transmit(&mut self, node: u32, port: u16, p: u32) {
         let now = self.q.now();
         let size = self.arena.get(p).size;
-        let link = match self.nodes[node as usize] {
+        let rate = match self.nodes[node as usize] {
+            NodeRef::Host(h) => self.hosts[h as usize].link.rate_bps,
+            NodeRef::Switch(s) => self.switches[s as usize].ports[port as usize].link.rate_bps,
+        };
+        let ser = self.cfg.framing.ser_ps(size, rate);
+        // The port is busy until `now + ser`; a TxDone is scheduled only if it has more to send.
+        let (link, more) = match self.nodes[node as usize] {
             NodeRef::Host(h) => {
                 let nic = &mut self.hosts[h as usize];
-                nic.busy = true;
-                &mut nic.link
+                nic.busy_until_ps = now + ser;
+                let more = !nic.ctrl.is_empty() || !nic.active.is_empty();
+                let more = more && !nic.txdone_pending;
+                if more {
+                    nic.txdone_pending = true;
+                }
+                (&mut nic.link, more)
             }
             NodeRef::Switch(s) => {
                 let ep = &mut self.switches[s as usize].ports[port as usize];
-                ep.busy = true;
-                &mut ep.link
+                ep.busy_until_ps = now + ser;
+                let more = ep.nonempty != 0 && !ep.txdone_pending;
+                if more {
+                    ep.txdone_pending = true;
+                }
+                (&mut ep.link, more)
             }
         };
         link.tx_bytes += size as u64;
-        let ser = self.cfg.framing.ser_ps(size, link.rate_bps);
         let (peer, peer_port, delay) = (link.peer, link.peer_port, link.delay_ps);
         let proc = match self.nodes[peer as usize] {
             NodeRef::Host(_) => self.cfg.nic_delay_ps,
@@ -540,7 +555,9 @@ impl Simulator {
         let idle_wire = link.flight.is_empty();
         link.flight.push_back((arrive, p));
         self.counters.packet_hops += 1;
-        self.q.schedule(now + ser, Event::TxDone { node, port });
+        if more {
+            self.q.schedule(now + ser, Event::TxDone { node, port });
+        }
         if idle_wire {
             self.q.schedule(
                 arrive,
@@ -614,11 +631,19 @@ impl Simulator {
             }
             Event::TxDone { node, port } => match self.nodes[node as usize] {
                 NodeRef::Host(h) => {
-                    self.hosts[h as usize].busy = false;
+                    let nic = &mut self.hosts[h as usize];
+                    nic.txdone_pending = false;
+                    if nic.busy_until_ps <= self.q.now() {
+                        nic.busy_until_ps = 0;
+                    }
                     self.host_try_send(h as usize);
                 }
                 NodeRef::Switch(s) => {
-                    self.switches[s as usize].ports[port as usize].busy = false;
+                    let ep = &mut self.switches[s as usize].ports[port as usize];
+                    ep.txdone_pending = false;
+                    if ep.busy_until_ps <= self.q.now() {
+                        ep.busy_until_ps = 0;
+                    }
                     self.switch_try_send(s as usize, port);
                 }
             },

@@ -104,7 +104,6 @@ impl Simulator {
         if port.mon != u32::MAX {
             self.queue_mon.update(port.mon as usize, now, port.bytes);
         }
-        let idle = !port.busy;
         // Hook: ingress/enqueue. SFC's trigger sees the depth before this packet.
         if pkt.kind == PktKind::Data && sw.sfc.is_some() {
             self.sfc_ingress(s, p, &pkt, egress, q, depth_before);
@@ -112,9 +111,7 @@ impl Simulator {
         if xoff {
             self.pfc_send(s, in_port, q, true);
         }
-        if idle {
-            self.switch_try_send(s, egress);
-        }
+        self.switch_try_send(s, egress);
     }
 
     /// Serve the next packet of port `port` of switch `s` if the port is idle.
@@ -123,7 +120,18 @@ impl Simulator {
         let sched = self.cfg.scheduler;
         let sw = &mut self.switches[s];
         let ep = &mut sw.ports[port as usize];
-        if ep.busy {
+        // Busy until `busy_until_ps` inclusive: a port that finishes exactly now takes its next
+        // packet in its TxDone event, after every packet arriving at this instant (arrivals
+        // are ordered before departures at equal times). 0 = freed by its TxDone.
+        if ep.busy_until_ps >= now && ep.busy_until_ps != 0 {
+            // Still serializing: make sure the port wakes up when it is done.
+            if !ep.txdone_pending {
+                ep.txdone_pending = true;
+                let t = ep.busy_until_ps;
+                let node = sw.node;
+                self.q
+                    .schedule(t, crate::engine::Event::TxDone { node, port });
+            }
             return;
         }
         let arena = &self.arena;

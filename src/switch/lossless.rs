@@ -64,11 +64,8 @@ impl Simulator {
             self.counters.pfc_resumes += 1;
             pfc.refresh_at[i] = 0;
         }
-        let ep = &mut sw.ports[port as usize];
-        ep.enqueue(0, p, size as u64);
-        if !ep.busy {
-            self.switch_try_send(s, port);
-        }
+        sw.ports[port as usize].enqueue(0, p, size as u64);
+        self.switch_try_send(s, port);
     }
 
     /// Send a PFC PAUSE of `dur_ps` for priority `q` out of `port` without PFC accounting
@@ -86,11 +83,8 @@ impl Simulator {
             ts_ps: dur_ps,
             ..Packet::default()
         });
-        let ep = &mut self.switches[s].ports[port as usize];
-        ep.enqueue(0, p, size as u64);
-        if !ep.busy {
-            self.switch_try_send(s, port);
-        }
+        self.switches[s].ports[port as usize].enqueue(0, p, size as u64);
+        self.switch_try_send(s, port);
     }
 
     /// A PFC frame arrived at `node` on `port`: pause or resume that port's priority.

@@ -34,8 +34,12 @@ pub struct PktQueue {
 pub struct EgressPort {
     /// The link this port transmits on.
     pub link: PortLink,
-    /// A packet is being serialized.
-    pub busy: bool,
+    /// The port is serializing a packet until this time, picoseconds.
+    pub busy_until_ps: u64,
+    /// A `TxDone` event is pending for this port. It is scheduled lazily — only when the port
+    /// has (or gets) something to send while busy — so an idle-after-transmission port costs
+    /// no event.
+    pub txdone_pending: bool,
     /// Queues; index 0 is the strict-priority control class.
     pub queues: Vec<PktQueue>,
     /// Bit q set = queue q paused by the downstream (PFC, BFC). Queue 0 is never paused.
@@ -70,7 +74,8 @@ impl EgressPort {
     pub fn new(link: PortLink, nq: usize, host_facing: bool) -> Self {
         EgressPort {
             link,
-            busy: false,
+            busy_until_ps: 0,
+            txdone_pending: false,
             queues: vec![PktQueue::default(); nq],
             paused_mask: 0,
             rr: 1,
