@@ -23,11 +23,6 @@ pub struct PortLink {
     pub error_rate: f64,
     /// Bytes transmitted on this direction (counts every frame).
     pub tx_bytes: u64,
-    /// Packets on the wire in this direction, in order: (arrival time at the peer, slot).
-    /// A link is FIFO, so only its head needs an event: the event list holds one pending
-    /// arrival per busy link instead of one per packet in flight, which keeps it small and
-    /// cache-resident.
-    pub flight: std::collections::VecDeque<(u64, u32)>,
 }
 
 /// One host NIC (one port).

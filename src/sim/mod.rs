@@ -250,7 +250,6 @@ impl Simulator {
                 delay_ps: l.delay_ps,
                 error_rate: l.error_rate,
                 tx_bytes: 0,
-                flight: Default::default(),
             }
         };
         // NIC rate: the slowest host link (PFC's α doubles per rate doubling above it).
@@ -552,65 +551,24 @@ impl Simulator {
             NodeRef::Switch(_) => self.cfg.switch_delay_ps,
         };
         let arrive = now + ser + delay + proc;
-        let idle_wire = link.flight.is_empty();
-        link.flight.push_back((arrive, p));
         self.counters.packet_hops += 1;
         if more {
             self.q.schedule(now + ser, Event::TxDone { node, port });
         }
-        if idle_wire {
-            self.q.schedule(
-                arrive,
-                Event::Arrive {
-                    node: peer,
-                    port: peer_port,
-                    pkt: p,
-                },
-            );
-        }
-    }
-
-    /// The packet at the head of the wire that ends at `node`'s `port` arrives now; schedule
-    /// the arrival of the next one on that wire.
-    #[inline]
-    fn pop_wire(&mut self, node: u32, port: u16) -> u32 {
-        let (snode, sport) = match self.nodes[node as usize] {
-            NodeRef::Host(h) => {
-                let l = &self.hosts[h as usize].link;
-                (l.peer, l.peer_port)
-            }
-            NodeRef::Switch(s) => {
-                let l = &self.switches[s as usize].ports[port as usize].link;
-                (l.peer, l.peer_port)
-            }
-        };
-        let link = match self.nodes[snode as usize] {
-            NodeRef::Host(h) => &mut self.hosts[h as usize].link,
-            NodeRef::Switch(s) => &mut self.switches[s as usize].ports[sport as usize].link,
-        };
-        let (t, p) = link
-            .flight
-            .pop_front()
-            .expect("an arrival event implies a packet on the wire");
-        debug_assert_eq!(t, self.q.now());
-        if let Some(&(tn, pn)) = link.flight.front() {
-            self.q.schedule(
-                tn,
-                Event::Arrive {
-                    node,
-                    port,
-                    pkt: pn,
-                },
-            );
-        }
-        p
+        self.q.schedule(
+            arrive,
+            Event::Arrive {
+                node: peer,
+                port: peer_port,
+                pkt: p,
+            },
+        );
     }
 
     #[inline]
     fn dispatch(&mut self, ev: Event) {
         match ev {
-            Event::Arrive { node, port, .. } => {
-                let pkt = self.pop_wire(node, port);
+            Event::Arrive { node, port, pkt } => {
                 let err = match self.nodes[node as usize] {
                     NodeRef::Host(h) => self.hosts[h as usize].link.error_rate,
                     NodeRef::Switch(s) => {
