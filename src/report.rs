@@ -126,6 +126,7 @@ pub fn summary_json(sim: &Simulator, stats: &RunStats, name: &str, wall: f64) ->
             "mean": stats.slowdown.mean,
         },
         "bins": stats.bins,
+        "by_dport": stats.by_dport,
         "counters": sim.counters,
         "packets_peak_live": sim.arena.peak_live(),
         "events_peak_pending": sim.q.peak_len(),

@@ -137,7 +137,8 @@ pub struct Plot {
 pub struct Claim {
     /// What is compared, in words.
     pub text: String,
-    /// Summary metric path.
+    /// Summary metric path (dotted; array elements by index, e.g. `bins.3.slowdown.p99` or
+    /// `by_dport.0.slowdown.p99`).
     pub metric: String,
     /// Series whose value is the numerator (or the value itself without `den`).
     pub num: String,

@@ -254,7 +254,10 @@ fn summary_of(base: &Path, p: &Point) -> Result<serde_json::Value, String> {
 pub fn json_path(v: &serde_json::Value, path: &str) -> Option<f64> {
     let mut cur = v;
     for part in path.split('.') {
-        cur = cur.get(part)?;
+        cur = match (cur, part.parse::<usize>()) {
+            (serde_json::Value::Array(a), Ok(i)) => a.get(i)?,
+            _ => cur.get(part)?,
+        };
     }
     cur.as_f64()
 }
@@ -684,6 +687,7 @@ pub fn aggregate(
             let tol = c.tolerance.unwrap_or(0.25);
             let verdict = match ours {
                 None => "no data".to_string(),
+                Some(v) if !v.is_finite() => "no data".to_string(),
                 Some(v) if v >= c.paper_low * (1.0 - tol) && v <= hi * (1.0 + tol) => {
                     "matches".to_string()
                 }
