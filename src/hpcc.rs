@@ -580,6 +580,12 @@ pub fn resolve(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
     if !(buf_mib > 0.0 && buf_mib.is_finite()) {
         return Err(c.err("BUFFER_SIZE", "must be a positive number of MiB"));
     }
+    if buf_mib * 1048576.0 < 2.0 * 9100.0 && c.str("BUFFER_MODE") != Some("unlimited") {
+        return Err(c.err(
+            "BUFFER_SIZE",
+            "is smaller than two packets: nothing could ever be forwarded",
+        ));
+    }
     let mode = match c.str("BUFFER_MODE").unwrap_or("lossless") {
         "lossless" => BufferMode::Lossless,
         "lossy" => BufferMode::Lossy,

@@ -972,7 +972,6 @@ fn error_flow_to_a_switch_names_the_line() {
 }
 
 #[test]
-#[ignore = "bug: a flow priority outside 1..8 is reported without the flow file name or line"]
 fn error_flow_priority_names_the_file() {
     let d = star2_dir("e-pg");
     d.write("flow.txt", "1\n0 1 9 100 1000 2.0\n");
@@ -1114,7 +1113,6 @@ fn error_negative_irn_rto() {
 }
 
 #[test]
-#[ignore = "bug: a BUFFER_SIZE smaller than two packets is rejected without the config file name and line"]
 fn error_buffer_smaller_than_two_packets_names_the_key() {
     let d = star2_dir("e-tinybuf");
     let r = hpcc(&d, &star2_config("BUFFER_MODE lossy\nBUFFER_SIZE 0.0001\n"));

@@ -129,6 +129,12 @@ pub fn parse(text: &str, name: &str) -> Result<(Vec<FlowSpec>, Vec<String>), Str
         let src: u32 = field(t[0], 1, "src", name, ln)?;
         let dst: u32 = field(t[1], 2, "dst", name, ln)?;
         let prio: u8 = field(t[2], 3, "pg", name, ln)?;
+        if prio == 0 || prio > 7 {
+            // Queue 0 is the strict-priority control class; HPCC-sim has 8 queues (pg 1..=7).
+            return Err(format!(
+                "{name}:{ln}: field 3 (pg) = {prio} must be in 1..=7 (queue 0 is the control class)"
+            ));
+        }
         let dport: u16 = field(t[3], 4, "dport", name, ln)?;
         let size_bytes: u64 = field(t[4], 5, "size", name, ln)?;
         if size_bytes == 0 {
