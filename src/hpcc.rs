@@ -285,16 +285,7 @@ pub fn resolve(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
     let (mut topo, warns) =
         crate::topology::hpcc_file::parse_with_warnings(&text, &topo_path.display().to_string())?;
     warnings.extend(warns);
-    let host_rate = topo
-        .links
-        .iter()
-        .filter(|l| {
-            topo.kinds[l.a as usize] == crate::topology::NodeKind::Host
-                || topo.kinds[l.b as usize] == crate::topology::NodeKind::Host
-        })
-        .map(|l| l.rate_bps)
-        .min()
-        .unwrap_or(100_000_000_000);
+    let host_rate = topo.host_rate_bps().unwrap_or(100_000_000_000);
     let rate_key = |key: &str| -> Result<Option<u64>, String> {
         c.str(key)
             .map(|v| parse_rate_bps(v).map_err(|e| c.err(key, e)))

@@ -59,47 +59,7 @@ enum Cmd {
     },
     /// Generate an HPCC-sim flow file (like HPCC's traffic_gen.py, but seeded): Poisson
     /// arrivals per host at a load, sizes from a CDF, uniform destinations; optionally incasts.
-    Trace {
-        /// HPCC topology file whose hosts send (or use --hosts).
-        #[arg(long)]
-        topology: Option<PathBuf>,
-        /// Number of hosts 0..N-1 (when no topology is given).
-        #[arg(long)]
-        hosts: Option<u32>,
-        /// Size CDF: built-in name (websearch, fb_hadoop, google_rpc, …) or an HPCC CDF file.
-        #[arg(long, default_value = "websearch")]
-        cdf: String,
-        /// Offered load per host, fraction of the host link rate.
-        #[arg(long, default_value_t = 0.3)]
-        load: f64,
-        /// Host link rate [default: the topology's host link rate, else 100Gbps].
-        #[arg(long)]
-        bw: Option<String>,
-        /// Duration of arrivals, e.g. 5ms.
-        #[arg(long, default_value = "5ms")]
-        time: String,
-        /// Time of the first possible arrival (traffic_gen.py uses 2 s).
-        #[arg(long, default_value = "2s")]
-        start: String,
-        /// Incast degree (senders per event); 0 = no incast.
-        #[arg(long, default_value_t = 0)]
-        incast_degree: usize,
-        /// Incast message size.
-        #[arg(long, default_value = "500KB")]
-        incast_size: String,
-        /// Incast load, fraction of the aggregate host capacity.
-        #[arg(long, default_value_t = 0.02)]
-        incast_load: f64,
-        /// Incast synchronization window.
-        #[arg(long, default_value = "0us")]
-        sync_window: String,
-        /// Random seed.
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-        /// Output flow file.
-        #[arg(long, short)]
-        out: PathBuf,
-    },
+    Trace(sfc::workload::trace_cmd::TraceArgs),
     /// Reproduce a paper figure: `sfc experiment list`, `sfc experiment run NAME`.
     Experiment {
         #[command(subcommand)]
@@ -204,35 +164,7 @@ fn main() -> ExitCode {
         Cmd::Hpcc { config } => sfc::hpcc::run_config(&config),
         Cmd::Bench { quick, filter } => sfc::bench::run(quick, filter.as_deref()),
         Cmd::Experiment { cmd } => cmd_experiment(cmd),
-        Cmd::Trace {
-            topology,
-            hosts,
-            cdf,
-            load,
-            bw,
-            time,
-            start,
-            incast_degree,
-            incast_size,
-            incast_load,
-            sync_window,
-            seed,
-            out,
-        } => sfc::workload::trace_cmd::run(&sfc::workload::trace_cmd::TraceArgs {
-            topology,
-            hosts,
-            cdf,
-            load,
-            bw,
-            time,
-            start,
-            incast_degree,
-            incast_size,
-            incast_load,
-            sync_window,
-            seed,
-            out,
-        }),
+        Cmd::Trace(args) => sfc::workload::trace_cmd::run(&args),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

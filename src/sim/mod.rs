@@ -253,16 +253,7 @@ impl Simulator {
             }
         };
         // NIC rate: the slowest host link (PFC's α doubles per rate doubling above it).
-        let host_rate = topo
-            .links
-            .iter()
-            .filter(|l| {
-                topo.kinds[l.a as usize] == NodeKind::Host
-                    || topo.kinds[l.b as usize] == NodeKind::Host
-            })
-            .map(|l| l.rate_bps)
-            .min()
-            .unwrap_or(1);
+        let host_rate = topo.host_rate_bps().unwrap_or(1);
         for n in 0..topo.num_nodes() {
             match topo.kinds[n] {
                 NodeKind::Host => {

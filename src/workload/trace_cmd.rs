@@ -9,34 +9,47 @@ use crate::units::{parse_bytes, parse_rate_bps, parse_time_ps};
 use crate::workload::cdf::{CdfFormat, SizeCdf, builtin};
 use crate::workload::traffic;
 
-/// Arguments of `sfc trace` (see `--help`).
-#[derive(Clone, Debug)]
+/// Arguments of `sfc trace` (also its command-line interface).
+#[derive(Clone, Debug, clap::Args)]
 pub struct TraceArgs {
-    /// HPCC topology file (hosts and host rate).
+    /// HPCC topology file whose hosts send (or use --hosts).
+    #[arg(long)]
     pub topology: Option<PathBuf>,
-    /// Hosts 0..N-1 when no topology is given.
+    /// Number of hosts 0..N-1 (when no topology is given).
+    #[arg(long)]
     pub hosts: Option<u32>,
-    /// CDF name or file.
+    /// Size CDF: built-in name (websearch, fb_hadoop, google_rpc, …) or an HPCC CDF file.
+    #[arg(long, default_value = "websearch")]
     pub cdf: String,
-    /// Load per host.
+    /// Offered load per host, fraction of the host link rate.
+    #[arg(long, default_value_t = 0.3)]
     pub load: f64,
-    /// Host link rate.
+    /// Host link rate [default: the topology's host link rate, else 100Gbps].
+    #[arg(long)]
     pub bw: Option<String>,
-    /// Duration of arrivals.
+    /// Duration of arrivals, e.g. 5ms.
+    #[arg(long, default_value = "5ms")]
     pub time: String,
-    /// Base time.
+    /// Time of the first possible arrival (traffic_gen.py uses 2 s).
+    #[arg(long, default_value = "2s")]
     pub start: String,
-    /// Incast degree (0 = none).
+    /// Incast degree (senders per event); 0 = no incast.
+    #[arg(long, default_value_t = 0)]
     pub incast_degree: usize,
     /// Incast message size.
+    #[arg(long, default_value = "500KB")]
     pub incast_size: String,
-    /// Incast load.
+    /// Incast load, fraction of the aggregate host capacity.
+    #[arg(long, default_value_t = 0.02)]
     pub incast_load: f64,
     /// Incast synchronization window.
+    #[arg(long, default_value = "0us")]
     pub sync_window: String,
-    /// Seed.
+    /// Random seed.
+    #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Output path.
+    /// Output flow file.
+    #[arg(long, short)]
     pub out: PathBuf,
 }
 
@@ -46,15 +59,7 @@ pub fn run(a: &TraceArgs) -> Result<(), String> {
         (Some(p), _) => {
             let (t, _) = crate::topology::hpcc_file::load(p)?;
             let hosts = t.hosts();
-            let rate = t
-                .links
-                .iter()
-                .filter(|l| {
-                    t.kinds[l.a as usize] == crate::topology::NodeKind::Host
-                        || t.kinds[l.b as usize] == crate::topology::NodeKind::Host
-                })
-                .map(|l| l.rate_bps)
-                .min();
+            let rate = t.host_rate_bps();
             (hosts, rate)
         }
         (None, Some(n)) => ((0..n).collect(), None),
