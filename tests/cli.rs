@@ -2,11 +2,12 @@
 //! determinism, `--set`), `validate` on good and bad files, `--help`. Every bad input must give
 //! exit ≠ 0, a message naming the file and the line or key, and never a panic.
 
-use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+mod common;
+
+use common::{Run, TempDir, run_with_timeout};
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
 
 const SFC: &str = env!("CARGO_BIN_EXE_sfc");
 
@@ -17,160 +18,11 @@ const TIMEOUT: Duration = Duration::from_secs(20);
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-/// A fresh directory under the system temp dir, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let p = std::env::temp_dir().join(format!(
-            "sfc-cli-{}-{}-{tag}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).expect("create temp dir");
-        TempDir(p)
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-
-    fn join(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-
-    fn write(&self, name: &str, text: &str) -> PathBuf {
-        let p = self.join(name);
-        if let Some(parent) = p.parent() {
-            std::fs::create_dir_all(parent).expect("create parent dir");
-        }
-        std::fs::write(&p, text).unwrap_or_else(|e| panic!("write {}: {e}", p.display()));
-        p
-    }
-
-    fn read(&self, name: &str) -> String {
-        let p = self.join(name);
-        std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("read {}: {e}", p.display()))
-    }
-
-    fn bytes(&self, name: &str) -> Vec<u8> {
-        let p = self.join(name);
-        std::fs::read(&p).unwrap_or_else(|e| panic!("read {}: {e}", p.display()))
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// Result of one `sfc` invocation.
-struct Run {
-    status: Option<ExitStatus>,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn ok(&self) -> bool {
-        self.status.is_some_and(|s| s.success())
-    }
-
-    fn show(&self) -> String {
-        format!(
-            "status: {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-            self.status, self.stdout, self.stderr
-        )
-    }
-
-    fn assert_no_panic(&self) {
-        assert!(
-            !self.stderr.contains("panicked") && !self.stderr.contains("RUST_BACKTRACE"),
-            "sfc panicked:\n{}",
-            self.show()
-        );
-    }
-
-    fn assert_ok(&self) {
-        assert!(self.ok(), "sfc failed:\n{}", self.show());
-        self.assert_no_panic();
-    }
-
-    /// Exit ≠ 0 (a real exit, not a signal or the timeout), no panic, and an `error:` message
-    /// on stderr containing every needle.
-    fn assert_error(&self, needles: &[&str]) {
-        let status = self
-            .status
-            .unwrap_or_else(|| panic!("sfc did not terminate:\n{}", self.show()));
-        assert!(
-            !status.success(),
-            "expected failure, got success:\n{}",
-            self.show()
-        );
-        assert!(
-            status.code().is_some(),
-            "killed by a signal:\n{}",
-            self.show()
-        );
-        self.assert_no_panic();
-        // The needles must be in the error message itself, not in earlier warnings.
-        let at = self
-            .stderr
-            .find("error:")
-            .unwrap_or_else(|| panic!("no `error:` message:\n{}", self.show()));
-        let msg = &self.stderr[at..];
-        for n in needles {
-            assert!(
-                msg.contains(n),
-                "error message does not mention `{n}`:\n{}",
-                self.show()
-            );
-        }
-    }
-}
-
-/// Run `sfc args…` in `cwd`, killing it (by its own pid) after `timeout`.
+/// Run `sfc args…` in `cwd`, killing it after `timeout`.
 fn sfc_timeout(cwd: &Path, args: &[&str], timeout: Duration) -> Run {
-    let mut child = Command::new(SFC)
-        .args(args)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn sfc");
-    let mut out = child.stdout.take().expect("stdout");
-    let mut err = child.stderr.take().expect("stderr");
-    let t_out = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = out.read_to_end(&mut v);
-        v
-    });
-    let t_err = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = err.read_to_end(&mut v);
-        v
-    });
-    let deadline = Instant::now() + timeout;
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("wait") {
-            break Some(s);
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    Run {
-        status,
-        stdout: String::from_utf8_lossy(&t_out.join().unwrap_or_default()).into_owned(),
-        stderr: String::from_utf8_lossy(&t_err.join().unwrap_or_default()).into_owned(),
-    }
+    let mut cmd = Command::new(SFC);
+    cmd.args(args).current_dir(cwd);
+    run_with_timeout(cmd, timeout)
 }
 
 fn sfc(cwd: &Path, args: &[&str]) -> Run {

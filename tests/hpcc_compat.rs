@@ -6,11 +6,12 @@
 //! The exact FCTs below are measurements of the HPCC-sim binary itself
 //! (`specs/ns3-hpcc-common.md` §7), not numbers derived from our model.
 
-use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+mod common;
+
+use common::{Run, TempDir, run_with_timeout};
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
 
 const SFC: &str = env!("CARGO_BIN_EXE_sfc");
 
@@ -21,55 +22,6 @@ const TIMEOUT: Duration = Duration::from_secs(20);
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-/// A fresh directory under the system temp dir, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let p = std::env::temp_dir().join(format!(
-            "sfc-hpcc-compat-{}-{}-{tag}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).expect("create temp dir");
-        TempDir(p)
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-
-    fn join(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-
-    fn write(&self, name: &str, text: &str) {
-        let p = self.join(name);
-        if let Some(parent) = p.parent() {
-            std::fs::create_dir_all(parent).expect("create parent dir");
-        }
-        std::fs::write(&p, text).unwrap_or_else(|e| panic!("write {}: {e}", p.display()));
-    }
-
-    /// Copy `tests/data/hpcc/<fixture>` to `<dir>/<name>`.
-    fn fixture(&self, fixture: &str, name: &str) {
-        self.write(name, &fixture_text(fixture));
-    }
-
-    fn read(&self, name: &str) -> String {
-        let p = self.join(name);
-        std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("read {}: {e}", p.display()))
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 fn fixture_text(name: &str) -> String {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/hpcc")
@@ -77,109 +29,9 @@ fn fixture_text(name: &str) -> String {
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("fixture {}: {e}", p.display()))
 }
 
-/// Result of one `sfc` invocation.
-struct Run {
-    status: Option<ExitStatus>,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn ok(&self) -> bool {
-        self.status.is_some_and(|s| s.success())
-    }
-
-    fn show(&self) -> String {
-        format!(
-            "status: {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-            self.status, self.stdout, self.stderr
-        )
-    }
-
-    /// Exit 0, no panic.
-    fn assert_ok(&self) {
-        assert!(self.ok(), "sfc failed:\n{}", self.show());
-        self.assert_no_panic();
-    }
-
-    fn assert_no_panic(&self) {
-        assert!(
-            !self.stderr.contains("panicked") && !self.stderr.contains("RUST_BACKTRACE"),
-            "sfc panicked:\n{}",
-            self.show()
-        );
-    }
-
-    /// Exit ≠ 0 (and not killed by a signal or the timeout), no panic, and an `error:` message
-    /// on stderr containing every needle.
-    fn assert_error(&self, needles: &[&str]) {
-        let status = self
-            .status
-            .unwrap_or_else(|| panic!("sfc did not terminate:\n{}", self.show()));
-        assert!(
-            !status.success(),
-            "expected failure, got success:\n{}",
-            self.show()
-        );
-        assert!(
-            status.code().is_some(),
-            "killed by a signal:\n{}",
-            self.show()
-        );
-        self.assert_no_panic();
-        // The needles must be in the error message itself, not in earlier warnings.
-        let at = self
-            .stderr
-            .find("error:")
-            .unwrap_or_else(|| panic!("no `error:` message:\n{}", self.show()));
-        let msg = &self.stderr[at..];
-        for n in needles {
-            assert!(
-                msg.contains(n),
-                "error message does not mention `{n}`:\n{}",
-                self.show()
-            );
-        }
-    }
-}
-
-/// Run `cmd` to completion, or kill it (by its own pid) after `timeout`.
-fn run_with_timeout(mut cmd: Command, timeout: Duration) -> Run {
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn sfc");
-    let mut out = child.stdout.take().expect("stdout");
-    let mut err = child.stderr.take().expect("stderr");
-    let t_out = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = out.read_to_end(&mut v);
-        v
-    });
-    let t_err = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = err.read_to_end(&mut v);
-        v
-    });
-    let deadline = Instant::now() + timeout;
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("wait") {
-            break Some(s);
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    Run {
-        status,
-        stdout: String::from_utf8_lossy(&t_out.join().unwrap_or_default()).into_owned(),
-        stderr: String::from_utf8_lossy(&t_err.join().unwrap_or_default()).into_owned(),
-    }
+/// Copy `tests/data/hpcc/<fixture>` to `<dir>/<name>`.
+fn fixture(d: &TempDir, fixture: &str, name: &str) {
+    d.write(name, &fixture_text(fixture));
 }
 
 /// Write `config` to `<dir>/config.txt` and run `sfc hpcc config.txt` in `dir`.
@@ -267,8 +119,8 @@ fn star2_config(extra: &str) -> String {
 
 fn star2_dir(tag: &str) -> TempDir {
     let d = TempDir::new(tag);
-    d.fixture("star2_100g.txt", "topology.txt");
-    d.fixture("flows_sizes.txt", "flow.txt");
+    fixture(&d, "star2_100g.txt", "topology.txt");
+    fixture(&d, "flows_sizes.txt", "flow.txt");
     d
 }
 
@@ -326,8 +178,8 @@ fn fct_matches_hpcc_sim_measurements_100g() {
 #[test]
 fn fct_matches_hpcc_sim_measurements_25g_receiver() {
     let d = TempDir::new("fct25");
-    d.fixture("star2_25g_receiver.txt", "topology.txt");
-    d.fixture("flows_25g.txt", "flow.txt");
+    fixture(&d, "star2_25g_receiver.txt", "topology.txt");
+    fixture(&d, "flows_25g.txt", "flow.txt");
     let r = hpcc(&d, &star2_config("BUFFER_MODE lossy\n"));
     r.assert_ok();
     let fct = parse_fct(&d.read("fct.txt"));
@@ -450,7 +302,7 @@ fn hpcc_mode_3_one_kb_matches_measurement() {
     // HPCC preset: 1090 B data packets (42 B INT) → 87 ns, 88 B ACKs → 7 ns:
     // 4000 + 2·87 + 2·7 = 4188 ns, as measured on HPCC-sim.
     let d = TempDir::new("hpcc3");
-    d.fixture("star2_100g.txt", "topology.txt");
+    fixture(&d, "star2_100g.txt", "topology.txt");
     d.write("flow.txt", "1\n0 1 3 100 1000 2.0\n");
     let r = hpcc(
         &d,
@@ -469,7 +321,7 @@ fn hpcc_mode_3_one_mb_matches_measurement() {
     // The flow must be alone: the switch's INT txBytes counter is cumulative and quantized
     // (INT_MULTI), so earlier traffic through the port shifts the result by a few ns.
     let d = TempDir::new("hpcc3mb");
-    d.fixture("star2_100g.txt", "topology.txt");
+    fixture(&d, "star2_100g.txt", "topology.txt");
     d.write("flow.txt", "1\n0 1 3 100 1000000 2.0\n");
     let r = hpcc(
         &d,
@@ -570,7 +422,7 @@ fn ip_and_source_port_assignment() {
 fn fct_file_is_in_completion_order() {
     // A 1 MB flow started first finishes after a 1 KB flow started 1 µs later on another pair.
     let d = TempDir::new("order");
-    d.fixture("star3_100g.txt", "topology.txt");
+    fixture(&d, "star3_100g.txt", "topology.txt");
     d.write(
         "flow.txt",
         "2\n0 1 3 100 1000000 0.000001\n2 0 3 100 1000 0.000002\n",
@@ -588,7 +440,7 @@ fn fct_file_is_in_completion_order() {
 fn unfinished_flows_are_not_written() {
     // HPCC-sim writes only flows completed before SIMULATOR_STOP_TIME.
     let d = TempDir::new("stop");
-    d.fixture("star2_100g.txt", "topology.txt");
+    fixture(&d, "star2_100g.txt", "topology.txt");
     d.write(
         "flow.txt",
         "3\n0 1 3 100 1000 0.000001\n0 1 3 100 1000000 0.000010\n0 1 3 100 1000 0.5\n",
@@ -609,8 +461,8 @@ fn unfinished_flows_are_not_written() {
 #[test]
 fn summary_buffer_monitor_and_pfc_outputs() {
     let d = TempDir::new("outputs");
-    d.fixture("star3_100g.txt", "topology.txt");
-    d.fixture("flows_incast.txt", "flow.txt");
+    fixture(&d, "star3_100g.txt", "topology.txt");
+    fixture(&d, "flows_incast.txt", "flow.txt");
     std::fs::create_dir_all(d.join("out")).expect("mkdir");
     let r = hpcc(
         &d,
@@ -742,8 +594,8 @@ fn pfc_output_lines_in_a_lossless_incast() {
 fn stock_hpcc_repo_config_runs_with_two_appended_lines() {
     // HPCC's own mix/config.txt, topology.txt and flow.txt, unchanged, in ./mix/.
     let d = TempDir::new("stock");
-    d.fixture("hpcc_repo_topology.txt", "mix/topology.txt");
-    d.fixture("hpcc_repo_flow.txt", "mix/flow.txt");
+    fixture(&d, "hpcc_repo_topology.txt", "mix/topology.txt");
+    fixture(&d, "hpcc_repo_flow.txt", "mix/flow.txt");
     let stock = fixture_text("hpcc_repo_config.txt");
     let r = hpcc(&d, &stock);
     if !r.ok() {
