@@ -670,19 +670,15 @@ pub fn resolve(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
     );
     let text = std::fs::read_to_string(&flow_path)
         .map_err(|e| c.err("FLOW_FILE", format!("{}: {e}", flow_path.display())))?;
+    // Endpoints are checked line by line, before the flows are sorted by start time, so an
+    // error names the flow's line in the file.
     let (flows, warns) =
-        crate::workload::flow_file::parse(&text, &flow_path.display().to_string())?;
+        crate::workload::flow_file::parse_with(&text, &flow_path.display().to_string(), |f| {
+            crate::workload::flow_file::check_endpoints(f, &topo)
+        })?;
     for w in warns {
         eprintln!("warning: {w}");
     }
-    crate::workload::flow_file::check_hosts(
-        &flows,
-        |n| {
-            (n as usize) < topo.num_nodes()
-                && topo.kinds[n as usize] == crate::topology::NodeKind::Host
-        },
-        &flow_path.display().to_string(),
-    )?;
     let out = |k: &str| -> Result<Option<PathBuf>, String> { Ok(c.path(k)?.map(|p| cwd.join(p))) };
     Ok(HpccRun {
         warnings,

@@ -836,7 +836,6 @@ fn bad_output_dir_is_a_file() {
 }
 
 #[test]
-#[ignore = "bug: errors found when building the simulator (flow endpoint not a host, priority out of range) do not name the `traffic[i]` generator or key"]
 fn bad_traffic_hosts_name_the_scenario() {
     assert_bad(
         &format!(
@@ -865,7 +864,6 @@ fn bad_missing_topology_key_names_the_file() {
 }
 
 #[test]
-#[ignore = "bug: a missing topology.file / traffic[i].file is reported with only the missing path, not the scenario file and key"]
 fn bad_missing_input_file_names_the_key() {
     assert_bad(
         "[topology]\nkind = \"file\"\nfile = \"no_such_topology.txt\"\n",
@@ -878,7 +876,6 @@ fn bad_missing_input_file_names_the_key() {
 }
 
 #[test]
-#[ignore = "bug: traffic generator errors are attributed to `traffic[i].kind` instead of the offending key (degree, load, size)"]
 fn bad_traffic_values_name_the_offending_key() {
     assert_bad(
         &format!(
@@ -892,6 +889,48 @@ fn bad_traffic_values_name_the_offending_key() {
         ),
         &["traffic[0].load"],
     );
+}
+
+#[test]
+fn bad_traffic_lists_and_priorities_name_the_key() {
+    assert_bad(
+        &format!("{STAR4}[[traffic]]\nkind = \"all_to_all\"\nsize = \"1KB\"\nhosts = [1, 2, 1]\n"),
+        &["bad.toml:7:", "traffic[0].hosts", "1"],
+    );
+    assert_bad(
+        &format!("{STAR4}[[traffic]]\nkind = \"all_to_all\"\nsize = \"0B\"\n"),
+        &["traffic[0].size"],
+    );
+    assert_bad(
+        &format!(
+            "{STAR4}[[traffic]]\nkind = \"incast\"\nsenders = [0, 4]\nreceivers = [3]\nsize = \"10KB\"\nat = \"1us\"\n"
+        ),
+        &["traffic[0].senders", "4", "switch"],
+    );
+    // The default priority (3) does not fit 2 queues per port.
+    assert_bad(
+        &format!(
+            "{STAR4}[network]\nqueues_per_port = 2\n[[traffic]]\nkind = \"all_to_all\"\nsize = \"1KB\"\n"
+        ),
+        &["traffic[0]", "prio", "queues_per_port"],
+    );
+}
+
+#[test]
+fn bad_flow_file_endpoint_names_its_line() {
+    // The bad flow (to switch 4) is on line 3 but starts first.
+    let d = TempDir::new("badflowfile");
+    d.write("flows.txt", "2\n0 1 3 100 1000 2.5\n0 4 3 100 1000 2.1\n");
+    let file = d.write(
+        "bad.toml",
+        &format!("{STAR4}[[traffic]]\nkind = \"flow_file\"\nfile = \"flows.txt\"\n"),
+    );
+    sfc(d.path(), &["validate", file.to_str().unwrap()]).assert_error(&[
+        "bad.toml",
+        "traffic[0]",
+        "flows.txt:3:",
+        "not a host",
+    ]);
 }
 
 #[test]

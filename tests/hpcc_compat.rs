@@ -814,9 +814,9 @@ fn error_flow_to_an_unknown_node_or_itself() {
 }
 
 #[test]
-#[ignore = "bug: flow-endpoint errors name the flow's index after sorting by start time, not its line"]
 fn error_flow_to_a_switch_names_the_line() {
-    // The bad flow is on line 3 but starts first; the message says `flow 1`.
+    // The bad flow is on line 3 but starts first: the message names its line, not its index
+    // after sorting by start time.
     let d = star2_dir("e-flowline");
     d.write("flow.txt", "2\n0 1 3 100 1000 2.5\n0 2 3 100 1000 2.1\n");
     let r = hpcc(&d, &star2_config("BUFFER_MODE lossy\n"));

@@ -144,7 +144,7 @@ pub struct RawTopology {
     /// Switch-to-switch link delay.
     pub fabric_delay: Option<S>,
     /// HPCC topology file (file).
-    pub file: Option<String>,
+    pub file: Option<S>,
 }
 
 /// `[network]`.
@@ -331,33 +331,33 @@ pub struct RawTraffic {
     /// Homa CDF unit in bytes (files in packets).
     pub cdf_unit_bytes: Option<f64>,
     /// Offered load, fraction of host link capacity.
-    pub load: Option<f64>,
+    pub load: Option<Spanned<f64>>,
     /// Lognormal σ.
-    pub sigma: Option<f64>,
+    pub sigma: Option<Spanned<f64>>,
     /// Start of arrivals.
     pub start: Option<S>,
     /// Duration of arrivals.
     pub duration: Option<S>,
     /// Hosts taking part: list of node ids (default: all hosts).
-    pub hosts: Option<Vec<u32>>,
+    pub hosts: Option<Spanned<Vec<u32>>>,
     /// Incast receivers (default: any of `hosts`).
-    pub receivers: Option<Vec<u32>>,
+    pub receivers: Option<Spanned<Vec<u32>>>,
     /// Incast degree (senders per event).
-    pub degree: Option<usize>,
+    pub degree: Option<Spanned<usize>>,
     /// Message size for incast/all_to_all/permutation/long_lived.
     pub size: Option<S>,
     /// Incast synchronization window.
     pub sync_window: Option<S>,
     /// Long-lived pairs `[[src, dst], …]`.
-    pub pairs: Option<Vec<[u32; 2]>>,
+    pub pairs: Option<Spanned<Vec<[u32; 2]>>>,
     /// Explicit senders of a single incast (`incast` with `at`).
-    pub senders: Option<Vec<u32>>,
+    pub senders: Option<Spanned<Vec<u32>>>,
     /// Time of a single incast event (with `senders` and `receivers = [r]`).
     pub at: Option<S>,
     /// HPCC flow file (flow_file).
-    pub file: Option<String>,
+    pub file: Option<S>,
     /// Priority group for generated flows (default 3).
-    pub prio: Option<u8>,
+    pub prio: Option<Spanned<u8>>,
 }
 
 /// `[output]`.
@@ -420,6 +420,20 @@ impl Ctx<'_> {
             self.file,
             self.line(s.span().start),
             s.get_ref()
+        )
+    }
+    /// Like [`Ctx::err`] for a non-string value, shown as TOML would (`[0, 9]`, `1.5`).
+    fn err_val<T: std::fmt::Debug>(
+        &self,
+        v: &Spanned<T>,
+        key: &str,
+        msg: impl std::fmt::Display,
+    ) -> String {
+        format!(
+            "{}:{}: `{key}` = {:?}: {msg}",
+            self.file,
+            self.line(v.span().start),
+            v.get_ref()
         )
     }
     fn time(&self, s: &Option<S>, key: &str, default: u64) -> Result<u64, String> {
@@ -537,6 +551,40 @@ pub fn load(path: &Path, sets: &[String]) -> Result<Scenario, String> {
     from_str(&text, &path.display().to_string(), &dir, sets)
 }
 
+/// For "cannot read" messages: how a relative input path was resolved.
+fn relative_hint(p: &str) -> &'static str {
+    if Path::new(p).is_absolute() {
+        ""
+    } else {
+        " (a relative path is taken relative to the scenario file's directory)"
+    }
+}
+
+/// `[topology] kind = "file"`: read and parse the HPCC topology file named by `topology.file`
+/// (relative to the scenario's directory). Errors name the key, its line and the path.
+fn load_topology_file(t: &RawTopology, ctx: &Ctx) -> Result<TopologySpec, String> {
+    let f = t.file.as_ref().ok_or_else(|| {
+        format!(
+            "{}: `topology.file` is required for kind = \"file\"",
+            ctx.file
+        )
+    })?;
+    let p = ctx.path(f.get_ref());
+    let text = std::fs::read_to_string(&p).map_err(|e| {
+        ctx.err(
+            f,
+            "topology.file",
+            format!(
+                "cannot read {}: {e}{}",
+                p.display(),
+                relative_hint(f.get_ref())
+            ),
+        )
+    })?;
+    crate::topology::hpcc_file::parse(&text, &p.display().to_string())
+        .map_err(|e| ctx.err(f, "topology.file", e))
+}
+
 fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
     let t = &raw.topology;
     let host_rate = ctx.rate(&t.host_rate, "topology.host_rate", 100 * crate::units::GBPS)?;
@@ -577,16 +625,6 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
                 fabric_delay,
             ),
             "hpcc_fat_tree" => shapes::hpcc_fat_tree_320(),
-            "file" => {
-                let f = t
-                    .file
-                    .as_deref()
-                    .ok_or("`topology.file` is required for kind = \"file\"")?;
-                let p = ctx.path(f);
-                let text =
-                    std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
-                crate::topology::hpcc_file::parse(&text, &p.display().to_string())
-            }
             other => Err(ctx.err(
                 &t.kind,
                 "topology.kind",
@@ -594,7 +632,11 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
             )),
         }
     };
-    let topo = build().map_err(|e| format!("{}: topology: {e}", ctx.file))?;
+    let topo = if kind == "file" {
+        load_topology_file(t, ctx)?
+    } else {
+        build().map_err(|e| format!("{}: topology: {e}", ctx.file))?
+    };
     topo.validate()
         .map_err(|e| format!("{}: topology: {e}", ctx.file))?;
 
@@ -850,107 +892,7 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
     }
 
     // Traffic.
-    let all_hosts = topo.hosts();
-    let mut flows = Vec::new();
-    for (i, tr) in raw.traffic.iter().enumerate() {
-        let key = |k: &str| format!("traffic[{i}].{k}");
-        let hosts = tr.hosts.clone().unwrap_or_else(|| all_hosts.clone());
-        let seed = crate::rng::mix64(net.seed ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9));
-        let start = ctx.time(&tr.start, &key("start"), 0)?;
-        let dur = ctx.time(&tr.duration, &key("duration"), 0)?;
-        let kind = tr.kind.get_ref().as_str();
-        let needs_dur =
-            matches!(kind, "poisson" | "lognormal") || (kind == "incast" && tr.at.is_none());
-        if needs_dur && dur == 0 {
-            return Err(format!(
-                "{}: `{}` is required (and > 0) for {kind} traffic",
-                ctx.file,
-                key("duration")
-            ));
-        }
-        let load_of = || {
-            tr.load.ok_or_else(|| {
-                format!(
-                    "{}: `{}` is required for {kind} traffic",
-                    ctx.file,
-                    key("load")
-                )
-            })
-        };
-        let size_of = || -> Result<u64, String> {
-            match &tr.size {
-                Some(s) => parse_bytes(s.get_ref()).map_err(|e| ctx.err(s, &key("size"), e)),
-                None => Err(format!(
-                    "{}: `{}` is required for {kind} traffic",
-                    ctx.file,
-                    key("size")
-                )),
-            }
-        };
-        let mut f = match kind {
-            "poisson" | "lognormal" => {
-                let cdf = load_cdf(tr, ctx, &key("cdf"))?;
-                let load = load_of()?;
-                if kind == "poisson" {
-                    traffic::poisson(&hosts, &cdf, load, host_rate, start, dur, seed)
-                } else {
-                    traffic::lognormal(&hosts, &cdf, load, host_rate, tr.sigma.unwrap_or(2.0), start, dur, seed)
-                }
-            }
-            "incast" => {
-                let size = size_of()?;
-                let window = ctx.time(&tr.sync_window, &key("sync_window"), 0)?;
-                if let Some(at) = &tr.at {
-                    let at = parse_time_ps(at.get_ref()).map_err(|e| ctx.err(at, &key("at"), e))?;
-                    let senders = tr.senders.clone().ok_or_else(|| format!("{}: `{}` is required with `at`", ctx.file, key("senders")))?;
-                    let recv = match tr.receivers.as_deref() {
-                        Some([r]) => *r,
-                        _ => return Err(format!("{}: `{}` must list exactly one receiver with `at`", ctx.file, key("receivers"))),
-                    };
-                    traffic::incast_once(&senders, recv, size, at, window, seed)
-                } else {
-                    let degree = tr.degree.ok_or_else(|| format!("{}: `{}` is required for incast", ctx.file, key("degree")))?;
-                    let receivers = tr.receivers.clone().unwrap_or_default();
-                    traffic::incast(&hosts, &receivers, degree, size, load_of()?, host_rate, window, start, dur, seed)
-                }
-            }
-            "all_to_all" => traffic::all_to_all(&hosts, size_of()?, start),
-            "permutation" => traffic::permutation(&hosts, size_of()?, start, seed),
-            "long_lived" => {
-                let pairs: Vec<(u32, u32)> = tr
-                    .pairs
-                    .as_ref()
-                    .ok_or_else(|| format!("{}: `{}` is required for long_lived", ctx.file, key("pairs")))?
-                    .iter()
-                    .map(|p| (p[0], p[1]))
-                    .collect();
-                traffic::long_lived(&pairs, start, size_of()?)
-            }
-            "flow_file" => {
-                let fname = tr.file.as_deref().ok_or_else(|| format!("{}: `{}` is required for flow_file", ctx.file, key("file")))?;
-                let p = ctx.path(fname);
-                let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
-                crate::workload::flow_file::parse(&text, &p.display().to_string()).map(|(f, warns)| {
-                    for w in warns {
-                        eprintln!("warning: {w}");
-                    }
-                    f
-                })
-            }
-            other => {
-                return Err(ctx.err(&tr.kind, &key("kind"), format!(
-                    "unknown traffic kind `{other}` (poisson, lognormal, incast, all_to_all, permutation, long_lived, flow_file)"
-                )));
-            }
-        }
-        .map_err(|e| format!("{}: traffic[{i}] ({kind}): {e}", ctx.file))?;
-        if let Some(p) = tr.prio {
-            for x in f.iter_mut() {
-                x.prio = p;
-            }
-        }
-        flows = traffic::merge(flows, f);
-    }
+    let flows = resolve_traffic(&raw.traffic, &topo, &net, host_rate, ctx)?;
     let bins = match (&raw.output.size_edges, raw.output.size_bins) {
         (Some(e), _) => SizeBins::Edges(e.clone()),
         (None, Some(n)) if n > 0 => SizeBins::EqualCount(n),
@@ -969,6 +911,251 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
         flows_csv: raw.output.flows_csv.unwrap_or(true),
         host_rate_bps: host_rate,
     })
+}
+
+/// Traffic kinds of `[[traffic]]`, for messages.
+const TRAFFIC_KINDS: &str =
+    "poisson, lognormal, incast, all_to_all, permutation, long_lived, flow_file";
+
+/// Resolve the `[[traffic]]` generators into one flow list sorted by start time.
+///
+/// Every value the user gave is checked here — node ids against the topology, priorities
+/// against `network.queues_per_port`, loads, degrees, sizes — before any generator runs, so an
+/// error names the offending `traffic[i].key` and its line (flow-file errors name the flow
+/// file's line). The simulator builder never sees an invalid flow.
+fn resolve_traffic(
+    raw: &[RawTraffic],
+    topo: &TopologySpec,
+    net: &NetConfig,
+    host_rate: u64,
+    ctx: &Ctx,
+) -> Result<Vec<FlowSpec>, String> {
+    use crate::workload::flow_file;
+    let all_hosts = topo.hosts();
+    // Data priorities: queue 0 is the strict-priority control class (queues_per_port ≥ 2).
+    let max_prio = net.queues_per_port.saturating_sub(1).max(1);
+    let prio_rule = format!(
+        "data priorities are 1..={max_prio} (queue 0 is the control class; `network.queues_per_port` = {})",
+        net.queues_per_port
+    );
+    let mut flows = Vec::new();
+    for (i, tr) in raw.iter().enumerate() {
+        let key = |k: &str| format!("traffic[{i}].{k}");
+        let kind = tr.kind.get_ref().as_str();
+        let unknown_kind = || {
+            ctx.err(
+                &tr.kind,
+                &key("kind"),
+                format!("unknown traffic kind `{kind}` ({TRAFFIC_KINDS})"),
+            )
+        };
+        if !TRAFFIC_KINDS.split(", ").any(|k| k == kind) {
+            return Err(unknown_kind());
+        }
+        let required =
+            |k: &str| format!("{}: `{}` is required for {kind} traffic", ctx.file, key(k));
+        let seed = crate::rng::mix64(net.seed ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9));
+        let start = ctx.time(&tr.start, &key("start"), 0)?;
+        let dur = ctx.time(&tr.duration, &key("duration"), 0)?;
+        let needs_dur =
+            matches!(kind, "poisson" | "lognormal") || (kind == "incast" && tr.at.is_none());
+        if needs_dur && dur == 0 {
+            return Err(format!(
+                "{}: `{}` is required (and > 0) for {kind} traffic",
+                ctx.file,
+                key("duration")
+            ));
+        }
+        // Node lists: every id must be a host of the topology, none listed twice.
+        let host_list =
+            |v: &Option<Spanned<Vec<u32>>>, k: &str| -> Result<Option<Vec<u32>>, String> {
+                let Some(v) = v else { return Ok(None) };
+                let mut seen = std::collections::HashSet::with_capacity(v.get_ref().len());
+                for &n in v.get_ref() {
+                    topo.check_host(n).map_err(|e| ctx.err_val(v, &key(k), e))?;
+                    if !seen.insert(n) {
+                        return Err(ctx.err_val(v, &key(k), format!("node {n} is listed twice")));
+                    }
+                }
+                Ok(Some(v.get_ref().clone()))
+            };
+        let hosts = host_list(&tr.hosts, "hosts")?;
+        let receivers = host_list(&tr.receivers, "receivers")?;
+        let senders = host_list(&tr.senders, "senders")?;
+        let uses_hosts = matches!(kind, "poisson" | "lognormal" | "all_to_all" | "permutation")
+            || (kind == "incast" && tr.at.is_none());
+        if let (true, Some(h), Some(v)) = (uses_hosts, &hosts, &tr.hosts)
+            && h.len() < 2
+        {
+            return Err(ctx.err_val(
+                v,
+                &key("hosts"),
+                format!("{kind} traffic needs at least 2 hosts, got {}", h.len()),
+            ));
+        }
+        let hosts = hosts.unwrap_or_else(|| all_hosts.clone());
+        match &tr.prio {
+            Some(p) if *p.get_ref() == 0 || *p.get_ref() as usize > max_prio => {
+                return Err(ctx.err_val(p, &key("prio"), format!("out of range: {prio_rule}")));
+            }
+            None if kind != "flow_file" && traffic::DEFAULT_PRIO as usize > max_prio => {
+                return Err(format!(
+                    "{}: traffic[{i}] ({kind}): generated flows use priority {} by default, but {prio_rule}; set `{}`",
+                    ctx.file,
+                    traffic::DEFAULT_PRIO,
+                    key("prio")
+                ));
+            }
+            _ => {}
+        }
+        let load_of = || -> Result<f64, String> {
+            let l = tr.load.as_ref().ok_or_else(|| required("load"))?;
+            let v = *l.get_ref();
+            if !(v.is_finite() && v > 0.0 && v <= 1.0) {
+                return Err(ctx.err_val(
+                    l,
+                    &key("load"),
+                    "must be in (0, 1]: the offered load is a fraction of the host link capacity",
+                ));
+            }
+            Ok(v)
+        };
+        let size_of = || -> Result<u64, String> {
+            let s = tr.size.as_ref().ok_or_else(|| required("size"))?;
+            match parse_bytes(s.get_ref()) {
+                Err(e) => Err(ctx.err(s, &key("size"), e)),
+                Ok(0) => Err(ctx.err(s, &key("size"), "must be at least 1 byte")),
+                Ok(b) => Ok(b),
+            }
+        };
+        let mut f = match kind {
+            "poisson" | "lognormal" => {
+                let cdf = load_cdf(tr, ctx, &key("cdf"))?;
+                let load = load_of()?;
+                if kind == "poisson" {
+                    traffic::poisson(&hosts, &cdf, load, host_rate, start, dur, seed)
+                } else {
+                    let sigma = match &tr.sigma {
+                        None => 2.0,
+                        Some(s) if s.get_ref().is_finite() && *s.get_ref() >= 0.0 => *s.get_ref(),
+                        Some(s) => {
+                            return Err(ctx.err_val(s, &key("sigma"), "must be a finite number ≥ 0"));
+                        }
+                    };
+                    traffic::lognormal(&hosts, &cdf, load, host_rate, sigma, start, dur, seed)
+                }
+            }
+            "incast" => {
+                let size = size_of()?;
+                let window = ctx.time(&tr.sync_window, &key("sync_window"), 0)?;
+                if let Some(at) = &tr.at {
+                    let at = parse_time_ps(at.get_ref()).map_err(|e| ctx.err(at, &key("at"), e))?;
+                    let (Some(sv), Some(senders)) = (&tr.senders, senders) else {
+                        return Err(format!("{}: `{}` is required with `{}`", ctx.file, key("senders"), key("at")));
+                    };
+                    let recv = match receivers.as_deref() {
+                        Some([r]) => *r,
+                        _ => return Err(format!("{}: `{}` must list exactly one receiver with `{}`", ctx.file, key("receivers"), key("at"))),
+                    };
+                    if senders.is_empty() {
+                        return Err(ctx.err_val(sv, &key("senders"), "needs at least one sender"));
+                    }
+                    if senders.contains(&recv) {
+                        return Err(ctx.err_val(sv, &key("senders"), format!(
+                            "sender {recv} is also the receiver (`{}` = [{recv}]); a host does not send incast traffic to itself",
+                            key("receivers")
+                        )));
+                    }
+                    traffic::incast_once(&senders, recv, size, at, window, seed)
+                } else {
+                    let d = tr.degree.as_ref().ok_or_else(|| required("degree"))?;
+                    let receivers = receivers.unwrap_or_default();
+                    let max = traffic::incast_max_degree(&hosts, &receivers);
+                    let degree = *d.get_ref();
+                    if degree == 0 || degree > max {
+                        let pool = if tr.hosts.is_some() {
+                            format!("the {} hosts of `{}`", hosts.len(), key("hosts"))
+                        } else {
+                            format!("all {} hosts (`{}` not given)", hosts.len(), key("hosts"))
+                        };
+                        return Err(ctx.err_val(d, &key("degree"), format!(
+                            "must be in 1..={max}: each event's senders are distinct hosts, other than the receiver, among {pool}"
+                        )));
+                    }
+                    let load = load_of()?;
+                    traffic::incast(&hosts, &receivers, degree, size, load, host_rate, window, start, dur, seed)
+                }
+            }
+            "all_to_all" => traffic::all_to_all(&hosts, size_of()?, start),
+            "permutation" => traffic::permutation(&hosts, size_of()?, start, seed),
+            "long_lived" => {
+                let pv = tr.pairs.as_ref().ok_or_else(|| required("pairs"))?;
+                let mut pairs = Vec::with_capacity(pv.get_ref().len());
+                for &[s, d] in pv.get_ref() {
+                    let bad = |e: String| ctx.err_val(pv, &key("pairs"), format!("pair [{s}, {d}]: {e}"));
+                    topo.check_host(s).map_err(bad)?;
+                    topo.check_host(d).map_err(bad)?;
+                    if s == d {
+                        return Err(bad(format!("a flow needs two different hosts (host {s} to itself)")));
+                    }
+                    pairs.push((s, d));
+                }
+                traffic::long_lived(&pairs, start, size_of()?)
+            }
+            "flow_file" => {
+                let fs = tr.file.as_ref().ok_or_else(|| required("file"))?;
+                let p = ctx.path(fs.get_ref());
+                let text = std::fs::read_to_string(&p).map_err(|e| {
+                    ctx.err(fs, &key("file"), format!("cannot read {}: {e}{}", p.display(), relative_hint(fs.get_ref())))
+                })?;
+                // Checked line by line (before sorting), so errors name the flow file's line.
+                let check_prio = tr.prio.is_none();
+                flow_file::parse_with(&text, &p.display().to_string(), |f| {
+                    flow_file::check_endpoints(f, topo)?;
+                    if check_prio && f.prio as usize > max_prio {
+                        return Err(format!(
+                            "field 3 (pg) = {} is out of range: {prio_rule} (or set `{}` to override every flow's priority)",
+                            f.prio,
+                            key("prio")
+                        ));
+                    }
+                    Ok(())
+                })
+                .map(|(f, warns)| {
+                    for w in warns {
+                        eprintln!("warning: {w}");
+                    }
+                    f
+                })
+            }
+            _ => return Err(unknown_kind()),
+        }
+        .map_err(|e| format!("{}: traffic[{i}] ({kind}): {e}", ctx.file))?;
+        if let Some(p) = &tr.prio {
+            for x in f.iter_mut() {
+                x.prio = *p.get_ref();
+            }
+        }
+        // Safety net for generator bugs: nothing invalid reaches the simulator builder.
+        for x in &f {
+            flow_file::check_endpoints(x, topo)
+                .and_then(|()| {
+                    if x.prio == 0 || x.prio as usize > max_prio {
+                        Err(format!("priority {} is out of range: {prio_rule}", x.prio))
+                    } else {
+                        Ok(())
+                    }
+                })
+                .map_err(|e| {
+                    format!(
+                        "{}: traffic[{i}] ({kind}): generated flow {} -> {}: {e}",
+                        ctx.file, x.src, x.dst
+                    )
+                })?;
+        }
+        flows = traffic::merge(flows, f);
+    }
+    Ok(flows)
 }
 
 /// Resolve `[sfc]` and `[onramp]`. Q_th/Q_tg default to 2 and 1 BDP of each port (base RTT ×

@@ -73,6 +73,54 @@ impl TopologySpec {
             .collect()
     }
 
+    /// Check that node `n` is a host. The error says what `n` is instead (a switch, or an id
+    /// beyond the last node) and which node ids are hosts, e.g.
+    /// `node 4 is a switch, not a host (hosts: 0..=3)`.
+    pub fn check_host(&self, n: u32) -> Result<(), String> {
+        match self.kinds.get(n as usize) {
+            Some(NodeKind::Host) => Ok(()),
+            Some(NodeKind::Switch) => Err(format!(
+                "node {n} is a switch, not a host (hosts: {})",
+                self.describe_hosts()
+            )),
+            None => Err(format!(
+                "node {n} is not a host: the topology has only {} nodes (0..={}); hosts: {}",
+                self.kinds.len(),
+                self.kinds.len().saturating_sub(1),
+                self.describe_hosts()
+            )),
+        }
+    }
+
+    /// The host ids as compact ranges for messages, e.g. `0..=3, 8..=11` (the first few runs
+    /// only, with the total, when there are many).
+    pub fn describe_hosts(&self) -> String {
+        const MAX_RUNS: usize = 4;
+        let mut runs: Vec<(u32, u32)> = Vec::new();
+        for h in self.hosts() {
+            match runs.last_mut() {
+                Some((_, hi)) if *hi + 1 == h => *hi = h,
+                _ => runs.push((h, h)),
+            }
+        }
+        if runs.is_empty() {
+            return "none".to_string();
+        }
+        let show = |&(lo, hi): &(u32, u32)| {
+            if lo == hi {
+                lo.to_string()
+            } else {
+                format!("{lo}..={hi}")
+            }
+        };
+        let mut s: Vec<String> = runs.iter().take(MAX_RUNS).map(show).collect();
+        if runs.len() > MAX_RUNS {
+            let total: u32 = runs.iter().map(|(lo, hi)| hi - lo + 1).sum();
+            s.push(format!("… ({total} hosts)"));
+        }
+        s.join(", ")
+    }
+
     /// NIC line rate: the slowest link that touches a host, bits per second (`None` when no
     /// link touches a host).
     pub fn host_rate_bps(&self) -> Option<u64> {
@@ -179,5 +227,39 @@ impl TopologySpec {
             return Err(format!("host {h} is not reachable from host {}", hosts[0]));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_host_says_what_the_node_is() {
+        let s = shapes::star(4, 100_000_000_000, 1_000_000).unwrap();
+        assert!(s.check_host(0).is_ok() && s.check_host(3).is_ok());
+        let e = s.check_host(4).unwrap_err();
+        assert!(
+            e.contains("node 4 is a switch, not a host (hosts: 0..=3)"),
+            "{e}"
+        );
+        let e = s.check_host(9).unwrap_err();
+        assert!(
+            e.contains("node 9 is not a host") && e.contains("5 nodes"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn describe_hosts_compresses_runs() {
+        use NodeKind::{Host as H, Switch as W};
+        let t = |kinds: Vec<NodeKind>| TopologySpec {
+            kinds,
+            links: Vec::new(),
+        };
+        assert_eq!(t(vec![H, H, W, H]).describe_hosts(), "0..=1, 3");
+        assert_eq!(t(vec![W]).describe_hosts(), "none");
+        let many: Vec<NodeKind> = (0..20).map(|i| if i % 2 == 0 { H } else { W }).collect();
+        assert_eq!(t(many).describe_hosts(), "0, 2, 4, 6, … (10 hosts)");
     }
 }

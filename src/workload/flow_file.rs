@@ -12,6 +12,7 @@
 //! count (detected when the file holds exactly the prefix's number of flows).
 
 use super::FlowSpec;
+use crate::topology::TopologySpec;
 use std::path::Path;
 
 /// Picoseconds per second.
@@ -81,8 +82,20 @@ fn field<T: std::str::FromStr>(
 /// of warnings (stale count digits, ignored extra lines, unsorted input). Errors: a missing or
 /// malformed count, fewer flow lines than declared, a line without exactly 6 fields, an invalid
 /// field (ids `u32`, pg `u8`, dport `u16`, size `u64` ≥ 1, start a non-negative decimal in
-/// seconds). Whether ids are hosts is checked by [`check_hosts`].
+/// seconds). Whether ids are hosts is not checked here: use [`parse_with`] and
+/// [`check_endpoints`] to check them while the line numbers are known.
 pub fn parse(text: &str, name: &str) -> Result<(Vec<FlowSpec>, Vec<String>), String> {
+    parse_with(text, name, |_| Ok(()))
+}
+
+/// Like [`parse`], and also run `check` on every flow as its line is read (before sorting by
+/// start time), so a flow it rejects is reported as `name:line: flow `…`: <check's message>`.
+/// Typically `check` is [`check_endpoints`] against the topology.
+pub fn parse_with(
+    text: &str,
+    name: &str,
+    check: impl Fn(&FlowSpec) -> Result<(), String>,
+) -> Result<(Vec<FlowSpec>, Vec<String>), String> {
     let mut warnings = Vec::new();
     let mut lines = text
         .lines()
@@ -144,14 +157,16 @@ pub fn parse(text: &str, name: &str) -> Result<(Vec<FlowSpec>, Vec<String>), Str
         }
         let start_ps = parse_seconds_ps(t[5])
             .map_err(|e| format!("{name}:{ln}: field 6 (start_time_s) `{}` {e}", t[5]))?;
-        flows.push(FlowSpec {
+        let flow = FlowSpec {
             src,
             dst,
             size_bytes,
             start_ps,
             prio,
             dport,
-        });
+        };
+        check(&flow).map_err(|e| format!("{name}:{ln}: flow `{l}`: {e}"))?;
+        flows.push(flow);
         line_of.push(ln);
     }
     let found = flows.len() as u64;
@@ -219,8 +234,26 @@ pub fn save(path: &Path, flows: &[FlowSpec]) -> Result<(), String> {
     std::fs::write(path, write(flows)).map_err(|e| format!("{}: cannot write: {e}", path.display()))
 }
 
+/// Check one flow's endpoints against `topo`: both must be hosts, and they must differ.
+/// Errors say which endpoint is wrong and why (see [`TopologySpec::check_host`]); the caller
+/// adds where the flow came from.
+pub fn check_endpoints(f: &FlowSpec, topo: &TopologySpec) -> Result<(), String> {
+    topo.check_host(f.src).map_err(|e| format!("source {e}"))?;
+    topo.check_host(f.dst)
+        .map_err(|e| format!("destination {e}"))?;
+    if f.src == f.dst {
+        return Err(format!(
+            "source and destination are the same host ({}); a flow needs two different hosts",
+            f.src
+        ));
+    }
+    Ok(())
+}
+
 /// Check that every flow's endpoints are hosts (per `is_host`, e.g. from the topology) and
-/// differ. Errors name `name` and the flow's 1-based index in `flows`.
+/// differ. Errors name `name` and the flow's 1-based index in `flows` — after [`parse`] sorted
+/// them that is not the file order; prefer [`parse_with`] and [`check_endpoints`], which name
+/// the line.
 pub fn check_hosts(
     flows: &[FlowSpec],
     is_host: impl Fn(u32) -> bool,
@@ -386,6 +419,27 @@ mod tests {
             let e = parse(text, "q").unwrap_err();
             assert!(e.contains(want), "{text:?}: {e}");
         }
+    }
+
+    #[test]
+    fn endpoint_errors_name_the_line_before_sorting() {
+        // Star of 2 hosts (0, 1) and a switch (2).
+        let topo = crate::topology::shapes::star(2, 100_000_000_000, 1_000_000).unwrap();
+        let check = |f: &FlowSpec| check_endpoints(f, &topo);
+        let ok = "2\n0 1 3 100 10 2.5\n1 0 3 100 10 2.1\n";
+        let (f, w) = parse_with(ok, "q", check).unwrap();
+        assert_eq!(f[0].src, 1, "sorted by start time");
+        assert_eq!(w.len(), 1, "{w:?}");
+        // The bad flow is on line 3 but starts first.
+        let e = parse_with("2\n0 1 3 100 10 2.5\n0 2 3 100 10 2.1\n", "q", check).unwrap_err();
+        assert!(
+            e.starts_with("q:3: ") && e.contains("destination node 2 is a switch, not a host"),
+            "{e}"
+        );
+        let e = parse_with("1\n9 1 3 100 10 2.0\n", "q", check).unwrap_err();
+        assert!(e.starts_with("q:2: ") && e.contains("source node 9"), "{e}");
+        let e = parse_with("1\n1 1 3 100 10 2.0\n", "q", check).unwrap_err();
+        assert!(e.starts_with("q:2: ") && e.contains("same host"), "{e}");
     }
 
     #[test]

@@ -279,6 +279,18 @@ fn incast_flow(src: u32, dst: u32, size_bytes: u64, start_ps: u64) -> FlowSpec {
     }
 }
 
+/// Largest valid `degree` for [`incast`]: the senders of an event are distinct hosts of `hosts`
+/// other than the receiver, so `hosts.len() − 1` when some receiver is among `hosts` (or
+/// `receivers` is empty: receivers drawn from `hosts`), else `hosts.len()`.
+pub fn incast_max_degree(hosts: &[u32], receivers: &[u32]) -> usize {
+    let in_hosts: HashSet<u32> = hosts.iter().copied().collect();
+    if receivers.is_empty() || receivers.iter().any(|r| in_hosts.contains(r)) {
+        hosts.len().saturating_sub(1)
+    } else {
+        hosts.len()
+    }
+}
+
 /// Repeated incast: events form a Poisson process of rate
 /// `load·H·host_rate_bps / (8·degree·size_bytes)` per second (H = `hosts.len()`), so incast
 /// offers `load` of the aggregate host link capacity of `hosts`. Each event picks a receiver
@@ -314,15 +326,12 @@ pub fn incast(
         receivers
     };
     let mut seen = HashSet::with_capacity(receivers.len());
-    let mut max_degree = hosts.len();
     for &r in receivers {
         if !seen.insert(r) {
             return Err(format!("incast receiver {r} is listed twice"));
         }
-        if pos.contains_key(&r) {
-            max_degree = hosts.len() - 1;
-        }
     }
+    let max_degree = incast_max_degree(hosts, receivers);
     if degree == 0 || degree > max_degree {
         return Err(format!(
             "incast degree must be in 1..={max_degree} for {} hosts, got {degree}",
@@ -699,6 +708,17 @@ mod tests {
             assert_eq!(s.len(), 5);
             assert!(!s.contains(&recv));
         }
+    }
+
+    #[test]
+    fn incast_max_degree_excludes_the_receiver() {
+        let h = hosts(4);
+        assert_eq!(incast_max_degree(&h, &[]), 3);
+        assert_eq!(incast_max_degree(&h, &[2]), 3);
+        // Receivers outside `hosts`: every host of `hosts` can send.
+        assert_eq!(incast_max_degree(&h, &[7]), 4);
+        assert!(incast(&h, &[7], 4, 1000, 0.05, 100 * GBPS, 0, 0, MS, 2).is_ok());
+        assert!(incast(&h, &[], 4, 1000, 0.05, 100 * GBPS, 0, 0, MS, 2).is_err());
     }
 
     #[test]
