@@ -173,6 +173,22 @@ impl PacketArena {
         &self.slots[i as usize]
     }
 
+    /// Hint the CPU to bring slot `i` into cache (no effect on behaviour; out-of-range
+    /// slots are ignored).
+    #[inline]
+    pub fn prefetch(&self, i: u32) {
+        if let Some(p) = self.slots.get(i as usize) {
+            crate::engine::prefetch(p as *const Packet);
+        }
+    }
+
+    /// Packet in slot `i`, or `None` past the end of the arena (for prefetching code that
+    /// must never fail).
+    #[inline]
+    pub fn try_get(&self, i: u32) -> Option<&Packet> {
+        self.slots.get(i as usize)
+    }
+
     /// Mutable packet in slot `i`.
     #[inline]
     pub fn get_mut(&mut self, i: u32) -> &mut Packet {
