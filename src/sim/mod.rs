@@ -611,9 +611,11 @@ impl Simulator {
                     if let Some(p) = self.arena.try_get(pkt)
                         && let Some(f) = self.flows.get(p.flow as usize)
                     {
+                        // Header and send state; receive state; the controller's first line.
                         let line = f as *const Flow as *const u8;
-                        prefetch(line);
-                        prefetch(line.wrapping_add(64));
+                        for k in 0..4 {
+                            prefetch(line.wrapping_add(64 * k));
+                        }
                     }
                 }
                 None => {}
