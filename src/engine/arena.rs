@@ -182,6 +182,17 @@ impl PacketArena {
         }
     }
 
+    /// Hint the CPU to bring slot `i`'s INT records into cache (see [`Self::prefetch`]).
+    #[inline]
+    pub fn prefetch_int(&self, i: u32) {
+        if let Some(r) = self.ints.get(i as usize) {
+            let line = r as *const _ as *const u8;
+            crate::engine::prefetch(line);
+            crate::engine::prefetch(line.wrapping_add(64));
+            crate::engine::prefetch(line.wrapping_add(119));
+        }
+    }
+
     /// Packet in slot `i`, or `None` past the end of the arena (for prefetching code that
     /// must never fail).
     #[inline]

@@ -587,6 +587,10 @@ impl Simulator {
         }) = self.q.peek_ahead(2 * PREFETCH_DISTANCE)
         {
             self.arena.prefetch(pkt);
+            if self.cfg.int_enabled {
+                // Stamped at switch dequeue, read by HPCC at the sender.
+                self.arena.prefetch_int(pkt);
+            }
             if let Some(NodeRef::Switch(s)) = self.nodes.get(node as usize)
                 && let Some(ep) = self.switches[*s as usize].ports.get(egress as usize)
             {
