@@ -136,6 +136,8 @@ pub struct Simulator {
     /// Resolved OnRamp OWD threshold, picoseconds.
     pub onramp_threshold_ps: u64,
     link_rng: Rng,
+    /// Some link has a nonzero error rate (otherwise arrivals skip the error model).
+    link_errors: bool,
 }
 
 /// How many events ahead of the one executing the event loop prefetches a packet slot.
@@ -476,6 +478,7 @@ impl Simulator {
             throughput: ThroughputMeter::new(n_hosts, 100 * crate::units::US),
             queue_mon,
             link_rng: Rng::derive(cfg.seed, "link-errors", 0),
+            link_errors: topo.links.iter().any(|l| l.error_rate > 0.0),
             cfg,
             topo,
             routes,
@@ -582,9 +585,18 @@ impl Simulator {
     #[inline]
     fn prefetch_ahead(&self) {
         use crate::engine::prefetch;
+        let far = self.q.peek_ahead(2 * PREFETCH_DISTANCE);
+        if let Some(&Event::TxDone { node, port }) = far
+            && let Some(NodeRef::Switch(s)) = self.nodes.get(node as usize)
+            && let Some(ep) = self.switches[*s as usize].ports.get(port as usize)
+        {
+            let line = ep as *const EgressPort as *const u8;
+            prefetch(line);
+            prefetch(line.wrapping_add(64));
+        }
         if let Some(&Event::Arrive {
             node, pkt, egress, ..
-        }) = self.q.peek_ahead(2 * PREFETCH_DISTANCE)
+        }) = far
         {
             self.arena.prefetch(pkt);
             if self.cfg.int_enabled {
@@ -601,14 +613,23 @@ impl Simulator {
         }
         match self.q.peek_ahead(PREFETCH_DISTANCE) {
             Some(&Event::Arrive {
-                node, pkt, egress, ..
+                node,
+                port,
+                pkt,
+                egress,
             }) => match self.nodes.get(node as usize) {
                 Some(NodeRef::Switch(s)) => {
-                    if let Some(ep) = self.switches[*s as usize].ports.get(egress as usize)
+                    let sw = &self.switches[*s as usize];
+                    if let Some(ep) = sw.ports.get(egress as usize)
                         && let Some(p) = self.arena.try_get(pkt)
                         && let Some(q) = ep.queues.get(p.prio as usize)
                     {
                         prefetch(q as *const _);
+                        let qi = p.prio as usize;
+                        match &sw.pfc {
+                            Some(pfc) => pfc.prefetch(port, qi),
+                            None => sw.mmu.prefetch(port, qi),
+                        }
                     }
                 }
                 Some(NodeRef::Host(_)) => {
@@ -627,8 +648,10 @@ impl Simulator {
             Some(&Event::TxDone { node, port }) => {
                 if let Some(NodeRef::Switch(s)) = self.nodes.get(node as usize)
                     && let Some(ep) = self.switches[*s as usize].ports.get(port as usize)
+                    && let Some(q) = ep.next_queue_hint()
+                    && let Some(qq) = ep.queues.get(q)
                 {
-                    prefetch(ep as *const EgressPort);
+                    prefetch(qq as *const _);
                 }
             }
             _ => {}
@@ -644,18 +667,20 @@ impl Simulator {
                 pkt,
                 egress,
             } => {
-                let err = match self.nodes[node as usize] {
-                    NodeRef::Host(h) => self.hosts[h as usize].link.error_rate,
-                    NodeRef::Switch(s) => {
-                        self.switches[s as usize].ports[port as usize]
-                            .link
-                            .error_rate
+                if self.link_errors {
+                    let err = match self.nodes[node as usize] {
+                        NodeRef::Host(h) => self.hosts[h as usize].link.error_rate,
+                        NodeRef::Switch(s) => {
+                            self.switches[s as usize].ports[port as usize]
+                                .link
+                                .error_rate
+                        }
+                    };
+                    if err > 0.0 && self.link_rng.f64() < err {
+                        self.counters.drops_link_error += 1;
+                        self.arena.free(pkt);
+                        return;
                     }
-                };
-                if err > 0.0 && self.link_rng.f64() < err {
-                    self.counters.drops_link_error += 1;
-                    self.arena.free(pkt);
-                    return;
                 }
                 match self.nodes[node as usize] {
                     NodeRef::Host(h) => self.host_receive(h as usize, pkt),

@@ -157,6 +157,11 @@ impl Simulator {
         if ep.mon != u32::MAX {
             self.queue_mon.update(ep.mon as usize, now, ep.bytes);
         }
+        // The next packet of this queue leaves no earlier than one serialization from now:
+        // start loading it (it was queued long ago and is out of cache).
+        if let Some(next) = ep.head(q) {
+            self.arena.prefetch(next);
+        }
         let pkt = self.arena.get_mut(p);
         let in_port = pkt.in_port;
         let mut xon = false;

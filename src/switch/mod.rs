@@ -104,6 +104,31 @@ impl EgressPort {
         self.nonempty |= 1 << q;
     }
 
+    /// The queue the scheduler will most likely serve next (round robin; DRR may differ),
+    /// without changing any state: for prefetching.
+    #[inline]
+    pub fn next_queue_hint(&self) -> Option<usize> {
+        if self.nonempty & 1 != 0 {
+            return Some(0);
+        }
+        let ready = self.nonempty & !self.paused_mask & !1;
+        if ready == 0 {
+            return None;
+        }
+        let at_or_after = ready & (!0u64).checked_shl(self.rr as u32).unwrap_or(0);
+        Some(if at_or_after != 0 {
+            at_or_after.trailing_zeros()
+        } else {
+            ready.trailing_zeros()
+        } as usize)
+    }
+
+    /// Packet slot at the head of queue `q`, if any.
+    #[inline]
+    pub fn head(&self, q: usize) -> Option<u32> {
+        self.queues.get(q).and_then(|qq| qq.pkts.front().copied())
+    }
+
     /// Remove the head of queue `q`, whose size is `size` bytes.
     #[inline]
     pub fn dequeue(&mut self, q: usize, size: impl Fn(u32) -> u64) -> Option<(u32, u64)> {
