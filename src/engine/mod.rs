@@ -367,7 +367,9 @@ impl EventQueue {
         // Entries were appended in scheduling order (overflow migrants, which were scheduled
         // earlier, always arrive before any direct insertion into a slot), so a *stable* sort
         // by time keeps same-time events in scheduling order; reversed, the next is last.
-        self.cur.sort_by_key(|e| (e.0, class(&e.1)));
+        // One u64 key (time, class): all entries share the bucket's high bits, so the
+        // shifted-out top bit cannot reorder them.
+        self.cur.sort_by_key(|e| (e.0 << 1) | class(&e.1) as u64);
         self.cur.reverse();
         // Remember the following bucket for `peek_ahead` (a hint: later insertions may land
         // before it).
@@ -395,6 +397,24 @@ impl EventQueue {
                 .and_then(|v| v.get(k - n))
                 .map(|e| &e.1)
         }
+    }
+
+    /// Remove the next event if it is due at or before `limit_ps` (and advance the clock to
+    /// it); `None` if nothing is pending or the next event is later (then it stays queued).
+    #[inline]
+    pub fn pop_until(&mut self, limit_ps: u64) -> Option<(u64, Event)> {
+        if self.cur.is_empty() && !self.advance() {
+            return None;
+        }
+        let &(t, ev) = self.cur.last().expect("advance filled the bucket");
+        if t > limit_ps {
+            return None;
+        }
+        self.cur.pop();
+        self.len -= 1;
+        self.now_ps = t;
+        self.popped += 1;
+        Some((t, ev))
     }
 
     /// Remove the next event and advance the clock to it.

@@ -726,15 +726,14 @@ impl Simulator {
     pub fn run(&mut self, progress: &mut dyn FnMut(&Progress)) {
         let stop = self.cfg.stop_ps;
         let total = self.flows.len() as u64;
-        while let Some(t) = self.q.peek_time() {
-            if t > stop {
-                break;
-            }
+        loop {
             if self.counters.flows_completed == total && self.arena.live() == 0 {
                 // All traffic delivered and acknowledged: only stale timers remain.
                 break;
             }
-            let (_, ev) = self.q.pop().expect("peeked");
+            let Some((_, ev)) = self.q.pop_until(stop) else {
+                break;
+            };
             self.prefetch_ahead();
             self.dispatch(ev);
             if self.q.events() & 0xFFFF == 0 {
