@@ -169,6 +169,8 @@ pub fn run_one(name: &str, quick: bool) -> Result<serde_json::Value, String> {
         "pfc_pauses": sim.counters.pfc_pauses,
         "drops": sim.counters.drops,
         "slowdown_p99": p99,
+        "events_peak_pending": sim.q.peak_len(),
+        "packets_peak_live": sim.arena.peak_live(),
     }))
 }
 

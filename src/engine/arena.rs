@@ -173,6 +173,33 @@ impl PacketArena {
         &self.slots[i as usize]
     }
 
+    /// Hint the CPU to bring slot `i` into cache (no effect on behaviour; out-of-range
+    /// slots are ignored).
+    #[inline]
+    pub fn prefetch(&self, i: u32) {
+        if let Some(p) = self.slots.get(i as usize) {
+            crate::engine::prefetch(p as *const Packet);
+        }
+    }
+
+    /// Hint the CPU to bring slot `i`'s INT records into cache (see [`Self::prefetch`]).
+    #[inline]
+    pub fn prefetch_int(&self, i: u32) {
+        if let Some(r) = self.ints.get(i as usize) {
+            let line = r as *const _ as *const u8;
+            crate::engine::prefetch(line);
+            crate::engine::prefetch(line.wrapping_add(64));
+            crate::engine::prefetch(line.wrapping_add(119));
+        }
+    }
+
+    /// Packet in slot `i`, or `None` past the end of the arena (for prefetching code that
+    /// must never fail).
+    #[inline]
+    pub fn try_get(&self, i: u32) -> Option<&Packet> {
+        self.slots.get(i as usize)
+    }
+
     /// Mutable packet in slot `i`.
     #[inline]
     pub fn get_mut(&mut self, i: u32) -> &mut Packet {

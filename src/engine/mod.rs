@@ -8,7 +8,24 @@
 
 pub mod arena;
 
-/// Something that happens at an instant. 12 bytes; the queue entry is 32.
+/// Hint the CPU to load the cache line at `p` (a no-op on targets without a prefetch
+/// instruction). Never dereferences `p` in the Rust sense, so any address is allowed.
+#[inline(always)]
+pub fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetch is a hint; it cannot fault or change program state.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p as *const i8);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// `Event::Arrive::egress` of a packet with no forwarding decision (at hosts, PFC frames, no
+/// route).
+pub const NO_EGRESS: u16 = u16::MAX;
+
+/// Something that happens at an instant. 16 bytes; the queue entry (with its time) is 24.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
     /// The last bit of packet `pkt` reaches port `port` of node `node` (serialization,
@@ -20,6 +37,12 @@ pub enum Event {
         port: u16,
         /// Packet slot in the arena.
         pkt: u32,
+        /// At a switch: the egress port the forwarding table picks for this packet, looked
+        /// up by the transmitting node while the packet was in its cache (routing is a pure
+        /// function of switch, destination and 5-tuple), so the event loop can prefetch the
+        /// egress queue before the packet arrives. `NO_EGRESS` for hosts and unrouted
+        /// packets.
+        egress: u16,
     },
     /// Egress port `port` of node `node` finished serializing a packet and may start the next.
     TxDone {
@@ -139,6 +162,11 @@ pub struct EventQueue {
     cur: Vec<(u64, Event)>,
     /// Absolute index of the current bucket (time >> SHIFT).
     cur_idx: u64,
+    /// Wheel slot of the bucket after the current one when it started (`usize::MAX` = none);
+    /// a prefetching hint only.
+    next_hint: usize,
+    /// Empty buffers with capacity, most recently drained last (hot in cache).
+    spare: Vec<Vec<(u64, Event)>>,
     /// Wheel slots for buckets `cur_idx + 1 ..= cur_idx + wheel_len - 1` (slot = index mod wheel_len).
     wheel: Vec<Vec<(u64, Event)>>,
     /// Bit per slot: slot non-empty.
@@ -179,6 +207,8 @@ impl EventQueue {
         EventQueue {
             cur: Vec::new(),
             cur_idx: 0,
+            spare: Vec::new(),
+            next_hint: usize::MAX,
             wheel: (0..wheel_len).map(|_| Vec::new()).collect(),
             bitmap: vec![0; wheel_len / 64],
             wheel_len,
@@ -238,14 +268,27 @@ impl EventQueue {
             self.cur.insert(pos, (time_ps, ev));
         } else if b - self.cur_idx < self.wheel_len as u64 {
             let slot = (b as usize) & (self.wheel_len - 1);
-            self.wheel[slot].push((time_ps, ev));
-            self.bitmap[slot >> 6] |= 1 << (slot & 63);
+            self.push_slot(slot, time_ps, ev);
         } else {
             self.overflow
                 .push(Far(key(time_ps, class(&ev), self.seq), ev));
         }
     }
 
+    /// Append to wheel slot `slot`, giving an empty slot the most recently drained buffer.
+    #[inline]
+    fn push_slot(&mut self, slot: usize, time_ps: u64, ev: Event) {
+        let v = &mut self.wheel[slot];
+        if v.capacity() == 0
+            && let Some(b) = self.spare.pop()
+        {
+            *v = b;
+        }
+        v.push((time_ps, ev));
+        self.bitmap[slot >> 6] |= 1 << (slot & 63);
+    }
+
+    /// Schedule `ev` at `now + delay_ps`.
     /// Schedule `ev` `delay_ps` after now.
     #[inline]
     pub fn schedule_in(&mut self, delay_ps: u64, ev: Event) {
@@ -311,18 +354,67 @@ impl EventQueue {
             }
             self.overflow.pop();
             let slot = (b as usize) & (self.wheel_len - 1);
-            self.wheel[slot].push((key_time(k), ev));
-            self.bitmap[slot >> 6] |= 1 << (slot & 63);
+            self.push_slot(slot, key_time(k), ev);
         }
         let slot = (self.cur_idx as usize) & (self.wheel_len - 1);
-        std::mem::swap(&mut self.cur, &mut self.wheel[slot]);
+        // The drained bucket's buffer is hot in cache: keep it for the next slot that starts
+        // filling (LIFO), instead of parking it in a slot that is reused a whole rotation later.
+        let drained = std::mem::replace(&mut self.cur, std::mem::take(&mut self.wheel[slot]));
+        if drained.capacity() > 0 {
+            self.spare.push(drained);
+        }
         self.bitmap[slot >> 6] &= !(1 << (slot & 63));
         // Entries were appended in scheduling order (overflow migrants, which were scheduled
         // earlier, always arrive before any direct insertion into a slot), so a *stable* sort
         // by time keeps same-time events in scheduling order; reversed, the next is last.
-        self.cur.sort_by_key(|e| (e.0, class(&e.1)));
+        // One u64 key (time, class): all entries share the bucket's high bits, so the
+        // shifted-out top bit cannot reorder them.
+        self.cur.sort_by_key(|e| (e.0 << 1) | class(&e.1) as u64);
         self.cur.reverse();
+        // Remember the following bucket for `peek_ahead` (a hint: later insertions may land
+        // before it).
+        let from = ((self.cur_idx + 1) as usize) & (self.wheel_len - 1);
+        self.next_hint = match self.next_slot(from) {
+            Some(off) => (from + off) & (self.wheel_len - 1),
+            None => usize::MAX,
+        };
         true
+    }
+
+    /// The event `k` places after the next one, if it is in the bucket being executed (for
+    /// prefetching the state it will touch; never moves the queue).
+    ///
+    /// Past the end of the bucket it looks into the next non-empty bucket as it was when this
+    /// bucket started (unsorted there, so only approximately the k-th next event).
+    #[inline]
+    pub fn peek_ahead(&self, k: usize) -> Option<&Event> {
+        let n = self.cur.len();
+        if k < n {
+            Some(&self.cur[n - 1 - k].1)
+        } else {
+            self.wheel
+                .get(self.next_hint)
+                .and_then(|v| v.get(k - n))
+                .map(|e| &e.1)
+        }
+    }
+
+    /// Remove the next event if it is due at or before `limit_ps` (and advance the clock to
+    /// it); `None` if nothing is pending or the next event is later (then it stays queued).
+    #[inline]
+    pub fn pop_until(&mut self, limit_ps: u64) -> Option<(u64, Event)> {
+        if self.cur.is_empty() && !self.advance() {
+            return None;
+        }
+        let &(t, ev) = self.cur.last().expect("advance filled the bucket");
+        if t > limit_ps {
+            return None;
+        }
+        self.cur.pop();
+        self.len -= 1;
+        self.now_ps = t;
+        self.popped += 1;
+        Some((t, ev))
     }
 
     /// Remove the next event and advance the clock to it.
@@ -444,6 +536,8 @@ mod tests {
 
     #[test]
     fn event_is_small() {
-        assert!(std::mem::size_of::<Event>() <= 12);
+        // Queue entries are (time, event): 24 bytes, 8 of them per three cache lines.
+        assert!(std::mem::size_of::<Event>() <= 16);
+        assert!(std::mem::size_of::<(u64, Event)>() <= 24);
     }
 }

@@ -52,47 +52,50 @@ pub struct HostNic {
     pub pfc_since: [u64; 8],
 }
 
-/// One flow: the sender QP at `src` and the receiver QP at `dst`.
+/// One flow: the sender QP at `src` and the receiver QP at `dst`. `repr(C)`, with what the NIC
+/// arbiter and the ACK/data paths read on every packet first (header, then send state, then
+/// receive state, then the controller), so that the first few cache lines cover a packet.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct Flow {
     /// Sender node.
     pub src: u32,
     /// Receiver node.
     pub dst: u32,
-    /// Message size, payload bytes.
-    pub size_bytes: u64,
-    /// Start time, picoseconds.
-    pub start_ps: u64,
     /// UDP source port.
     pub sport: u16,
     /// UDP destination port.
     pub dport: u16,
     /// Priority group (data queue at switches).
     pub prio: u8,
+    /// Wire size of the last data packet sent (HPCC pacing adjustment), bytes.
+    pub last_pkt_bytes: u32,
+    /// Earliest time the next packet may leave (pacing), picoseconds.
+    pub next_avail_ps: u64,
+    /// The QP is paused by flow control (SFC/OnRamp) until this time, picoseconds.
+    pub pause_until_ps: u64,
+    /// Retransmission deadline, picoseconds (0 = disarmed).
+    pub rto_deadline_ps: u64,
+    /// Completion time (sender got the last ACK), picoseconds; 0 = not finished.
+    pub finish_ps: u64,
+    /// Message size, payload bytes.
+    pub size_bytes: u64,
     /// Sender reliability state.
     pub tx: recovery::SendState,
     /// Receiver reliability state.
     pub rx: recovery::RecvState,
     /// Congestion controller.
     pub cc: Cc,
-    /// Earliest time the next packet may leave (pacing), picoseconds.
-    pub next_avail_ps: u64,
-    /// The QP is paused by flow control (SFC/OnRamp) until this time, picoseconds.
-    pub pause_until_ps: u64,
+    /// Start time, picoseconds.
+    pub start_ps: u64,
     /// Pauses received.
     pub pauses: u32,
     /// Total paused time, picoseconds.
     pub paused_ps: u64,
-    /// Completion time (sender got the last ACK), picoseconds; 0 = not finished.
-    pub finish_ps: u64,
-    /// Retransmission deadline, picoseconds (0 = disarmed).
-    pub rto_deadline_ps: u64,
     /// Time of the pending RTO check event (0 = none).
     pub rto_event_ps: u64,
     /// Ideal (standalone) FCT, picoseconds.
     pub ideal_fct_ps: u64,
-    /// Wire size of the last data packet sent (HPCC pacing adjustment), bytes.
-    pub last_pkt_bytes: u32,
     /// Time of the pending congestion-control timer event (0 = none).
     pub cc_timer_ps: u64,
     /// Time of the last CNP sent by the receiver for this flow (`u64::MAX` = never).

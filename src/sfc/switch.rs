@@ -133,7 +133,8 @@ impl Simulator {
         self.sfc_counters.bts_generated += 1;
         // Recirculate: the BTS enters this switch's own ingress (cache update, then the
         // forwarding table picks the port towards the sender; control class, no MMU).
-        self.switch_receive(s, 0, bts);
+        let egress = self.switch_route(s, &crate::engine::arena::Hdr::of(self.arena.get(bts)));
+        self.switch_receive(s, 0, bts, egress);
     }
 
     /// A BTS traverses switch `s` (including the one that generated it): update the pause

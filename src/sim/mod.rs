@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use crate::cc::CcConfig;
 use crate::config::{LossRecovery, NetConfig};
 use crate::engine::arena::PacketArena;
-use crate::engine::{Event, EventQueue};
+use crate::engine::{Event, EventQueue, NO_EGRESS};
 use crate::host::recovery::{RecvState, Scheme, SendState};
 use crate::host::{Flow, HostNic, PortLink};
 use crate::metrics::FlowRecord;
@@ -136,7 +136,12 @@ pub struct Simulator {
     /// Resolved OnRamp OWD threshold, picoseconds.
     pub onramp_threshold_ps: u64,
     link_rng: Rng,
+    /// Some link has a nonzero error rate (otherwise arrivals skip the error model).
+    link_errors: bool,
 }
+
+/// How many events ahead of the one executing the event loop prefetches a packet slot.
+const PREFETCH_DISTANCE: usize = 4;
 
 /// Progress report passed to the run callback.
 #[derive(Clone, Copy, Debug)]
@@ -473,6 +478,7 @@ impl Simulator {
             throughput: ThroughputMeter::new(n_hosts, 100 * crate::units::US),
             queue_mon,
             link_rng: Rng::derive(cfg.seed, "link-errors", 0),
+            link_errors: topo.links.iter().any(|l| l.error_rate > 0.0),
             cfg,
             topo,
             routes,
@@ -546,36 +552,139 @@ impl Simulator {
         if more {
             self.q.schedule(now + ser, Event::TxDone { node, port });
         }
+        // The packet is in cache now; the next switch's forwarding decision is made here so
+        // that the event loop knows which egress queue to prefetch before it arrives.
+        let egress = match self.nodes[peer as usize] {
+            NodeRef::Switch(ps) => {
+                let h = crate::engine::arena::Hdr::of(self.arena.get(p));
+                if h.kind == crate::engine::arena::PktKind::Pfc {
+                    NO_EGRESS
+                } else {
+                    self.switch_route(ps as usize, &h)
+                }
+            }
+            NodeRef::Host(_) => NO_EGRESS,
+        };
         self.q.schedule(
             arrive,
             Event::Arrive {
                 node: peer,
                 port: peer_port,
                 pkt: p,
+                egress,
             },
         );
+    }
+
+    /// Software prefetch for the events about to run. By the time a packet arrives, the state
+    /// it touches (its arena slot, the egress port and queue, its flow at a host) has left
+    /// the cache: a hop's propagation delay is tens of thousands of events away on a large
+    /// network. Two stages: `2·PREFETCH_DISTANCE` events ahead, load the packet and the
+    /// egress port; `PREFETCH_DISTANCE` ahead, follow them (the queue, the flow). Only
+    /// hints: nothing here changes state or can fail.
+    #[inline]
+    fn prefetch_ahead(&self) {
+        use crate::engine::prefetch;
+        let far = self.q.peek_ahead(2 * PREFETCH_DISTANCE);
+        if let Some(&Event::TxDone { node, port }) = far
+            && let Some(NodeRef::Switch(s)) = self.nodes.get(node as usize)
+            && let Some(ep) = self.switches[*s as usize].ports.get(port as usize)
+        {
+            let line = ep as *const EgressPort as *const u8;
+            prefetch(line);
+            prefetch(line.wrapping_add(64));
+        }
+        if let Some(&Event::Arrive {
+            node, pkt, egress, ..
+        }) = far
+        {
+            self.arena.prefetch(pkt);
+            if self.cfg.int_enabled {
+                // Stamped at switch dequeue, read by HPCC at the sender.
+                self.arena.prefetch_int(pkt);
+            }
+            if let Some(NodeRef::Switch(s)) = self.nodes.get(node as usize)
+                && let Some(ep) = self.switches[*s as usize].ports.get(egress as usize)
+            {
+                let line = ep as *const EgressPort as *const u8;
+                prefetch(line);
+                prefetch(line.wrapping_add(64));
+            }
+        }
+        match self.q.peek_ahead(PREFETCH_DISTANCE) {
+            Some(&Event::Arrive {
+                node,
+                port,
+                pkt,
+                egress,
+            }) => match self.nodes.get(node as usize) {
+                Some(NodeRef::Switch(s)) => {
+                    let sw = &self.switches[*s as usize];
+                    if let Some(ep) = sw.ports.get(egress as usize)
+                        && let Some(p) = self.arena.try_get(pkt)
+                        && let Some(q) = ep.queues.get(p.prio as usize)
+                    {
+                        prefetch(q as *const _);
+                        let qi = p.prio as usize;
+                        match &sw.pfc {
+                            Some(pfc) => pfc.prefetch(port, qi),
+                            None => sw.mmu.prefetch(port, qi),
+                        }
+                    }
+                }
+                Some(NodeRef::Host(_)) => {
+                    if let Some(p) = self.arena.try_get(pkt)
+                        && let Some(f) = self.flows.get(p.flow as usize)
+                    {
+                        // Header and send state; receive state; the controller's first line.
+                        let line = f as *const Flow as *const u8;
+                        for k in 0..4 {
+                            prefetch(line.wrapping_add(64 * k));
+                        }
+                    }
+                }
+                None => {}
+            },
+            Some(&Event::TxDone { node, port }) => {
+                if let Some(NodeRef::Switch(s)) = self.nodes.get(node as usize)
+                    && let Some(ep) = self.switches[*s as usize].ports.get(port as usize)
+                    && let Some(q) = ep.next_queue_hint()
+                    && let Some(qq) = ep.queues.get(q)
+                {
+                    prefetch(qq as *const _);
+                }
+            }
+            _ => {}
+        }
     }
 
     #[inline]
     fn dispatch(&mut self, ev: Event) {
         match ev {
-            Event::Arrive { node, port, pkt } => {
-                let err = match self.nodes[node as usize] {
-                    NodeRef::Host(h) => self.hosts[h as usize].link.error_rate,
-                    NodeRef::Switch(s) => {
-                        self.switches[s as usize].ports[port as usize]
-                            .link
-                            .error_rate
+            Event::Arrive {
+                node,
+                port,
+                pkt,
+                egress,
+            } => {
+                if self.link_errors {
+                    let err = match self.nodes[node as usize] {
+                        NodeRef::Host(h) => self.hosts[h as usize].link.error_rate,
+                        NodeRef::Switch(s) => {
+                            self.switches[s as usize].ports[port as usize]
+                                .link
+                                .error_rate
+                        }
+                    };
+                    if err > 0.0 && self.link_rng.f64() < err {
+                        self.counters.drops_link_error += 1;
+                        self.arena.free(pkt);
+                        return;
                     }
-                };
-                if err > 0.0 && self.link_rng.f64() < err {
-                    self.counters.drops_link_error += 1;
-                    self.arena.free(pkt);
-                    return;
                 }
                 match self.nodes[node as usize] {
                     NodeRef::Host(h) => self.host_receive(h as usize, pkt),
-                    NodeRef::Switch(s) => self.switch_receive(s as usize, port, pkt),
+                    NodeRef::Switch(s) => self.switch_receive(s as usize, port, pkt, egress),
                 }
             }
             Event::TxDone { node, port } => match self.nodes[node as usize] {
@@ -617,15 +726,15 @@ impl Simulator {
     pub fn run(&mut self, progress: &mut dyn FnMut(&Progress)) {
         let stop = self.cfg.stop_ps;
         let total = self.flows.len() as u64;
-        while let Some(t) = self.q.peek_time() {
-            if t > stop {
-                break;
-            }
+        loop {
             if self.counters.flows_completed == total && self.arena.live() == 0 {
                 // All traffic delivered and acknowledged: only stale timers remain.
                 break;
             }
-            let (_, ev) = self.q.pop().expect("peeked");
+            let Some((_, ev)) = self.q.pop_until(stop) else {
+                break;
+            };
+            self.prefetch_ahead();
             self.dispatch(ev);
             if self.q.events() & 0xFFFF == 0 {
                 progress(&Progress {

@@ -1,6 +1,7 @@
 //! The switch forwarding path: arrival → lookup (ECMP) → ingress hook → MMU admission →
 //! enqueue → (when the port is free) scheduler → dequeue hook → transmit.
 
+use crate::engine::NO_EGRESS;
 use crate::engine::arena::PktKind;
 use crate::rng::mix64;
 use crate::sim::Simulator;
@@ -17,8 +18,22 @@ impl Simulator {
         ((h as u128 * n as u128) >> 64) as usize
     }
 
-    /// A packet reached switch `s` on port `in_port`.
-    pub(crate) fn switch_receive(&mut self, s: usize, in_port: u16, p: u32) {
+    /// The forwarding decision of switch `s` for a packet with header `h`: the egress port
+    /// (ECMP among equal-cost ports), or `NO_EGRESS` if the destination is unreachable.
+    #[inline]
+    pub(crate) fn switch_route(&self, s: usize, h: &crate::engine::arena::Hdr) -> u16 {
+        let sw = &self.switches[s];
+        let hops = self.routes.next_hops(sw.node, h.dst);
+        match hops.len() {
+            0 => NO_EGRESS,
+            1 => hops[0],
+            n => hops[Self::ecmp_pick(sw.ecmp_seed, h.src, h.dst, h.sport, h.dport, n)],
+        }
+    }
+
+    /// A packet reached switch `s` on port `in_port`; `egress` is its forwarding decision at
+    /// `s` (from [`Self::switch_route`], made when it was sent to this switch).
+    pub(crate) fn switch_receive(&mut self, s: usize, in_port: u16, p: u32, egress: u16) {
         let now = self.q.now();
         // Read only the header fields the pipeline needs (the packet is ~200 B with INT).
         let pr = self.arena.get_mut(p);
@@ -39,19 +54,17 @@ impl Simulator {
         {
             return;
         }
-        // Forwarding lookup.
-        let sw = &self.switches[s];
-        let hops = self.routes.next_hops(sw.node, pkt.dst);
-        let egress = match hops.len() {
-            0 => {
-                // No route: cannot happen on a validated topology; count as a drop.
-                self.counters.drops_no_route += 1;
-                self.arena.free(p);
-                return;
-            }
-            1 => hops[0],
-            n => hops[Self::ecmp_pick(sw.ecmp_seed, pkt.src, pkt.dst, pkt.sport, pkt.dport, n)],
-        };
+        debug_assert_eq!(
+            egress,
+            self.switch_route(s, &pkt),
+            "stale forwarding decision"
+        );
+        if egress == NO_EGRESS {
+            // No route: cannot happen on a validated topology; count as a drop.
+            self.counters.drops_no_route += 1;
+            self.arena.free(p);
+            return;
+        }
         let nq = self.cfg.queues_per_port;
         let q = match pkt.kind {
             PktKind::Cnp | PktKind::Bts | PktKind::Pfc => 0,
@@ -143,6 +156,11 @@ impl Simulator {
         };
         if ep.mon != u32::MAX {
             self.queue_mon.update(ep.mon as usize, now, ep.bytes);
+        }
+        // The next packet of this queue leaves no earlier than one serialization from now:
+        // start loading it (it was queued long ago and is out of cache).
+        if let Some(next) = ep.head(q) {
+            self.arena.prefetch(next);
         }
         let pkt = self.arena.get_mut(p);
         let in_port = pkt.in_port;

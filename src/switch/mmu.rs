@@ -60,6 +60,14 @@ impl Mmu {
         }
     }
 
+    /// Hint the CPU to load the ingress counter of (`in_port`, `q`) (no effect on state).
+    #[inline]
+    pub fn prefetch(&self, in_port: u16, q: usize) {
+        if let Some(c) = self.ingress_bytes.get(in_port as usize * self.queues + q) {
+            crate::engine::prefetch(c as *const u64);
+        }
+    }
+
     /// Charge an admitted packet that arrived on `in_port` for queue `q`.
     #[inline]
     pub fn charge(&mut self, in_port: u16, q: usize, size_bytes: u64) {

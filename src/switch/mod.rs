@@ -29,37 +29,39 @@ pub struct PktQueue {
     pub bytes: u64,
 }
 
-/// One switch egress port.
+/// One switch egress port. `repr(C)` with the fields every packet touches (enqueue, scheduler,
+/// dequeue, transmit) in the first two cache lines, so that prefetching them covers a hop.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct EgressPort {
-    /// The link this port transmits on.
-    pub link: PortLink,
     /// The port is serializing a packet until this time, picoseconds.
     pub busy_until_ps: u64,
-    /// A `TxDone` event is pending for this port. It is scheduled lazily — only when the port
-    /// has (or gets) something to send while busy — so an idle-after-transmission port costs
-    /// no event.
-    pub txdone_pending: bool,
-    /// Queues; index 0 is the strict-priority control class.
-    pub queues: Vec<PktQueue>,
-    /// Bit q set = queue q paused by the downstream (PFC, BFC). Queue 0 is never paused.
-    pub paused_mask: u64,
-    /// Round-robin pointer (next data queue to consider).
-    pub rr: usize,
-    /// DRR deficits, bytes (DRR only).
-    pub deficit: Vec<i64>,
     /// Bytes queued over all queues.
     pub bytes: u64,
     /// Bit q set = queue q holds at least one packet.
     pub nonempty: u64,
-    /// The peer is a host (this is a server-facing port of a ToR).
-    pub host_facing: bool,
-    /// ECN marking thresholds of this port (None = no marking).
-    pub ecn: Option<EcnThresholds>,
+    /// Bit q set = queue q paused by the downstream (PFC, BFC). Queue 0 is never paused.
+    pub paused_mask: u64,
+    /// Queues; index 0 is the strict-priority control class.
+    pub queues: Vec<PktQueue>,
     /// Index in the queue monitor (`u32::MAX` = not monitored).
     pub mon: u32,
+    /// A `TxDone` event is pending for this port. It is scheduled lazily — only when the port
+    /// has (or gets) something to send while busy — so an idle-after-transmission port costs
+    /// no event.
+    pub txdone_pending: bool,
+    /// The peer is a host (this is a server-facing port of a ToR).
+    pub host_facing: bool,
+    /// The link this port transmits on.
+    pub link: PortLink,
+    /// Round-robin pointer (next data queue to consider).
+    pub rr: usize,
     /// SFC trigger threshold Q_th of this port's queues, bytes.
     pub sfc_qth: u64,
+    /// ECN marking thresholds of this port (None = no marking).
+    pub ecn: Option<EcnThresholds>,
+    /// DRR deficits, bytes (DRR only).
+    pub deficit: Vec<i64>,
     /// SFC target depth Q_tg, bytes.
     pub sfc_qtg: u64,
     /// Received PFC pause of priority p holds until this time, picoseconds
@@ -100,6 +102,31 @@ impl EgressPort {
         qq.bytes += size;
         self.bytes += size;
         self.nonempty |= 1 << q;
+    }
+
+    /// The queue the scheduler will most likely serve next (round robin; DRR may differ),
+    /// without changing any state: for prefetching.
+    #[inline]
+    pub fn next_queue_hint(&self) -> Option<usize> {
+        if self.nonempty & 1 != 0 {
+            return Some(0);
+        }
+        let ready = self.nonempty & !self.paused_mask & !1;
+        if ready == 0 {
+            return None;
+        }
+        let at_or_after = ready & (!0u64).checked_shl(self.rr as u32).unwrap_or(0);
+        Some(if at_or_after != 0 {
+            at_or_after.trailing_zeros()
+        } else {
+            ready.trailing_zeros()
+        } as usize)
+    }
+
+    /// Packet slot at the head of queue `q`, if any.
+    #[inline]
+    pub fn head(&self, q: usize) -> Option<u32> {
+        self.queues.get(q).and_then(|qq| qq.pkts.front().copied())
     }
 
     /// Remove the head of queue `q`, whose size is `size` bytes.

@@ -91,6 +91,16 @@ impl PfcState {
         }
     }
 
+    /// Hint the CPU to load the counters of ingress (`port`, `q`) (no effect on state).
+    #[inline]
+    pub fn prefetch(&self, port: u16, q: usize) {
+        let i = self.idx(port, q);
+        if let (Some(a), Some(b)) = (self.ingress.get(i), self.hdrm.get(i)) {
+            crate::engine::prefetch(a as *const u64);
+            crate::engine::prefetch(b as *const u64);
+        }
+    }
+
     #[inline]
     fn idx(&self, port: u16, q: usize) -> usize {
         port as usize * self.nq + q
