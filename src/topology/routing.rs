@@ -43,13 +43,20 @@ pub struct RouteTable {
     port_peer: Vec<u32>,
     /// Link index of each port (CSR order).
     port_link: Vec<u32>,
-    /// Port-set id of `(host index · switches + switch index)`.
-    entry: Vec<u32>,
+    /// Forwarding entry of `(host index · switches + switch index)`: a single egress port is
+    /// stored directly as `DIRECT | port`; otherwise the id of an ECMP port set. Two bytes so
+    /// that the table (hosts × switches) stays cache-resident on large topologies.
+    entry: Vec<u16>,
+    /// `0, 1, 2, …` up to the largest port number: backing store for single-port answers.
+    port_ids: Vec<u16>,
     /// Port set `k` is `set_ports[set_off[k]..set_off[k + 1]]`; set 0 is empty.
     set_off: Vec<u32>,
     /// All distinct port sets, concatenated.
     set_ports: Vec<u16>,
 }
+
+/// Flag of a forwarding entry holding its single egress port directly.
+const DIRECT: u16 = 0x8000;
 
 /// One shortest path between two hosts (see [`RouteTable::path`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -168,10 +175,14 @@ impl RouteTable {
         }
 
         let s_count = switches.len();
-        let mut entry = vec![0u32; hosts.len() * s_count];
+        let max_ports = (0..n)
+            .map(|u| (port_off[u + 1] - port_off[u]) as usize)
+            .max()
+            .unwrap_or(0);
+        let mut entry = vec![0u16; hosts.len() * s_count];
         let mut set_off = vec![0u32, 0u32];
         let mut set_ports: Vec<u16> = Vec::new();
-        let mut set_ids: HashMap<Vec<u16>, u32> = HashMap::new();
+        let mut set_ids: HashMap<Vec<u16>, u16> = HashMap::new();
         set_ids.insert(Vec::new(), 0);
 
         let mut dist = vec![u32::MAX; n];
@@ -215,14 +226,27 @@ impl RouteTable {
                         scratch.push(p as u16);
                     }
                 }
+                if let [p] = scratch[..]
+                    && p < DIRECT
+                {
+                    row[si] = DIRECT | p;
+                    continue;
+                }
                 row[si] = match set_ids.get(scratch.as_slice()) {
                     Some(&id) => id,
                     None => {
-                        let id = (set_off.len() - 1) as u32;
+                        let id = set_off.len() - 1;
+                        if id >= DIRECT as usize {
+                            return Err(format!(
+                                "topology has more than {} distinct ECMP port sets; the \
+                                 forwarding tables support at most that many",
+                                DIRECT - 1
+                            ));
+                        }
                         set_ports.extend_from_slice(&scratch);
                         set_off.push(set_ports.len() as u32);
-                        set_ids.insert(scratch.clone(), id);
-                        id
+                        set_ids.insert(scratch.clone(), id as u16);
+                        id as u16
                     }
                 };
             }
@@ -237,6 +261,7 @@ impl RouteTable {
             port_peer,
             port_link,
             entry,
+            port_ids: (0..=max_ports.min(DIRECT as usize) as u16).collect(),
             set_off,
             set_ports,
         })
@@ -261,7 +286,11 @@ impl RouteTable {
         if si == NONE || hi == NONE {
             return &[];
         }
-        let set = self.entry[hi as usize * self.switches.len() + si as usize] as usize;
+        let e = self.entry[hi as usize * self.switches.len() + si as usize];
+        if e & DIRECT != 0 {
+            return std::slice::from_ref(&self.port_ids[(e & !DIRECT) as usize]);
+        }
+        let set = e as usize;
         &self.set_ports[self.set_off[set] as usize..self.set_off[set + 1] as usize]
     }
 
