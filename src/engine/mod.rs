@@ -495,6 +495,53 @@ mod tests {
     }
 
     #[test]
+    fn dense_buckets_keep_time_class_then_insertion_order() {
+        // Hundreds of events per bucket (the counting-sort path), many at the same instant,
+        // arrivals and others mixed: order must be (time, arrivals first, scheduling order).
+        let mut rng = crate::rng::Rng::new(9);
+        let mut q = EventQueue::new();
+        let mut reference = Vec::new();
+        let mut id = 0u32;
+        for round in 0..50u64 {
+            let base = q.now() + 5_000;
+            for _ in 0..400 {
+                id += 1;
+                // Few distinct instants (ties), spread over ~3 buckets.
+                let t = base + rng.below(24) * 128;
+                let arrive = rng.below(3) == 0;
+                let ev = if arrive {
+                    Event::Arrive {
+                        node: id,
+                        port: 0,
+                        pkt: 0,
+                        egress: 0,
+                    }
+                } else {
+                    Event::NicWake { node: id }
+                };
+                q.schedule(t, ev);
+                reference.push((t, !arrive as u8, id));
+            }
+            reference.sort();
+            // Drain about half, then schedule more on top (insertions into a running bucket).
+            let keep = if round % 2 == 0 {
+                reference.len() / 2
+            } else {
+                0
+            };
+            while reference.len() > keep {
+                let (t, e) = q.pop().unwrap();
+                let node = match e {
+                    Event::Arrive { node, .. } | Event::NicWake { node } => node,
+                    _ => unreachable!(),
+                };
+                let want = reference.remove(0);
+                assert_eq!((t, node), (want.0, want.2), "round {round}");
+            }
+        }
+    }
+
+    #[test]
     fn heap_matches_sorting() {
         // Random schedule/pop interleavings must pop in (time, seq) order.
         let mut rng = crate::rng::Rng::new(3);
