@@ -73,6 +73,10 @@ enum Cmd {
         /// Run only benchmarks whose name contains this string.
         #[arg(long)]
         filter: Option<String>,
+        /// Run each benchmark N times and report the fastest (timings on shared machines vary
+        /// by a few percent; the JSON keeps every run's wall time and the median).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+        repeat: u32,
     },
 }
 
@@ -162,7 +166,11 @@ fn main() -> ExitCode {
         } => cmd_run(scenario, out, sets, no_output, json),
         Cmd::Validate { scenario, sets } => cmd_validate(scenario, sets),
         Cmd::Hpcc { config } => sfc::hpcc::run_config(&config),
-        Cmd::Bench { quick, filter } => sfc::bench::run(quick, filter.as_deref()),
+        Cmd::Bench {
+            quick,
+            filter,
+            repeat,
+        } => sfc::bench::run(quick, filter.as_deref(), repeat),
         Cmd::Experiment { cmd } => cmd_experiment(cmd),
         Cmd::Trace(args) => sfc::workload::trace_cmd::run(&args),
     };

@@ -1046,3 +1046,32 @@ fn bad_command_line_usage() {
         assert!(!r.stderr.is_empty(), "sfc {args:?}: no message");
     }
 }
+
+#[test]
+fn bench_repeat_keeps_every_run_and_reports_scaling() {
+    // Two runs of the two smallest leaf-spine benchmarks in quick mode (well under a second).
+    let d = TempDir::new("bench-repeat");
+    let r = sfc(
+        d.path(),
+        &["bench", "--quick", "--filter", "scale-", "--repeat", "2"],
+    );
+    r.assert_ok();
+    assert!(
+        r.stdout.contains("cost per packet-hop, 1,024 vs 64 hosts"),
+        "{}",
+        r.stdout
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.path().join("out/bench.json")).unwrap())
+            .unwrap();
+    let runs = json.as_array().unwrap();
+    assert_eq!(runs.len(), 3, "scale-64, scale-256, scale-1024");
+    for b in runs {
+        let all = b["wall_seconds_all"].as_array().unwrap();
+        assert_eq!(all.len(), 2);
+        let best = b["wall_seconds"].as_f64().unwrap();
+        assert!(all.iter().all(|w| w.as_f64().unwrap() >= best));
+        assert!(b["packet_hops"].as_u64().unwrap() > 0);
+    }
+    sfc(d.path(), &["bench", "--repeat", "0"]).assert_error(&["--repeat"]);
+}
