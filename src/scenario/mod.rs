@@ -1136,23 +1136,6 @@ fn resolve_traffic(
                 x.prio = *p.get_ref();
             }
         }
-        // Safety net for generator bugs: nothing invalid reaches the simulator builder.
-        for x in &f {
-            flow_file::check_endpoints(x, topo)
-                .and_then(|()| {
-                    if x.prio == 0 || x.prio as usize > max_prio {
-                        Err(format!("priority {} is out of range: {prio_rule}", x.prio))
-                    } else {
-                        Ok(())
-                    }
-                })
-                .map_err(|e| {
-                    format!(
-                        "{}: traffic[{i}] ({kind}): generated flow {} -> {}: {e}",
-                        ctx.file, x.src, x.dst
-                    )
-                })?;
-        }
         flows = traffic::merge(flows, f);
     }
     Ok(flows)

@@ -112,15 +112,19 @@ impl EgressPort {
             return Some(0);
         }
         let ready = self.nonempty & !self.paused_mask & !1;
-        if ready == 0 {
-            return None;
-        }
+        (ready != 0).then(|| self.rr_pick(ready))
+    }
+
+    /// Round robin over the data queues in `ready` (non-zero bitmask): the first at or after
+    /// the round-robin pointer, wrapping.
+    #[inline]
+    fn rr_pick(&self, ready: u64) -> usize {
         let at_or_after = ready & (!0u64).checked_shl(self.rr as u32).unwrap_or(0);
-        Some(if at_or_after != 0 {
-            at_or_after.trailing_zeros()
+        if at_or_after != 0 {
+            at_or_after.trailing_zeros() as usize
         } else {
-            ready.trailing_zeros()
-        } as usize)
+            ready.trailing_zeros() as usize
+        }
     }
 
     /// Packet slot at the head of queue `q`, if any.
@@ -161,13 +165,7 @@ impl EgressPort {
         }
         match sched {
             SchedulerKind::RoundRobin => {
-                // First ready queue at or after the round-robin pointer, wrapping.
-                let at_or_after = ready & (!0u64 << self.rr);
-                let q = if at_or_after != 0 {
-                    at_or_after.trailing_zeros()
-                } else {
-                    ready.trailing_zeros()
-                } as usize;
+                let q = self.rr_pick(ready);
                 self.rr = 1 + q % (n - 1);
                 Some(q)
             }
@@ -225,4 +223,39 @@ pub struct Switch {
     pub rng: crate::rng::Rng,
     /// SFC state (when SFC is configured).
     pub sfc: Option<crate::sfc::SfcSwitch>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queue_hint_is_what_round_robin_serves() {
+        // The prefetch hint must name the queue `select` then picks (round robin), for every
+        // mix of non-empty / paused queues and pointer positions; and never change state.
+        let link = PortLink {
+            peer: 1,
+            peer_port: 0,
+            rate_bps: 100_000_000_000,
+            delay_ps: 1_000_000,
+            error_rate: 0.0,
+            tx_bytes: 0,
+        };
+        let mut rng = crate::rng::Rng::new(5);
+        for _ in 0..5_000 {
+            let mut ep = EgressPort::new(link.clone(), 8, false);
+            ep.nonempty = rng.below(256);
+            ep.paused_mask = rng.below(256) & !1;
+            ep.rr = 1 + rng.below(7) as usize;
+            let rr = ep.rr;
+            let hint = ep.next_queue_hint();
+            assert_eq!(ep.rr, rr, "hint changed state");
+            let got = ep.select(SchedulerKind::RoundRobin, |_| 0);
+            assert_eq!(
+                hint, got,
+                "nonempty {:08b} paused {:08b} rr {rr}",
+                ep.nonempty, ep.paused_mask
+            );
+        }
+    }
 }

@@ -250,33 +250,6 @@ pub fn check_endpoints(f: &FlowSpec, topo: &TopologySpec) -> Result<(), String> 
     Ok(())
 }
 
-/// Check that every flow's endpoints are hosts (per `is_host`, e.g. from the topology) and
-/// differ. Errors name `name` and the flow's 1-based index in `flows` — after [`parse`] sorted
-/// them that is not the file order; prefer [`parse_with`] and [`check_endpoints`], which name
-/// the line.
-pub fn check_hosts(
-    flows: &[FlowSpec],
-    is_host: impl Fn(u32) -> bool,
-    name: &str,
-) -> Result<(), String> {
-    for (i, f) in flows.iter().enumerate() {
-        let which = || format!("{name}: flow {} ({} -> {})", i + 1, f.src, f.dst);
-        if !is_host(f.src) {
-            return Err(format!("{}: source {} is not a host", which(), f.src));
-        }
-        if !is_host(f.dst) {
-            return Err(format!("{}: destination {} is not a host", which(), f.dst));
-        }
-        if f.src == f.dst {
-            return Err(format!(
-                "{}: source and destination are the same host",
-                which()
-            ));
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -440,24 +413,5 @@ mod tests {
         assert!(e.starts_with("q:2: ") && e.contains("source node 9"), "{e}");
         let e = parse_with("1\n1 1 3 100 10 2.0\n", "q", check).unwrap_err();
         assert!(e.starts_with("q:2: ") && e.contains("same host"), "{e}");
-    }
-
-    #[test]
-    fn host_check() {
-        let f = |src, dst| FlowSpec {
-            src,
-            dst,
-            size_bytes: 1,
-            start_ps: 0,
-            prio: 3,
-            dport: 100,
-        };
-        let is_host = |n: u32| n < 10;
-        assert!(check_hosts(&[f(0, 1), f(9, 2)], is_host, "x").is_ok());
-        let e = check_hosts(&[f(0, 1), f(0, 12)], is_host, "x").unwrap_err();
-        assert!(e.contains("flow 2") && e.contains("destination 12"), "{e}");
-        let e = check_hosts(&[f(11, 1)], is_host, "x").unwrap_err();
-        assert!(e.contains("source 11"), "{e}");
-        assert!(check_hosts(&[f(3, 3)], is_host, "x").is_err());
     }
 }
