@@ -166,7 +166,7 @@ pub fn run_one(name: &str, quick: bool) -> Result<serde_json::Value, String> {
         "packet_hops_per_second": hops as f64 / wall,
         "ns_per_packet_hop": wall * 1e9 / hops.max(1) as f64,
         "peak_rss_bytes": crate::report::peak_rss_bytes(),
-        "pfc_pauses": sim.counters.pfc_pauses,
+        "pfc_pauses": sim.scheme_stat("pfc", "pauses"),
         "drops": sim.counters.drops,
         "slowdown_p99": p99,
         "events_peak_pending": sim.q.peak_len(),

@@ -290,9 +290,9 @@ pub struct NetConfig {
     /// PFC parameters (used in [`BufferMode::Lossless`]).
     pub pfc: PfcConfig,
     /// SFC (switch-side flow control) parameters.
-    pub sfc: crate::sfc::SfcConfig,
+    pub sfc: crate::scheme::sfc::SfcConfig,
     /// OnRamp (end-to-end flow control) parameters.
-    pub onramp: crate::sfc::onramp::OnRampConfig,
+    pub onramp: crate::scheme::onramp::OnRampConfig,
     /// Switch egress ports whose queue (all priorities, bytes) is recorded as a time series:
     /// (switch node id, port number).
     pub queue_monitor: Vec<(u32, u32)>,
@@ -327,8 +327,8 @@ impl Default for NetConfig {
             cnp: CnpMode::AckEcho,
             int_enabled: false,
             pfc: PfcConfig::default(),
-            sfc: crate::sfc::SfcConfig::default(),
-            onramp: crate::sfc::onramp::OnRampConfig::default(),
+            sfc: crate::scheme::sfc::SfcConfig::default(),
+            onramp: crate::scheme::onramp::OnRampConfig::default(),
             queue_monitor: Vec::new(),
             queue_monitor_ps: US,
         }

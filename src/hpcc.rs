@@ -695,7 +695,7 @@ pub fn resolve(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
 
 /// SFC / OnRamp extension keys (see `docs/hpcc-compat.md`).
 fn resolve_sfc_keys(c: &HpccConfig, net: &mut NetConfig) -> Result<(), String> {
-    use crate::sfc::{SfcDeploy, SfcMode};
+    use crate::scheme::sfc::{SfcDeploy, SfcMode};
     if let Some(m) = c.str("SFC_MODE") {
         net.sfc.mode = match m {
             "off" => SfcMode::Off,
@@ -803,7 +803,7 @@ pub fn run_config(path: &Path) -> Result<(), String> {
     if let Some(p) = &r.pfc_file {
         // One line per PFC frame received: time_ns node_id node_type if_index type(1 = pause).
         let mut out = String::new();
-        for rec in &sim.pfc_log {
+        for rec in &sim.pfc_log() {
             out.push_str(&format!(
                 "{} {} {} {} {}\n",
                 rec.time_ps / 1000,
@@ -815,10 +815,10 @@ pub fn run_config(path: &Path) -> Result<(), String> {
         }
         write_atomic(p, out.as_bytes()).map_err(|e| format!("{}: {e}", p.display()))?;
     }
-    if sim.counters.drops_lossless > 0 {
+    let drops_lossless = sim.scheme_stat("pfc", "drops_lossless");
+    if drops_lossless > 0 {
         eprintln!(
-            "WARNING: {} packets dropped in the lossless fabric (PFC headroom overflow): check the headroom settings",
-            sim.counters.drops_lossless
+            "WARNING: {drops_lossless} packets dropped in the lossless fabric (PFC headroom overflow): check the headroom settings"
         );
     }
     if let Some(p) = &r.buffer_mon_file {

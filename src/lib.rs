@@ -19,12 +19,14 @@ pub mod engine;
 pub mod experiment;
 pub mod host;
 pub mod hpcc;
+pub mod link;
 pub mod metrics;
 pub mod plot;
 pub mod report;
 pub mod rng;
 pub mod scenario;
-pub mod sfc;
+pub mod scheme;
+
 pub mod sim;
 pub mod switch;
 pub mod topology;

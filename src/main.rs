@@ -326,10 +326,10 @@ fn cmd_run(
         (r.sim.counters.drops + r.sim.counters.drops_link_error).to_string()
     });
     row("BTS generated", &|r| {
-        r.sim.sfc_counters.bts_generated.to_string()
+        r.sim.scheme_stat("sfc", "bts_generated").to_string()
     });
     row("BTS suppressed", &|r| {
-        r.sim.sfc_counters.bts_suppressed.to_string()
+        r.sim.scheme_stat("sfc", "bts_suppressed").to_string()
     });
     row("QP pauses", &|r| {
         r.sim
@@ -339,7 +339,9 @@ fn cmd_run(
             .sum::<u64>()
             .to_string()
     });
-    row("PFC pauses", &|r| r.sim.counters.pfc_pauses.to_string());
+    row("PFC pauses", &|r| {
+        r.sim.scheme_stat("pfc", "pauses").to_string()
+    });
     row("events", &|r| r.sim.q.events().to_string());
     row("wall time", &|r| format!("{:.2} s", r.wall_seconds));
     if let Some(b) = base {

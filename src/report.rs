@@ -102,7 +102,23 @@ pub fn summary_json(sim: &Simulator, stats: &RunStats, name: &str, wall: f64) ->
         "mean": ls.iter().map(|l| l.5).sum::<f64>() / n,
         "max": ls.iter().map(|l| l.5).fold(0.0, f64::max),
     });
-    json!({
+    let mut counters = serde_json::to_value(&sim.counters).unwrap_or_default();
+    if let Some(o) = counters.as_object_mut() {
+        // Flow-control pauses of QPs, whatever scheme imposed them (SFC BTS, OnRamp).
+        o.insert(
+            "qp_pauses".into(),
+            sim.flows
+                .iter()
+                .map(|f| f.pauses as u64)
+                .sum::<u64>()
+                .into(),
+        );
+        o.insert(
+            "qp_paused_ps".into(),
+            sim.flows.iter().map(|f| f.paused_ps).sum::<u64>().into(),
+        );
+    }
+    let mut v = json!({
         "name": name,
         "flows_total": stats.flows_total,
         "flows_completed": stats.flows_completed,
@@ -127,42 +143,16 @@ pub fn summary_json(sim: &Simulator, stats: &RunStats, name: &str, wall: f64) ->
         },
         "bins": stats.bins,
         "by_dport": stats.by_dport,
-        "counters": sim.counters,
+        "counters": counters,
         "packets_peak_live": sim.arena.peak_live(),
         "events_peak_pending": sim.q.peak_len(),
         "link_utilization": link_util,
-        "sfc": sfc_json(sim),
-    })
-}
-
-/// The `sfc` object of the summary: BTS counts, Bloom/cache occupancy, QP pauses.
-pub fn sfc_json(sim: &Simulator) -> serde_json::Value {
-    let mut c = sim.sfc_counters.clone();
-    for sw in &sim.switches {
-        if let Some(st) = &sw.sfc {
-            c.max_bloom_occupancy = c.max_bloom_occupancy.max(st.bloom.max_occupancy);
-            c.max_cache_occupancy = c.max_cache_occupancy.max(st.cache.max_occupancy);
-            c.cache_collisions += st.cache.collisions;
-        }
-    }
-    c.pauses = sim.flows.iter().map(|f| f.pauses as u64).sum();
-    c.paused_time_ps = sim.flows.iter().map(|f| f.paused_ps).sum();
-    let mut v = serde_json::to_value(&c).unwrap_or_default();
+    });
+    // One section per scheme (`ecn`, `sfc`, `onramp`, `pfc`, …), written by the scheme.
     if let Some(o) = v.as_object_mut() {
-        o.insert(
-            "mode".into(),
-            serde_json::to_value(sim.cfg.sfc.mode).unwrap_or_default(),
-        );
-        o.insert("onramp".into(), sim.cfg.onramp.enabled.into());
-        let trig = c.bts_generated + c.bts_suppressed;
-        o.insert(
-            "bts_reduction".into(),
-            if trig > 0 {
-                (c.bts_suppressed as f64 / trig as f64).into()
-            } else {
-                serde_json::Value::Null
-            },
-        );
+        for (name, section) in sim.scheme_summaries() {
+            o.insert(name.into(), section);
+        }
     }
     v
 }
@@ -260,12 +250,16 @@ pub fn extra_lines(r: &RunResult) -> Vec<(String, String)> {
             format!("{}", s.counters.retx_packets),
         ),
         ("timeouts".into(), format!("{}", s.counters.timeouts)),
-        ("PFC pauses".into(), format!("{}", s.counters.pfc_pauses)),
+        (
+            "PFC pauses".into(),
+            format!("{}", s.scheme_stat("pfc", "pauses")),
+        ),
         (
             "BTS generated / suppressed".into(),
             format!(
                 "{} / {}",
-                s.sfc_counters.bts_generated, s.sfc_counters.bts_suppressed
+                s.scheme_stat("sfc", "bts_generated"),
+                s.scheme_stat("sfc", "bts_suppressed")
             ),
         ),
         (

@@ -27,6 +27,20 @@ pub fn ser_time_ps(bytes: u64, rate_bps: u64) -> u64 {
     }
 }
 
+/// Time for a link of `rate_bps` to drain `bytes` of backlog, picoseconds, rounded *down*
+/// (the queue-drain estimate of SFC's pause and the like; [`ser_time_ps`] rounds up because
+/// a link may never be faster than its rate). Exact for any backlog (u128 intermediate).
+#[inline]
+pub fn drain_time_ps(bytes: u64, rate_bps: u64) -> u64 {
+    (bytes as u128 * 8_000_000_000_000u128 / rate_bps.max(1) as u128) as u64
+}
+
+/// Bytes a link of `rate_bps` carries in `time_ps` (bandwidth-delay product), rounded down.
+#[inline]
+pub fn bytes_in_ps(time_ps: u64, rate_bps: u64) -> u64 {
+    (time_ps as u128 * rate_bps as u128 / 8_000_000_000_000u128) as u64
+}
+
 /// Serialization time as the HPCC ns-3 simulator computes it: `size·8/rate` seconds converted to
 /// ns-3 time with truncation to a whole nanosecond.
 ///

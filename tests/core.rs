@@ -333,7 +333,7 @@ fn ecmp_spreads_flows_and_never_moves_them() {
     // ToR 0 is node 32; its uplinks are ports 16..20. One packet per flow: count packets by tx bytes.
     let tor = &sim.switches[0];
     let counts: Vec<f64> = (16..20)
-        .map(|p| (tor.ports[p].link.tx_bytes / 1048) as f64)
+        .map(|p| (tor.ports[p].tx.link.tx_bytes / 1048) as f64)
         .collect();
     let total: f64 = counts.iter().sum();
     assert_eq!(total, 2000.0);

@@ -11,7 +11,8 @@ mod util {
     use sfc::cc::none::{NoneParams, NoneWindow};
     use sfc::config::{BufferConfig, BufferMode, NetConfig, PfcConfig};
     use sfc::scenario::cc::preset;
-    use sfc::sim::{PfcRecord, Simulator};
+    use sfc::scheme::pfc::PfcRecord;
+    use sfc::sim::Simulator;
     use sfc::topology::shapes;
     use sfc::units::{GBPS, US};
     use sfc::workload::FlowSpec;
@@ -81,17 +82,30 @@ mod util {
         sim.run_quiet();
     }
 
+    /// The lossless ingress accounting of a switch.
+    pub fn pfc_state(s: &sfc::switch::Switch) -> &sfc::scheme::pfc::PfcState {
+        match s.scheme(sfc::scheme::SchemeId::Pfc) {
+            Some(sfc::scheme::SwitchScheme::Pfc(p)) => p.lossless.as_ref().unwrap(),
+            _ => panic!("no PFC on switch {}", s.node),
+        }
+    }
+
+    /// A counter of the `pfc` summary section.
+    pub fn pfc_stat(sim: &Simulator, key: &str) -> u64 {
+        sim.scheme_stat("pfc", key)
+    }
+
     /// Nothing left anywhere, every flow finished, no loss of any kind.
     pub fn assert_lossless_and_drained(sim: &Simulator) {
         let c = &sim.counters;
         assert_eq!(c.drops, 0, "drops");
-        assert_eq!(c.drops_lossless, 0, "headroom overflows");
+        assert_eq!(pfc_stat(sim, "drops_lossless"), 0, "headroom overflows");
         assert_eq!(c.retx_packets, 0, "retransmissions");
         assert_eq!(c.flows_completed, sim.flows.len() as u64);
         assert_eq!(sim.arena.live(), 0);
         for s in &sim.switches {
             assert_eq!(s.mmu.used_bytes, 0);
-            let p = s.pfc.as_ref().unwrap();
+            let p = pfc_state(s);
             assert_eq!(p.shared_used, 0);
             assert!(p.hdrm.iter().all(|&b| b == 0));
             assert!(p.paused.iter().all(|&v| !v), "an XOFF was never resumed");
@@ -150,8 +164,8 @@ mod util {
 }
 
 use sfc::config::{BufferMode, PfcConfig};
+use sfc::scheme::pfc::quanta_ps;
 use sfc::sim::Simulator;
-use sfc::switch::pfc::quanta_ps;
 use sfc::topology::shapes;
 use sfc::units::{GBPS, US, ser_time_ps_hpcc};
 use util::*;
@@ -168,13 +182,16 @@ fn lossless_incast_pauses_senders_and_never_drops() {
         let mut sim = incast(8, 500_000, cfg, cc);
         run_all(&mut sim);
         let c = &sim.counters;
-        assert!(c.pfc_pauses > 0 && c.pfc_resumes > 0, "{cc_name}: {c:?}");
-        assert!(!sim.pfc_log.is_empty());
-        assert!(c.pfc_paused_ps > 0);
+        assert!(
+            pfc_stat(&sim, "pauses") > 0 && pfc_stat(&sim, "resumes") > 0,
+            "{cc_name}: {c:?}"
+        );
+        assert!(!sim.pfc_log().is_empty());
+        assert!(pfc_stat(&sim, "paused_ps") > 0);
         assert_lossless_and_drained(&sim);
         // Only the senders' NICs are paused (by the switch, on their only port); the receiver
         // and the switch itself never are (hosts never send PFC).
-        for r in &sim.pfc_log {
+        for r in &sim.pfc_log() {
             assert!(
                 !r.is_switch && (1..=8).contains(&r.node) && r.port == 0,
                 "{r:?}"
@@ -211,9 +228,8 @@ fn hold_until_resume_alternates_and_accounts_paused_time() {
         expiry: false,
         ..PfcConfig::default()
     });
-    let c = &sim.counters;
     let end = sim.q.now();
-    let ports = per_port(&sim.pfc_log);
+    let ports = per_port(&sim.pfc_log());
     assert!(!ports.is_empty());
     for (k, recs) in &ports {
         // Strict alternation PAUSE, RESUME, PAUSE, …, ending with RESUME (no refreshes).
@@ -226,16 +242,19 @@ fn hold_until_resume_alternates_and_accounts_paused_time() {
         assert!(paused > 0 && paused < end, "{k:?}: {paused} of {end}");
     }
     // Every frame sent was received; pauses and resumes pair up.
-    let n_pause = sim.pfc_log.iter().filter(|r| r.pause).count() as u64;
-    assert_eq!(c.pfc_pauses, n_pause);
-    assert_eq!(c.pfc_resumes, sim.pfc_log.len() as u64 - n_pause);
-    assert_eq!(c.pfc_pauses, c.pfc_resumes);
+    let n_pause = sim.pfc_log().iter().filter(|r| r.pause).count() as u64;
+    assert_eq!(pfc_stat(&sim, "pauses"), n_pause);
+    assert_eq!(
+        pfc_stat(&sim, "resumes"),
+        sim.pfc_log().len() as u64 - n_pause
+    );
+    assert_eq!(pfc_stat(&sim, "pauses"), pfc_stat(&sim, "resumes"));
     // The counter is exactly the sum of PAUSE→RESUME intervals seen by the paused devices.
     assert_eq!(
-        c.pfc_paused_ps,
-        paused_time_from_log(&sim.pfc_log, u64::MAX)
+        pfc_stat(&sim, "paused_ps"),
+        paused_time_from_log(&sim.pfc_log(), u64::MAX)
     );
-    assert!(c.pfc_paused_ps < ports.len() as u64 * end);
+    assert!(pfc_stat(&sim, "paused_ps") < ports.len() as u64 * end);
 }
 
 #[test]
@@ -252,9 +271,9 @@ fn expiring_pauses_are_refreshed_while_congestion_lasts() {
         ..PfcConfig::default()
     });
     assert_eq!(quanta_ps(65535, 100 * GBPS), 335_539_200);
-    assert_eq!(long.pfc_log, hold.pfc_log);
-    assert_eq!(long.counters.pfc_pauses, hold.counters.pfc_pauses);
-    assert_eq!(long.counters.pfc_paused_ps, hold.counters.pfc_paused_ps);
+    assert_eq!(long.pfc_log(), hold.pfc_log());
+    assert_eq!(pfc_stat(&long, "pauses"), pfc_stat(&hold, "pauses"));
+    assert_eq!(pfc_stat(&long, "paused_ps"), pfc_stat(&hold, "paused_ps"));
     assert_eq!(long.flow_records(), hold.flow_records());
     // Short quanta: 1000 × 5.12 ns = 5.12 µs, so the switch re-sends XOFF every 2.56 µs while
     // the ingress stays above threshold.
@@ -266,10 +285,13 @@ fn expiring_pauses_are_refreshed_while_congestion_lasts() {
         ..PfcConfig::default()
     });
     let c = &short.counters;
-    assert!(c.pfc_pauses > c.pfc_resumes, "no refresh: {c:?}");
-    assert_eq!(c.pfc_resumes, hold.counters.pfc_resumes);
+    assert!(
+        pfc_stat(&short, "pauses") > pfc_stat(&short, "resumes"),
+        "no refresh: {c:?}"
+    );
+    assert_eq!(pfc_stat(&short, "resumes"), pfc_stat(&hold, "resumes"));
     let mut refreshes = 0;
-    for (k, recs) in per_port(&short.pfc_log) {
+    for (k, recs) in per_port(&short.pfc_log()) {
         for w in recs.windows(2) {
             if w[0].pause && w[1].pause {
                 // A refresh follows the previous PAUSE by dur/2 (it may wait behind one 60 B
@@ -284,11 +306,17 @@ fn expiring_pauses_are_refreshed_while_congestion_lasts() {
         }
         assert!(!recs.last().unwrap().pause, "{k:?} ends paused");
     }
-    assert_eq!(refreshes, c.pfc_pauses - c.pfc_resumes);
+    assert_eq!(
+        refreshes,
+        pfc_stat(&short, "pauses") - pfc_stat(&short, "resumes")
+    );
     // The refreshes arrive before the pause would expire, so the senders are paused exactly
     // as long as with hold-until-resume and the data moves identically.
-    assert_eq!(c.pfc_paused_ps, hold.counters.pfc_paused_ps);
-    assert_eq!(c.pfc_paused_ps, paused_time_from_log(&short.pfc_log, dur));
+    assert_eq!(pfc_stat(&short, "paused_ps"), pfc_stat(&hold, "paused_ps"));
+    assert_eq!(
+        pfc_stat(&short, "paused_ps"),
+        paused_time_from_log(&short.pfc_log(), dur)
+    );
     let fct = |s: &Simulator| -> Vec<u64> { s.flows.iter().map(|f| f.finish_ps).collect() };
     for (a, b) in fct(&short).iter().zip(fct(&hold)) {
         assert!(a.abs_diff(b) <= 10_000, "{a} vs {b}");
@@ -315,10 +343,10 @@ fn pause_expires_when_its_refresh_comes_too_late() {
         run_all(&mut sim);
         assert_eq!(sim.counters.flows_completed, 9);
         let dur = quanta_ps(quanta, 100 * GBPS);
-        let hold = paused_time_from_log(&sim.pfc_log, u64::MAX);
-        let expiring = paused_time_from_log(&sim.pfc_log, dur);
+        let hold = paused_time_from_log(&sim.pfc_log(), u64::MAX);
+        let expiring = paused_time_from_log(&sim.pfc_log(), dur);
         // The paused-time counter follows expiry semantics exactly.
-        assert_eq!(sim.counters.pfc_paused_ps, expiring, "quanta {quanta}");
+        assert_eq!(pfc_stat(&sim, "paused_ps"), expiring, "quanta {quanta}");
         (sim, dur, hold, expiring)
     };
     // 20 quanta = 102.4 ns > 86 ns: refreshed in time, no expiry, no loss.
@@ -331,7 +359,8 @@ fn pause_expires_when_its_refresh_comes_too_late() {
     let (sim, dur, hold, expiring) = go(16);
     assert_eq!(dur, 81_920);
     assert!(expiring < hold, "no pause expired: {expiring} vs {hold}");
-    let h1: Vec<_> = sim.pfc_log.iter().filter(|r| r.node == 1).collect();
+    let log = sim.pfc_log();
+    let h1: Vec<_> = log.iter().filter(|r| r.node == 1).collect();
     assert!(
         h1.windows(2)
             .any(|w| w[0].pause && w[1].pause && w[1].time_ps - w[0].time_ps > dur)
@@ -339,8 +368,8 @@ fn pause_expires_when_its_refresh_comes_too_late() {
     // …and what it leaks while XOFF is in force overflows its headroom: every loss is a
     // headroom overflow, reported by the loud counter; go-back-N still delivers everything.
     let c = &sim.counters;
-    assert!(c.drops_lossless > 0);
-    assert_eq!(c.drops, c.drops_lossless);
+    assert!(pfc_stat(&sim, "drops_lossless") > 0);
+    assert_eq!(c.drops, pfc_stat(&sim, "drops_lossless"));
 }
 
 // ------------------------------------------------------------------------------------------
@@ -375,12 +404,12 @@ fn pfc_pause_of_the_uplink_blocks_an_uncongested_victim() {
     // 100 G: its ingress from the uplink crosses the XOFF threshold and pauses priority 3 of
     // the left switch's uplink, which the victim shares.
     assert!(
-        sim.pfc_log
+        sim.pfc_log()
             .iter()
             .any(|r| r.is_switch && r.node == 7 && r.port == 5 && r.pause),
         "uplink never paused"
     );
-    assert_eq!(sim.counters.drops_lossless, 0);
+    assert_eq!(pfc_stat(&sim, "drops_lossless"), 0);
     // While the uplink is paused the victim's packets wait in the same FIFO as the incast's:
     // it gets ≈ 1/5 of an uplink that averages ≈ 125 G (100 G of incast + the victim), i.e.
     // ≈ 25 G instead of 100 G — several times its standalone FCT although its own path is idle.
@@ -414,7 +443,7 @@ fn headroom_run(hf: f64) -> (Simulator, u64) {
     while t < 200 * US {
         t += 20_000;
         run_to(&mut sim, t);
-        let p = sim.switches[0].pfc.as_ref().unwrap();
+        let p = pfc_state(&sim.switches[0]);
         peak = peak.max(*p.hdrm.iter().max().unwrap());
     }
     run_all(&mut sim);
@@ -425,12 +454,9 @@ fn headroom_run(hf: f64) -> (Simulator, u64) {
 fn headroom_absorbs_inflight_bytes_and_its_absence_is_loud() {
     // HPCC-sim headroom: 3 × rate × delay = 37 500 B per port.
     let (sim, peak) = headroom_run(3.0);
-    assert_eq!(
-        sim.switches[0].pfc.as_ref().unwrap().headroom[1],
-        3 * HOP_BDP
-    );
+    assert_eq!(pfc_state(&sim.switches[0]).headroom[1], 3 * HOP_BDP);
     assert_lossless_and_drained(&sim);
-    assert!(sim.counters.pfc_pauses > 0);
+    assert!(pfc_stat(&sim, "pauses") > 0);
     // What arrives after XOFF (spec §1): the data in flight on the link both ways
     // (2 × 1 µs × 100 G = 25 KB) plus the frames that cannot be stopped — the one being sent
     // by the NIC when the PAUSE lands and the one the PAUSE waits behind at the switch — plus
@@ -443,10 +469,13 @@ fn headroom_absorbs_inflight_bytes_and_its_absence_is_loud() {
     for hf in [1.0, 0.0] {
         let (sim, _) = headroom_run(hf);
         let c = &sim.counters;
-        assert!(c.drops_lossless > 0, "factor {hf}: no headroom overflow");
-        assert_eq!(c.drops, c.drops_lossless, "factor {hf}");
+        assert!(
+            pfc_stat(&sim, "drops_lossless") > 0,
+            "factor {hf}: no headroom overflow"
+        );
+        assert_eq!(c.drops, pfc_stat(&sim, "drops_lossless"), "factor {hf}");
         assert_eq!(c.flows_completed, 16);
-        assert!(c.retx_packets >= c.drops_lossless);
+        assert!(c.retx_packets >= pfc_stat(&sim, "drops_lossless"));
     }
 }
 
@@ -467,16 +496,13 @@ fn paused_ingress_holds_shared_over_eight_plus_n() {
         let want = b_shared as f64 / (8.0 + n as f64);
         let cfg = lossless(b, PfcConfig::default());
         let mut sim = incast(n, 1 << 40, cfg, none_cc());
-        assert_eq!(
-            sim.switches[0].pfc.as_ref().unwrap().carved_bytes,
-            b - b_shared
-        );
+        assert_eq!(pfc_state(&sim.switches[0]).carved_bytes, b - b_shared);
         let mut samples = 0;
         let mut t = 200 * US;
         while t < 1_000 * US {
             t += 50_000;
             run_to(&mut sim, t);
-            let p = sim.switches[0].pfc.as_ref().unwrap();
+            let p = pfc_state(&sim.switches[0]);
             for port in 1..=n as u16 {
                 let i = p.index(port, 3);
                 assert!(p.hdrm[i] <= p.headroom[port as usize]);
@@ -527,9 +553,9 @@ fn paused_time_does_not_depend_on_stopping_and_resuming() {
     run_all(&mut stepped);
     // Same events, same outcome…
     assert_eq!(once.flow_records(), stepped.flow_records());
-    assert_eq!(once.pfc_log, stepped.pfc_log);
+    assert_eq!(once.pfc_log(), stepped.pfc_log());
     // …so the same paused time (the log's PAUSE→RESUME intervals).
-    let want = paused_time_from_log(&once.pfc_log, u64::MAX);
-    assert_eq!(once.counters.pfc_paused_ps, want);
-    assert_eq!(stepped.counters.pfc_paused_ps, want);
+    let want = paused_time_from_log(&once.pfc_log(), u64::MAX);
+    assert_eq!(pfc_stat(&once, "paused_ps"), want);
+    assert_eq!(pfc_stat(&stepped, "paused_ps"), want);
 }

@@ -23,7 +23,7 @@ mod util {
     use sfc::cc::CcConfig;
     use sfc::cc::none::{NoneParams, NoneWindow};
     use sfc::config::{BufferConfig, BufferMode, NetConfig};
-    use sfc::sfc::{SfcConfig, SfcMode};
+    use sfc::scheme::sfc::{SfcConfig, SfcMode};
     use sfc::sim::Simulator;
     use sfc::units::GBPS;
     use sfc::workload::FlowSpec;
@@ -143,11 +143,40 @@ mod util {
 }
 
 use sfc::config::{BufferConfig, BufferMode, NetConfig};
-use sfc::report::sfc_json;
-use sfc::sfc::{SfcDeploy, SfcMode};
+use sfc::scheme::sfc::switch::SfcSwitch;
+use sfc::scheme::sfc::{SfcCounters, SfcDeploy, SfcMode};
+use sfc::scheme::{SchemeId, SwitchScheme};
 use sfc::sim::Simulator;
 use sfc::topology::shapes;
 use sfc::units::{GBPS, NS, US};
+
+/// The SFC switch half of switch index `i`.
+fn sfc_at(sim: &Simulator, i: usize) -> &SfcSwitch {
+    match sim.switches[i].scheme(SchemeId::Sfc) {
+        Some(SwitchScheme::Sfc(s)) => s,
+        _ => panic!("SFC does not run on switch {i}"),
+    }
+}
+
+/// SFC counters summed over switches.
+fn sfc_counters(sim: &Simulator) -> SfcCounters {
+    let mut c = SfcCounters::default();
+    for sw in &sim.switches {
+        if let Some(SwitchScheme::Sfc(s)) = sw.scheme(SchemeId::Sfc) {
+            c.add(&s.counters);
+        }
+    }
+    c
+}
+
+/// The `sfc` section of the run's summary.
+fn sfc_json(sim: &Simulator) -> serde_json::Value {
+    sim.scheme_summaries()
+        .into_iter()
+        .find(|(n, _)| *n == "sfc")
+        .map(|(_, v)| v)
+        .unwrap()
+}
 use util::*;
 
 /// Two ToRs under one spine, `hpt` hosts each; 100 G / 1 µs host links, 400 G / 1.5 µs fabric
@@ -366,7 +395,7 @@ fn c3_sim(t2: u64) -> Simulator {
 
 /// ToR 0's cache entry for the receiver (host 3) is live.
 fn tor0_cached(sim: &Simulator, t: u64) -> bool {
-    let st = sim.switches[0].sfc.as_ref().unwrap();
+    let st = sfc_at(sim, 0);
     st.cache.remaining(3, PRIO as u8, t) > 0
 }
 
@@ -425,10 +454,10 @@ fn c3_cache_hit_feedback_is_one_hop() {
     step(&mut sim, 0, t2 + 6 * US, NS, |s, t| {
         fp.observe(s, t);
         if t == t_arr - NS {
-            from_cache.0 = s.sfc_counters.bts_from_cache;
+            from_cache.0 = sfc_counters(s).bts_from_cache;
         }
         if t == t_arr {
-            from_cache.1 = s.sfc_counters.bts_from_cache;
+            from_cache.1 = sfc_counters(s).bts_from_cache;
             uplink_q = qdepth(s, 0, 3); // ToR 0's uplink (ports: hosts 0..3, then spine)
         }
     });
@@ -497,16 +526,16 @@ fn pause_cache_pauses_local_senders_before_they_reach_the_congestion() {
         // Both late senders' first packets have fully arrived at the left switch here.
         let t_arr = t2 + TS + d_h;
         step(&mut sim, 0, t2 + 12 * US, NS, |s, t| {
-            let st = s.switches[0].sfc.as_ref().unwrap();
+            let st = sfc_at(s, 0);
             let rem = st.cache.remaining(4, PRIO as u8, t);
             if rem > 0 && first_cache.is_none() {
                 first_cache = Some((t, t + rem));
             }
             if t == t_arr - NS {
-                from_cache.0 = s.sfc_counters.bts_from_cache;
+                from_cache.0 = sfc_counters(s).bts_from_cache;
             }
             if t == t_arr {
-                from_cache.1 = s.sfc_counters.bts_from_cache;
+                from_cache.1 = sfc_counters(s).bts_from_cache;
             }
             if fp.at[1].is_none() && s.flows[1].pauses == 1 {
                 p1_end = s.flows[1].pause_until_ps;
@@ -563,7 +592,7 @@ fn pause_cache_pauses_local_senders_before_they_reach_the_congestion() {
     assert!(cache.is_none());
     let j = sfc_json(&sim);
     assert_eq!(j["max_cache_occupancy"], 0, "{j}");
-    assert_eq!(sim.sfc_counters.bts_from_cache, 0);
+    assert_eq!(sfc_counters(&sim).bts_from_cache, 0);
     for f in [2, 3] {
         let fb = fp.get(f) - t2;
         assert!(fb >= 2 * (d_h + d_c), "late sender {f} (no cache): {fb} ps");
@@ -587,15 +616,16 @@ fn bottleneck_use(n: u32, qth: u64, qtg: u64) -> (f64, u64) {
     let mut sim = Simulator::new(topo, cfg, none_cc(), &flows).unwrap();
     let (from, to) = (100 * US, 1000 * US);
     run_to(&mut sim, from);
-    let b0 = sim.switches[0].ports[0].link.tx_bytes;
+    let b0 = sim.switches[0].ports[0].tx.link.tx_bytes;
     let mut idle = 0;
     step(&mut sim, from, to, 10 * NS, |s, _| {
         let p = &s.switches[0].ports[0];
-        if (p.busy_until_ps < s.q.now() || p.busy_until_ps == 0) && p.queues[PRIO].bytes == 0 {
+        if (p.tx.busy_until_ps < s.q.now() || p.tx.busy_until_ps == 0) && p.queues[PRIO].bytes == 0
+        {
             idle += 1;
         }
     });
-    let sent = sim.switches[0].ports[0].link.tx_bytes - b0;
+    let sent = sim.switches[0].ports[0].tx.link.tx_bytes - b0;
     (sent as f64 / ((to - from) / TS * PKT) as f64, idle)
 }
 
@@ -657,18 +687,18 @@ fn bloom_lets_one_bts_per_flow_per_reset_period() {
         let mut last = 0;
         for k in 1..=periods {
             run_to(&mut sim, k * p - 1);
-            let bloom = &sim.switches[0].sfc.as_ref().unwrap().bloom;
+            let bloom = &sfc_at(&sim, 0).bloom;
             assert_eq!(bloom.occupancy, 3, "P {p}: period {k}");
             assert_eq!(
-                sim.sfc_counters.bts_generated - last,
+                sfc_counters(&sim).bts_generated - last,
                 3,
                 "P {p}: period {k}"
             );
-            last = sim.sfc_counters.bts_generated;
+            last = sfc_counters(&sim).bts_generated;
         }
         run_to(&mut sim, u64::MAX);
         assert_eq!(sim.counters.flows_completed, 3);
-        let c = &sim.sfc_counters;
+        let c = &sfc_counters(&sim);
         assert_eq!(c.bts_generated, 3 * periods, "P {p}");
         for f in &sim.flows {
             assert_eq!(
@@ -760,19 +790,19 @@ fn sfcp_pauses_sender_nics_and_bounds_the_queue_by_feedback_delay() {
     assert!(late <= peak);
     // No loss; the BTS were turned into PFC pauses of the sender NICs, not QP pauses.
     assert_eq!(sim.counters.drops, 0);
-    let c = &sim.sfc_counters;
+    let c = &sfc_counters(&sim);
     assert!(c.sfcp_pfc_frames > 0);
     assert!(
         c.sfcp_pfc_frames <= c.bts_generated && c.sfcp_pfc_frames + 2 * n as u64 >= c.bts_generated
     );
     assert!(sim.flows.iter().all(|f| f.pauses == 0));
-    assert!(!sim.pfc_log.is_empty());
+    assert!(!sim.pfc_log().is_empty());
     assert!(
-        sim.pfc_log
+        sim.pfc_log()
             .iter()
             .all(|r| !r.is_switch && r.node < n && r.pause)
     );
-    let paused: std::collections::HashSet<u32> = sim.pfc_log.iter().map(|r| r.node).collect();
+    let paused: std::collections::HashSet<u32> = sim.pfc_log().iter().map(|r| r.node).collect();
     assert_eq!(paused.len(), n as usize, "every sender NIC was paused");
     let coarse: Vec<u64> = series
         .iter()
@@ -866,8 +896,8 @@ fn fig1_egress_above_ingress_above_cache_and_ingress_is_stable() {
         (cache_mean / cache_want - 1.0).abs() < 0.2,
         "cache mean {cache_mean:.0} vs {cache_want:.0}"
     );
-    assert!(sim.sfc_counters.bts_from_cache > 0);
-    assert!(onr_sim.sfc_counters.onramp_pauses > 0);
+    assert!(sfc_counters(&sim).bts_from_cache > 0);
+    assert!(onr_sim.scheme_stat("onramp", "pauses") > 0);
     assert!(onr > ing);
     eprintln!(
         "Fig. 1 peaks: egress {eg} {eg_ms:?}; ingress {ing} {ing_ms:?} mean {ing_mean:.0}; \
@@ -915,14 +945,15 @@ fn deploy_all_signals_from_the_spine_and_tor_does_not() {
     let occ: Vec<u32> = all
         .switches
         .iter()
-        .map(|s| s.sfc.as_ref().unwrap().bloom.max_occupancy)
+        .enumerate()
+        .map(|(i, _)| sfc_at(&all, i).bloom.max_occupancy)
         .collect();
     assert_eq!(
         occ,
         vec![0, 0, 0, 2],
         "only the spine triggers, for both flows"
     );
-    assert!(all.sfc_counters.bts_generated > 0);
+    assert!(sfc_counters(&all).bts_generated > 0);
     assert!(all.flows.iter().all(|f| f.pauses > 0));
     assert_eq!(
         sfc_json(&all)["max_cache_occupancy"],
@@ -943,7 +974,7 @@ fn deploy_all_signals_from_the_spine_and_tor_does_not() {
     }
 
     let tor = go(SfcDeploy::Tor);
-    assert_eq!(tor.sfc_counters.bts_generated, 0);
+    assert_eq!(sfc_counters(&tor).bts_generated, 0);
     assert!(tor.flows.iter().all(|f| f.pauses == 0));
     assert!(tor.switches[3].mmu.peak_bytes > 20 * spine_peak);
 }
@@ -987,7 +1018,7 @@ fn bts_is_triggered_by_packets_the_mmu_drops() {
     );
     assert!(sim.switches[0].mmu.peak_bytes > 9 * PKT);
     assert!(
-        sim.sfc_counters.bts_generated > 0,
+        sfc_counters(&sim).bts_generated > 0,
         "{} drops at a queue deeper than Q_th, but no BTS",
         sim.counters.drops
     );

@@ -33,7 +33,7 @@
 //! states no bound).
 
 use super::{AckInfo, CongestionControl};
-use crate::engine::arena::{IntHop, MAX_INT_HOPS};
+use crate::engine::packet::{IntHop, MAX_INT_HOPS};
 
 /// Initial value of the utilisation EWMA `U` (HPCC-sim `hp.u = 1`).
 const U_INIT: f64 = 1.0;

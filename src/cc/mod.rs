@@ -12,7 +12,7 @@ pub mod hpcc;
 pub mod none;
 pub mod timely;
 
-use crate::engine::arena::IntHop;
+use crate::engine::packet::IntHop;
 
 /// What the NIC learned from one ACK or NACK.
 #[derive(Clone, Copy, Debug)]

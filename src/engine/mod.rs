@@ -7,6 +7,7 @@
 //! their working size.
 
 pub mod arena;
+pub mod packet;
 
 /// Hint the CPU to load the cache line at `p` (a no-op on targets without a prefetch
 /// instruction). Never dereferences `p` in the Rust sense, so any address is allowed.
@@ -61,7 +62,7 @@ pub enum Event {
         /// Flow index.
         flow: u32,
     },
-    /// Retransmission-timer check for flow `flow` (see `host::qp` for the lazy timer scheme).
+    /// Retransmission-timer check for flow `flow` (see `Simulator::arm_rto` for the lazy timer scheme).
     Rto {
         /// Flow index.
         flow: u32,
@@ -73,30 +74,19 @@ pub enum Event {
         /// Which of the controller's timers.
         which: u8,
     },
-    /// A received PFC pause of priority `prio` on port `port` of `node` may have expired.
-    PfcExpire {
-        /// Paused node (switch or host).
+    /// A timer of a flow-control scheme ([`crate::scheme`]) on node `node` (switch or host):
+    /// PFC pause expiry and XOFF refresh, Bloom-filter resets, BFC pause-frame periods, …
+    SchemeTimer {
+        /// Node id (switch or host).
         node: u32,
-        /// Its paused egress port.
+        /// Port the timer is about (hosts: 0).
         port: u16,
-        /// Paused priority.
-        prio: u8,
-    },
-    /// Time to refresh the XOFF this switch sent upstream on ingress `port`, priority `prio`.
-    PfcRefresh {
-        /// Switch node id.
-        node: u32,
-        /// Ingress port the XOFF was sent out of.
-        port: u16,
-        /// Priority.
-        prio: u8,
-    },
-    /// A periodic task of the switch-side scheme on switch `node` (e.g. Bloom filter reset).
-    SwitchTimer {
-        /// Switch node id.
-        node: u32,
-        /// Which timer.
+        /// Registry id of the scheme ([`crate::scheme::SchemeId`]).
+        scheme: u8,
+        /// Which of the scheme's timers.
         which: u8,
+        /// Timer argument (e.g. a priority).
+        arg: u8,
     },
 }
 
@@ -150,9 +140,10 @@ impl Ord for Far {
 
 /// Future-event list with deterministic tie-breaking on (time, class, insertion sequence).
 ///
-/// A calendar queue ("timing wheel"): time is cut into buckets of 2^13 ps; the next 2^14
-/// buckets live in a wheel of unsorted vectors (O(1) insertion), with a bitmap to skip empty
-/// buckets; events further ahead wait in an overflow heap and move into the wheel as it turns.
+/// A calendar queue ("timing wheel"): time is cut into buckets of 2^10 ps (≈ 1 ns); the next
+/// 2^11 … 2^16 buckets (a horizon of 2.1 … 67 µs, chosen by [`EventQueue::for_horizon`]) live
+/// in a wheel of unsorted vectors (O(1) insertion), with a bitmap to skip empty buckets; events
+/// further ahead wait in an overflow heap and move into the wheel as it turns.
 /// The bucket being executed is sorted once by (time, sequence) and drained from its end;
 /// events scheduled into it meanwhile are inserted in order. Packet events are almost all
 /// within a few µs of now, so nearly every operation is O(1) on short vectors — several

@@ -1,5 +1,6 @@
-//! Hosts: the RDMA NIC ([`nic`]: arbiter, per-QP pacing/window/pause, ACK generation),
-//! per-QP state ([`Flow`]) and loss recovery ([`recovery`]).
+//! Hosts: the RDMA NIC ([`nic`]: arbiter, per-QP pacing/window/pause, ACK generation, the
+//! host halves of flow-control schemes), per-QP state ([`Flow`]) and loss recovery
+//! ([`recovery`]).
 
 pub mod nic;
 pub mod recovery;
@@ -7,49 +8,23 @@ pub mod recovery;
 use std::collections::VecDeque;
 
 use crate::cc::Cc;
-
-/// The transmit side of one link end.
-#[derive(Clone, Debug)]
-pub struct PortLink {
-    /// Node at the other end.
-    pub peer: u32,
-    /// Port number at the other end.
-    pub peer_port: u16,
-    /// Rate, bits per second.
-    pub rate_bps: u64,
-    /// One-way propagation delay, picoseconds.
-    pub delay_ps: u64,
-    /// Per-packet drop probability at the receiving end.
-    pub error_rate: f64,
-    /// Bytes transmitted on this direction (counts every frame).
-    pub tx_bytes: u64,
-}
+use crate::link::TxPort;
 
 /// One host NIC (one port).
 #[derive(Clone, Debug)]
 pub struct HostNic {
     /// Node id.
     pub node: u32,
-    /// Its only link.
-    pub link: PortLink,
-    /// The NIC is serializing a packet until this time, picoseconds.
-    pub busy_until_ps: u64,
-    /// A `TxDone` event is pending (scheduled lazily, see `switch::EgressPort`).
-    pub txdone_pending: bool,
+    /// Transmit state of its only port: link, serialization, PFC pause bits.
+    pub tx: TxPort,
     /// ACK/NACK (and other control) packets waiting; strict priority over data.
     pub ctrl: VecDeque<u32>,
     /// Flows with this host as sender that have started and not finished.
     pub active: Vec<u32>,
     /// Round-robin position in `active`.
     pub rr: usize,
-    /// Bit p set = priority p paused by PFC from the ToR.
-    pub pfc_paused: u8,
     /// Time of the pending wake-up event (0 = none).
     pub wake_at_ps: u64,
-    /// Received PFC pause of priority p holds until this time (`u64::MAX` = until RESUME).
-    pub pfc_until: [u64; 8],
-    /// Start of the current PFC pause of priority p, picoseconds.
-    pub pfc_since: [u64; 8],
 }
 
 /// One flow: the sender QP at `src` and the receiver QP at `dst`. `repr(C)`, with what the NIC
@@ -100,8 +75,6 @@ pub struct Flow {
     pub cc_timer_ps: u64,
     /// Time of the last CNP sent by the receiver for this flow (`u64::MAX` = never).
     pub last_cnp_ps: u64,
-    /// OnRamp state.
-    pub onramp: crate::sfc::onramp::OnRampState,
 }
 
 impl Flow {

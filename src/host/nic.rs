@@ -7,11 +7,16 @@
 //! its priority not PFC-paused, not paused by flow control (SFC/OnRamp), something to send,
 //! window not full, pacing time reached. If none is eligible, wake up at the earliest pacing or
 //! pause end among the QPs that only wait for time.
+//!
+//! Host halves of schemes ([`crate::scheme::HostHooks`]) see the packets of their kinds (BTS,
+//! PFC frames) and every ACK after the CC; their requests (pause a QP, restart the arbiter,
+//! set a timer) are carried out by [`Simulator::host_apply`].
 
 use crate::cc::{AckInfo, CongestionControl};
 use crate::engine::Event;
-use crate::engine::arena::{Packet, PktKind};
+use crate::engine::packet::{AckHdr, DataHdr, Header, Packet, PktKind};
 use crate::host::recovery::{Response, Scheme};
+use crate::scheme::{AckEvent, HostAction, HostCtx, HostHooks, HostScheme, SchemeId};
 use crate::sim::Simulator;
 
 impl Simulator {
@@ -27,12 +32,12 @@ impl Simulator {
     /// Run the NIC arbiter of host `h` if its link is idle.
     pub(crate) fn host_try_send(&mut self, h: usize) {
         let now = self.q.now();
-        if self.hosts[h].busy_until_ps >= now && self.hosts[h].busy_until_ps != 0 {
+        if self.hosts[h].tx.busy(now) {
             // Still serializing: wake up when done (at most one pending TxDone).
             let nic = &mut self.hosts[h];
-            if !nic.txdone_pending {
-                nic.txdone_pending = true;
-                let (t, node) = (nic.busy_until_ps, nic.node);
+            if !nic.tx.txdone_pending {
+                nic.tx.txdone_pending = true;
+                let (t, node) = (nic.tx.busy_until_ps, nic.node);
                 self.q.schedule(t, Event::TxDone { node, port: 0 });
             }
             return;
@@ -44,7 +49,7 @@ impl Simulator {
             } else {
                 self.arena.get(p).prio
             };
-            if prio == 0 || self.hosts[h].pfc_paused & (1 << prio) == 0 {
+            if prio == 0 || !self.hosts[h].tx.paused(prio as usize) {
                 self.hosts[h].ctrl.pop_front();
                 let node = self.hosts[h].node;
                 self.transmit(node, 0, p);
@@ -59,7 +64,7 @@ impl Simulator {
             let i = (start + k) % n;
             let f = self.hosts[h].active[i];
             let fl = &self.flows[f as usize];
-            if self.hosts[h].pfc_paused & (1 << fl.prio) != 0 {
+            if self.hosts[h].tx.paused(fl.prio as usize) {
                 continue;
             }
             let mut win = fl.cc.window_bytes();
@@ -76,7 +81,7 @@ impl Simulator {
             }
             // Send it.
             self.hosts[h].rr = (i + 1) % n;
-            let size = self.cfg.framing.data_header_bytes() + self.cfg.int_bytes + seg.len;
+            let size = self.env.sizes.data(seg.len);
             let fl = &mut self.flows[f as usize];
             fl.tx.commit(seg);
             let rate = fl.cc.rate_bps().max(1);
@@ -84,19 +89,22 @@ impl Simulator {
             fl.last_pkt_bytes = size;
             fl.cc.on_send(now, size as u64);
             let pkt = Packet {
-                kind: PktKind::Data,
-                prio: fl.prio,
-                flag: seg.retx,
-                flow: f,
                 src: fl.src,
                 dst: fl.dst,
+                flow: f,
+                size,
                 sport: fl.sport,
                 dport: fl.dport,
-                seq: seg.seq,
-                payload: seg.len,
-                size,
-                ts_ps: now,
-                ..Packet::default()
+                in_port: 0,
+                prio: fl.prio,
+                hdr: Header::Data(DataHdr {
+                    seq: seg.seq,
+                    sent_ps: now,
+                    payload: seg.len,
+                    retx: seg.retx,
+                    ce: false,
+                    int_n: 0,
+                }),
             };
             if seg.retx {
                 self.counters.retx_packets += 1;
@@ -123,15 +131,15 @@ impl Simulator {
     /// A packet reached host `h`.
     pub(crate) fn host_receive(&mut self, h: usize, p: u32) {
         let pkt = *self.arena.get(p);
-        match pkt.kind {
-            PktKind::Data => self.host_receive_data(h, p, &pkt),
-            PktKind::Ack | PktKind::Nack => {
-                self.host_receive_ack(p, &pkt);
+        match pkt.hdr {
+            Header::Data(d) => self.host_receive_data(h, p, &pkt, &d),
+            Header::Ack(a) | Header::Nack(a) => {
+                self.host_receive_ack(p, &pkt, &a);
                 self.counters.packets_consumed += 1;
                 self.arena.free(p);
                 self.host_try_send(h);
             }
-            PktKind::Cnp => {
+            Header::Cnp => {
                 let f = pkt.flow;
                 let now = self.q.now();
                 if !self.flows[f as usize].finished() {
@@ -142,27 +150,89 @@ impl Simulator {
                 self.arena.free(p);
                 self.host_try_send(h);
             }
-            PktKind::Bts => {
-                // SFC: pause the QP for the signalled duration (a newer BTS replaces the end).
-                let f = pkt.flow;
-                let now = self.q.now();
-                if (f as usize) < self.flows.len() && !self.flows[f as usize].finished() {
-                    self.pause_qp(f, now + pkt.ts_ps);
+            _ => {
+                // A scheme's own packet (BTS, PFC frame): its host half acts on it.
+                if let Some(i) = self.host_schemes.iter().position(|s| s.owns(&pkt)) {
+                    self.host_hook(h, i, |sc, ctx| sc.on_control(ctx, &pkt));
                 }
-                self.counters.packets_consumed += 1;
-                self.arena.free(p);
-            }
-            PktKind::Pfc => {
-                // HPCC-sim hosts never send PFC; a switch may pause the NIC.
-                let node = self.hosts[h].node;
-                self.pfc_receive(node, 0, &pkt);
                 self.counters.packets_consumed += 1;
                 self.arena.free(p);
             }
         }
     }
 
-    fn host_receive_data(&mut self, h: usize, p: u32, pkt: &Packet) {
+    /// Run `f` on host scheme `i` with a context on host `h`, then carry out its requests.
+    fn host_hook(&mut self, h: usize, i: usize, f: impl FnOnce(&mut HostScheme, &mut HostCtx<'_>)) {
+        let start = self.host_out.len();
+        let now_ps = self.q.now();
+        let event_no = self.q.events();
+        let nic = &mut self.hosts[h];
+        let sc = &mut self.host_schemes[i];
+        self.host_out.current = sc.id();
+        let mut ctx = HostCtx {
+            now_ps,
+            node: nic.node,
+            host: h,
+            port: &mut nic.tx,
+            out: &mut self.host_out,
+            event_no,
+        };
+        f(sc, &mut ctx);
+        self.host_apply(h, start);
+    }
+
+    /// Carry out, in order, the requests host schemes made for host `h` since `start`.
+    pub(crate) fn host_apply(&mut self, h: usize, start: usize) {
+        let mut i = start;
+        while i < self.host_out.len() {
+            let (id, a) = self.host_out.items[i];
+            i += 1;
+            match a {
+                HostAction::PauseQp { flow, until_ps } => {
+                    if (flow as usize) < self.flows.len() {
+                        self.pause_qp(flow, until_ps);
+                    }
+                }
+                HostAction::Kick => self.host_try_send(h),
+                HostAction::Timer { at_ps, which, arg } => {
+                    let node = self.hosts[h].node;
+                    self.q.schedule(
+                        at_ps,
+                        Event::SchemeTimer {
+                            node,
+                            port: 0,
+                            scheme: id as u8,
+                            which,
+                            arg,
+                        },
+                    );
+                }
+            }
+        }
+        self.host_out.items.truncate(start);
+    }
+
+    /// A scheme timer of host `h` fired.
+    pub(crate) fn host_timer(&mut self, h: usize, id: SchemeId, which: u8, arg: u8) {
+        if let Some(i) = self.host_schemes.iter().position(|s| s.id() == id) {
+            self.host_hook(h, i, |sc, ctx| sc.on_timer(ctx, which, arg));
+        }
+    }
+
+    /// The run ends: every scheme closes its open intervals (switch halves per switch, host
+    /// halves per host).
+    pub(crate) fn schemes_finish(&mut self) {
+        for s in 0..self.switches.len() {
+            self.switch_finish(s);
+        }
+        for h in 0..self.hosts.len() {
+            for i in 0..self.host_schemes.len() {
+                self.host_hook(h, i, |sc, ctx| sc.finish(ctx));
+            }
+        }
+    }
+
+    fn host_receive_data(&mut self, h: usize, p: u32, pkt: &Packet, d: &DataHdr) {
         let now = self.q.now();
         let nack_interval = match self.cfg.loss_recovery {
             crate::config::LossRecovery::Gbn {
@@ -172,72 +242,67 @@ impl Simulator {
         };
         let fl = &mut self.flows[pkt.flow as usize];
         let before = fl.rx.delivered_bytes;
-        let resp = fl.rx.on_data(pkt.seq, pkt.payload, now, nack_interval);
+        let resp = fl.rx.on_data(d.seq, d.payload, now, nack_interval);
         let newly = fl.rx.delivered_bytes - before;
         self.counters.delivered_bytes += newly;
         if newly > 0 {
             self.throughput.record(self.host_index(pkt.dst), now, newly);
         }
         // DCQCN paper NP: a separate CNP, at most one per flow per interval.
-        if pkt.ce
+        if d.ce
             && let crate::config::CnpMode::Cnp { interval_ps } = self.cfg.cnp
         {
             let fl = &mut self.flows[pkt.flow as usize];
             if fl.last_cnp_ps == u64::MAX || now >= fl.last_cnp_ps + interval_ps {
                 fl.last_cnp_ps = now;
-                let size = self
-                    .cfg
-                    .framing
-                    .ack_bytes()
-                    .max(self.cfg.framing.min_frame_bytes());
-                let cnp = self.arena.alloc(Packet {
-                    kind: PktKind::Cnp,
-                    prio: 0,
-                    flow: pkt.flow,
-                    src: pkt.dst,
-                    dst: pkt.src,
-                    sport: pkt.dport,
-                    dport: pkt.sport,
-                    size,
-                    ..Packet::default()
-                });
+                let mut cnp = Packet::reverse_of(pkt, Header::Cnp, self.env.sizes.cnp());
+                cnp.prio = 0;
+                let cnp = self.arena.alloc(cnp);
                 self.counters.cnps += 1;
                 self.hosts[h].ctrl.push_back(cnp);
             }
         }
-        let echo_ce = pkt.ce && self.cfg.cnp == crate::config::CnpMode::AckEcho;
-        let (kind, ack, sack_seq, sack_len) = match resp {
+        let echo_ce = d.ce && self.cfg.cnp == crate::config::CnpMode::AckEcho;
+        let (nack, ack_seq, sack_seq, sack_len) = match resp {
             Response::None => {
                 self.counters.packets_consumed += 1;
                 self.arena.free(p);
                 return;
             }
-            Response::Ack(a) => (PktKind::Ack, a, 0, 0),
-            Response::Nack(a, s, l) => (PktKind::Nack, a, s, l),
+            Response::Ack(a) => (false, a, 0, 0),
+            Response::Nack(a, s, l) => (true, a, s, l),
         };
+        let kind = if nack { PktKind::Nack } else { PktKind::Ack };
         // The data packet is consumed; its slot is reused for the ACK (keeping the INT records
         // and the timestamp), which counts as a new packet.
         self.counters.packets_consumed += 1;
         self.arena.reuse(p);
-        let ack_size = self.cfg.framing.ack_size(self.cfg.int_bytes)
-            + if kind == PktKind::Nack && self.irn() {
-                6
+        let hdr = AckHdr {
+            ack_seq,
+            echo_sent_ps: d.sent_ps,
+            data_rx_ps: now,
+            // IRN SACK block: at most one MTU (≤ 65,535 B) long, above the cumulative ACK and
+            // within the BDP-capped window. A block below the cumulative ACK carries nothing
+            // the sender can use (it ignores blocks below `snd_una`): sent as no block.
+            sack_off: (sack_seq.saturating_sub(ack_seq)).min(u32::MAX as u64) as u32,
+            sack_len: if sack_seq >= ack_seq {
+                sack_len.min(u16::MAX as u32) as u16
             } else {
                 0
-            };
-        let a = self.arena.get_mut(p);
-        a.kind = kind;
-        a.flag = echo_ce;
-        a.ce = false;
-        a.src = pkt.dst;
-        a.dst = pkt.src;
-        a.sport = pkt.dport;
-        a.dport = pkt.sport;
-        a.seq = ack;
-        a.sack_seq = sack_seq;
-        a.payload = sack_len;
-        a.size = ack_size;
-        a.aux_ps = now;
+            },
+            ce_echo: echo_ce,
+            int_n: d.int_n,
+        };
+        let ack = Packet::reverse_of(
+            pkt,
+            if nack {
+                Header::Nack(hdr)
+            } else {
+                Header::Ack(hdr)
+            },
+            self.env.sizes.ack(nack),
+        );
+        *self.arena.get_mut(p) = ack;
         if kind == PktKind::Ack {
             self.counters.acks += 1;
         } else {
@@ -247,43 +312,28 @@ impl Simulator {
         self.host_try_send(h);
     }
 
-    fn host_receive_ack(&mut self, p: u32, pkt: &Packet) {
+    fn host_receive_ack(&mut self, p: u32, pkt: &Packet, a: &AckHdr) {
         let f = pkt.flow;
         let now = self.q.now();
         let fl = &mut self.flows[f as usize];
         if fl.finished() {
             return;
         }
-        let nack = pkt.kind == PktKind::Nack;
-        let sack = if nack {
-            Some((pkt.sack_seq, pkt.payload))
-        } else {
-            None
-        };
-        let newly = fl.tx.on_ack(pkt.seq, nack, sack);
+        let nack = pkt.kind() == PktKind::Nack;
+        let sack = nack.then(|| a.sack());
+        let newly = fl.tx.on_ack(a.ack_seq, nack, sack);
         let old_rate = fl.cc.rate_bps();
         let info = AckInfo {
             now_ps: now,
-            ack_seq: pkt.seq,
+            ack_seq: a.ack_seq,
             newly_acked_bytes: newly,
             snd_nxt: fl.tx.snd_nxt,
-            ce_echo: pkt.flag,
-            rtt_ps: now.saturating_sub(pkt.ts_ps),
+            ce_echo: a.ce_echo,
+            rtt_ps: now.saturating_sub(a.echo_sent_ps),
             nack,
-            int: &self.arena.int(p)[..pkt.int_n as usize],
+            int: &self.arena.int(p)[..a.int_n as usize],
         };
         fl.cc.on_ack(&info);
-        let mut onramp_pause = None;
-        if self.cfg.onramp.enabled {
-            let owd = pkt.aux_ps.saturating_sub(pkt.ts_ps);
-            onramp_pause = fl.onramp.on_ack(
-                &self.cfg.onramp,
-                self.onramp_threshold_ps,
-                now,
-                pkt.ts_ps,
-                owd,
-            );
-        }
         if fl.cc.adjusts_pacing() && fl.last_pkt_bytes > 0 {
             // HPCC-sim ChangeRate: nextAvail += tx(last, new) − tx(last, old).
             let new_rate = fl.cc.rate_bps();
@@ -294,12 +344,19 @@ impl Simulator {
                 fl.next_avail_ps = (fl.next_avail_ps + t_new).saturating_sub(t_old);
             }
         }
-        if let Some(end) = onramp_pause
-            && !fl.tx.done()
-            && end > fl.pause_until_ps
-        {
-            self.sfc_counters.onramp_pauses += 1;
-            self.pause_qp(f, end);
+        // Host halves of schemes that react to ACKs (OnRamp).
+        for i in 0..self.host_schemes.len() {
+            if self.host_schemes[i].wants_acks() {
+                let fl = &self.flows[f as usize];
+                let ev = AckEvent {
+                    flow: f,
+                    ack: a,
+                    pause_until_ps: fl.pause_until_ps,
+                    done: fl.tx.done(),
+                };
+                let h = self.host_index(fl.src);
+                self.host_hook(h, i, |sc, ctx| sc.on_ack(ctx, &ev));
+            }
         }
         let fl = &mut self.flows[f as usize];
         if fl.tx.done() {
@@ -429,8 +486,8 @@ impl Simulator {
         self.host_try_send(h);
     }
 
-    /// Pause flow `f`'s QP until `until_ps` (a newer pause replaces the end time). Used by
-    /// the flow-control schemes (SFC BTS, OnRamp).
+    /// Pause flow `f`'s QP until `until_ps` (a newer pause replaces the end time). Carried out
+    /// for the flow-control schemes' [`HostAction::PauseQp`] (SFC BTS, OnRamp).
     pub fn pause_qp(&mut self, f: u32, until_ps: u64) {
         let now = self.q.now();
         let fl = &mut self.flows[f as usize];
@@ -449,12 +506,5 @@ impl Simulator {
         let src = fl.src;
         let h = self.host_index(src);
         self.host_try_send(h);
-    }
-
-    fn irn(&self) -> bool {
-        matches!(
-            self.cfg.loss_recovery,
-            crate::config::LossRecovery::Irn { .. }
-        )
     }
 }

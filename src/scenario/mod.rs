@@ -1144,7 +1144,7 @@ fn resolve_traffic(
 /// Resolve `[sfc]` and `[onramp]`. Q_th/Q_tg default to 2 and 1 BDP of each port (base RTT ×
 /// port rate); explicit values are bytes.
 fn resolve_sfc(net: &mut NetConfig, s: &RawSfc, o: &RawOnRamp, ctx: &Ctx) -> Result<(), String> {
-    use crate::sfc::{SfcDeploy, SfcMode};
+    use crate::scheme::sfc::{SfcDeploy, SfcMode};
     let sc = &mut net.sfc;
     if let Some(m) = &s.mode {
         sc.mode = match m.get_ref().as_str() {

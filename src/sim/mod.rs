@@ -13,10 +13,12 @@ use crate::config::{LossRecovery, NetConfig};
 use crate::engine::arena::PacketArena;
 use crate::engine::{Event, EventQueue, NO_EGRESS};
 use crate::host::recovery::{RecvState, Scheme, SendState};
-use crate::host::{Flow, HostNic, PortLink};
+use crate::host::{Flow, HostNic};
+use crate::link::{PortLink, TxPort};
 use crate::metrics::FlowRecord;
 use crate::metrics::buffer::{BufferMonitor, ThroughputMeter};
 use crate::rng::Rng;
+use crate::scheme::{Emit, Env, HostAction, HostScheme, Outbox, SwitchScheme};
 use crate::switch::mmu::Mmu;
 use crate::switch::{EgressPort, Switch};
 use crate::topology::routing::RouteTable;
@@ -60,33 +62,8 @@ pub struct Counters {
     pub flows_completed: u64,
     /// Packets that reached their final destination and were consumed there.
     pub packets_consumed: u64,
-    /// Data packets ECN-marked by switches.
-    pub ecn_marks: u64,
     /// CNP packets sent by receivers (CNP mode).
     pub cnps: u64,
-    /// PFC PAUSE frames sent (including refreshes).
-    pub pfc_pauses: u64,
-    /// PFC RESUME frames sent.
-    pub pfc_resumes: u64,
-    /// Total time (port, priority) pairs spent paused by PFC, picoseconds.
-    pub pfc_paused_ps: u64,
-    /// Drops in lossless mode (headroom overflow): must be 0 with sane PFC settings.
-    pub drops_lossless: u64,
-}
-
-/// One received PFC frame (HPCC-sim `PFC_OUTPUT_FILE` record).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PfcRecord {
-    /// Receive time, picoseconds.
-    pub time_ps: u64,
-    /// Paused node.
-    pub node: u32,
-    /// The node is a switch.
-    pub is_switch: bool,
-    /// Port index (HPCC-sim interface index = port + 1).
-    pub port: u16,
-    /// PAUSE (true) or RESUME (false).
-    pub pause: bool,
 }
 
 /// The whole simulated network.
@@ -127,14 +104,16 @@ pub struct Simulator {
     pub irn_cap_bytes: u64,
     /// Congestion control in use.
     pub cc_cfg: CcConfig,
-    /// Every PFC frame received, in order.
-    pub pfc_log: Vec<PfcRecord>,
-    /// SFC / OnRamp counters.
-    pub sfc_counters: crate::sfc::SfcCounters,
     /// NIC line rate (slowest host link), bits per second.
     pub host_rate_bps: u64,
-    /// Resolved OnRamp OWD threshold, picoseconds.
-    pub onramp_threshold_ps: u64,
+    /// Static environment of the schemes' hooks.
+    pub env: Env,
+    /// Host halves of the schemes, in registry order (one instance for all hosts each).
+    pub host_schemes: Vec<HostScheme>,
+    /// Requests of switch-side schemes waiting to be carried out (reused).
+    pub(crate) outbox: Outbox<Emit>,
+    /// Requests of host-side schemes waiting to be carried out (reused).
+    pub(crate) host_out: Outbox<HostAction>,
     link_rng: Rng,
     /// Some link has a nonzero error rate (otherwise arrivals skip the error model).
     link_errors: bool,
@@ -190,6 +169,200 @@ pub fn ideal_fct_ns(m: PairMetrics, size: u64, mtu: u64, hdr_bytes: u64) -> u64 
     m.rtt_ns + (total as u128 * 8 * 1_000_000_000 / m.bottleneck_bps as u128) as u64
 }
 
+/// Build step of [`Simulator::new`]: the node map, one NIC per host and one switch per
+/// switch node (egress ports with their links, MMU, ECMP salt and random stream), without
+/// schemes.
+fn build_nodes(topo: &TopologySpec, cfg: &NetConfig) -> (Vec<NodeRef>, Vec<HostNic>, Vec<Switch>) {
+    let ports = topo.ports();
+    let tiers = crate::topology::shapes::tiers(topo);
+    let mut nodes = Vec::with_capacity(topo.num_nodes());
+    let mut hosts = Vec::new();
+    let mut switches = Vec::new();
+    let link_of = |n: usize, i: usize| {
+        let ps = ports[n][i];
+        let l = &topo.links[ps.link as usize];
+        PortLink {
+            peer: ps.peer,
+            peer_port: ps.peer_port,
+            rate_bps: l.rate_bps,
+            delay_ps: l.delay_ps,
+            error_rate: l.error_rate,
+            tx_bytes: 0,
+        }
+    };
+    for n in 0..topo.num_nodes() {
+        match topo.kinds[n] {
+            NodeKind::Host => {
+                nodes.push(NodeRef::Host(hosts.len() as u32));
+                hosts.push(HostNic {
+                    node: n as u32,
+                    tx: TxPort::new(link_of(n, 0)),
+                    ctrl: Default::default(),
+                    active: Vec::new(),
+                    rr: 0,
+                    wake_at_ps: 0,
+                });
+            }
+            NodeKind::Switch => {
+                nodes.push(NodeRef::Switch(switches.len() as u32));
+                let eps = (0..ports[n].len())
+                    .map(|i| {
+                        let hf = topo.kinds[ports[n][i].peer as usize] == NodeKind::Host;
+                        EgressPort::new(link_of(n, i), cfg.queues_per_port, hf)
+                    })
+                    .collect::<Vec<_>>();
+                let np = eps.len();
+                switches.push(Switch {
+                    node: n as u32,
+                    tier: tiers[n],
+                    ports: eps,
+                    ecmp_seed: Rng::derive(cfg.seed, "ecmp", n as u64).next_u64(),
+                    mmu: Mmu::new(cfg.buffer, np, cfg.queues_per_port),
+                    rng: Rng::derive(cfg.seed, "ecn", n as u64),
+                    schemes: Vec::new(),
+                    hooks: 0,
+                });
+            }
+        }
+    }
+    (nodes, hosts, switches)
+}
+
+/// Build step of [`Simulator::new`]: check every flow and create its QP state (UDP source
+/// ports numbered per host pair from 10000, as HPCC-sim; ideal FCT from the pair's path).
+#[allow(clippy::too_many_arguments)]
+fn build_flows(
+    topo: &TopologySpec,
+    routes: &RouteTable,
+    cfg: &NetConfig,
+    cc: &CcConfig,
+    flows: &[FlowSpec],
+    nodes: &[NodeRef],
+    hosts: &[HostNic],
+    bounds: &crate::topology::routing::RttBounds,
+) -> Result<Vec<Flow>, String> {
+    let mtu = cfg.mtu_bytes as u64;
+    let scheme = match cfg.loss_recovery {
+        LossRecovery::Gbn { .. } => Scheme::Gbn,
+        LossRecovery::Irn { .. } => Scheme::Irn,
+    };
+    let mut sports: HashMap<(u32, u32), u16> = HashMap::new();
+    let mut pair_cache: HashMap<(u32, u32), PairMetrics> = HashMap::new();
+    let hdr = cfg.framing.data_header_bytes() as u64;
+    let mut fl = Vec::with_capacity(flows.len());
+    for (i, f) in flows.iter().enumerate() {
+        let bad = |m: String| Err(format!("flow {i} ({} -> {}): {m}", f.src, f.dst));
+        for n in [f.src, f.dst] {
+            if n as usize >= topo.num_nodes() || topo.kinds[n as usize] != NodeKind::Host {
+                return bad(format!("node {n} is not a host"));
+            }
+        }
+        if f.src == f.dst {
+            return bad("source and destination are the same host".into());
+        }
+        if f.size_bytes == 0 {
+            return bad("size must be at least 1 byte".into());
+        }
+        if f.prio == 0 || f.prio as usize >= cfg.queues_per_port {
+            return bad(format!(
+                "priority {} must be in 1..{} (queue 0 is the control class)",
+                f.prio, cfg.queues_per_port
+            ));
+        }
+        let sp = sports.entry((f.src, f.dst)).or_insert(10000);
+        let sport = *sp;
+        *sp = sp.wrapping_add(1);
+        let m = *pair_cache.entry((f.src, f.dst)).or_insert_with(|| {
+            let p = routes.path(topo, f.src, f.dst);
+            pair_metrics(
+                p.links.iter().map(|&l| {
+                    (
+                        topo.links[l as usize].rate_bps,
+                        topo.links[l as usize].delay_ps,
+                    )
+                }),
+                mtu,
+            )
+        });
+        let NodeRef::Host(h) = nodes[f.src as usize] else {
+            return bad("source is not a host".into());
+        };
+        let line = hosts[h as usize].tx.link.rate_bps;
+        fl.push(Flow {
+            src: f.src,
+            dst: f.dst,
+            size_bytes: f.size_bytes,
+            start_ps: f.start_ps,
+            sport,
+            dport: f.dport,
+            prio: f.prio,
+            tx: SendState::new(scheme, f.size_bytes, mtu),
+            rx: RecvState::new(scheme),
+            cc: cc.build(line, bounds.max_base_rtt_ps, bounds.max_bdp_bytes),
+            next_avail_ps: 0,
+            pause_until_ps: 0,
+            pauses: 0,
+            paused_ps: 0,
+            finish_ps: 0,
+            rto_deadline_ps: 0,
+            rto_event_ps: 0,
+            ideal_fct_ps: ideal_fct_ns(m, f.size_bytes, mtu, hdr) * NS,
+            last_pkt_bytes: 0,
+            cc_timer_ps: 0,
+            last_cnp_ps: u64::MAX,
+        });
+    }
+    Ok(fl)
+}
+
+/// Build step of [`Simulator::new`]: the switch halves of the schemes on every switch, and
+/// the union of their hook flags.
+fn install_schemes(cfg: &NetConfig, env: &Env, switches: &mut [Switch]) {
+    use crate::scheme::SwitchHooks;
+    for sw in switches.iter_mut() {
+        sw.schemes = crate::scheme::build_switch_schemes(cfg, env, sw.tier, &sw.ports);
+        sw.hooks = sw.schemes.iter().fold(0, |m, s| m | s.hooks());
+    }
+}
+
+/// Build step of [`Simulator::new`]: check the queue-monitor entries (switch, port) and tag
+/// those ports.
+fn tag_monitored_ports(
+    cfg: &NetConfig,
+    nodes: &[NodeRef],
+    switches: &mut [Switch],
+) -> Result<(), String> {
+    for (i, &(node, port)) in cfg.queue_monitor.iter().enumerate() {
+        let sw = match nodes.get(node as usize) {
+            Some(NodeRef::Switch(s)) => &mut switches[*s as usize],
+            _ => {
+                return Err(format!(
+                    "queue monitor entry {i}: node {node} is not a switch"
+                ));
+            }
+        };
+        let np = sw.ports.len();
+        let ep = sw.ports.get_mut(port as usize).ok_or_else(|| {
+            format!("queue monitor entry {i}: switch {node} has ports 0..{np}, not {port}")
+        })?;
+        ep.mon = i as u32;
+    }
+    Ok(())
+}
+
+/// Build step of [`Simulator::new`]: an event queue sized so that a packet's next event
+/// (serialization + propagation + pipeline delay) normally falls inside its wheel.
+fn event_queue_for(topo: &TopologySpec, cfg: &NetConfig) -> EventQueue {
+    let max_hop_ps = topo
+        .links
+        .iter()
+        .map(|l| l.delay_ps + cfg.framing.ser_ps(cfg.mtu_bytes + 200, l.rate_bps))
+        .max()
+        .unwrap_or(0)
+        + cfg.switch_delay_ps.max(cfg.nic_delay_ps);
+    EventQueue::for_horizon(2 * max_hop_ps)
+}
+
 impl Simulator {
     /// Build a simulator for `topo` with model `cfg`, congestion control `cc` and the given
     /// flows. Errors describe bad input (unknown hosts, zero sizes, bad priorities).
@@ -202,6 +375,12 @@ impl Simulator {
         topo.validate()?;
         if cfg.mtu_bytes == 0 {
             return Err("mtu must be positive".into());
+        }
+        if cfg.mtu_bytes > 65_535 {
+            return Err(format!(
+                "mtu = {} B exceeds the largest IP datagram (65,535 B)",
+                cfg.mtu_bytes
+            ));
         }
         if !(2..=64).contains(&cfg.queues_per_port) {
             return Err(format!(
@@ -240,242 +419,45 @@ impl Simulator {
             ));
         }
         let routes = RouteTable::try_build(&topo)?;
-        let ports = topo.ports();
-        let tiers = crate::topology::shapes::tiers(&topo);
-        let mut nodes = Vec::with_capacity(topo.num_nodes());
-        let mut hosts = Vec::new();
-        let mut switches = Vec::new();
-        let link_of = |n: usize, i: usize| {
-            let ps = ports[n][i];
-            let l = &topo.links[ps.link as usize];
-            PortLink {
-                peer: ps.peer,
-                peer_port: ps.peer_port,
-                rate_bps: l.rate_bps,
-                delay_ps: l.delay_ps,
-                error_rate: l.error_rate,
-                tx_bytes: 0,
-            }
-        };
         // NIC rate: the slowest host link (PFC's α doubles per rate doubling above it).
         let host_rate = topo.host_rate_bps().unwrap_or(1);
-        for n in 0..topo.num_nodes() {
-            match topo.kinds[n] {
-                NodeKind::Host => {
-                    nodes.push(NodeRef::Host(hosts.len() as u32));
-                    hosts.push(HostNic {
-                        node: n as u32,
-                        link: link_of(n, 0),
-                        busy_until_ps: 0,
-                        txdone_pending: false,
-                        ctrl: Default::default(),
-                        active: Vec::new(),
-                        rr: 0,
-                        pfc_paused: 0,
-                        wake_at_ps: 0,
-                        pfc_until: [0; 8],
-                        pfc_since: [0; 8],
-                    });
-                }
-                NodeKind::Switch => {
-                    let idx = switches.len() as u32;
-                    nodes.push(NodeRef::Switch(idx));
-                    let eps = (0..ports[n].len())
-                        .map(|i| {
-                            let hf = topo.kinds[ports[n][i].peer as usize] == NodeKind::Host;
-                            let mut ep = EgressPort::new(link_of(n, i), cfg.queues_per_port, hf);
-                            ep.ecn = cfg.ecn.for_rate(ep.link.rate_bps);
-                            ep
-                        })
-                        .collect::<Vec<_>>();
-                    let np = eps.len();
-                    let pfc = (cfg.buffer.mode == crate::config::BufferMode::Lossless).then(|| {
-                        let pr: Vec<(u64, u64)> = eps
-                            .iter()
-                            .map(|e| (e.link.rate_bps, e.link.delay_ps))
-                            .collect();
-                        crate::switch::pfc::PfcState::new(
-                            &cfg.pfc,
-                            &pr,
-                            cfg.queues_per_port,
-                            cfg.buffer.size_bytes,
-                            host_rate,
-                        )
-                    });
-                    switches.push(Switch {
-                        node: n as u32,
-                        index: idx,
-                        tier: tiers[n],
-                        ports: eps,
-                        ecmp_seed: Rng::derive(cfg.seed, "ecmp", n as u64).next_u64(),
-                        mmu: Mmu::new(cfg.buffer, np, cfg.queues_per_port),
-                        pfc,
-                        rng: Rng::derive(cfg.seed, "ecn", n as u64),
-                        sfc: None,
-                    });
-                }
-            }
-        }
         // Global base RTT / BDP (HPCC GLOBAL_T 1): maxima over host pairs.
         let mtu = cfg.mtu_bytes as u64;
         let bounds = routes.max_base_rtt(&topo, mtu);
-        let base_rtt_ps = bounds.max_base_rtt_ps;
-        let max_bdp = bounds.max_bdp_bytes;
-        let irn_cap_bytes = match cfg.loss_recovery {
-            LossRecovery::Irn { bdp_cap_bytes, .. } if bdp_cap_bytes > 0 => bdp_cap_bytes,
-            _ => max_bdp.max(mtu),
+        let (nodes, hosts, mut switches) = build_nodes(&topo, &cfg);
+        let env = Env {
+            host_rate_bps: host_rate,
+            base_rtt_ps: bounds.max_base_rtt_ps,
+            queues_per_port: cfg.queues_per_port,
+            num_hosts: hosts.len(),
+            sizes: crate::engine::packet::WireSizes {
+                framing: cfg.framing,
+                int_bytes: cfg.int_bytes,
+                irn_sack: matches!(cfg.loss_recovery, LossRecovery::Irn { .. }),
+                bts_bytes: cfg.sfc.bts_bytes,
+            },
         };
-        let scheme = match cfg.loss_recovery {
-            LossRecovery::Gbn { .. } => Scheme::Gbn,
-            LossRecovery::Irn { .. } => Scheme::Irn,
-        };
-        // Flows.
-        let mut sports: HashMap<(u32, u32), u16> = HashMap::new();
-        let mut pair_cache: HashMap<(u32, u32), PairMetrics> = HashMap::new();
-        let hdr = cfg.framing.data_header_bytes() as u64;
-        let mut fl = Vec::with_capacity(flows.len());
-        for (i, f) in flows.iter().enumerate() {
-            let bad = |m: String| Err(format!("flow {i} ({} -> {}): {m}", f.src, f.dst));
-            for n in [f.src, f.dst] {
-                if n as usize >= topo.num_nodes() || topo.kinds[n as usize] != NodeKind::Host {
-                    return bad(format!("node {n} is not a host"));
-                }
-            }
-            if f.src == f.dst {
-                return bad("source and destination are the same host".into());
-            }
-            if f.size_bytes == 0 {
-                return bad("size must be at least 1 byte".into());
-            }
-            if f.prio == 0 || f.prio as usize >= cfg.queues_per_port {
-                return bad(format!(
-                    "priority {} must be in 1..{} (queue 0 is the control class)",
-                    f.prio, cfg.queues_per_port
-                ));
-            }
-            let sp = sports.entry((f.src, f.dst)).or_insert(10000);
-            let sport = *sp;
-            *sp = sp.wrapping_add(1);
-            let m = *pair_cache.entry((f.src, f.dst)).or_insert_with(|| {
-                let p = routes.path(&topo, f.src, f.dst);
-                pair_metrics(
-                    p.links.iter().map(|&l| {
-                        (
-                            topo.links[l as usize].rate_bps,
-                            topo.links[l as usize].delay_ps,
-                        )
-                    }),
-                    mtu,
-                )
-            });
-            let line = hosts[match nodes[f.src as usize] {
-                NodeRef::Host(h) => h as usize,
-                NodeRef::Switch(_) => unreachable!(),
-            }]
-            .link
-            .rate_bps;
-            fl.push(Flow {
-                src: f.src,
-                dst: f.dst,
-                size_bytes: f.size_bytes,
-                start_ps: f.start_ps,
-                sport,
-                dport: f.dport,
-                prio: f.prio,
-                tx: SendState::new(scheme, f.size_bytes, mtu),
-                rx: RecvState::new(scheme),
-                cc: cc.build(line, base_rtt_ps, max_bdp),
-                next_avail_ps: 0,
-                pause_until_ps: 0,
-                pauses: 0,
-                paused_ps: 0,
-                finish_ps: 0,
-                rto_deadline_ps: 0,
-                rto_event_ps: 0,
-                ideal_fct_ps: ideal_fct_ns(m, f.size_bytes, mtu, hdr) * NS,
-                last_pkt_bytes: 0,
-                cc_timer_ps: 0,
-                last_cnp_ps: u64::MAX,
-                onramp: Default::default(),
-            });
-        }
-        // Size the calendar queue so that a packet's next event (serialization + propagation +
-        // pipeline delay) normally falls inside its wheel.
-        let max_hop_ps = topo
-            .links
-            .iter()
-            .map(|l| l.delay_ps + cfg.framing.ser_ps(cfg.mtu_bytes + 200, l.rate_bps))
-            .max()
-            .unwrap_or(0)
-            + cfg.switch_delay_ps.max(cfg.nic_delay_ps);
-        let mut q = EventQueue::for_horizon(2 * max_hop_ps);
-        // SFC: per-port thresholds (BDP = base RTT × port rate) and per-switch state.
-        let sc = &cfg.sfc;
-        if sc.mode != crate::sfc::SfcMode::Off {
-            let n_hosts = hosts.len();
-            for sw in switches.iter_mut() {
-                let enabled = match sc.deploy {
-                    crate::sfc::SfcDeploy::Tor => sw.tier == 1,
-                    crate::sfc::SfcDeploy::All => true,
-                };
-                for ep in sw.ports.iter_mut() {
-                    let bdp = (base_rtt_ps as u128 * ep.link.rate_bps as u128
-                        / 8_000_000_000_000u128) as u64;
-                    ep.sfc_qth = if sc.qth_bytes > 0 {
-                        sc.qth_bytes
-                    } else {
-                        2 * bdp
-                    };
-                    ep.sfc_qtg = if sc.qtg_bytes > 0 { sc.qtg_bytes } else { bdp };
-                }
-                let reset = if sc.bloom_reset_ps > 0 {
-                    sc.bloom_reset_ps
-                } else {
-                    (base_rtt_ps / 2).max(1)
-                };
-                sw.sfc = Some(crate::sfc::SfcSwitch {
-                    enabled,
-                    bloom: crate::sfc::Bloom::new(sc.bloom_bits, sc.bloom_hashes, reset),
-                    cache: crate::sfc::PauseCache::new(sc.cache_entries),
-                    estimator: (sc.estimator_tau_ps > 0 && sw.tier == 1)
-                        .then(|| crate::sfc::IncastEstimator::new(n_hosts, sc.estimator_tau_ps)),
-                });
-            }
-        }
-        let onramp_threshold_ps = if cfg.onramp.threshold_ps > 0 {
-            cfg.onramp.threshold_ps
-        } else {
-            base_rtt_ps / 2 + crate::units::US
-        };
+        let fl = build_flows(&topo, &routes, &cfg, &cc, flows, &nodes, &hosts, &bounds)?;
+        install_schemes(&cfg, &env, &mut switches);
+        let host_schemes = crate::scheme::build_host_schemes(&cfg, &env, hosts.len(), fl.len());
+        tag_monitored_ports(&cfg, &nodes, &mut switches)?;
+        let mut q = event_queue_for(&topo, &cfg);
         for (i, f) in fl.iter().enumerate() {
             q.schedule(f.start_ps, Event::FlowStart { flow: i as u32 });
         }
-        // Queue monitor: validate the requested (switch, port) pairs and tag the ports.
-        for (i, &(node, port)) in cfg.queue_monitor.iter().enumerate() {
-            let sw = match nodes.get(node as usize) {
-                Some(NodeRef::Switch(s)) => &mut switches[*s as usize],
-                _ => {
-                    return Err(format!(
-                        "queue monitor entry {i}: node {node} is not a switch"
-                    ));
-                }
-            };
-            let np = sw.ports.len();
-            let ep = sw.ports.get_mut(port as usize).ok_or_else(|| {
-                format!("queue monitor entry {i}: switch {node} has ports 0..{np}, not {port}")
-            })?;
-            ep.mon = i as u32;
-        }
+        let irn_cap_bytes = match cfg.loss_recovery {
+            LossRecovery::Irn { bdp_cap_bytes, .. } if bdp_cap_bytes > 0 => bdp_cap_bytes,
+            _ => bounds.max_bdp_bytes.max(mtu),
+        };
         let queue_mon = crate::metrics::buffer::QueueSampler::new(
             cfg.queue_monitor.clone(),
             cfg.queue_monitor_ps,
         );
-        let n_sw = switches.len();
         let sw_ids = switches.iter().map(|s: &Switch| s.node).collect();
-        let n_hosts = hosts.len();
         Ok(Simulator {
-            buffer_mon: BufferMonitor::new(n_sw, cfg.buffer_sample_ps).with_node_ids(sw_ids),
-            throughput: ThroughputMeter::new(n_hosts, 100 * crate::units::US),
+            buffer_mon: BufferMonitor::new(switches.len(), cfg.buffer_sample_ps)
+                .with_node_ids(sw_ids),
+            throughput: ThroughputMeter::new(hosts.len(), 100 * crate::units::US),
             queue_mon,
             link_rng: Rng::derive(cfg.seed, "link-errors", 0),
             link_errors: topo.links.iter().any(|l| l.error_rate > 0.0),
@@ -490,14 +472,15 @@ impl Simulator {
             flows: fl,
             counters: Counters::default(),
             completion_order: Vec::new(),
-            base_rtt_ps,
-            bdp_bytes: max_bdp,
+            base_rtt_ps: bounds.max_base_rtt_ps,
+            bdp_bytes: bounds.max_bdp_bytes,
             irn_cap_bytes,
             cc_cfg: cc,
-            pfc_log: Vec::new(),
-            sfc_counters: Default::default(),
             host_rate_bps: host_rate,
-            onramp_threshold_ps,
+            env,
+            host_schemes,
+            outbox: Outbox::new(),
+            host_out: Outbox::new(),
         })
     }
 
@@ -510,37 +493,38 @@ impl Simulator {
         }
     }
 
+    /// Transmit state of port `port` of `node`.
+    #[inline]
+    pub fn tx_port(&self, node: u32, port: u16) -> &TxPort {
+        match self.nodes[node as usize] {
+            NodeRef::Host(h) => &self.hosts[h as usize].tx,
+            NodeRef::Switch(s) => &self.switches[s as usize].ports[port as usize].tx,
+        }
+    }
+
     /// Start serializing packet `p` on port `port` of `node` (the port must be idle).
     pub(crate) fn transmit(&mut self, node: u32, port: u16, p: u32) {
         let now = self.q.now();
         let size = self.arena.get(p).size;
-        let rate = match self.nodes[node as usize] {
-            NodeRef::Host(h) => self.hosts[h as usize].link.rate_bps,
-            NodeRef::Switch(s) => self.switches[s as usize].ports[port as usize].link.rate_bps,
-        };
-        let ser = self.cfg.framing.ser_ps(size, rate);
         // The port is busy until `now + ser`; a TxDone is scheduled only if it has more to send.
-        let (link, more) = match self.nodes[node as usize] {
+        let (tx, more) = match self.nodes[node as usize] {
             NodeRef::Host(h) => {
                 let nic = &mut self.hosts[h as usize];
-                nic.busy_until_ps = now + ser;
                 let more = !nic.ctrl.is_empty() || !nic.active.is_empty();
-                let more = more && !nic.txdone_pending;
-                if more {
-                    nic.txdone_pending = true;
-                }
-                (&mut nic.link, more)
+                (&mut nic.tx, more)
             }
             NodeRef::Switch(s) => {
                 let ep = &mut self.switches[s as usize].ports[port as usize];
-                ep.busy_until_ps = now + ser;
-                let more = ep.nonempty != 0 && !ep.txdone_pending;
-                if more {
-                    ep.txdone_pending = true;
-                }
-                (&mut ep.link, more)
+                (&mut ep.tx, ep.nonempty != 0)
             }
         };
+        let ser = self.cfg.framing.ser_ps(size, tx.link.rate_bps);
+        tx.busy_until_ps = now + ser;
+        let more = more && !tx.txdone_pending;
+        if more {
+            tx.txdone_pending = true;
+        }
+        let link = &mut tx.link;
         link.tx_bytes += size as u64;
         let (peer, peer_port, delay) = (link.peer, link.peer_port, link.delay_ps);
         let proc = match self.nodes[peer as usize] {
@@ -556,8 +540,9 @@ impl Simulator {
         // that the event loop knows which egress queue to prefetch before it arrives.
         let egress = match self.nodes[peer as usize] {
             NodeRef::Switch(ps) => {
-                let h = crate::engine::arena::Hdr::of(self.arena.get(p));
-                if h.kind == crate::engine::arena::PktKind::Pfc {
+                let h = crate::engine::packet::Hdr::of(self.arena.get(p));
+                if h.kind == crate::engine::packet::PktKind::Pfc {
+                    // Hop-by-hop: consumed at the next switch, never routed.
                     NO_EGRESS
                 } else {
                     self.switch_route(ps as usize, &h)
@@ -626,9 +611,13 @@ impl Simulator {
                     {
                         prefetch(q as *const _);
                         let qi = p.prio as usize;
-                        match &sw.pfc {
-                            Some(pfc) => pfc.prefetch(port, qi),
-                            None => sw.mmu.prefetch(port, qi),
+                        if sw.hooks & crate::scheme::hook::ADMIT != 0 {
+                            use crate::scheme::SwitchHooks;
+                            for sc in &sw.schemes {
+                                sc.prefetch(port, qi);
+                            }
+                        } else {
+                            sw.mmu.prefetch(port, qi);
                         }
                     }
                 }
@@ -668,14 +657,8 @@ impl Simulator {
                 egress,
             } => {
                 if self.link_errors {
-                    let err = match self.nodes[node as usize] {
-                        NodeRef::Host(h) => self.hosts[h as usize].link.error_rate,
-                        NodeRef::Switch(s) => {
-                            self.switches[s as usize].ports[port as usize]
-                                .link
-                                .error_rate
-                        }
-                    };
+                    // The link is the same in both directions: the receiving port's own.
+                    let err = self.tx_port(node, port).link.error_rate;
                     if err > 0.0 && self.link_rng.f64() < err {
                         self.counters.drops_link_error += 1;
                         self.arena.free(pkt);
@@ -687,24 +670,21 @@ impl Simulator {
                     NodeRef::Switch(s) => self.switch_receive(s as usize, port, pkt, egress),
                 }
             }
-            Event::TxDone { node, port } => match self.nodes[node as usize] {
-                NodeRef::Host(h) => {
-                    let nic = &mut self.hosts[h as usize];
-                    nic.txdone_pending = false;
-                    if nic.busy_until_ps <= self.q.now() {
-                        nic.busy_until_ps = 0;
-                    }
-                    self.host_try_send(h as usize);
+            Event::TxDone { node, port } => {
+                let now = self.q.now();
+                let tx = match self.nodes[node as usize] {
+                    NodeRef::Host(h) => &mut self.hosts[h as usize].tx,
+                    NodeRef::Switch(s) => &mut self.switches[s as usize].ports[port as usize].tx,
+                };
+                tx.txdone_pending = false;
+                if tx.busy_until_ps <= now {
+                    tx.busy_until_ps = 0;
                 }
-                NodeRef::Switch(s) => {
-                    let ep = &mut self.switches[s as usize].ports[port as usize];
-                    ep.txdone_pending = false;
-                    if ep.busy_until_ps <= self.q.now() {
-                        ep.busy_until_ps = 0;
-                    }
-                    self.switch_try_send(s as usize, port);
+                match self.nodes[node as usize] {
+                    NodeRef::Host(h) => self.host_try_send(h as usize),
+                    NodeRef::Switch(s) => self.switch_try_send(s as usize, port),
                 }
-            },
+            }
             Event::NicWake { node } => {
                 let h = self.host_index(node);
                 if self.hosts[h].wake_at_ps == self.q.now() {
@@ -715,9 +695,21 @@ impl Simulator {
             Event::FlowStart { flow } => self.flow_start(flow),
             Event::Rto { flow } => self.rto_fire(flow),
             Event::CcTimer { flow, .. } => self.cc_timer_fire(flow),
-            Event::PfcExpire { node, port, prio } => self.pfc_expire(node, port, prio),
-            Event::PfcRefresh { node, port, prio } => self.pfc_refresh(node, port, prio),
-            Event::SwitchTimer { .. } => {}
+            Event::SchemeTimer {
+                node,
+                port,
+                scheme,
+                which,
+                arg,
+            } => {
+                let Some(id) = crate::scheme::SchemeId::from_u8(scheme) else {
+                    return;
+                };
+                match self.nodes[node as usize] {
+                    NodeRef::Switch(s) => self.switch_timer(s as usize, id, port, which, arg),
+                    NodeRef::Host(h) => self.host_timer(h as usize, id, which, arg),
+                }
+            }
         }
     }
 
@@ -752,7 +744,7 @@ impl Simulator {
     /// (with a later `cfg.stop_ps`) before that without disturbing any measurement.
     pub fn finish(&mut self) {
         let end = self.q.now();
-        self.pfc_finish();
+        self.schemes_finish();
         self.buffer_mon.finish(end);
         self.throughput.finish(end);
         self.queue_mon.finish(end);
@@ -799,10 +791,10 @@ impl Simulator {
             v.push((
                 h.node,
                 0,
-                h.link.peer,
-                h.link.rate_bps,
-                h.link.tx_bytes,
-                util(&h.link),
+                h.tx.link.peer,
+                h.tx.link.rate_bps,
+                h.tx.link.tx_bytes,
+                util(&h.tx.link),
             ));
         }
         for s in &self.switches {
@@ -810,14 +802,52 @@ impl Simulator {
                 v.push((
                     s.node,
                     i as u16,
-                    p.link.peer,
-                    p.link.rate_bps,
-                    p.link.tx_bytes,
-                    util(&p.link),
+                    p.tx.link.peer,
+                    p.tx.link.rate_bps,
+                    p.tx.link.tx_bytes,
+                    util(&p.tx.link),
                 ));
             }
         }
         v
+    }
+
+    /// Every scheme's `summary.json` section (name, object), in registry order.
+    pub fn scheme_summaries(&self) -> Vec<(&'static str, serde_json::Value)> {
+        let per_switch: Vec<&[SwitchScheme]> =
+            self.switches.iter().map(|s| s.schemes.as_slice()).collect();
+        crate::scheme::summaries(&per_switch, &self.host_schemes, &self.cfg)
+    }
+
+    /// One numeric counter of a scheme's summary section (e.g. `("pfc", "pauses")`); 0 if the
+    /// section or key does not exist.
+    pub fn scheme_stat(&self, section: &str, key: &str) -> u64 {
+        self.scheme_summaries()
+            .iter()
+            .find(|(n, _)| *n == section)
+            .and_then(|(_, v)| v.get(key))
+            .and_then(|v| v.as_u64())
+            .unwrap_or(0)
+    }
+
+    /// Every PFC frame received by a switch or NIC, in the order received (HPCC-sim
+    /// `PFC_OUTPUT_FILE`).
+    pub fn pfc_log(&self) -> Vec<crate::scheme::pfc::PfcRecord> {
+        let mut all: Vec<(u64, crate::scheme::pfc::PfcRecord)> = Vec::new();
+        for sw in &self.switches {
+            for sc in &sw.schemes {
+                if let SwitchScheme::Pfc(p) = sc {
+                    all.extend_from_slice(&p.rx.log);
+                }
+            }
+        }
+        for h in &self.host_schemes {
+            if let HostScheme::Pfc(p) = h {
+                all.extend_from_slice(&p.rx.log);
+            }
+        }
+        all.sort_by_key(|&(n, _)| n);
+        all.into_iter().map(|(_, r)| r).collect()
     }
 
     /// Max over switches of peak shared-buffer use, bytes.

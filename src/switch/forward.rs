@@ -1,9 +1,13 @@
-//! The switch forwarding path: arrival → lookup (ECMP) → ingress hook → MMU admission →
-//! enqueue → (when the port is free) scheduler → dequeue hook → transmit.
+//! The switch forwarding path: arrival → (scheme control packets) → lookup (ECMP) → queue
+//! selection → ingress hook → admission (scheme or MMU) → enqueue hook → (when the port is
+//! free) scheduler → dequeue hook → transmit → departure hook. Schemes plug in at the hooks
+//! ([`crate::scheme`]); what they ask for in their outbox is carried out by
+//! [`Simulator::switch_flush`] at the end of each stage, in order.
 
 use crate::engine::NO_EGRESS;
-use crate::engine::arena::PktKind;
+use crate::engine::packet::{Hdr, Header, IntHop, MAX_INT_HOPS, PktKind};
 use crate::rng::mix64;
+use crate::scheme::{Emit, Hop, SchemeId, SwitchCtx, SwitchHooks, SwitchScheme, Verdict, hook};
 use crate::sim::Simulator;
 
 impl Simulator {
@@ -21,7 +25,7 @@ impl Simulator {
     /// The forwarding decision of switch `s` for a packet with header `h`: the egress port
     /// (ECMP among equal-cost ports), or `NO_EGRESS` if the destination is unreachable.
     #[inline]
-    pub(crate) fn switch_route(&self, s: usize, h: &crate::engine::arena::Hdr) -> u16 {
+    pub(crate) fn switch_route(&self, s: usize, h: &Hdr) -> u16 {
         let sw = &self.switches[s];
         let hops = self.routes.next_hops(sw.node, h.dst);
         match hops.len() {
@@ -31,28 +35,147 @@ impl Simulator {
         }
     }
 
+    /// Run `f` on every scheme of switch `s` whose hook flags include `flag` (all schemes if
+    /// `flag` is 0), with a context on that switch. Requests land in the outbox; the caller
+    /// flushes.
+    #[inline]
+    fn switch_hooks<R>(
+        &mut self,
+        s: usize,
+        flag: u16,
+        mut f: impl FnMut(&mut SwitchScheme, &mut SwitchCtx<'_>) -> Option<R>,
+    ) -> Option<R> {
+        let now_ps = self.q.now();
+        let event_no = self.q.events();
+        let sw = &mut self.switches[s];
+        let mut ctx = SwitchCtx {
+            now_ps,
+            node: sw.node,
+            tier: sw.tier,
+            ports: &mut sw.ports,
+            arena: &mut self.arena,
+            rng: &mut sw.rng,
+            env: &self.env,
+            routes: &self.routes,
+            out: &mut self.outbox,
+            event_no,
+        };
+        for sc in sw.schemes.iter_mut() {
+            if flag == 0 || sc.hooks() & flag != 0 {
+                ctx.out.current = sc.id();
+                if let Some(r) = f(sc, &mut ctx) {
+                    return Some(r);
+                }
+            }
+        }
+        None
+    }
+
+    /// Run `f` on scheme `id` of switch `s` (if it runs there), then carry out its requests.
+    fn switch_scheme_call(
+        &mut self,
+        s: usize,
+        id: SchemeId,
+        f: impl FnOnce(&mut SwitchScheme, &mut SwitchCtx<'_>),
+    ) {
+        let start = self.outbox.len();
+        let mut f = Some(f);
+        self.switch_hooks(s, 0, |sc, ctx| {
+            if sc.id() == id {
+                (f.take().expect("one scheme per id"))(sc, ctx);
+                Some(())
+            } else {
+                None
+            }
+        });
+        self.switch_flush(s, start);
+    }
+
+    /// Carry out, in order, the requests schemes of switch `s` made since `start` (including
+    /// those made while carrying them out), then drop them from the outbox.
+    pub(crate) fn switch_flush(&mut self, s: usize, start: usize) {
+        let mut i = start;
+        while i < self.outbox.len() {
+            let (id, e) = self.outbox.items[i];
+            i += 1;
+            match e {
+                Emit::Recirculate(pkt) => {
+                    // Recirculation: the packet enters this switch's own ingress (port 0).
+                    let egress = self.switch_route(s, &Hdr::of(self.arena.get(pkt)));
+                    self.switch_receive(s, 0, pkt, egress);
+                }
+                Emit::Control { port, pkt } => {
+                    let size = self.arena.get(pkt).size as u64;
+                    self.switches[s].ports[port as usize].enqueue(0, pkt, size);
+                    self.switch_try_send(s, port);
+                }
+                Emit::Kick { port } => self.switch_try_send(s, port),
+                Emit::Timer {
+                    at_ps,
+                    port,
+                    which,
+                    arg,
+                } => {
+                    let node = self.switches[s].node;
+                    self.q.schedule(
+                        at_ps,
+                        crate::engine::Event::SchemeTimer {
+                            node,
+                            port,
+                            scheme: id as u8,
+                            which,
+                            arg,
+                        },
+                    );
+                }
+                Emit::Call { port, which, arg } => {
+                    self.switch_scheme_call(s, id, |sc, ctx| sc.on_timer(ctx, port, which, arg));
+                }
+            }
+        }
+        self.outbox.items.truncate(start);
+    }
+
+    /// The run ends: the schemes of switch `s` close their open intervals.
+    pub(crate) fn switch_finish(&mut self, s: usize) {
+        let start = self.outbox.len();
+        self.switch_hooks(s, 0, |sc, ctx| {
+            sc.finish(ctx);
+            None::<()>
+        });
+        self.switch_flush(s, start);
+    }
+
+    /// A scheme timer of switch `s` fired.
+    pub(crate) fn switch_timer(&mut self, s: usize, id: SchemeId, port: u16, which: u8, arg: u8) {
+        self.switch_scheme_call(s, id, |sc, ctx| sc.on_timer(ctx, port, which, arg));
+    }
+
     /// A packet reached switch `s` on port `in_port`; `egress` is its forwarding decision at
     /// `s` (from [`Self::switch_route`], made when it was sent to this switch).
     pub(crate) fn switch_receive(&mut self, s: usize, in_port: u16, p: u32, egress: u16) {
         let now = self.q.now();
-        // Read only the header fields the pipeline needs (the packet is ~200 B with INT).
         let pr = self.arena.get_mut(p);
         pr.in_port = in_port;
-        let pkt = crate::engine::arena::Hdr::of(pr);
-        if pkt.kind == PktKind::Pfc {
-            // Hop-by-hop: PFC frames stop here.
-            let node = self.switches[s].node;
-            let full = *self.arena.get(p);
-            self.pfc_receive(node, in_port, &full);
-            self.counters.packets_consumed += 1;
-            self.arena.free(p);
-            return;
-        }
-        if pkt.kind == PktKind::Bts
-            && self.switches[s].sfc.is_some()
-            && self.sfc_bts_transit(s, p) == crate::sfc::switch::BtsTransit::Consumed
-        {
-            return;
+        let pkt = Hdr::of(pr);
+        let hooks = self.switches[s].hooks;
+        let transport = matches!(
+            pkt.kind,
+            PktKind::Data | PktKind::Ack | PktKind::Nack | PktKind::Cnp
+        );
+        if !transport {
+            // A scheme's own packet (PFC frame, BTS): its owner sees it first.
+            let start = self.outbox.len();
+            let v = self.switch_hooks(s, 0, |sc, ctx| {
+                sc.owns(ctx.arena.get(p))
+                    .then(|| sc.on_control(ctx, p, in_port))
+            });
+            self.switch_flush(s, start);
+            if v == Some(Verdict::Consumed) {
+                self.counters.packets_consumed += 1;
+                self.arena.free(p);
+                return;
+            }
         }
         debug_assert_eq!(
             egress,
@@ -65,44 +188,72 @@ impl Simulator {
             self.arena.free(p);
             return;
         }
+        // Queue: data, ACKs and NACKs by priority (or as a scheme assigns), control in 0.
         let nq = self.cfg.queues_per_port;
-        let q = match pkt.kind {
-            PktKind::Cnp | PktKind::Bts | PktKind::Pfc => 0,
-            _ => (pkt.prio as usize).min(nq - 1),
+        let mut q = if transport && pkt.kind != PktKind::Cnp {
+            (pkt.prio as usize).min(nq - 1)
+        } else {
+            0
         };
-
-        // Hook: ingress (after lookup). Schemes that act here (SFC trigger / pause cache, BFC
-        // queue assignment) are added by their modules.
-
-        // MMU admission.
+        if hooks & hook::SELECT_QUEUE != 0
+            && pkt.kind == PktKind::Data
+            && let Some(sel) = self.switch_hooks(s, hook::SELECT_QUEUE, |sc, ctx| {
+                sc.select_queue(ctx, p, egress)
+            })
+        {
+            q = sel.min(nq - 1);
+        }
         let size = pkt.size as u64;
-        let sw = &mut self.switches[s];
-        let mut xoff = false;
-        if q != 0 {
-            let admitted = match &mut sw.pfc {
-                // Lossless: HPCC-sim's ingress admission (headroom overflow is the only drop).
-                Some(pfc) => {
-                    let ok = pfc.admit(in_port, q, size);
-                    if ok {
-                        pfc.charge(in_port, q, size);
-                        xoff = pfc.should_pause(in_port, q);
-                    } else {
-                        self.counters.drops_lossless += 1;
-                    }
-                    ok
+        let at = Hop {
+            in_port,
+            egress,
+            q,
+            size,
+        };
+        if hooks & hook::INGRESS != 0 {
+            let start = self.outbox.len();
+            let v = self.switch_hooks(s, hook::INGRESS, |sc, ctx| {
+                let v = sc.on_ingress(ctx, p, &at);
+                (v != Verdict::Pass).then_some(v)
+            });
+            self.switch_flush(s, start);
+            match v {
+                Some(Verdict::Drop) => {
+                    self.counters.drops += 1;
+                    self.arena.free(p);
+                    return;
                 }
+                Some(Verdict::Consumed) => {
+                    self.counters.packets_consumed += 1;
+                    self.arena.free(p);
+                    return;
+                }
+                _ => {}
+            }
+        }
+        // Admission of the data classes; the control class bypasses the MMU (HPCC-sim).
+        if q != 0 {
+            let owner = if hooks & hook::ADMIT != 0 {
+                self.switch_hooks(s, hook::ADMIT, |sc, ctx| sc.admit(ctx, p, &at))
+            } else {
+                None
+            };
+            let sw = &mut self.switches[s];
+            let admitted = match owner {
+                Some(ok) => ok,
                 None => sw
                     .mmu
                     .admit(sw.ports[egress as usize].queues[q].bytes, size),
             };
             if !admitted {
-                sw.mmu.drops += 1;
                 self.counters.drops += 1;
-                // SFC triggers at ingress, before the buffer decides (Algorithm 1): a packet
-                // the MMU refuses can still signal its sender.
-                if pkt.kind == PktKind::Data && sw.sfc.is_some() {
-                    let depth = sw.ports[egress as usize].queues[q].bytes;
-                    self.sfc_ingress(s, p, &pkt, egress, q, depth);
+                if hooks & hook::ADMISSION_FAILURE != 0 {
+                    let start = self.outbox.len();
+                    self.switch_hooks(s, hook::ADMISSION_FAILURE, |sc, ctx| {
+                        sc.on_admission_failure(ctx, p, &at);
+                        None::<()>
+                    });
+                    self.switch_flush(s, start);
                 }
                 self.arena.free(p);
                 return;
@@ -111,18 +262,19 @@ impl Simulator {
             let used = sw.mmu.used_bytes;
             self.buffer_mon.update(s, now, used);
         }
-        let port = &mut sw.ports[egress as usize];
+        let port = &mut self.switches[s].ports[egress as usize];
         let depth_before = port.queues[q].bytes;
         port.enqueue(q, p, size);
         if port.mon != u32::MAX {
             self.queue_mon.update(port.mon as usize, now, port.bytes);
         }
-        // Hook: ingress/enqueue. SFC's trigger sees the depth before this packet.
-        if pkt.kind == PktKind::Data && sw.sfc.is_some() {
-            self.sfc_ingress(s, p, &pkt, egress, q, depth_before);
-        }
-        if xoff {
-            self.pfc_send(s, in_port, q, true);
+        if hooks & hook::ENQUEUE != 0 {
+            let start = self.outbox.len();
+            self.switch_hooks(s, hook::ENQUEUE, |sc, ctx| {
+                sc.on_enqueue(ctx, p, &at, depth_before);
+                None::<()>
+            });
+            self.switch_flush(s, start);
         }
         self.switch_try_send(s, egress);
     }
@@ -133,14 +285,11 @@ impl Simulator {
         let sched = self.cfg.scheduler;
         let sw = &mut self.switches[s];
         let ep = &mut sw.ports[port as usize];
-        // Busy until `busy_until_ps` inclusive: a port that finishes exactly now takes its next
-        // packet in its TxDone event, after every packet arriving at this instant (arrivals
-        // are ordered before departures at equal times). 0 = freed by its TxDone.
-        if ep.busy_until_ps >= now && ep.busy_until_ps != 0 {
+        if ep.tx.busy(now) {
             // Still serializing: make sure the port wakes up when it is done.
-            if !ep.txdone_pending {
-                ep.txdone_pending = true;
-                let t = ep.busy_until_ps;
+            if !ep.tx.txdone_pending {
+                ep.tx.txdone_pending = true;
+                let t = ep.tx.busy_until_ps;
                 let node = sw.node;
                 self.q
                     .schedule(t, crate::engine::Event::TxDone { node, port });
@@ -164,47 +313,49 @@ impl Simulator {
         }
         let pkt = self.arena.get_mut(p);
         let in_port = pkt.in_port;
-        let mut xon = false;
         if q != 0 {
             sw.mmu.release(in_port, q, size);
-            if let Some(pfc) = &mut sw.pfc {
-                pfc.release(in_port, q, size);
-                xon = pfc.should_resume(in_port, q);
-            }
             let used = sw.mmu.used_bytes;
             self.buffer_mon.update(s, now, used);
-            // Hook: dequeue. ECN: RED on the backlog left behind this packet (HPCC-sim).
-            if pkt.kind == PktKind::Data {
-                if let Some(t) = &ep.ecn
-                    && crate::switch::ecn::should_mark(ep.queues[q].bytes, t, &mut sw.rng)
-                {
-                    pkt.ce = true;
-                    self.counters.ecn_marks += 1;
-                }
-                // INT: {time, tx bytes before this packet, port backlog after, line rate}.
-                if self.cfg.int_enabled && (pkt.int_n as usize) < crate::engine::arena::MAX_INT_HOPS
-                {
-                    let k = pkt.int_n as usize;
-                    pkt.int_n += 1;
-                    self.arena.int_mut(p)[k] = crate::engine::arena::IntHop {
-                        ts_ps: now,
-                        tx_bytes: ep.link.tx_bytes,
-                        qlen_bytes: ep.bytes.min(u32::MAX as u64) as u32,
-                        rate_mbps: (ep.link.rate_bps / 1_000_000) as u32,
-                    };
-                }
+            // INT: {time, tx bytes before this packet, port backlog after, line rate}.
+            if self.cfg.int_enabled
+                && let Header::Data(d) = &mut pkt.hdr
+                && (d.int_n as usize) < MAX_INT_HOPS
+            {
+                let k = d.int_n as usize;
+                d.int_n += 1;
+                self.arena.int_mut(p)[k] = IntHop {
+                    ts_ps: now,
+                    tx_bytes: ep.tx.link.tx_bytes,
+                    qlen_bytes: ep.bytes.min(u32::MAX as u64) as u32,
+                    rate_mbps: (ep.tx.link.rate_bps / 1_000_000) as u32,
+                };
             }
         }
-        if self.cfg.sfc.mode == crate::sfc::SfcMode::Egress
-            && self.switches[s].sfc.is_some()
-            && self.arena.get(p).kind == PktKind::Data
-        {
-            self.sfc_egress(s, port, q, p);
+        let hooks = sw.hooks;
+        let at = Hop {
+            in_port,
+            egress: port,
+            q,
+            size,
+        };
+        if hooks & hook::DEQUEUE != 0 {
+            let start = self.outbox.len();
+            self.switch_hooks(s, hook::DEQUEUE, |sc, ctx| {
+                sc.on_dequeue(ctx, p, &at);
+                None::<()>
+            });
+            self.switch_flush(s, start);
         }
         let node = self.switches[s].node;
         self.transmit(node, port, p);
-        if xon {
-            self.pfc_send(s, in_port, q, false);
+        if hooks & hook::DEPARTURE != 0 {
+            let start = self.outbox.len();
+            self.switch_hooks(s, hook::DEPARTURE, |sc, ctx| {
+                sc.on_departure(ctx, &at);
+                None::<()>
+            });
+            self.switch_flush(s, start);
         }
     }
 }

@@ -3,7 +3,9 @@
 //! Accounting is in bytes including all headers (no cells), as HPCC-sim. Every data-class
 //! packet (queues 1…N) is charged to the shared pool from admission until it starts
 //! transmission (HPCC-sim releases at dequeue, not at end of serialization); the strict-priority
-//! control class (queue 0: PFC, CNP, BTS) bypasses the MMU, as in HPCC-sim.
+//! control class (queue 0: PFC, CNP, BTS) bypasses the MMU, as in HPCC-sim. Lossless
+//! admission (ingress accounting with headroom) belongs to the PFC scheme
+//! ([`crate::scheme::pfc`]); the pool is still charged here so occupancy is measured alike.
 //!
 //! Besides the pool total we keep the bytes per *ingress* (port, queue) — the accounting PFC
 //! needs for its XOFF/XON decisions — and per egress (port, queue) in the port itself.
@@ -22,8 +24,6 @@ pub struct Mmu {
     /// Bytes charged per ingress (port, queue), index `port * queues + q`.
     pub ingress_bytes: Vec<u64>,
     queues: usize,
-    /// Packets refused admission.
-    pub drops: u64,
 }
 
 impl Mmu {
@@ -35,17 +35,18 @@ impl Mmu {
             peak_bytes: 0,
             ingress_bytes: vec![0; ports * queues],
             queues,
-            drops: 0,
         }
     }
 
     /// Admission test for a `size_bytes` packet to an egress queue currently holding
     /// `egress_q_bytes`. Lossy mode: Dynamic Threshold on the egress queue,
-    /// `q + s ≤ α·(B − used)`, and the pool must have room (`used + s ≤ B`).
+    /// `q + s ≤ α·(B − used)`, and the pool must have room (`used + s ≤ B`). Unlimited: always.
+    /// (In lossless mode the PFC scheme decides admission, with its ingress accounting and
+    /// headroom, and this is not called.)
     #[inline]
     pub fn admit(&self, egress_q_bytes: u64, size_bytes: u64) -> bool {
         match self.cfg.mode {
-            BufferMode::Unlimited => true,
+            BufferMode::Unlimited | BufferMode::Lossless => true,
             BufferMode::Lossy => {
                 let b = self.cfg.size_bytes;
                 if self.used_bytes + size_bytes > b {
@@ -54,9 +55,6 @@ impl Mmu {
                 let free = (b - self.used_bytes) as f64;
                 ((egress_q_bytes + size_bytes) as f64) <= self.cfg.dt_alpha * free
             }
-            // Lossless admission (PFC headroom) is decided by the PFC module; the pool limit is
-            // still enforced so that a missing PAUSE shows up as a (loudly reported) drop.
-            BufferMode::Lossless => self.used_bytes + size_bytes <= self.cfg.size_bytes,
         }
     }
 

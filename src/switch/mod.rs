@@ -1,24 +1,19 @@
 //! Switch model: egress ports with N queues each, a strict-priority control class (queue 0)
-//! and round-robin/DRR among data queues, per-queue pause, and the shared-buffer [`mmu`].
+//! and round-robin/DRR among data queues, per-queue pause bits, and the shared-buffer [`mmu`].
 //!
-//! The forwarding path (`Simulator::switch_*` in [`forward`]) is a short sequence of stages
-//! with hook points where schemes plug in without touching it:
-//! 1. **ingress** — after the forwarding lookup picks (egress port, queue): SFC's trigger and
-//!    pause cache, BFC's flow-to-queue assignment;
-//! 2. **admission + enqueue** — MMU (lossy DT / unlimited / lossless + PFC);
-//! 3. **dequeue** — ECN marking, INT stamping, egress-BTS, PFC resume checks;
-//! 4. **egress** — the packet starts serialization on the link.
+//! The forwarding path ([`forward`]) is a short sequence of stages; flow-control schemes
+//! (SFC, PFC, ECN, …) plug in at its hook points through [`crate::scheme`], without touching
+//! it: control-packet receipt, queue selection, ingress, admission, enqueue, dequeue,
+//! departure and timers.
 
-pub mod ecn;
 pub mod forward;
-pub mod lossless;
 pub mod mmu;
-pub mod pfc;
 
 use std::collections::VecDeque;
 
-use crate::config::{EcnThresholds, SchedulerKind};
-use crate::host::PortLink;
+use crate::config::SchedulerKind;
+use crate::link::{PortLink, TxPort};
+use crate::scheme::SwitchScheme;
 
 /// One FIFO queue of packet slots with its byte count.
 #[derive(Clone, Debug, Default)]
@@ -29,68 +24,42 @@ pub struct PktQueue {
     pub bytes: u64,
 }
 
-/// One switch egress port. `repr(C)` with the fields every packet touches (enqueue, scheduler,
-/// dequeue, transmit) in the first two cache lines, so that prefetching them covers a hop.
+/// One switch egress port. `repr(C)` with the fields every packet touches (transmit state,
+/// enqueue, scheduler, dequeue) in the first two cache lines, so that prefetching them covers
+/// a hop.
 #[derive(Clone, Debug)]
 #[repr(C)]
 pub struct EgressPort {
-    /// The port is serializing a packet until this time, picoseconds.
-    pub busy_until_ps: u64,
+    /// Transmit state: link, serialization, pause bits (shared with host NICs).
+    pub tx: TxPort,
     /// Bytes queued over all queues.
     pub bytes: u64,
     /// Bit q set = queue q holds at least one packet.
     pub nonempty: u64,
-    /// Bit q set = queue q paused by the downstream (PFC, BFC). Queue 0 is never paused.
-    pub paused_mask: u64,
     /// Queues; index 0 is the strict-priority control class.
     pub queues: Vec<PktQueue>,
     /// Index in the queue monitor (`u32::MAX` = not monitored).
     pub mon: u32,
-    /// A `TxDone` event is pending for this port. It is scheduled lazily — only when the port
-    /// has (or gets) something to send while busy — so an idle-after-transmission port costs
-    /// no event.
-    pub txdone_pending: bool,
     /// The peer is a host (this is a server-facing port of a ToR).
     pub host_facing: bool,
-    /// The link this port transmits on.
-    pub link: PortLink,
     /// Round-robin pointer (next data queue to consider).
     pub rr: usize,
-    /// SFC trigger threshold Q_th of this port's queues, bytes.
-    pub sfc_qth: u64,
-    /// ECN marking thresholds of this port (None = no marking).
-    pub ecn: Option<EcnThresholds>,
     /// DRR deficits, bytes (DRR only).
     pub deficit: Vec<i64>,
-    /// SFC target depth Q_tg, bytes.
-    pub sfc_qtg: u64,
-    /// Received PFC pause of priority p holds until this time, picoseconds
-    /// (`u64::MAX` = until RESUME).
-    pub pfc_until: [u64; 8],
-    /// Start of the current PFC pause of priority p, picoseconds.
-    pub pfc_since: [u64; 8],
 }
 
 impl EgressPort {
     /// New idle port with `nq` queues.
     pub fn new(link: PortLink, nq: usize, host_facing: bool) -> Self {
         EgressPort {
-            link,
-            busy_until_ps: 0,
-            txdone_pending: false,
+            tx: TxPort::new(link),
             queues: vec![PktQueue::default(); nq],
-            paused_mask: 0,
             rr: 1,
             deficit: vec![0; nq],
             bytes: 0,
             nonempty: 0,
             host_facing,
-            ecn: None,
             mon: u32::MAX,
-            sfc_qth: u64::MAX,
-            sfc_qtg: 0,
-            pfc_until: [0; 8],
-            pfc_since: [0; 8],
         }
     }
 
@@ -111,7 +80,7 @@ impl EgressPort {
         if self.nonempty & 1 != 0 {
             return Some(0);
         }
-        let ready = self.nonempty & !self.paused_mask & !1;
+        let ready = self.nonempty & !self.tx.paused_mask & !1;
         (ready != 0).then(|| self.rr_pick(ready))
     }
 
@@ -159,7 +128,7 @@ impl EgressPort {
             return Some(0);
         }
         let n = self.queues.len();
-        let ready = self.nonempty & !self.paused_mask & !1;
+        let ready = self.nonempty & !self.tx.paused_mask & !1;
         if ready == 0 {
             return None;
         }
@@ -172,15 +141,16 @@ impl EgressPort {
             SchedulerKind::Drr { quantum_bytes } => {
                 // Classic DRR: visit queues in order; a queue keeps the turn while its deficit
                 // covers its head packet; when it cannot, it gets a quantum and the turn passes.
-                let any = (1..n)
-                    .any(|q| !self.queues[q].pkts.is_empty() && self.paused_mask & (1 << q) == 0);
+                let any = (1..n).any(|q| {
+                    !self.queues[q].pkts.is_empty() && self.tx.paused_mask & (1 << q) == 0
+                });
                 if !any {
                     return None;
                 }
                 loop {
                     let q = self.rr;
                     let eligible =
-                        !self.queues[q].pkts.is_empty() && self.paused_mask & (1 << q) == 0;
+                        !self.queues[q].pkts.is_empty() && self.tx.paused_mask & (1 << q) == 0;
                     if eligible {
                         let sz = head_size(self.queues[q].pkts[0]) as i64;
                         if self.deficit[q] >= sz {
@@ -207,8 +177,6 @@ impl EgressPort {
 pub struct Switch {
     /// Node id.
     pub node: u32,
-    /// Index among switches.
-    pub index: u32,
     /// Tier: 1 = ToR, 2 = aggregation/spine, 3 = core.
     pub tier: u8,
     /// Egress ports (port numbers as in the topology).
@@ -217,12 +185,19 @@ pub struct Switch {
     pub ecmp_seed: u64,
     /// Shared buffer.
     pub mmu: mmu::Mmu,
-    /// PFC ingress accounting (lossless mode only).
-    pub pfc: Option<pfc::PfcState>,
-    /// Random stream for ECN marking.
+    /// Random stream of this switch (ECN marking).
     pub rng: crate::rng::Rng,
-    /// SFC state (when SFC is configured).
-    pub sfc: Option<crate::sfc::SfcSwitch>,
+    /// Switch halves of the schemes running here, in registry order.
+    pub schemes: Vec<SwitchScheme>,
+    /// Union of the schemes' per-packet hook flags ([`crate::scheme::hook`]).
+    pub hooks: u16,
+}
+
+impl Switch {
+    /// The switch half of scheme `id` on this switch, if it runs here.
+    pub fn scheme(&self, id: crate::scheme::SchemeId) -> Option<&SwitchScheme> {
+        self.schemes.iter().find(|s| s.id() == id)
+    }
 }
 
 #[cfg(test)]
@@ -245,7 +220,7 @@ mod tests {
         for _ in 0..5_000 {
             let mut ep = EgressPort::new(link.clone(), 8, false);
             ep.nonempty = rng.below(256);
-            ep.paused_mask = rng.below(256) & !1;
+            ep.tx.paused_mask = rng.below(256) & !1;
             ep.rr = 1 + rng.below(7) as usize;
             let rr = ep.rr;
             let hint = ep.next_queue_hint();
@@ -254,7 +229,7 @@ mod tests {
             assert_eq!(
                 hint, got,
                 "nonempty {:08b} paused {:08b} rr {rr}",
-                ep.nonempty, ep.paused_mask
+                ep.nonempty, ep.tx.paused_mask
             );
         }
     }

@@ -1,4 +1,15 @@
-//! PFC ingress accounting of one switch, as HPCC-sim's `SwitchMmu` models it
+//! PFC — Priority Flow Control (IEEE 802.1Qbb) and the lossless buffer it protects.
+//!
+//! - [`PfcState`] (this file): the ingress accounting of one switch, as HPCC-sim's
+//!   `SwitchMmu` models it (below);
+//! - [`PauseTimes`]: what a device does with PAUSE/RESUME frames it receives (pause bits of a
+//!   port's priorities, real quanta with expiry, or hold-until-RESUME);
+//! - [`switch::PfcSwitch`]: the switch half — lossless admission, XOFF/XON generation and
+//!   refresh, frame receipt at switch ports;
+//! - [`host::PfcHost`]: the host half — frame receipt at NICs (every NIC understands PFC, so
+//!   SFC-P can pause a NIC's priority even in a lossy fabric).
+//!
+//! The ingress accounting of one switch, as HPCC-sim's `SwitchMmu` models it
 //! (`specs/pfc.md` §2): per ingress (port, priority) a reserve, a share of the pool under a
 //! dynamic threshold, and headroom that absorbs what is still in flight after XOFF.
 //!
@@ -13,7 +24,12 @@
 //! HPCC-sim's `pfc_a_shift`. Pure state, no I/O: the forwarding path calls it and sends the
 //! frames.
 
+pub mod host;
+pub mod switch;
+
 use crate::config::PfcConfig;
+use crate::engine::packet::PfcHdr;
+use crate::link::TxPort;
 
 /// PFC state of one switch.
 #[derive(Clone, Debug)]
@@ -184,6 +200,150 @@ impl PfcState {
     #[inline]
     pub fn index(&self, port: u16, q: usize) -> usize {
         self.idx(port, q)
+    }
+}
+
+/// One received PFC frame (HPCC-sim `PFC_OUTPUT_FILE` record).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PfcRecord {
+    /// Receive time, picoseconds.
+    pub time_ps: u64,
+    /// Paused node.
+    pub node: u32,
+    /// The node is a switch.
+    pub is_switch: bool,
+    /// Port index (HPCC-sim interface index = port + 1).
+    pub port: u16,
+    /// PAUSE (true) or RESUME (false).
+    pub pause: bool,
+}
+
+/// Receiver side of PFC for a set of ports: when each received pause of (port, priority)
+/// ends and since when it holds. The pause bits themselves are in the ports' [`TxPort`].
+#[derive(Clone, Debug)]
+pub struct PauseTimes {
+    nq: usize,
+    /// Received pause of (port, prio) holds until this time (`u64::MAX` = until RESUME).
+    until: Vec<u64>,
+    /// Start of the current pause of (port, prio), picoseconds.
+    since: Vec<u64>,
+    /// Total time (port, priority) pairs spent paused, picoseconds (closed intervals).
+    pub paused_ps: u64,
+    /// Frames received, with the event number (global order) they arrived in.
+    pub log: Vec<(u64, PfcRecord)>,
+}
+
+/// Which port received a frame: its slot in the [`PauseTimes`] state and how the log names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RxPort {
+    /// Index of the port in the state (switch: port number; hosts: host index).
+    pub slot: usize,
+    /// Node id.
+    pub node: u32,
+    /// The node is a switch.
+    pub is_switch: bool,
+    /// Port number (hosts: 0).
+    pub port: u16,
+}
+
+/// What a received frame did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Received {
+    /// Nothing (RESUME of an unpaused priority, or a priority out of range).
+    Nothing,
+    /// The priority is paused; check for expiry at this time (`None` = until RESUME).
+    Paused(Option<u64>),
+    /// The pause was lifted: restart the port.
+    Resumed,
+}
+
+impl PauseTimes {
+    /// State for `ports` ports of `nq` priorities each.
+    pub fn new(ports: usize, nq: usize) -> Self {
+        PauseTimes {
+            nq,
+            until: vec![0; ports * nq],
+            since: vec![0; ports * nq],
+            paused_ps: 0,
+            log: Vec::new(),
+        }
+    }
+
+    /// A PAUSE/RESUME frame `f` arrived at the port `at` (whose transmit state is `tx`) at
+    /// `now_ps`; `event_no` orders the log.
+    pub fn receive(
+        &mut self,
+        tx: &mut TxPort,
+        at: RxPort,
+        f: &PfcHdr,
+        now_ps: u64,
+        event_no: u64,
+    ) -> Received {
+        let q = f.prio as usize;
+        if q >= self.nq || q == 0 {
+            return Received::Nothing; // queue 0 (control) is never paused
+        }
+        let pause = f.pause_ps > 0;
+        self.log.push((
+            event_no,
+            PfcRecord {
+                time_ps: now_ps,
+                node: at.node,
+                is_switch: at.is_switch,
+                port: at.port,
+                pause,
+            },
+        ));
+        let i = at.slot * self.nq + q;
+        if pause {
+            let until = if f.pause_ps == u64::MAX {
+                u64::MAX
+            } else {
+                now_ps + f.pause_ps
+            };
+            if !tx.paused(q) {
+                self.since[i] = now_ps;
+            }
+            self.until[i] = until;
+            tx.paused_mask |= 1u64 << q;
+            Received::Paused((until != u64::MAX).then_some(until))
+        } else if tx.paused(q) {
+            self.unpause(tx, at.slot, q, now_ps);
+            Received::Resumed
+        } else {
+            Received::Nothing
+        }
+    }
+
+    fn unpause(&mut self, tx: &mut TxPort, slot: usize, q: usize, now_ps: u64) {
+        let i = slot * self.nq + q;
+        tx.paused_mask &= !(1u64 << q);
+        self.until[i] = 0;
+        self.paused_ps += now_ps - self.since[i];
+    }
+
+    /// Expiry check of priority `q` of the port in state slot `slot` at `now_ps`: true if the
+    /// pause ended (restart the port).
+    pub fn expire(&mut self, tx: &mut TxPort, slot: usize, q: usize, now_ps: u64) -> bool {
+        let i = slot * self.nq + q;
+        if self.until.get(i) == Some(&now_ps) {
+            self.unpause(tx, slot, q, now_ps);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Close the paused-time intervals of the port in state slot `slot` still open at
+    /// `now_ps`.
+    pub fn finish(&mut self, tx: &TxPort, slot: usize, now_ps: u64) {
+        for q in 0..self.nq {
+            if tx.paused(q) {
+                let i = slot * self.nq + q;
+                self.paused_ps += now_ps - self.since[i];
+                self.since[i] = now_ps;
+            }
+        }
     }
 }
 

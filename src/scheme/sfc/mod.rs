@@ -1,5 +1,4 @@
-//! SFC — Source Flow Control (`seeds/sfc.txt` §3–§4, Algorithm 1) — and OnRamp, the
-//! end-to-end flow control it is compared with.
+//! SFC — Source Flow Control (`seeds/sfc.txt` §3–§4, Algorithm 1).
 //!
 //! Switch half ([`switch`]): at ingress, after the forwarding lookup, a data packet whose
 //! egress queue is deeper than `Q_th` (or whose destination has a live entry in the pause
@@ -12,19 +11,20 @@
 //! Ingress BTS (no cache), Ingress BTS + Cache (= SFC); SFC-P converts the BTS into a PFC
 //! pause at the sender's ToR.
 //!
-//! Host half ([`crate::host::nic`]): a BTS pauses its QP until `now + pause` (a newer BTS
-//! replaces the end time); the congestion controller keeps running underneath.
+//! Host half ([`host`]): a BTS pauses its QP until `now + pause` (a newer BTS replaces the end
+//! time); the congestion controller keeps running underneath.
 //!
 //! The data structures here (Bloom filter, pause cache, incast estimator) are pure and tested
 //! in isolation.
 
-pub mod onramp;
+pub mod host;
 pub mod switch;
 
 use crate::rng::mix64;
 
-/// Which SFC variant runs.
+/// Which SFC variant runs (scenario spelling: `off`, `sfc`, `ingress`, `egress`, `sfcp`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum SfcMode {
     /// No SFC.
     Off,
@@ -39,8 +39,9 @@ pub enum SfcMode {
     SfcP,
 }
 
-/// Where SFC runs.
+/// Where SFC runs (scenario spelling: `tor`, `all`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum SfcDeploy {
     /// ToR switches only (the paper's default).
     Tor,
@@ -261,21 +262,9 @@ impl IncastEstimator {
     }
 }
 
-/// Per-switch SFC state.
-#[derive(Clone, Debug)]
-pub struct SfcSwitch {
-    /// SFC runs on this switch.
-    pub enabled: bool,
-    /// BTS suppression.
-    pub bloom: Bloom,
-    /// Pause cache (SFC, SFC-P).
-    pub cache: PauseCache,
-    /// Incast estimator (sender-side ToRs, optional).
-    pub estimator: Option<IncastEstimator>,
-}
-
-/// SFC counters (the `sfc` object of `summary.json`).
-#[derive(Clone, Debug, Default, serde::Serialize)]
+/// SFC counters of one switch (summed over switches into the `sfc` object of
+/// `summary.json`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct SfcCounters {
     /// BTS packets generated.
     pub bts_generated: u64,
@@ -285,20 +274,19 @@ pub struct SfcCounters {
     pub bts_from_cache: u64,
     /// BTS generated because of the incast estimator.
     pub bts_from_estimator: u64,
-    /// Largest Bloom filter occupancy over switches and periods.
-    pub max_bloom_occupancy: u32,
-    /// Largest pause-cache occupancy over switches.
-    pub max_cache_occupancy: u32,
-    /// Cache updates skipped on a hash collision.
-    pub cache_collisions: u64,
-    /// QP pauses applied at senders.
-    pub pauses: u64,
-    /// Total QP paused time, picoseconds.
-    pub paused_time_ps: u64,
     /// BTS converted to PFC pauses (SFC-P).
     pub sfcp_pfc_frames: u64,
-    /// OnRamp pauses.
-    pub onramp_pauses: u64,
+}
+
+impl SfcCounters {
+    /// Add `o` to `self`.
+    pub fn add(&mut self, o: &SfcCounters) {
+        self.bts_generated += o.bts_generated;
+        self.bts_suppressed += o.bts_suppressed;
+        self.bts_from_cache += o.bts_from_cache;
+        self.bts_from_estimator += o.bts_from_estimator;
+        self.sfcp_pfc_frames += o.sfcp_pfc_frames;
+    }
 }
 
 /// Round a pause up to the quantum (paper: whole microseconds).
@@ -308,6 +296,38 @@ pub fn quantize(pause_ps: u64, quantum_ps: u64) -> u64 {
     } else {
         pause_ps.div_ceil(quantum_ps) * quantum_ps
     }
+}
+
+/// The `sfc` object of `summary.json`: the variant, BTS counts summed over switches, the
+/// largest Bloom-filter and pause-cache occupancies, and the BTS reduction by the filter.
+pub fn summary_json(
+    switches: &[&switch::SfcSwitch],
+    host: Option<&host::SfcHost>,
+    cfg: &crate::config::NetConfig,
+) -> serde_json::Value {
+    let mut c = SfcCounters::default();
+    let (mut bloom, mut cache, mut collisions) = (0u32, 0u32, 0u64);
+    for s in switches {
+        c.add(&s.counters);
+        bloom = bloom.max(s.bloom.max_occupancy);
+        cache = cache.max(s.cache.max_occupancy);
+        collisions += s.cache.collisions;
+    }
+    let trig = c.bts_generated + c.bts_suppressed;
+    serde_json::json!({
+        "mode": cfg.sfc.mode,
+        "deploy": cfg.sfc.deploy,
+        "bts_generated": c.bts_generated,
+        "bts_suppressed": c.bts_suppressed,
+        "bts_from_cache": c.bts_from_cache,
+        "bts_from_estimator": c.bts_from_estimator,
+        "bts_received": host.map_or(0, |h| h.bts_received),
+        "max_bloom_occupancy": bloom,
+        "max_cache_occupancy": cache,
+        "cache_collisions": collisions,
+        "sfcp_pfc_frames": c.sfcp_pfc_frames,
+        "bts_reduction": if trig > 0 { serde_json::Value::from(c.bts_suppressed as f64 / trig as f64) } else { serde_json::Value::Null },
+    })
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! OnRamp (Liu et al., NSDI'21) as reconstructed in `specs/onramp.md`: per-flow pauses at the
 //! sender driven by the one-way delay (OWD) the receiver measured, underneath an unmodified
-//! congestion controller.
+//! congestion controller. A host-only scheme: its switch half never runs.
 //!
 //! On an ACK for a packet sent at `tx` whose OWD exceeds the threshold `T`, and which was sent
 //! after the previous pause ended (the stale-feedback guard), the flow pauses for
@@ -71,6 +71,106 @@ impl OnRampState {
         let end = now_ps + d;
         self.last_pause_end_ps = end;
         Some(end)
+    }
+}
+
+/// OnRamp has no switch half (it never runs on a switch).
+#[derive(Clone, Debug)]
+pub struct OnRampSwitch;
+
+impl crate::scheme::SwitchHooks for OnRampSwitch {
+    fn hooks(&self) -> u16 {
+        0
+    }
+}
+
+/// The host half of OnRamp: per-flow OWD state at the senders.
+#[derive(Clone, Debug)]
+pub struct OnRampHost {
+    /// Parameters.
+    pub cfg: OnRampConfig,
+    /// Resolved OWD threshold T, picoseconds.
+    pub threshold_ps: u64,
+    /// Per-flow state, by flow index.
+    pub flows: Vec<OnRampState>,
+    /// Pauses OnRamp imposed.
+    pub pauses: u64,
+}
+
+impl crate::scheme::HostHooks for OnRampHost {
+    fn wants_acks(&self) -> bool {
+        true
+    }
+
+    /// On an ACK whose echoed OWD calls for it, pause the flow (unless it is complete or
+    /// already paused for longer).
+    fn on_ack(&mut self, ctx: &mut crate::scheme::HostCtx<'_>, ev: &crate::scheme::AckEvent<'_>) {
+        let owd = ev.ack.data_rx_ps.saturating_sub(ev.ack.echo_sent_ps);
+        let st = &mut self.flows[ev.flow as usize];
+        if let Some(end) = st.on_ack(
+            &self.cfg,
+            self.threshold_ps,
+            ctx.now_ps,
+            ev.ack.echo_sent_ps,
+            owd,
+        ) && !ev.done
+            && end > ev.pause_until_ps
+        {
+            self.pauses += 1;
+            ctx.out.push(crate::scheme::HostAction::PauseQp {
+                flow: ev.flow,
+                until_ps: end,
+            });
+        }
+    }
+}
+
+impl crate::scheme::Scheme for OnRampSwitch {
+    type Host = OnRampHost;
+
+    fn build_switch(
+        _cfg: &crate::config::NetConfig,
+        _env: &crate::scheme::Env,
+        _tier: u8,
+        _ports: &[crate::switch::EgressPort],
+    ) -> Option<Self> {
+        None
+    }
+
+    /// The OWD threshold defaults to half the base RTT + 1 µs (the longest base one-way delay
+    /// plus margin).
+    fn build_host(
+        cfg: &crate::config::NetConfig,
+        env: &crate::scheme::Env,
+        _hosts: usize,
+        flows: usize,
+    ) -> Option<Self::Host> {
+        let c = &cfg.onramp;
+        c.enabled.then(|| OnRampHost {
+            cfg: c.clone(),
+            threshold_ps: if c.threshold_ps > 0 {
+                c.threshold_ps
+            } else {
+                env.base_rtt_ps / 2 + crate::units::US
+            },
+            flows: vec![OnRampState::default(); flows],
+            pauses: 0,
+        })
+    }
+
+    fn summary(
+        _switches: &[&Self],
+        host: Option<&Self::Host>,
+        cfg: &crate::config::NetConfig,
+    ) -> Option<(&'static str, serde_json::Value)> {
+        Some((
+            "onramp",
+            serde_json::json!({
+                "enabled": cfg.onramp.enabled,
+                "threshold_ps": host.map_or(0, |h| h.threshold_ps),
+                "pauses": host.map_or(0, |h| h.pauses),
+            }),
+        ))
     }
 }
 

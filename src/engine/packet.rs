@@ -1,0 +1,361 @@
+//! Packets with typed headers (smoltcp's "Repr" idea): the fields every packet has — addresses,
+//! 5-tuple ports, flow, priority, wire size — plus one small `Copy` header per packet kind, so
+//! that a field means one thing (an ACK's echoed send time is not a PFC pause duration).
+//!
+//! The whole packet is one 64 B cache line. Wire sizes are computed in one place,
+//! [`WireSizes`], from the framing convention and the INT configuration.
+
+use crate::config::Framing;
+
+/// What a packet is (the discriminant of [`Header`], cheap to copy around).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub enum PktKind {
+    /// RDMA data (one MTU-sized segment of a message).
+    #[default]
+    Data,
+    /// Cumulative acknowledgement.
+    Ack,
+    /// Negative acknowledgement (Go-Back-N: rewind; IRN: carries a SACK block).
+    Nack,
+    /// DCQCN congestion notification packet.
+    Cnp,
+    /// PFC PAUSE/RESUME frame (hop-by-hop, never forwarded).
+    Pfc,
+    /// SFC Back-To-Sender signal.
+    Bts,
+}
+
+/// Header of a data packet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DataHdr {
+    /// First payload byte (offset in the message).
+    pub seq: u64,
+    /// Time the NIC sent it, picoseconds.
+    pub sent_ps: u64,
+    /// Payload bytes.
+    pub payload: u32,
+    /// This is a retransmission.
+    pub retx: bool,
+    /// ECN Congestion Experienced, set by a switch.
+    pub ce: bool,
+    /// Number of valid INT hop records (in the arena's side table).
+    pub int_n: u8,
+}
+
+/// Header of an ACK or NACK: what the receiver echoes back about one data packet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AckHdr {
+    /// Cumulative acknowledgement (next byte the receiver expects).
+    pub ack_seq: u64,
+    /// Echo of the acknowledged data packet's send time, picoseconds (RTT samples).
+    pub echo_sent_ps: u64,
+    /// Arrival time of the acknowledged data packet at the receiver, picoseconds (one-way
+    /// delay = this − `echo_sent_ps`, for OnRamp).
+    pub data_rx_ps: u64,
+    /// NACK (IRN): start of the SACKed block minus `ack_seq`, bytes (0 = no block).
+    pub sack_off: u32,
+    /// NACK (IRN): SACKed block length, bytes (at most one MTU, which is ≤ 65,535 B).
+    pub sack_len: u16,
+    /// Echo of the data packet's CE mark.
+    pub ce_echo: bool,
+    /// Number of valid INT hop records echoed from the data packet.
+    pub int_n: u8,
+}
+
+impl AckHdr {
+    /// The SACKed block `(start, len)` of an IRN NACK, if any.
+    #[inline]
+    pub fn sack(&self) -> (u64, u32) {
+        if self.sack_len == 0 {
+            (0, 0)
+        } else {
+            (self.ack_seq + self.sack_off as u64, self.sack_len as u32)
+        }
+    }
+}
+
+/// Header of a PFC PAUSE/RESUME frame (one priority per frame).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PfcHdr {
+    /// Paused priority (queue index).
+    pub prio: u8,
+    /// Pause duration, picoseconds: 0 = RESUME, `u64::MAX` = until RESUME.
+    pub pause_ps: u64,
+}
+
+/// Header of an SFC Back-To-Sender signal.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BtsHdr {
+    /// How long the sender should pause the flow, picoseconds.
+    pub pause_ps: u64,
+    /// Switches on the way back may cache the pause (the congested queue is a server-facing
+    /// port of a ToR).
+    pub cacheable: bool,
+}
+
+/// The per-kind part of a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Header {
+    /// See [`DataHdr`].
+    Data(DataHdr),
+    /// See [`AckHdr`].
+    Ack(AckHdr),
+    /// See [`AckHdr`].
+    Nack(AckHdr),
+    /// DCQCN CNP: no fields beyond the common ones (the flow it is for).
+    Cnp,
+    /// See [`PfcHdr`].
+    Pfc(PfcHdr),
+    /// See [`BtsHdr`].
+    Bts(BtsHdr),
+}
+
+impl Default for Header {
+    fn default() -> Self {
+        Header::Data(DataHdr::default())
+    }
+}
+
+/// One INT hop record written at switch dequeue (HPCC).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IntHop {
+    /// Dequeue time, picoseconds.
+    pub ts_ps: u64,
+    /// Bytes transmitted by the egress port before this packet.
+    pub tx_bytes: u64,
+    /// Egress port backlog after the dequeue, bytes.
+    pub qlen_bytes: u32,
+    /// Egress port line rate, Mb/s.
+    pub rate_mbps: u32,
+}
+
+/// Maximum INT hop records carried (HPCC-sim: 5).
+pub const MAX_INT_HOPS: usize = 5;
+
+/// A packet: common fields plus the typed per-kind header. One 64 B cache line.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(align(64))]
+pub struct Packet {
+    /// Source node id.
+    pub src: u32,
+    /// Destination node id (routing uses it).
+    pub dst: u32,
+    /// Flow (QP) index this packet belongs to or is about.
+    pub flow: u32,
+    /// Bytes on the wire that occupy buffers (headers + payload, framing-dependent).
+    pub size: u32,
+    /// UDP source port (part of the ECMP 5-tuple).
+    pub sport: u16,
+    /// UDP destination port.
+    pub dport: u16,
+    /// Port the packet arrived on at the current node (set on arrival).
+    pub in_port: u16,
+    /// Priority (the data queue at switches; control packets travel in queue 0).
+    pub prio: u8,
+    /// Per-kind header.
+    pub hdr: Header,
+}
+
+const _: () = assert!(std::mem::size_of::<Packet>() == 64);
+
+impl Packet {
+    /// Kind of the packet.
+    #[inline]
+    pub fn kind(&self) -> PktKind {
+        match self.hdr {
+            Header::Data(_) => PktKind::Data,
+            Header::Ack(_) => PktKind::Ack,
+            Header::Nack(_) => PktKind::Nack,
+            Header::Cnp => PktKind::Cnp,
+            Header::Pfc(_) => PktKind::Pfc,
+            Header::Bts(_) => PktKind::Bts,
+        }
+    }
+
+    /// Number of INT records the packet carries (data, ACK, NACK).
+    #[inline]
+    pub fn int_n(&self) -> u8 {
+        match &self.hdr {
+            Header::Data(d) => d.int_n,
+            Header::Ack(a) | Header::Nack(a) => a.int_n,
+            _ => 0,
+        }
+    }
+
+    /// The data header (None for other kinds).
+    #[inline]
+    pub fn data(&self) -> Option<&DataHdr> {
+        match &self.hdr {
+            Header::Data(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// The mutable data header (None for other kinds).
+    #[inline]
+    pub fn data_mut(&mut self) -> Option<&mut DataHdr> {
+        match &mut self.hdr {
+            Header::Data(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// The ACK/NACK header (None for other kinds).
+    #[inline]
+    pub fn ack(&self) -> Option<&AckHdr> {
+        match &self.hdr {
+            Header::Ack(a) | Header::Nack(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// A control packet of `kind`'s header going the reverse way of data packet `d` (src/dst
+    /// and ports swapped, same flow and priority).
+    #[inline]
+    pub fn reverse_of(d: &Packet, hdr: Header, size: u32) -> Packet {
+        Packet {
+            src: d.dst,
+            dst: d.src,
+            flow: d.flow,
+            size,
+            sport: d.dport,
+            dport: d.sport,
+            in_port: 0,
+            prio: d.prio,
+            hdr,
+        }
+    }
+}
+
+/// The routing-relevant header fields of a packet, copied out cheaply.
+#[derive(Clone, Copy, Debug)]
+pub struct Hdr {
+    /// Kind.
+    pub kind: PktKind,
+    /// Priority.
+    pub prio: u8,
+    /// Source node.
+    pub src: u32,
+    /// Destination node.
+    pub dst: u32,
+    /// UDP source port.
+    pub sport: u16,
+    /// UDP destination port.
+    pub dport: u16,
+    /// Wire size, bytes.
+    pub size: u32,
+}
+
+impl Hdr {
+    /// Header of `p`.
+    #[inline]
+    pub fn of(p: &Packet) -> Hdr {
+        Hdr {
+            kind: p.kind(),
+            prio: p.prio,
+            src: p.src,
+            dst: p.dst,
+            sport: p.sport,
+            dport: p.dport,
+            size: p.size,
+        }
+    }
+}
+
+/// Wire (buffer-occupying) size of every packet kind, in one place. Serialization time adds
+/// the framing's wire-only overhead on top ([`Framing::ser_ps`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WireSizes {
+    /// Framing convention.
+    pub framing: Framing,
+    /// INT bytes carried by data packets and ACK/NACKs (HPCC: 42; 0 otherwise).
+    pub int_bytes: u32,
+    /// IRN NACKs carry a 6 B SACK block on top of the ACK.
+    pub irn_sack: bool,
+    /// Size of an SFC BTS (the trimmed header), bytes.
+    pub bts_bytes: u32,
+}
+
+impl WireSizes {
+    /// A data packet with `payload` bytes.
+    #[inline]
+    pub fn data(&self, payload: u32) -> u32 {
+        self.framing.data_header_bytes() + self.int_bytes + payload
+    }
+    /// An ACK (`nack = false`) or NACK.
+    #[inline]
+    pub fn ack(&self, nack: bool) -> u32 {
+        self.framing.ack_size(self.int_bytes) + if nack && self.irn_sack { 6 } else { 0 }
+    }
+    /// A DCQCN CNP (an ACK-sized frame, at least the minimum frame).
+    #[inline]
+    pub fn cnp(&self) -> u32 {
+        self.framing.ack_bytes().max(self.framing.min_frame_bytes())
+    }
+    /// A PFC frame: HPCC-sim's 43 B (PPP 14 + IPv4 20 + pause header 9), or the 64 B minimum
+    /// Ethernet MAC control frame with realistic framing.
+    #[inline]
+    pub fn pfc(&self) -> u32 {
+        match self.framing {
+            Framing::Hpcc => 43,
+            Framing::Ethernet => 64,
+        }
+    }
+    /// An SFC BTS.
+    #[inline]
+    pub fn bts(&self) -> u32 {
+        self.bts_bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packet_is_one_cache_line_and_kinds_match_headers() {
+        assert_eq!(std::mem::size_of::<Packet>(), 64);
+        let mut p = Packet::default();
+        assert_eq!(p.kind(), PktKind::Data);
+        p.hdr = Header::Nack(AckHdr {
+            ack_seq: 5000,
+            sack_off: 2000,
+            sack_len: 1000,
+            ..Default::default()
+        });
+        assert_eq!(p.kind(), PktKind::Nack);
+        assert_eq!(p.ack().unwrap().sack(), (7000, 1000));
+        p.hdr = Header::Pfc(PfcHdr {
+            prio: 9,
+            pause_ps: 0,
+        });
+        assert_eq!(p.kind(), PktKind::Pfc);
+        assert_eq!(p.int_n(), 0);
+    }
+
+    #[test]
+    fn wire_sizes_hpcc_and_ethernet() {
+        let h = WireSizes {
+            framing: Framing::Hpcc,
+            int_bytes: 42,
+            irn_sack: true,
+            bts_bytes: 64,
+        };
+        assert_eq!(h.data(1000), 1090);
+        assert_eq!(h.ack(false), 88);
+        assert_eq!(h.ack(true), 94);
+        assert_eq!(h.pfc(), 43);
+        assert_eq!(h.cnp(), 60);
+        let e = WireSizes {
+            framing: Framing::Ethernet,
+            int_bytes: 0,
+            irn_sack: false,
+            bts_bytes: 64,
+        };
+        assert_eq!(e.data(1000), 1062);
+        assert_eq!(e.ack(true), 66);
+        assert_eq!(e.pfc(), 64);
+        assert_eq!(e.cnp(), 66);
+    }
+}

@@ -1,0 +1,129 @@
+//! RED/ECN marking as HPCC-sim does it: at dequeue, on the backlog of the (port, queue) left
+//! behind the departing packet (`specs/dcqcn.md` §1). Switch-only: receivers echo the mark in
+//! their ACKs or send CNPs, which is the NIC's congestion-notification mode
+//! ([`crate::config::CnpMode`]), not part of this scheme.
+
+use crate::config::{EcnThresholds, NetConfig};
+use crate::engine::packet::Header;
+use crate::rng::Rng;
+use crate::scheme::{Env, Hop, NoHost, Scheme, SwitchCtx, SwitchHooks, hook};
+use crate::switch::EgressPort;
+
+/// Marking probability for a backlog of `q_bytes`.
+#[inline]
+pub fn mark_probability(q_bytes: u64, t: &EcnThresholds) -> f64 {
+    if q_bytes > t.kmax_bytes {
+        1.0
+    } else if q_bytes <= t.kmin_bytes {
+        0.0
+    } else {
+        t.pmax * (q_bytes - t.kmin_bytes) as f64 / (t.kmax_bytes - t.kmin_bytes) as f64
+    }
+}
+
+/// Decide whether to mark (draws from `rng` only in the probabilistic band).
+#[inline]
+pub fn should_mark(q_bytes: u64, t: &EcnThresholds, rng: &mut Rng) -> bool {
+    let p = mark_probability(q_bytes, t);
+    p >= 1.0 || (p > 0.0 && rng.f64() < p)
+}
+
+/// ECN marking on one switch: the thresholds of each egress port (by its rate).
+#[derive(Clone, Debug)]
+pub struct EcnSwitch {
+    /// Thresholds per egress port (`None` = the port does not mark).
+    pub ports: Vec<Option<EcnThresholds>>,
+    /// Data packets marked CE.
+    pub marks: u64,
+}
+
+impl SwitchHooks for EcnSwitch {
+    fn hooks(&self) -> u16 {
+        hook::DEQUEUE
+    }
+
+    /// RED on the backlog the departing data packet leaves behind in its queue.
+    #[inline]
+    fn on_dequeue(&mut self, ctx: &mut SwitchCtx<'_>, p: u32, at: &Hop) {
+        if at.q == 0 {
+            return;
+        }
+        let Some(t) = &self.ports[at.egress as usize] else {
+            return;
+        };
+        let backlog = ctx.ports[at.egress as usize].queues[at.q].bytes;
+        if let Header::Data(d) = &mut ctx.arena.get_mut(p).hdr
+            && should_mark(backlog, t, ctx.rng)
+        {
+            d.ce = true;
+            self.marks += 1;
+        }
+    }
+}
+
+impl Scheme for EcnSwitch {
+    type Host = NoHost;
+
+    fn build_switch(cfg: &NetConfig, _env: &Env, _tier: u8, ports: &[EgressPort]) -> Option<Self> {
+        let t: Vec<_> = ports
+            .iter()
+            .map(|ep| cfg.ecn.for_rate(ep.tx.link.rate_bps))
+            .collect();
+        t.iter()
+            .any(Option::is_some)
+            .then_some(EcnSwitch { ports: t, marks: 0 })
+    }
+
+    fn build_host(_: &NetConfig, _: &Env, _: usize, _: usize) -> Option<NoHost> {
+        None
+    }
+
+    fn summary(
+        switches: &[&Self],
+        _host: Option<&NoHost>,
+        cfg: &NetConfig,
+    ) -> Option<(&'static str, serde_json::Value)> {
+        Some((
+            "ecn",
+            serde_json::json!({
+                "enabled": cfg.ecn.enabled,
+                "marks": switches.iter().map(|s| s.marks).sum::<u64>(),
+            }),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn red_curve() {
+        let t = EcnThresholds {
+            rate_bps: 0,
+            kmin_bytes: 400_000,
+            kmax_bytes: 1_600_000,
+            pmax: 0.2,
+        };
+        assert_eq!(mark_probability(400_000, &t), 0.0);
+        assert!((mark_probability(1_000_000, &t) - 0.1).abs() < 1e-12);
+        assert!((mark_probability(1_600_000, &t) - 0.2).abs() < 1e-12);
+        assert_eq!(mark_probability(1_600_001, &t), 1.0);
+        // Kmin = Kmax (DCTCP): a step at K.
+        let d = EcnThresholds {
+            rate_bps: 0,
+            kmin_bytes: 300_000,
+            kmax_bytes: 300_000,
+            pmax: 1.0,
+        };
+        assert_eq!(mark_probability(300_000, &d), 0.0);
+        assert_eq!(mark_probability(300_001, &d), 1.0);
+        // Empirical frequency in the band.
+        let mut rng = Rng::new(5);
+        let n = 100_000;
+        let m = (0..n)
+            .filter(|_| should_mark(1_000_000, &t, &mut rng))
+            .count();
+        assert!((m as f64 / n as f64 - 0.1).abs() < 0.005);
+    }
+}

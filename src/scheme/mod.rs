@@ -1,0 +1,584 @@
+//! Flow-control and switch-feedback schemes as plug-ins.
+//!
+//! A *scheme* is a mechanism with a switch half and (optionally) a host half: SFC, OnRamp,
+//! PFC, ECN marking — and, to come, BFC, TCD, PB-FS, NDP. Each lives in its own folder here
+//! (`sfc/`, `onramp/`, `pfc/`, `ecn/`), with its configuration, its pure data structures
+//! (tested in isolation), its switch half (a [`SwitchHooks`] implementation) and its host half
+//! (a [`HostHooks`] implementation). Congestion controllers are a separate, per-QP concern
+//! ([`crate::cc`]): a scheme acts on packets and ports, a controller on one QP's rate/window.
+//!
+//! ## How a scheme plugs in
+//! The core (the forwarding path in [`crate::switch::forward`] and the NIC in
+//! [`crate::host::nic`]) calls the hooks at fixed points of a packet's life, on a *narrow
+//! context* ([`SwitchCtx`] / [`HostCtx`]): the clock, the node's ports and queues, the packet
+//! arena, the switch's random stream, the static environment ([`Env`]) and an outbox. Schemes
+//! never see the simulator: anything they want done — send a packet, re-inject one into the
+//! switch's own ingress, pause a QP, restart a port, set a timer — they push into the outbox
+//! ([`Emit`], [`HostAction`]) and the core carries it out right after the hook returns, in
+//! order. That keeps each scheme a pure state machine that unit tests can drive by hand.
+//!
+//! Switch hooks, in a packet's life at a switch (see `docs/model.md`, "Adding a scheme"):
+//! 1. [`SwitchHooks::on_control`] — a packet of a kind the scheme owns arrives (PFC frame,
+//!    BTS): consume it or let it be forwarded;
+//! 2. the forwarding lookup; [`SwitchHooks::select_queue`] may pick the egress queue;
+//! 3. [`SwitchHooks::on_ingress`] — after the lookup, before admission: admit / drop / consume;
+//! 4. [`SwitchHooks::admit`] — a scheme that owns buffer admission (lossless PFC) decides,
+//!    otherwise the shared-buffer MMU does; [`SwitchHooks::on_admission_failure`] on refusal;
+//! 5. enqueue, then [`SwitchHooks::on_enqueue`] (with the queue depth seen before the packet);
+//! 6. when the port is free: scheduler, dequeue, [`SwitchHooks::on_dequeue`] (mark/stamp);
+//! 7. the packet starts transmission; [`SwitchHooks::on_departure`] (buffer released);
+//! 8. [`SwitchHooks::on_timer`] for the scheme's own timers; [`SwitchHooks::finish`] at the end.
+//!
+//! Host hooks: [`HostHooks::on_control`] (a packet of the scheme's kind reaches a NIC),
+//! [`HostHooks::on_ack`] (after the CC processed an ACK), [`HostHooks::on_timer`],
+//! [`HostHooks::finish`].
+//!
+//! ## Registration
+//! [`SwitchScheme`] and [`HostScheme`] are enums over the schemes (enum dispatch, no
+//! `Box<dyn>` on the hot path). Adding a scheme = its folder, one line in the
+//! `schemes!` invocation below, and its scenario keys. The order of that list is the order in
+//! which hooks run when several schemes act at the same point.
+
+pub mod ecn;
+pub mod onramp;
+pub mod pfc;
+pub mod sfc;
+
+use crate::config::NetConfig;
+use crate::engine::arena::PacketArena;
+use crate::engine::packet::{AckHdr, Packet, WireSizes};
+use crate::link::TxPort;
+use crate::rng::Rng;
+use crate::switch::EgressPort;
+use crate::topology::routing::RouteTable;
+
+/// Static environment every hook may read: rates, base RTT, sizes.
+#[derive(Clone, Copy, Debug)]
+pub struct Env {
+    /// NIC line rate (slowest host link), bits per second.
+    pub host_rate_bps: u64,
+    /// Max base RTT over host pairs (HPCC-sim definition), picoseconds.
+    pub base_rtt_ps: u64,
+    /// Queues per switch port (queue 0 = strict-priority control class).
+    pub queues_per_port: usize,
+    /// Number of hosts.
+    pub num_hosts: usize,
+    /// Wire sizes of every packet kind.
+    pub sizes: WireSizes,
+}
+
+/// What a scheme asks a switch to do (carried out in order right after the hook returns).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Emit {
+    /// Inject packet slot `pkt` into this switch's own ingress (port 0), where it is routed by
+    /// the forwarding table like any arriving packet (recirculation; SFC's BTS).
+    Recirculate(u32),
+    /// Queue packet slot `pkt` in the strict-priority control class of `port` (hop-by-hop
+    /// frames such as PFC PAUSE/RESUME), bypassing the MMU.
+    Control {
+        /// Egress port.
+        port: u16,
+        /// Packet slot.
+        pkt: u32,
+    },
+    /// Restart transmission on `port` (e.g. a pause was lifted).
+    Kick {
+        /// Egress port.
+        port: u16,
+    },
+    /// Call this scheme's [`SwitchHooks::on_timer`] with `(port, which, arg)` right now, in
+    /// order with the other requests of this stage (an action deferred until the requests
+    /// before it were carried out).
+    Call {
+        /// Port the call is about.
+        port: u16,
+        /// Which action.
+        which: u8,
+        /// Argument (e.g. a priority).
+        arg: u8,
+    },
+    /// Call this scheme's [`SwitchHooks::on_timer`] at `at_ps` with `(port, which, arg)`.
+    Timer {
+        /// Absolute time, picoseconds.
+        at_ps: u64,
+        /// Port the timer is about.
+        port: u16,
+        /// Which of the scheme's timers.
+        which: u8,
+        /// Timer argument (e.g. a priority).
+        arg: u8,
+    },
+}
+
+/// Requests of schemes to the core, each tagged with the scheme that made it (timers come back
+/// to it). Reused for the whole run: no allocation once it has grown.
+#[derive(Clone, Debug)]
+pub struct Outbox<E> {
+    /// The requests, oldest first, with their scheme.
+    pub items: Vec<(SchemeId, E)>,
+    /// The scheme whose hook is running (set by the core).
+    pub current: SchemeId,
+}
+
+impl<E> Outbox<E> {
+    /// Empty outbox.
+    pub fn new() -> Self {
+        Outbox {
+            items: Vec::new(),
+            current: SchemeId::Ecn,
+        }
+    }
+
+    /// Ask the core to do `e` after the hook returns.
+    #[inline]
+    pub fn push(&mut self, e: E) {
+        self.items.push((self.current, e));
+    }
+
+    /// Number of pending requests.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// No pending requests?
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+}
+
+impl<E> Default for Outbox<E> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Verdict of a hook that sees a packet before it is queued.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Carry on (forward / admit).
+    Pass,
+    /// Drop it (counted as a buffer drop).
+    Drop,
+    /// The scheme consumed it (counted as consumed; its slot is freed by the core).
+    Consumed,
+}
+
+/// Where a packet is in the switch: the ingress it came from and the egress queue it goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hop {
+    /// Ingress port.
+    pub in_port: u16,
+    /// Egress port.
+    pub egress: u16,
+    /// Egress queue.
+    pub q: usize,
+    /// Packet wire size, bytes.
+    pub size: u64,
+}
+
+/// The narrow view of one switch a hook works on.
+pub struct SwitchCtx<'a> {
+    /// Current time, picoseconds.
+    pub now_ps: u64,
+    /// Switch node id.
+    pub node: u32,
+    /// Tier: 1 = ToR, 2 = aggregation/spine, 3 = core.
+    pub tier: u8,
+    /// The switch's egress ports (queues, depths, pause bits, links).
+    pub ports: &'a mut [EgressPort],
+    /// Packet arena (read packets, allocate emitted ones).
+    pub arena: &'a mut PacketArena,
+    /// The switch's random stream.
+    pub rng: &'a mut Rng,
+    /// Static environment.
+    pub env: &'a Env,
+    /// Routing tables (read-only).
+    pub routes: &'a RouteTable,
+    /// Requests for the core, carried out after the hook returns.
+    pub out: &'a mut Outbox<Emit>,
+    /// Number of events executed so far (a global order for logs).
+    pub event_no: u64,
+}
+
+/// Bit flags naming the hooks a switch-scheme instance implements, so the core skips the
+/// others without a call (see [`SwitchHooks::hooks`]).
+pub mod hook {
+    /// [`super::SwitchHooks::select_queue`].
+    pub const SELECT_QUEUE: u16 = 1 << 0;
+    /// [`super::SwitchHooks::on_ingress`].
+    pub const INGRESS: u16 = 1 << 1;
+    /// [`super::SwitchHooks::admit`].
+    pub const ADMIT: u16 = 1 << 2;
+    /// [`super::SwitchHooks::on_admission_failure`].
+    pub const ADMISSION_FAILURE: u16 = 1 << 3;
+    /// [`super::SwitchHooks::on_enqueue`].
+    pub const ENQUEUE: u16 = 1 << 4;
+    /// [`super::SwitchHooks::on_dequeue`].
+    pub const DEQUEUE: u16 = 1 << 5;
+    /// [`super::SwitchHooks::on_departure`].
+    pub const DEPARTURE: u16 = 1 << 6;
+}
+
+/// The switch half of a scheme. Every hook has a do-nothing default; [`Self::hooks`] says
+/// which of the per-packet ones are implemented.
+pub trait SwitchHooks {
+    /// Per-packet hooks this instance implements ([`hook`] flags).
+    fn hooks(&self) -> u16;
+    /// Does this scheme own packets of this kind (its control packets)? They go to
+    /// [`Self::on_control`] before the forwarding lookup.
+    fn owns(&self, _pkt: &Packet) -> bool {
+        false
+    }
+    /// A packet of a kind the scheme owns arrived on `in_port`: `Consumed` stops it here,
+    /// `Pass` lets it be forwarded.
+    fn on_control(&mut self, _ctx: &mut SwitchCtx<'_>, _pkt: u32, _in_port: u16) -> Verdict {
+        Verdict::Pass
+    }
+    /// Pick the egress queue of data packet `pkt` going out of `egress` (None = its priority).
+    fn select_queue(&mut self, _ctx: &mut SwitchCtx<'_>, _pkt: u32, _egress: u16) -> Option<usize> {
+        None
+    }
+    /// After the forwarding decision, before buffer admission.
+    fn on_ingress(&mut self, _ctx: &mut SwitchCtx<'_>, _pkt: u32, _at: &Hop) -> Verdict {
+        Verdict::Pass
+    }
+    /// Buffer admission of a data-class packet, for a scheme that owns it (lossless PFC):
+    /// `Some(admitted)`. `None` leaves the decision to the shared-buffer MMU.
+    fn admit(&mut self, _ctx: &mut SwitchCtx<'_>, _pkt: u32, _at: &Hop) -> Option<bool> {
+        None
+    }
+    /// The buffer refused packet `pkt` (it is dropped after this hook).
+    fn on_admission_failure(&mut self, _ctx: &mut SwitchCtx<'_>, _pkt: u32, _at: &Hop) {}
+    /// Packet `pkt` was queued; `depth_before` is its queue's depth before it, bytes.
+    fn on_enqueue(&mut self, _ctx: &mut SwitchCtx<'_>, _pkt: u32, _at: &Hop, _depth_before: u64) {}
+    /// Packet `pkt` left its queue and is about to be transmitted (may mark it, emit packets).
+    fn on_dequeue(&mut self, _ctx: &mut SwitchCtx<'_>, _pkt: u32, _at: &Hop) {}
+    /// The packet started transmission and its buffer was released.
+    fn on_departure(&mut self, _ctx: &mut SwitchCtx<'_>, _at: &Hop) {}
+    /// A timer requested with [`Emit::Timer`] fired.
+    fn on_timer(&mut self, _ctx: &mut SwitchCtx<'_>, _port: u16, _which: u8, _arg: u8) {}
+    /// Hint the CPU to load the state [`Self::admit`] will touch for (`in_port`, `q`).
+    fn prefetch(&self, _in_port: u16, _q: usize) {}
+    /// The run ends at `ctx.now_ps`: close open intervals.
+    fn finish(&mut self, _ctx: &mut SwitchCtx<'_>) {}
+}
+
+/// What a host-side scheme asks the NIC to do (carried out in order after the hook returns).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostAction {
+    /// Pause flow `flow`'s QP until `until_ps` (a newer pause replaces the end time).
+    PauseQp {
+        /// Flow index.
+        flow: u32,
+        /// End of the pause, picoseconds.
+        until_ps: u64,
+    },
+    /// Re-run the NIC arbiter (e.g. a port pause was lifted).
+    Kick,
+    /// Call this scheme's [`HostHooks::on_timer`] at `at_ps` with `(which, arg)`.
+    Timer {
+        /// Absolute time, picoseconds.
+        at_ps: u64,
+        /// Which of the scheme's timers.
+        which: u8,
+        /// Timer argument (e.g. a priority).
+        arg: u8,
+    },
+}
+
+/// The narrow view of one host NIC a hook works on.
+pub struct HostCtx<'a> {
+    /// Current time, picoseconds.
+    pub now_ps: u64,
+    /// Host node id.
+    pub node: u32,
+    /// Host index (position among hosts).
+    pub host: usize,
+    /// The NIC's port (pause bits, link).
+    pub port: &'a mut TxPort,
+    /// Requests for the NIC, carried out after the hook returns.
+    pub out: &'a mut Outbox<HostAction>,
+    /// Number of events executed so far (a global order for logs).
+    pub event_no: u64,
+}
+
+/// What a host-side scheme learns from an ACK (after the CC processed it).
+#[derive(Clone, Copy, Debug)]
+pub struct AckEvent<'a> {
+    /// Flow index.
+    pub flow: u32,
+    /// The ACK/NACK header.
+    pub ack: &'a AckHdr,
+    /// The flow's QP is paused until this time, picoseconds.
+    pub pause_until_ps: u64,
+    /// Every byte of the flow is acknowledged (it completes after this ACK).
+    pub done: bool,
+}
+
+/// The host half of a scheme: one instance for all hosts (per-host or per-flow state inside).
+pub trait HostHooks {
+    /// Does this scheme take part in ACK processing ([`Self::on_ack`])?
+    fn wants_acks(&self) -> bool {
+        false
+    }
+    /// Does this scheme own packets of this kind?
+    fn owns(&self, _pkt: &Packet) -> bool {
+        false
+    }
+    /// A packet of a kind the scheme owns reached the NIC (it is consumed afterwards).
+    fn on_control(&mut self, _ctx: &mut HostCtx<'_>, _pkt: &Packet) {}
+    /// The sender of flow `ev.flow` processed an ACK.
+    fn on_ack(&mut self, _ctx: &mut HostCtx<'_>, _ev: &AckEvent<'_>) {}
+    /// A timer requested with [`HostAction::Timer`] fired.
+    fn on_timer(&mut self, _ctx: &mut HostCtx<'_>, _which: u8, _arg: u8) {}
+    /// The run ends at `ctx.now_ps` (called once per host): close open intervals.
+    fn finish(&mut self, _ctx: &mut HostCtx<'_>) {}
+}
+
+/// A scheme, implemented by its switch-half type: how to build both halves for a network and
+/// how to report its counters.
+pub trait Scheme: SwitchHooks + Sized {
+    /// The host half.
+    type Host: HostHooks;
+    /// The switch half for a switch of `tier` with `ports`, or `None` where the scheme does not
+    /// run (not configured, or not on this kind of switch).
+    fn build_switch(cfg: &NetConfig, env: &Env, tier: u8, ports: &[EgressPort]) -> Option<Self>;
+    /// The host half for `hosts` hosts and `flows` flows, or `None` if it has none here.
+    fn build_host(cfg: &NetConfig, env: &Env, hosts: usize, flows: usize) -> Option<Self::Host>;
+    /// The scheme's `summary.json` section (name, object) from all its switch instances and
+    /// its host half; `None` = no section.
+    fn summary(
+        switches: &[&Self],
+        host: Option<&Self::Host>,
+        cfg: &NetConfig,
+    ) -> Option<(&'static str, serde_json::Value)>;
+}
+
+/// Registry: generates the [`SwitchScheme`] / [`HostScheme`] enums, their dispatch,
+/// [`SchemeId`], construction and summaries. One line per scheme: `Variant = id => type;`.
+macro_rules! schemes {
+    ($($v:ident = $id:literal => $sw:ty;)*) => {
+        /// Which scheme (index of the registry; carried by timer events).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        #[repr(u8)]
+        pub enum SchemeId {
+            $(
+                #[doc = concat!("The `", stringify!($v), "` scheme.")]
+                $v = $id,
+            )*
+        }
+
+        /// Switch half of any registered scheme.
+        #[derive(Clone, Debug)]
+        pub enum SwitchScheme {
+            $(
+                #[doc = concat!("See [`", stringify!($sw), "`].")]
+                $v($sw),
+            )*
+        }
+
+        /// Host half of any registered scheme.
+        #[derive(Clone, Debug)]
+        pub enum HostScheme {
+            $(
+                #[doc = concat!("Host half of [`", stringify!($sw), "`].")]
+                $v(<$sw as Scheme>::Host),
+            )*
+        }
+
+        impl SchemeId {
+            /// The id with registry index `v`, if there is one.
+            pub fn from_u8(v: u8) -> Option<SchemeId> {
+                match v {
+                    $($id => Some(SchemeId::$v),)*
+                    _ => None,
+                }
+            }
+        }
+
+        impl SwitchScheme {
+            /// Registry id.
+            #[inline]
+            pub fn id(&self) -> SchemeId {
+                match self { $(SwitchScheme::$v(_) => SchemeId::$v,)* }
+            }
+        }
+
+        impl HostScheme {
+            /// Registry id.
+            #[inline]
+            pub fn id(&self) -> SchemeId {
+                match self { $(HostScheme::$v(_) => SchemeId::$v,)* }
+            }
+        }
+
+        macro_rules! dispatch_switch {
+            ($self_:ident, $s:ident => $e:expr) => {
+                match $self_ { $(SwitchScheme::$v($s) => $e,)* }
+            };
+        }
+        macro_rules! dispatch_host {
+            ($self_:ident, $s:ident => $e:expr) => {
+                match $self_ { $(HostScheme::$v($s) => $e,)* }
+            };
+        }
+
+        /// Build the switch halves for a switch of tier `tier` with `ports`, in registry order.
+        pub fn build_switch_schemes(
+            cfg: &NetConfig,
+            env: &Env,
+            tier: u8,
+            ports: &[EgressPort],
+        ) -> Vec<SwitchScheme> {
+            let mut v = Vec::new();
+            $(
+                if let Some(s) = <$sw as Scheme>::build_switch(cfg, env, tier, ports) {
+                    v.push(SwitchScheme::$v(s));
+                }
+            )*
+            v
+        }
+
+        /// Build the host halves, in registry order.
+        pub fn build_host_schemes(
+            cfg: &NetConfig,
+            env: &Env,
+            hosts: usize,
+            flows: usize,
+        ) -> Vec<HostScheme> {
+            let mut v = Vec::new();
+            $(
+                if let Some(s) = <$sw as Scheme>::build_host(cfg, env, hosts, flows) {
+                    v.push(HostScheme::$v(s));
+                }
+            )*
+            v
+        }
+
+        /// Every scheme's `summary.json` section, in registry order, from the switch
+        /// instances of each switch (`switches[i]` = switch i's list) and the host halves.
+        pub fn summaries(
+            switches: &[&[SwitchScheme]],
+            hosts: &[HostScheme],
+            cfg: &NetConfig,
+        ) -> Vec<(&'static str, serde_json::Value)> {
+            let mut out = Vec::new();
+            $(
+                let parts: Vec<&$sw> = switches
+                    .iter()
+                    .flat_map(|s| s.iter())
+                    .filter_map(|s| match s {
+                        SwitchScheme::$v(x) => Some(x),
+                        #[allow(unreachable_patterns)]
+                        _ => None,
+                    })
+                    .collect();
+                let host = hosts.iter().find_map(|h| match h {
+                    HostScheme::$v(x) => Some(x),
+                    #[allow(unreachable_patterns)]
+                    _ => None,
+                });
+                if let Some(kv) = <$sw as Scheme>::summary(&parts, host, cfg) {
+                    out.push(kv);
+                }
+            )*
+            out
+        }
+    };
+}
+
+// The registry. Hooks of several schemes at the same point run in this order.
+schemes! {
+    Ecn = 0 => ecn::EcnSwitch;
+    Sfc = 1 => sfc::switch::SfcSwitch;
+    OnRamp = 2 => onramp::OnRampSwitch;
+    Pfc = 3 => pfc::switch::PfcSwitch;
+}
+
+impl SwitchHooks for SwitchScheme {
+    #[inline]
+    fn hooks(&self) -> u16 {
+        dispatch_switch!(self, s => s.hooks())
+    }
+    #[inline]
+    fn owns(&self, pkt: &Packet) -> bool {
+        dispatch_switch!(self, s => s.owns(pkt))
+    }
+    #[inline]
+    fn on_control(&mut self, ctx: &mut SwitchCtx<'_>, pkt: u32, in_port: u16) -> Verdict {
+        dispatch_switch!(self, s => s.on_control(ctx, pkt, in_port))
+    }
+    #[inline]
+    fn select_queue(&mut self, ctx: &mut SwitchCtx<'_>, pkt: u32, egress: u16) -> Option<usize> {
+        dispatch_switch!(self, s => s.select_queue(ctx, pkt, egress))
+    }
+    #[inline]
+    fn on_ingress(&mut self, ctx: &mut SwitchCtx<'_>, pkt: u32, at: &Hop) -> Verdict {
+        dispatch_switch!(self, s => s.on_ingress(ctx, pkt, at))
+    }
+    #[inline]
+    fn admit(&mut self, ctx: &mut SwitchCtx<'_>, pkt: u32, at: &Hop) -> Option<bool> {
+        dispatch_switch!(self, s => s.admit(ctx, pkt, at))
+    }
+    #[inline]
+    fn on_admission_failure(&mut self, ctx: &mut SwitchCtx<'_>, pkt: u32, at: &Hop) {
+        dispatch_switch!(self, s => s.on_admission_failure(ctx, pkt, at))
+    }
+    #[inline]
+    fn on_enqueue(&mut self, ctx: &mut SwitchCtx<'_>, pkt: u32, at: &Hop, depth_before: u64) {
+        dispatch_switch!(self, s => s.on_enqueue(ctx, pkt, at, depth_before))
+    }
+    #[inline]
+    fn on_dequeue(&mut self, ctx: &mut SwitchCtx<'_>, pkt: u32, at: &Hop) {
+        dispatch_switch!(self, s => s.on_dequeue(ctx, pkt, at))
+    }
+    #[inline]
+    fn on_departure(&mut self, ctx: &mut SwitchCtx<'_>, at: &Hop) {
+        dispatch_switch!(self, s => s.on_departure(ctx, at))
+    }
+    #[inline]
+    fn on_timer(&mut self, ctx: &mut SwitchCtx<'_>, port: u16, which: u8, arg: u8) {
+        dispatch_switch!(self, s => s.on_timer(ctx, port, which, arg))
+    }
+    #[inline]
+    fn prefetch(&self, in_port: u16, q: usize) {
+        dispatch_switch!(self, s => s.prefetch(in_port, q))
+    }
+    fn finish(&mut self, ctx: &mut SwitchCtx<'_>) {
+        dispatch_switch!(self, s => s.finish(ctx))
+    }
+}
+
+impl HostHooks for HostScheme {
+    #[inline]
+    fn wants_acks(&self) -> bool {
+        dispatch_host!(self, s => s.wants_acks())
+    }
+    #[inline]
+    fn owns(&self, pkt: &Packet) -> bool {
+        dispatch_host!(self, s => s.owns(pkt))
+    }
+    #[inline]
+    fn on_control(&mut self, ctx: &mut HostCtx<'_>, pkt: &Packet) {
+        dispatch_host!(self, s => s.on_control(ctx, pkt))
+    }
+    #[inline]
+    fn on_ack(&mut self, ctx: &mut HostCtx<'_>, ev: &AckEvent<'_>) {
+        dispatch_host!(self, s => s.on_ack(ctx, ev))
+    }
+    #[inline]
+    fn on_timer(&mut self, ctx: &mut HostCtx<'_>, which: u8, arg: u8) {
+        dispatch_host!(self, s => s.on_timer(ctx, which, arg))
+    }
+    fn finish(&mut self, ctx: &mut HostCtx<'_>) {
+        dispatch_host!(self, s => s.finish(ctx))
+    }
+}
+
+/// The host half of a scheme that has none.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoHost;
+
+impl HostHooks for NoHost {}

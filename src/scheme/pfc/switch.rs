@@ -1,0 +1,282 @@
+//! The switch half of PFC: lossless ingress admission, PAUSE (XOFF) / RESUME (XON) frames sent
+//! upstream out of the ingress port, XOFF refresh with real pause quanta, and receipt of the
+//! frames a downstream switch sends (which pause this switch's egress priorities).
+//!
+//! Ordering follows HPCC-sim: the XOFF decision is taken when the packet is admitted and the
+//! frame is sent after the packet is queued; the XON decision is taken when a packet's bytes
+//! are released at dequeue and the frame is sent once that packet started transmission.
+
+use crate::config::{BufferMode, NetConfig};
+use crate::engine::packet::{Header, Packet, PfcHdr, PktKind};
+use crate::scheme::pfc::{PauseTimes, PfcState, Received, RxPort, quanta_ps};
+use crate::scheme::{Emit, Env, Hop, Scheme, SwitchCtx, SwitchHooks, Verdict, hook};
+use crate::switch::EgressPort;
+
+/// Timer / deferred-call kinds of the switch half (`which` of [`Emit::Timer`] and
+/// [`Emit::Call`]).
+pub mod timer {
+    /// A received pause of (port, prio = arg) may have expired.
+    pub const EXPIRE: u8 = 0;
+    /// Refresh the XOFF sent out of (port, prio = arg) if the condition persists.
+    pub const REFRESH: u8 = 1;
+    /// Send the XOFF decided at admission for (port, prio = arg) (run at once, after the
+    /// other schemes' enqueue actions).
+    pub const SEND_XOFF: u8 = 2;
+}
+
+/// PFC on one switch.
+#[derive(Clone, Debug)]
+pub struct PfcSwitch {
+    /// Ingress accounting and XOFF/XON generation (lossless buffer only).
+    pub lossless: Option<PfcState>,
+    /// Received pauses of this switch's egress ports.
+    pub rx: PauseTimes,
+    /// Pause frames carry real quanta (and are refreshed) instead of holding until RESUME.
+    pub expiry: bool,
+    /// Quanta per PAUSE frame.
+    pub quanta: u32,
+    /// PAUSE frames sent (including refreshes).
+    pub pauses: u64,
+    /// RESUME frames sent.
+    pub resumes: u64,
+    /// Drops in lossless mode (headroom overflow): 0 with sane settings.
+    pub drops_lossless: u64,
+    /// XON decisions taken at dequeue, waiting for the packet's departure (nested dequeues
+    /// during recirculation push and pop in order).
+    pending_xon: Vec<Option<(u16, usize)>>,
+}
+
+impl PfcSwitch {
+    /// Send a PAUSE (`pause`) or RESUME for priority `q` out of `port`, towards the upstream
+    /// device that feeds that ingress.
+    fn send(&mut self, ctx: &mut SwitchCtx<'_>, port: u16, q: usize, pause: bool) {
+        let now = ctx.now_ps;
+        let Some(pfc) = self.lossless.as_mut() else {
+            return;
+        };
+        let rate = ctx.ports[port as usize].tx.link.rate_bps;
+        let dur = if !pause {
+            0
+        } else if self.expiry {
+            quanta_ps(self.quanta, rate).max(1)
+        } else {
+            u64::MAX
+        };
+        let frame = Packet {
+            src: ctx.node,
+            dst: ctx.ports[port as usize].tx.link.peer,
+            size: ctx.env.sizes.pfc(),
+            prio: 0,
+            hdr: Header::Pfc(PfcHdr {
+                prio: q as u8,
+                pause_ps: dur,
+            }),
+            ..Packet::default()
+        };
+        let slot = ctx.arena.alloc(frame);
+        pfc.set_paused(port, q, pause);
+        let i = pfc.index(port, q);
+        if pause {
+            self.pauses += 1;
+            if dur != u64::MAX {
+                // Refresh at half the pause time while the condition persists.
+                let at = now + (dur / 2).max(1);
+                pfc.refresh_at[i] = at;
+                ctx.out.push(Emit::Timer {
+                    at_ps: at,
+                    port,
+                    which: timer::REFRESH,
+                    arg: q as u8,
+                });
+            }
+        } else {
+            self.resumes += 1;
+            pfc.refresh_at[i] = 0;
+        }
+        ctx.out.push(Emit::Control { port, pkt: slot });
+    }
+}
+
+impl SwitchHooks for PfcSwitch {
+    fn hooks(&self) -> u16 {
+        if self.lossless.is_some() {
+            hook::ADMIT | hook::ENQUEUE | hook::DEQUEUE | hook::DEPARTURE
+        } else {
+            0
+        }
+    }
+
+    #[inline]
+    fn owns(&self, pkt: &Packet) -> bool {
+        pkt.kind() == PktKind::Pfc
+    }
+
+    /// A PFC frame from the downstream device on `in_port`: pause or resume this switch's
+    /// egress priority on that port. Hop-by-hop: always consumed.
+    fn on_control(&mut self, ctx: &mut SwitchCtx<'_>, p: u32, in_port: u16) -> Verdict {
+        if let Header::Pfc(f) = ctx.arena.get(p).hdr {
+            let tx = &mut ctx.ports[in_port as usize].tx;
+            let at = RxPort {
+                slot: in_port as usize,
+                node: ctx.node,
+                is_switch: true,
+                port: in_port,
+            };
+            match self.rx.receive(tx, at, &f, ctx.now_ps, ctx.event_no) {
+                Received::Nothing => {}
+                Received::Paused(None) => {}
+                Received::Paused(Some(at)) => ctx.out.push(Emit::Timer {
+                    at_ps: at,
+                    port: in_port,
+                    which: timer::EXPIRE,
+                    arg: f.prio,
+                }),
+                Received::Resumed => ctx.out.push(Emit::Kick { port: in_port }),
+            }
+        }
+        Verdict::Consumed
+    }
+
+    /// HPCC-sim's ingress admission (headroom overflow is the only drop).
+    #[inline]
+    fn admit(&mut self, _ctx: &mut SwitchCtx<'_>, _p: u32, at: &Hop) -> Option<bool> {
+        let pfc = self.lossless.as_mut()?;
+        let ok = pfc.admit(at.in_port, at.q, at.size);
+        if ok {
+            pfc.charge(at.in_port, at.q, at.size);
+        } else {
+            self.drops_lossless += 1;
+        }
+        Some(ok)
+    }
+
+    #[inline]
+    fn on_enqueue(&mut self, ctx: &mut SwitchCtx<'_>, _p: u32, at: &Hop, _depth: u64) {
+        if let Some(pfc) = &self.lossless
+            && at.q != 0
+            && pfc.should_pause(at.in_port, at.q)
+        {
+            ctx.out.push(Emit::Call {
+                port: at.in_port,
+                which: timer::SEND_XOFF,
+                arg: at.q as u8,
+            });
+        }
+    }
+
+    #[inline]
+    fn on_dequeue(&mut self, _ctx: &mut SwitchCtx<'_>, _p: u32, at: &Hop) {
+        if at.q == 0 {
+            return;
+        }
+        if let Some(pfc) = &mut self.lossless {
+            pfc.release(at.in_port, at.q, at.size);
+            let xon = pfc.should_resume(at.in_port, at.q);
+            self.pending_xon.push(xon.then_some((at.in_port, at.q)));
+        }
+    }
+
+    #[inline]
+    fn on_departure(&mut self, ctx: &mut SwitchCtx<'_>, at: &Hop) {
+        if at.q == 0 || self.lossless.is_none() {
+            return;
+        }
+        if let Some(Some((port, q))) = self.pending_xon.pop() {
+            self.send(ctx, port, q, false);
+        }
+    }
+
+    fn on_timer(&mut self, ctx: &mut SwitchCtx<'_>, port: u16, which: u8, arg: u8) {
+        let q = arg as usize;
+        match which {
+            timer::EXPIRE => {
+                let tx = &mut ctx.ports[port as usize].tx;
+                if self.rx.expire(tx, port as usize, q, ctx.now_ps) {
+                    ctx.out.push(Emit::Kick { port });
+                }
+            }
+            timer::REFRESH => {
+                if let Some(pfc) = &self.lossless {
+                    let i = pfc.index(port, q);
+                    if pfc.refresh_at[i] == ctx.now_ps && pfc.paused[i] {
+                        self.send(ctx, port, q, true);
+                    }
+                }
+            }
+            timer::SEND_XOFF => self.send(ctx, port, q, true),
+            _ => {}
+        }
+    }
+
+    #[inline]
+    fn prefetch(&self, in_port: u16, q: usize) {
+        if let Some(pfc) = &self.lossless {
+            pfc.prefetch(in_port, q);
+        }
+    }
+
+    fn finish(&mut self, ctx: &mut SwitchCtx<'_>) {
+        for (i, ep) in ctx.ports.iter().enumerate() {
+            self.rx.finish(&ep.tx, i, ctx.now_ps);
+        }
+    }
+}
+
+impl Scheme for PfcSwitch {
+    type Host = super::host::PfcHost;
+
+    /// On every switch of a lossless fabric (α of the ingress threshold scaled per port rate
+    /// from the host rate).
+    fn build_switch(cfg: &NetConfig, env: &Env, _tier: u8, ports: &[EgressPort]) -> Option<Self> {
+        if cfg.buffer.mode != BufferMode::Lossless {
+            return None;
+        }
+        let pr: Vec<(u64, u64)> = ports
+            .iter()
+            .map(|e| (e.tx.link.rate_bps, e.tx.link.delay_ps))
+            .collect();
+        Some(PfcSwitch {
+            lossless: Some(PfcState::new(
+                &cfg.pfc,
+                &pr,
+                env.queues_per_port,
+                cfg.buffer.size_bytes,
+                env.host_rate_bps,
+            )),
+            rx: PauseTimes::new(ports.len(), env.queues_per_port),
+            expiry: cfg.pfc.expiry,
+            quanta: cfg.pfc.quanta,
+            pauses: 0,
+            resumes: 0,
+            drops_lossless: 0,
+            pending_xon: Vec::new(),
+        })
+    }
+
+    /// Every NIC understands PFC (SFC-P pauses NICs even in a lossy fabric).
+    fn build_host(_cfg: &NetConfig, env: &Env, hosts: usize, _flows: usize) -> Option<Self::Host> {
+        Some(super::host::PfcHost {
+            rx: PauseTimes::new(hosts, env.queues_per_port),
+        })
+    }
+
+    fn summary(
+        switches: &[&Self],
+        host: Option<&Self::Host>,
+        cfg: &NetConfig,
+    ) -> Option<(&'static str, serde_json::Value)> {
+        Some((
+            "pfc",
+            serde_json::json!({
+                "enabled": cfg.buffer.mode == BufferMode::Lossless,
+                "pauses": switches.iter().map(|s| s.pauses).sum::<u64>(),
+                "resumes": switches.iter().map(|s| s.resumes).sum::<u64>(),
+                "paused_ps": switches.iter().map(|s| s.rx.paused_ps).sum::<u64>()
+                    + host.map_or(0, |h| h.rx.paused_ps),
+                "drops_lossless": switches.iter().map(|s| s.drops_lossless).sum::<u64>(),
+                "frames_received": switches.iter().map(|s| s.rx.log.len()).sum::<usize>()
+                    + host.map_or(0, |h| h.rx.log.len()),
+            }),
+        ))
+    }
+}

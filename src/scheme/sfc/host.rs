@@ -1,0 +1,79 @@
+//! The host half of SFC: a BTS pauses its QP until `now + pause` (a newer BTS replaces the end
+//! time, as on the paper's NIC); the congestion controller keeps running underneath.
+
+use crate::engine::packet::{Header, Packet, PktKind};
+use crate::scheme::{HostAction, HostCtx, HostHooks};
+
+/// SFC at the hosts (stateless apart from its counter).
+#[derive(Clone, Debug, Default)]
+pub struct SfcHost {
+    /// BTS signals received by senders.
+    pub bts_received: u64,
+}
+
+impl HostHooks for SfcHost {
+    #[inline]
+    fn owns(&self, pkt: &Packet) -> bool {
+        pkt.kind() == PktKind::Bts
+    }
+
+    fn on_control(&mut self, ctx: &mut HostCtx<'_>, pkt: &Packet) {
+        if let Header::Bts(b) = pkt.hdr {
+            self.bts_received += 1;
+            ctx.out.push(HostAction::PauseQp {
+                flow: pkt.flow,
+                until_ps: ctx.now_ps + b.pause_ps,
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::packet::BtsHdr;
+    use crate::link::{PortLink, TxPort};
+
+    #[test]
+    fn bts_pauses_its_qp_until_now_plus_pause() {
+        let mut port = TxPort::new(PortLink {
+            peer: 1,
+            peer_port: 0,
+            rate_bps: 100_000_000_000,
+            delay_ps: 1_000_000,
+            error_rate: 0.0,
+            tx_bytes: 0,
+        });
+        let mut out = crate::scheme::Outbox::new();
+        let mut ctx = HostCtx {
+            now_ps: 5_000_000,
+            node: 0,
+            host: 0,
+            port: &mut port,
+            out: &mut out,
+            event_no: 0,
+        };
+        let mut h = SfcHost::default();
+        let bts = Packet {
+            flow: 7,
+            hdr: Header::Bts(BtsHdr {
+                pause_ps: 3_000_000,
+                cacheable: true,
+            }),
+            ..Packet::default()
+        };
+        assert!(h.owns(&bts));
+        h.on_control(&mut ctx, &bts);
+        assert_eq!(
+            out.items,
+            vec![(
+                crate::scheme::SchemeId::Ecn,
+                HostAction::PauseQp {
+                    flow: 7,
+                    until_ps: 8_000_000
+                }
+            )]
+        );
+        assert_eq!(h.bts_received, 1);
+    }
+}

@@ -1,0 +1,262 @@
+//! The switch half of SFC: ingress trigger, Bloom suppression, BTS construction, pause caching
+//! at the switches a BTS crosses, the Egress-BTS variant, SFC-P conversion and the optional
+//! incast estimator (Algorithm 1 of the SFC paper).
+
+use crate::config::NetConfig;
+use crate::engine::packet::{BtsHdr, Hdr, Header, Packet, PfcHdr, PktKind};
+use crate::scheme::sfc::{
+    Bloom, IncastEstimator, PauseCache, SfcConfig, SfcCounters, SfcDeploy, SfcMode, quantize,
+};
+use crate::scheme::{Emit, Env, Hop, Scheme, SwitchCtx, SwitchHooks, Verdict, hook};
+use crate::switch::EgressPort;
+use crate::units::{bytes_in_ps, drain_time_ps};
+
+/// SFC state of one switch where it runs.
+#[derive(Clone, Debug)]
+pub struct SfcSwitch {
+    /// Variant.
+    pub mode: SfcMode,
+    /// Pause granularity, picoseconds.
+    pub pause_quantum_ps: u64,
+    /// BTS suppression.
+    pub bloom: Bloom,
+    /// Pause cache (SFC, SFC-P).
+    pub cache: PauseCache,
+    /// Incast estimator (sender-side ToRs, optional).
+    pub estimator: Option<IncastEstimator>,
+    /// Trigger threshold Q_th per egress port, bytes.
+    pub qth_bytes: Vec<u64>,
+    /// Target depth Q_tg per egress port, bytes.
+    pub qtg_bytes: Vec<u64>,
+    /// Counters.
+    pub counters: SfcCounters,
+}
+
+/// 5-tuple key of a data packet for the Bloom filter.
+#[inline]
+fn flow_key(h: &Hdr) -> u64 {
+    ((h.src as u64) << 40)
+        ^ ((h.dst as u64) << 16)
+        ^ ((h.sport as u64) << 24)
+        ^ h.dport as u64
+        ^ 0x11 << 56
+}
+
+impl SfcSwitch {
+    /// SFC on a switch of `tier` with `ports`: Q_th / Q_tg default to 2 and 1 BDP of each port
+    /// (base RTT × port rate); the Bloom filter resets every RTT/2 by default.
+    pub fn new(cfg: &SfcConfig, env: &Env, tier: u8, ports: &[EgressPort]) -> Self {
+        let bdp = |ep: &EgressPort| bytes_in_ps(env.base_rtt_ps, ep.tx.link.rate_bps);
+        let reset = if cfg.bloom_reset_ps > 0 {
+            cfg.bloom_reset_ps
+        } else {
+            (env.base_rtt_ps / 2).max(1)
+        };
+        let n_hosts = env.num_hosts;
+        SfcSwitch {
+            mode: cfg.mode,
+            pause_quantum_ps: cfg.pause_quantum_ps,
+            bloom: Bloom::new(cfg.bloom_bits, cfg.bloom_hashes, reset),
+            cache: PauseCache::new(cfg.cache_entries),
+            estimator: (cfg.estimator_tau_ps > 0 && tier == 1)
+                .then(|| IncastEstimator::new(n_hosts, cfg.estimator_tau_ps)),
+            qth_bytes: ports
+                .iter()
+                .map(|ep| {
+                    if cfg.qth_bytes > 0 {
+                        cfg.qth_bytes
+                    } else {
+                        2 * bdp(ep)
+                    }
+                })
+                .collect(),
+            qtg_bytes: ports
+                .iter()
+                .map(|ep| {
+                    if cfg.qtg_bytes > 0 {
+                        cfg.qtg_bytes
+                    } else {
+                        bdp(ep)
+                    }
+                })
+                .collect(),
+            counters: SfcCounters::default(),
+        }
+    }
+
+    /// The ingress trigger (Algorithm 1) for data packet `p` going to `at`; `depth` is the
+    /// queue depth the ingress pipeline sees (Tofino 2's queue depth at ingress: before this
+    /// packet).
+    fn ingress(&mut self, ctx: &mut SwitchCtx<'_>, p: u32, at: &Hop, depth: u64) {
+        let now = ctx.now_ps;
+        let h = Hdr::of(ctx.arena.get(p));
+        let congested = depth > self.qth_bytes[at.egress as usize];
+        let cache_time = if matches!(self.mode, SfcMode::Sfc | SfcMode::SfcP) {
+            self.cache.remaining(h.dst, h.prio, now)
+        } else {
+            0
+        };
+        let mut estimate = 0;
+        if let Some(est) = self.estimator.as_mut() {
+            let d = ctx.routes.host_index(h.dst).unwrap_or(0) as usize;
+            // The remote bottleneck is the receiver's host link (host rate).
+            estimate = est.observe(d, h.size as u64, now, ctx.env.host_rate_bps);
+        }
+        if !(congested || cache_time > 0 || estimate > 0) {
+            return;
+        }
+        if self.bloom.check_and_insert(flow_key(&h), now) {
+            self.counters.bts_suppressed += 1;
+            return;
+        }
+        if !congested {
+            if cache_time > 0 {
+                self.counters.bts_from_cache += 1;
+            } else {
+                self.counters.bts_from_estimator += 1;
+            }
+        }
+        // BTS egress: the pause uses the latest depth of the data's queue (after the enqueue).
+        let ep = &ctx.ports[at.egress as usize];
+        let depth_now = ep.queues[at.q].bytes;
+        let drain = drain_time_ps(
+            depth_now.saturating_sub(self.qtg_bytes[at.egress as usize]),
+            ep.tx.link.rate_bps,
+        );
+        let pause = quantize(drain.max(cache_time).max(estimate), self.pause_quantum_ps);
+        let cacheable = ep.host_facing && ctx.tier == 1;
+        self.send_bts(ctx, p, pause, cacheable);
+    }
+
+    /// Build a BTS for data packet `p` and re-inject it into this switch's ingress, where the
+    /// forwarding table routes it towards the data's sender in the strict-priority class.
+    fn send_bts(&mut self, ctx: &mut SwitchCtx<'_>, p: u32, pause_ps: u64, cacheable: bool) {
+        let d = *ctx.arena.get(p);
+        let bts = Packet::reverse_of(
+            &d,
+            Header::Bts(BtsHdr {
+                pause_ps,
+                cacheable,
+            }),
+            ctx.env.sizes.bts(),
+        );
+        let slot = ctx.arena.alloc(bts);
+        self.counters.bts_generated += 1;
+        ctx.out.push(Emit::Recirculate(slot));
+    }
+}
+
+impl SwitchHooks for SfcSwitch {
+    fn hooks(&self) -> u16 {
+        match self.mode {
+            SfcMode::Off => 0,
+            SfcMode::Egress => hook::DEQUEUE,
+            _ => hook::ENQUEUE | hook::ADMISSION_FAILURE,
+        }
+    }
+
+    #[inline]
+    fn owns(&self, pkt: &Packet) -> bool {
+        pkt.kind() == PktKind::Bts
+    }
+
+    /// A BTS traverses this switch (including the one that generated it): update the pause
+    /// cache if it is cacheable, or (SFC-P) turn it into a PFC pause at the sender's ToR.
+    fn on_control(&mut self, ctx: &mut SwitchCtx<'_>, p: u32, _in_port: u16) -> Verdict {
+        let now = ctx.now_ps;
+        let b = *ctx.arena.get(p);
+        let Header::Bts(bts) = b.hdr else {
+            return Verdict::Pass;
+        };
+        if bts.cacheable && matches!(self.mode, SfcMode::Sfc | SfcMode::SfcP) {
+            self.cache.update(b.src, b.prio, now + bts.pause_ps, now);
+        }
+        if self.mode == SfcMode::SfcP {
+            // Sender-side ToR: the route to the BTS destination is a host-facing port.
+            if let [port] = *ctx.routes.next_hops(ctx.node, b.dst)
+                && ctx.ports[port as usize].host_facing
+            {
+                self.counters.sfcp_pfc_frames += 1;
+                let frame = Packet {
+                    src: ctx.node,
+                    dst: ctx.ports[port as usize].tx.link.peer,
+                    size: ctx.env.sizes.pfc(),
+                    prio: 0,
+                    hdr: Header::Pfc(PfcHdr {
+                        prio: b.prio,
+                        pause_ps: bts.pause_ps.max(1),
+                    }),
+                    ..Packet::default()
+                };
+                let slot = ctx.arena.alloc(frame);
+                ctx.out.push(Emit::Control { port, pkt: slot });
+                return Verdict::Consumed;
+            }
+        }
+        Verdict::Pass
+    }
+
+    #[inline]
+    fn on_enqueue(&mut self, ctx: &mut SwitchCtx<'_>, p: u32, at: &Hop, depth_before: u64) {
+        if ctx.arena.get(p).kind() == PktKind::Data {
+            self.ingress(ctx, p, at, depth_before);
+        }
+    }
+
+    /// SFC triggers at ingress, before the buffer decides (Algorithm 1): a packet the MMU
+    /// refuses can still signal its sender.
+    fn on_admission_failure(&mut self, ctx: &mut SwitchCtx<'_>, p: u32, at: &Hop) {
+        if ctx.arena.get(p).kind() == PktKind::Data {
+            let depth = ctx.ports[at.egress as usize].queues[at.q].bytes;
+            self.ingress(ctx, p, at, depth);
+        }
+    }
+
+    /// Egress-BTS variant: at dequeue of a data packet from a queue still deeper than Q_th.
+    fn on_dequeue(&mut self, ctx: &mut SwitchCtx<'_>, p: u32, at: &Hop) {
+        if ctx.arena.get(p).kind() != PktKind::Data {
+            return;
+        }
+        let now = ctx.now_ps;
+        let e = at.egress as usize;
+        let ep = &ctx.ports[e];
+        let depth = ep.queues[at.q].bytes;
+        if depth <= self.qth_bytes[e] {
+            return;
+        }
+        let drain = drain_time_ps(depth.saturating_sub(self.qtg_bytes[e]), ep.tx.link.rate_bps);
+        let cacheable = ep.host_facing && ctx.tier == 1;
+        let h = Hdr::of(ctx.arena.get(p));
+        if self.bloom.check_and_insert(flow_key(&h), now) {
+            self.counters.bts_suppressed += 1;
+            return;
+        }
+        let pause = quantize(drain, self.pause_quantum_ps);
+        self.send_bts(ctx, p, pause, cacheable);
+    }
+}
+
+impl Scheme for SfcSwitch {
+    type Host = super::host::SfcHost;
+
+    fn build_switch(cfg: &NetConfig, env: &Env, tier: u8, ports: &[EgressPort]) -> Option<Self> {
+        let sc = &cfg.sfc;
+        let here = match sc.deploy {
+            SfcDeploy::Tor => tier == 1,
+            SfcDeploy::All => true,
+        };
+        (sc.mode != SfcMode::Off && here).then(|| SfcSwitch::new(sc, env, tier, ports))
+    }
+
+    fn build_host(cfg: &NetConfig, _env: &Env, _hosts: usize, _flows: usize) -> Option<Self::Host> {
+        (cfg.sfc.mode != SfcMode::Off).then(super::host::SfcHost::default)
+    }
+
+    fn summary(
+        switches: &[&Self],
+        host: Option<&Self::Host>,
+        cfg: &NetConfig,
+    ) -> Option<(&'static str, serde_json::Value)> {
+        Some(("sfc", super::summary_json(switches, host, cfg)))
+    }
+}
