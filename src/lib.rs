@@ -17,6 +17,7 @@ pub mod cc;
 pub mod config;
 pub mod engine;
 pub mod experiment;
+pub mod fsutil;
 pub mod host;
 pub mod hpcc;
 pub mod metrics;

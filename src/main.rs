@@ -177,7 +177,9 @@ fn main() -> ExitCode {
     match r {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            for l in e.lines() {
+                eprintln!("error: {l}");
+            }
             ExitCode::FAILURE
         }
     }
@@ -205,6 +207,7 @@ fn cmd_run(
     let variants = sfc::scenario::variants(&text, &label)?;
     if variants.is_empty() {
         let sc = sfc::scenario::from_str(&text, &label, &dir, &sets)?;
+        print_warnings(&sc.warnings);
         let out_dir =
             (!no_output).then(|| out.unwrap_or_else(|| PathBuf::from("out").join(&sc.name)));
         let name = sc.name.clone();
@@ -242,6 +245,16 @@ fn cmd_run(
         all.extend(sets.iter().cloned());
         let sc = sfc::scenario::from_str(&text, &format!("{label} [{vname}]"), &dir, &all)?;
         scenarios.push((vname.clone(), sc));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for (_, sc) in &scenarios {
+        print_warnings(
+            &sc.warnings
+                .iter()
+                .filter(|w| seen.insert((*w).clone()))
+                .cloned()
+                .collect::<Vec<_>>(),
+        );
     }
     let name = scenarios[0].1.name.clone();
     let base = (!no_output).then(|| out.unwrap_or_else(|| PathBuf::from("out").join(&name)));
@@ -348,8 +361,16 @@ fn cmd_run(
     Ok(())
 }
 
+/// Print resolution warnings on stderr.
+fn print_warnings(w: &[String]) {
+    for w in w {
+        eprintln!("warning: {w}");
+    }
+}
+
 fn cmd_validate(scenario: PathBuf, sets: Vec<String>) -> Result<(), String> {
     let sc = sfc::scenario::load(&scenario, &sets)?;
+    print_warnings(&sc.warnings);
     sfc::sim::Simulator::new(sc.topo.clone(), sc.net.clone(), sc.cc.clone(), &sc.flows)
         .map_err(|e| format!("{}: {e}", scenario.display()))?;
     println!(
