@@ -24,6 +24,7 @@ pub mod metrics;
 pub mod plot;
 pub mod report;
 pub mod rng;
+pub mod runguard;
 pub mod scenario;
 pub mod sfc;
 pub mod sim;

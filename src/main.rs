@@ -155,6 +155,14 @@ fn cmd_experiment(cmd: ExpCmd) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
+    // `sfc run … | head`: a closed pipe ends the process quietly (default SIGPIPE action)
+    // instead of a panic in `println!`.
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to the default before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+    sfc::runguard::install_signal_handlers();
     let cli = Cli::parse();
     let r = match cli.cmd {
         Cmd::Run {
@@ -236,7 +244,10 @@ fn cmd_run(
         if let Some(d) = out_dir {
             eprintln!("outputs written to {}", d.display());
         }
-        return Ok(());
+        return match r.failure {
+            Some(f) => Err(format!("{label}: {f}")),
+            None => Ok(()),
+        };
     }
     // Side-by-side variants: each applies its overrides, then the command line's.
     let mut scenarios = Vec::new();
@@ -270,6 +281,13 @@ fn cmd_run(
         scenarios[0].1.topo.switches().len(),
         scenarios[0].1.flows.len()
     );
+    // Every variant's directory is checked (and its previous set invalidated) before any runs.
+    if let Some(b) = &base {
+        for (vname, _) in &variants {
+            sfc::runguard::prepare_output_dir(&b.join(vname))
+                .map_err(|e| format!("{label} [{vname}]: {e}"))?;
+        }
+    }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut results: Vec<Option<Result<sfc::report::RunResult, String>>> =
         (0..scenarios.len()).map(|_| None).collect();
@@ -306,12 +324,23 @@ fn cmd_run(
         summaries.insert(vname.clone(), r.summary.clone());
         cols.push((vname.clone(), r));
     }
+    let failures: Vec<String> = cols
+        .iter()
+        .filter_map(|(n, r)| r.failure.as_ref().map(|f| format!("{label} [{n}]: {f}")))
+        .collect();
+    let failures = || -> Result<(), String> {
+        if failures.is_empty() {
+            Ok(())
+        } else {
+            Err(failures.join("\n"))
+        }
+    };
     if json {
         println!(
             "{}",
             serde_json::to_string_pretty(&summaries).map_err(|e| e.to_string())?
         );
-        return Ok(());
+        return failures();
     }
     println!("== {name}: side by side ==");
     let stats: Vec<(String, sfc::metrics::stats::RunStats)> = cols
@@ -358,7 +387,7 @@ fn cmd_run(
     if let Some(b) = base {
         eprintln!("outputs written to {}/<variant>/", b.display());
     }
-    Ok(())
+    failures()
 }
 
 /// Print resolution warnings on stderr.

@@ -72,6 +72,7 @@ impl AtomicWriter {
     pub fn create(path: &Path) -> io::Result<AtomicWriter> {
         let tmp = temp_path(path)?;
         let file = File::create(&tmp)?;
+        crate::runguard::register_temp(&tmp);
         Ok(AtomicWriter {
             inner: Some(BufWriter::with_capacity(1 << 16, file)),
             tmp,
@@ -90,6 +91,7 @@ impl AtomicWriter {
             drop(file);
             std::fs::rename(&self.tmp, &self.dest)
         })();
+        crate::runguard::unregister_temp(&self.tmp);
         match res {
             Ok(()) => {
                 sync_parent(&self.dest);
@@ -129,6 +131,7 @@ impl Drop for AtomicWriter {
         if let Some(w) = self.inner.take() {
             drop(w);
             let _ = std::fs::remove_file(&self.tmp);
+            crate::runguard::unregister_temp(&self.tmp);
         }
     }
 }
