@@ -216,8 +216,7 @@ pub fn run_watched(sim: &mut Simulator, progress: &mut dyn FnMut(&Progress)) -> 
     let mut completed = sim.counters.flows_completed;
     let mut last_progress = sim.q.now();
     let mut stalled = None;
-    loop {
-        let Some(next) = sim.q.peek_time() else { break };
+    while let Some(next) = sim.q.peek_time() {
         if next > stop {
             break;
         }
