@@ -84,9 +84,9 @@ enum Cmd {
 enum ExpCmd {
     /// List the experiments (checked-in TOML descriptions in DIR).
     List {
-        /// Directory of experiment files.
-        #[arg(long, default_value = "experiments")]
-        dir: PathBuf,
+        /// Directory of experiment files [default: the experiments built into sfc].
+        #[arg(long)]
+        dir: Option<PathBuf>,
     },
     /// Run an experiment's sweep in parallel (resumable), then write CSVs, PNG/SVG plots and
     /// REPORT.md into DIR (default out/experiments/NAME[-quick]).
@@ -96,22 +96,26 @@ enum ExpCmd {
         /// The smaller variant that finishes in minutes on 2 cores.
         #[arg(long)]
         quick: bool,
-        /// Parallel runs [default: number of cores].
-        #[arg(long)]
-        jobs: Option<usize>,
+        /// Parallel runs (at least 1) [default: number of cores].
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+        jobs: Option<u32>,
         /// Output directory.
         #[arg(long, short)]
         out: Option<PathBuf>,
-        /// Directory of experiment files.
-        #[arg(long, default_value = "experiments")]
-        dir: PathBuf,
+        /// Directory of experiment files [default: the experiments built into sfc].
+        #[arg(long)]
+        dir: Option<PathBuf>,
     },
 }
 
 fn cmd_experiment(cmd: ExpCmd) -> Result<(), String> {
     match cmd {
         ExpCmd::List { dir } => {
-            for (path, e) in sfc::experiment::list(&dir)? {
+            let all = match &dir {
+                Some(d) => sfc::experiment::list(d)?,
+                None => sfc::experiment::list_builtin()?,
+            };
+            for (path, e) in all {
                 let n = sfc::experiment::runner::points(&e, false).len();
                 let nq = sfc::experiment::runner::points(&e, true).len();
                 println!(
@@ -134,9 +138,11 @@ fn cmd_experiment(cmd: ExpCmd) -> Result<(), String> {
             out,
             dir,
         } => {
-            let e = sfc::experiment::find(&name, &dir)?;
-            let jobs =
-                jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            let e = sfc::experiment::find_in(&name, dir.as_deref())?;
+            let jobs = jobs.map_or_else(
+                || std::thread::available_parallelism().map_or(1, |n| n.get()),
+                |j| j as usize,
+            );
             let o = sfc::experiment::runner::RunOpts {
                 quick,
                 jobs,

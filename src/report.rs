@@ -260,10 +260,16 @@ pub fn write_outputs(
         l.push_str(&format!("{n},{p},{peer},{r},{b},{u}\n"));
     }
     write_atomic(&dir.join("links.csv"), l.as_bytes())?;
-    // Receiver throughput samples (one per receiver per 100 µs interval with traffic).
-    let mut t = String::from("sample,gbps\n");
-    for (i, g) in sim.throughput.samples_gbps().iter().enumerate() {
-        t.push_str(&format!("{i},{g}\n"));
+    // Receiver throughput samples (one per receiver per 100 µs interval with traffic):
+    // interval start, receiving host's node id, Gb/s.
+    let mut t = String::from("sample,time_ns,receiver,gbps\n");
+    let host_nodes: Vec<u32> = sim.hosts.iter().map(|h| h.node).collect();
+    for (i, (h, start_ps, g)) in sim.throughput.rows().into_iter().enumerate() {
+        let node = host_nodes.get(h).copied().unwrap_or(u32::MAX);
+        t.push_str(&format!(
+            "{i},{},{node},{g}\n",
+            crate::metrics::output::fmt_ns(start_ps)
+        ));
     }
     write_atomic(&dir.join("throughput.csv"), t.as_bytes())?;
     if !sim.cfg.queue_monitor.is_empty() {

@@ -59,7 +59,7 @@ pub fn prepare_output_dir(dir: &Path) -> Result<(), String> {
 }
 
 /// Memory this process may use: `MemAvailable` of `/proc/meminfo` (16 GiB when unknown).
-fn available_memory_bytes() -> u64 {
+pub fn available_memory_bytes() -> u64 {
     std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|s| {
