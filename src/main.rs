@@ -225,6 +225,9 @@ fn cmd_run(
         let out_dir =
             (!no_output).then(|| out.unwrap_or_else(|| PathBuf::from("out").join(&sc.name)));
         let name = sc.name.clone();
+        if let Some(d) = &out_dir {
+            sfc::runguard::prepare_output_dir(d).map_err(|e| format!("{label}: {e}"))?;
+        }
         eprintln!(
             "running `{name}`: {} hosts, {} switches, {} flows",
             sc.topo.hosts().len(),
