@@ -46,6 +46,7 @@ ADDED = {("sfc", "deploy"), ("sfc", "bts_received"), ("onramp", "threshold_ps"),
          ("pfc", "enabled"), ("pfc", "frames_received"), ("ecn", "enabled")}
 LEGACY_CSV = {"counters.pfc_pauses": "pfc.pauses", "counters.pfc_paused_ps": "pfc.paused_ps",
               "sfc.pauses": "counters.qp_pauses"}
+ADDED_CSV = {"onramp.pauses"}
 LEGACY = False
 
 
@@ -69,12 +70,15 @@ def legacy(v, old):
 
 
 def csv_rows(text):
-    lines = text.splitlines()
+    import csv
+    import io
+    lines = list(csv.reader(io.StringIO(text)))
     if not lines:
-        return lines
-    head = lines[0].split(",")
-    drop = {i for i, h in enumerate(head) if h in VOLATILE_KEYS or "wall" in h or "rss" in h}
-    return [",".join(c for i, c in enumerate(l.split(",")) if i not in drop) for l in lines]
+        return []
+    head = lines[0]
+    drop = {i for i, h in enumerate(head)
+            if h in VOLATILE_KEYS or "wall" in h or "rss" in h or (LEGACY and h in ADDED_CSV)}
+    return [",".join(c for i, c in enumerate(l) if i not in drop) for l in lines]
 
 
 def normalise(path, data, old=False):

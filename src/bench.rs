@@ -184,7 +184,19 @@ pub fn run(quick: bool, filter: Option<&str>, repeat: u32) -> Result<(), String>
         println!("{v}");
         return Ok(());
     }
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    if let Some(f) = filter
+        && !BENCHES.iter().any(|b| b.name.contains(f))
+    {
+        return Err(format!(
+            "--filter `{f}` matches no benchmark ({}); out/bench.json left unchanged",
+            BENCHES
+                .iter()
+                .map(|b| b.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let exe = std::env::current_exe().map_err(|e| format!("cannot locate the sfc binary: {e}"))?;
     let mut results = Vec::new();
     println!(
         "{:<24} {:>6} {:>7} {:>12} {:>12} {:>9} {:>10} {:>10} {:>8} {:>9}",

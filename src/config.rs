@@ -6,6 +6,7 @@ use crate::units::{MS, US};
 
 /// How packet sizes and serialization times are computed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Framing {
     /// HPCC-sim conventions: data = payload + 48 B (+ INT), ACK/NACK 60 B (88 B with HPCC INT),
     /// no preamble/IFG/FCS, serialization truncated to whole nanoseconds. Our default, so that
@@ -68,6 +69,7 @@ impl Framing {
 
 /// Switch buffer admission policy.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum BufferMode {
     /// Shared buffer with egress Dynamic Threshold: a queue may take a packet of `s` bytes iff
     /// `q + s ≤ α·(B − used)` and the pool has room; drop-tail otherwise.
@@ -91,8 +93,10 @@ pub struct BufferConfig {
 
 /// Egress scheduling among the data queues (queue 0 is always strict priority).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum SchedulerKind {
     /// Per-packet round robin over non-empty, non-paused queues (HPCC-sim).
+    #[serde(rename = "rr")]
     RoundRobin,
     /// Deficit round robin with the given quantum in bytes (BFC).
     Drr {
@@ -103,6 +107,7 @@ pub enum SchedulerKind {
 
 /// Loss recovery at the NIC.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum LossRecovery {
     /// RoCEv2 Go-Back-N (HPCC-sim) plus a retransmission timeout (TLT-sim behaviour; HPCC-sim
     /// has none, which hangs flows whose tail is lost).
@@ -206,6 +211,7 @@ impl EcnConfig {
 
 /// How receivers turn CE marks into congestion notifications (DCQCN's NP).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum CnpMode {
     /// HPCC-sim: every ACK echoes the CE bit of the data packet it acknowledges; no CNP packets.
     AckEcho,
@@ -332,5 +338,427 @@ impl Default for NetConfig {
             queue_monitor: Vec::new(),
             queue_monitor_ps: US,
         }
+    }
+}
+
+/// Slowest accepted link, bits per second (1 Mb/s: a 9 KB packet then takes 72 ms).
+pub const MIN_LINK_RATE_BPS: u64 = 1_000_000;
+/// Longest accepted one-way link delay, picoseconds (1 s), so that base RTTs, BDPs and
+/// timeouts derived from it stay far inside the picosecond range.
+pub const MAX_LINK_DELAY_PS: u64 = crate::units::SEC;
+
+/// Check a link rate against [`MIN_LINK_RATE_BPS`] and [`crate::units::MAX_RATE_BPS`].
+pub fn check_link_rate(rate_bps: u64) -> Result<(), String> {
+    if rate_bps < MIN_LINK_RATE_BPS {
+        return Err(format!(
+            "rate {rate_bps} bps is below the slowest accepted link, 1Mbps (one packet would take seconds to serialize)"
+        ));
+    }
+    if rate_bps > crate::units::MAX_RATE_BPS {
+        return Err(format!(
+            "rate {rate_bps} bps is above the fastest accepted link, 1000Tbps"
+        ));
+    }
+    Ok(())
+}
+
+/// Check a one-way link delay against [`MAX_LINK_DELAY_PS`].
+pub fn check_link_delay(delay_ps: u64) -> Result<(), String> {
+    if delay_ps > MAX_LINK_DELAY_PS {
+        return Err(format!(
+            "one-way delay {} is above the longest accepted, 1s (base RTTs and timeouts must stay in range)",
+            crate::units::fmt_time(delay_ps)
+        ));
+    }
+    Ok(())
+}
+
+/// Shortest accepted sampling interval of the buffer and queue monitors, picoseconds (100 ns):
+/// shorter intervals multiply memory and CSV size without resolving anything a packet
+/// (≥ 4 ns at 100 Gb/s) would not already show.
+pub const MIN_SAMPLE_INTERVAL_PS: u64 = 100 * crate::units::NS;
+
+/// A [`NetConfig`] field, as named by [`ConfigIssue`]: callers map it to their own spelling
+/// (a scenario key and line, an HPCC-sim config key).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NetField {
+    /// [`NetConfig::mtu_bytes`].
+    Mtu,
+    /// [`NetConfig::int_bytes`].
+    IntBytes,
+    /// [`NetConfig::queues_per_port`].
+    QueuesPerPort,
+    /// The quantum of [`SchedulerKind::Drr`].
+    DrrQuantum,
+    /// [`BufferConfig::size_bytes`].
+    BufferSize,
+    /// [`BufferConfig::dt_alpha`].
+    DtAlpha,
+    /// `rto_ps` of [`LossRecovery::Gbn`].
+    GbnRto,
+    /// `nack_interval_ps` of [`LossRecovery::Gbn`].
+    GbnNackInterval,
+    /// `rto_low_ps` of [`LossRecovery::Irn`].
+    IrnRtoLow,
+    /// `rto_high_ps` of [`LossRecovery::Irn`].
+    IrnRtoHigh,
+    /// [`NetConfig::buffer_sample_ps`].
+    BufferSample,
+    /// [`NetConfig::stop_ps`].
+    Stop,
+    /// [`NetConfig::ecn`] thresholds.
+    Ecn,
+    /// The interval of [`CnpMode::Cnp`].
+    CnpInterval,
+    /// [`PfcConfig::quanta`].
+    PfcQuanta,
+    /// [`PfcConfig::headroom_factor`].
+    PfcHeadroomFactor,
+    /// [`PfcConfig::alpha_host`].
+    PfcAlpha,
+    /// SFC `qth_bytes` / `qtg_bytes`.
+    SfcThresholds,
+    /// OnRamp `gain`.
+    OnRampGain,
+    /// OnRamp `ewma_w`.
+    OnRampEwma,
+    /// [`NetConfig::queue_monitor_ps`].
+    QueueMonitorInterval,
+}
+
+/// One invalid [`NetConfig`] value: which field, and what is wrong with it (without the
+/// field's name, which the caller spells in its own terms).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConfigIssue {
+    /// The offending field.
+    pub field: NetField,
+    /// What is wrong, e.g. `"must be in 1..=9000 (got 0)"`.
+    pub message: String,
+}
+
+impl std::fmt::Display for ConfigIssue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}: {}", self.field, self.message)
+    }
+}
+
+impl NetConfig {
+    /// Largest data packet on the wire that occupies buffer: MTU payload + headers + INT.
+    pub fn max_packet_bytes(&self) -> u64 {
+        self.mtu_bytes as u64 + self.framing.data_header_bytes() as u64 + self.int_bytes as u64
+    }
+
+    /// Check every value of this configuration on its own (no topology needed): the first
+    /// problem found, in field order. See [`NetConfig::issues`] for all of them.
+    pub fn validate(&self) -> Result<(), ConfigIssue> {
+        match self.issues().into_iter().next() {
+            Some(i) => Err(i),
+            None => Ok(()),
+        }
+    }
+
+    /// Every invalid value of this configuration, in field order. The single place where
+    /// [`NetConfig`] values are range-checked: the scenario and HPCC-sim readers map each
+    /// [`NetField`] to the key the user wrote.
+    pub fn issues(&self) -> Vec<ConfigIssue> {
+        let mut v = Vec::new();
+        let mut bad = |field: NetField, message: String| v.push(ConfigIssue { field, message });
+        if !(1..=9000).contains(&self.mtu_bytes) {
+            bad(
+                NetField::Mtu,
+                format!("must be in 1..=9000 bytes (got {})", self.mtu_bytes),
+            );
+        }
+        if self.int_bytes > 1024 {
+            bad(
+                NetField::IntBytes,
+                format!("must be at most 1024 bytes (got {})", self.int_bytes),
+            );
+        }
+        if !(2..=64).contains(&self.queues_per_port) {
+            bad(
+                NetField::QueuesPerPort,
+                format!(
+                    "must be in 2..=64 (got {}): queue 0 is the control class, data needs another",
+                    self.queues_per_port
+                ),
+            );
+        }
+        if let SchedulerKind::Drr { quantum_bytes: 0 } = self.scheduler {
+            bad(NetField::DrrQuantum, "must be at least 1 byte".into());
+        }
+        let pkt = self.max_packet_bytes();
+        let b = &self.buffer;
+        if b.size_bytes == 0 {
+            bad(NetField::BufferSize, "must be positive".into());
+        } else if b.mode != BufferMode::Unlimited && b.size_bytes < 2 * pkt {
+            bad(
+                NetField::BufferSize,
+                format!(
+                    "{} B is smaller than two packets ({pkt} B each): nothing could ever be forwarded",
+                    b.size_bytes
+                ),
+            );
+        }
+        if !(b.dt_alpha.is_finite() && b.dt_alpha > 0.0) {
+            bad(
+                NetField::DtAlpha,
+                format!("must be a positive number (got {})", b.dt_alpha),
+            );
+        } else if b.mode == BufferMode::Lossy && b.dt_alpha * (b.size_bytes as f64) < pkt as f64 {
+            bad(
+                NetField::DtAlpha,
+                format!(
+                    "{} × buffer {} B admits less than one packet ({pkt} B) into an empty queue: every packet would be dropped",
+                    b.dt_alpha, b.size_bytes
+                ),
+            );
+        }
+        match self.loss_recovery {
+            LossRecovery::Gbn {
+                rto_ps,
+                nack_interval_ps,
+            } => {
+                if rto_ps == 0 {
+                    bad(NetField::GbnRto, "must be positive".into());
+                }
+                if nack_interval_ps == 0 {
+                    bad(NetField::GbnNackInterval, "must be positive".into());
+                }
+            }
+            LossRecovery::Irn {
+                rto_low_ps,
+                rto_high_ps,
+                ..
+            } => {
+                if rto_low_ps == 0 {
+                    bad(NetField::IrnRtoLow, "must be positive".into());
+                }
+                if rto_high_ps == 0 {
+                    bad(NetField::IrnRtoHigh, "must be positive".into());
+                }
+            }
+        }
+        if self.buffer_sample_ps < MIN_SAMPLE_INTERVAL_PS {
+            bad(
+                NetField::BufferSample,
+                format!(
+                    "{} is below the shortest sampling interval, 100ns",
+                    crate::units::fmt_time(self.buffer_sample_ps)
+                ),
+            );
+        }
+        if self.queue_monitor_ps < MIN_SAMPLE_INTERVAL_PS {
+            bad(
+                NetField::QueueMonitorInterval,
+                format!(
+                    "{} is below the shortest sampling interval, 100ns",
+                    crate::units::fmt_time(self.queue_monitor_ps)
+                ),
+            );
+        }
+        if self.stop_ps == 0 {
+            bad(
+                NetField::Stop,
+                "must be positive: a run stopped at time 0 simulates nothing".into(),
+            );
+        }
+        for t in &self.ecn.thresholds {
+            if t.kmin_bytes > t.kmax_bytes || !(0.0..=1.0).contains(&t.pmax) {
+                bad(
+                    NetField::Ecn,
+                    format!(
+                        "needs kmin ≤ kmax and 0 ≤ pmax ≤ 1 (got kmin {} B, kmax {} B, pmax {} at {} bps)",
+                        t.kmin_bytes, t.kmax_bytes, t.pmax, t.rate_bps
+                    ),
+                );
+                break;
+            }
+        }
+        if let CnpMode::Cnp { interval_ps: 0 } = self.cnp {
+            bad(NetField::CnpInterval, "must be positive".into());
+        }
+        let p = &self.pfc;
+        if !(1..=65535).contains(&p.quanta) {
+            bad(
+                NetField::PfcQuanta,
+                format!("must be in 1..=65535 (got {})", p.quanta),
+            );
+        }
+        if !(p.headroom_factor.is_finite() && p.headroom_factor >= 0.0) {
+            bad(
+                NetField::PfcHeadroomFactor,
+                format!("must be a finite number ≥ 0 (got {})", p.headroom_factor),
+            );
+        }
+        if !(p.alpha_host.is_finite() && p.alpha_host > 0.0) {
+            bad(
+                NetField::PfcAlpha,
+                format!("must be a positive number (got {})", p.alpha_host),
+            );
+        }
+        let s = &self.sfc;
+        if s.qth_bytes > 0 && s.qtg_bytes > s.qth_bytes {
+            bad(
+                NetField::SfcThresholds,
+                format!(
+                    "Q_tg ({} B) must not exceed Q_th ({} B)",
+                    s.qtg_bytes, s.qth_bytes
+                ),
+            );
+        }
+        let o = &self.onramp;
+        if !(o.gain.is_finite() && o.gain > 0.0) {
+            bad(
+                NetField::OnRampGain,
+                format!("must be a positive number (got {})", o.gain),
+            );
+        }
+        if !(o.ewma_w > 0.0 && o.ewma_w <= 1.0) {
+            bad(
+                NetField::OnRampEwma,
+                format!("must be in (0, 1] (got {})", o.ewma_w),
+            );
+        }
+        v
+    }
+}
+
+impl NetConfig {
+    /// Checks that need the topology's maximum base RTT (`base_rtt_ps`, as
+    /// [`crate::topology::routing::RouteTable::max_base_rtt`] computes it): a retransmission
+    /// timeout shorter than the base RTT fires before any ACK can arrive, for every packet.
+    /// Returns (errors, warnings); IRN's low timeout below the RTT is only a warning (it applies
+    /// to the last few packets of a window and recovers).
+    pub fn rtt_issues(&self, base_rtt_ps: u64) -> (Vec<ConfigIssue>, Vec<ConfigIssue>) {
+        let (mut errs, mut warns) = (Vec::new(), Vec::new());
+        let short = |t: u64| {
+            format!(
+                "{} is shorter than the base RTT ({}): every packet would time out before its ACK could arrive",
+                crate::units::fmt_time(t),
+                crate::units::fmt_time(base_rtt_ps)
+            )
+        };
+        match self.loss_recovery {
+            LossRecovery::Gbn { rto_ps, .. } if rto_ps > 0 && rto_ps < base_rtt_ps => {
+                errs.push(ConfigIssue {
+                    field: NetField::GbnRto,
+                    message: short(rto_ps),
+                })
+            }
+            LossRecovery::Irn {
+                rto_low_ps,
+                rto_high_ps,
+                ..
+            } => {
+                if rto_high_ps > 0 && rto_high_ps < base_rtt_ps {
+                    errs.push(ConfigIssue {
+                        field: NetField::IrnRtoHigh,
+                        message: short(rto_high_ps),
+                    });
+                }
+                if rto_low_ps > 0 && rto_low_ps < base_rtt_ps {
+                    warns.push(ConfigIssue {
+                        field: NetField::IrnRtoLow,
+                        message: short(rto_low_ps),
+                    });
+                }
+            }
+            _ => {}
+        }
+        (errs, warns)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rto_shorter_than_the_rtt_is_an_error() {
+        let mut c = NetConfig {
+            loss_recovery: LossRecovery::Gbn {
+                rto_ps: 1,
+                nack_interval_ps: US,
+            },
+            ..NetConfig::default()
+        };
+        let (e, w) = c.rtt_issues(10 * US);
+        assert_eq!((e.len(), w.len()), (1, 0));
+        assert_eq!(e[0].field, NetField::GbnRto);
+        c.loss_recovery = LossRecovery::Irn {
+            rto_low_ps: US,
+            rto_high_ps: 10 * US,
+            bdp_cap_bytes: 0,
+        };
+        // rto_high = RTT is accepted; rto_low below it only warns.
+        let (e, w) = c.rtt_issues(10 * US);
+        assert_eq!((e.len(), w.len()), (0, 1));
+        assert_eq!(w[0].field, NetField::IrnRtoLow);
+    }
+
+    #[test]
+    fn link_limits() {
+        assert!(check_link_rate(1).is_err());
+        assert!(check_link_rate(MIN_LINK_RATE_BPS).is_ok());
+        assert!(check_link_delay(MAX_LINK_DELAY_PS).is_ok());
+        assert!(check_link_delay(MAX_LINK_DELAY_PS + 1).is_err());
+    }
+
+    fn fields(c: &NetConfig) -> Vec<NetField> {
+        c.issues().into_iter().map(|i| i.field).collect()
+    }
+
+    #[test]
+    fn default_is_valid() {
+        assert_eq!(NetConfig::default().validate(), Ok(()));
+    }
+
+    #[test]
+    fn each_bad_value_names_its_field() {
+        let mut c = NetConfig {
+            mtu_bytes: 0,
+            queues_per_port: 1,
+            stop_ps: 0,
+            buffer_sample_ps: 1,
+            ..NetConfig::default()
+        };
+        c.buffer.dt_alpha = f64::NAN;
+        assert_eq!(
+            fields(&c),
+            [
+                NetField::Mtu,
+                NetField::QueuesPerPort,
+                NetField::DtAlpha,
+                NetField::BufferSample,
+                NetField::Stop
+            ]
+        );
+        assert_eq!(c.validate().unwrap_err().field, NetField::Mtu);
+    }
+
+    #[test]
+    fn dt_alpha_must_admit_one_packet() {
+        // Lossy, 32 MiB: α·B must reach one 1048 B packet (1000 payload + 48 header):
+        // α = 1048 / 33554432 ≈ 3.1e-5 is the limit.
+        let mut c = NetConfig::default();
+        c.buffer.dt_alpha = 1e-30;
+        assert_eq!(fields(&c), [NetField::DtAlpha]);
+        c.buffer.dt_alpha = 1048.0 / (32u64 << 20) as f64;
+        assert_eq!(fields(&c), []);
+        // Unlimited buffers ignore α's size.
+        c.buffer.dt_alpha = 1e-30;
+        c.buffer.mode = BufferMode::Unlimited;
+        assert_eq!(fields(&c), []);
+    }
+
+    #[test]
+    fn buffer_must_hold_two_packets() {
+        let mut c = NetConfig::default();
+        c.buffer.size_bytes = 2 * 1048 - 1;
+        c.buffer.dt_alpha = 1.0;
+        assert!(fields(&c).contains(&NetField::BufferSize));
+        c.buffer.size_bytes = 2 * 1048;
+        assert_eq!(fields(&c), []);
     }
 }

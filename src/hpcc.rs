@@ -235,11 +235,84 @@ pub struct HpccRun {
     pub summary_file: Option<PathBuf>,
     /// Buffer monitor path.
     pub buffer_mon_file: Option<PathBuf>,
+    /// The input files read (topology, flows): outputs may not overwrite them.
+    pub inputs: Vec<PathBuf>,
 }
 
 /// Turn a parsed config into a runnable model, reading the topology and flow files relative to
 /// `cwd`.
 pub fn resolve(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
+    check_cc_param_types(c)?;
+    let cc_mode = c
+        .str("CC_MODE")
+        .ok_or_else(|| c.err("CC_MODE", "missing (required)"))?;
+    let mut warnings: Vec<String> = Vec::new();
+    // Topology first (relative to the current directory): the NIC rate scales the presets.
+    let topo_path = cwd.join(
+        c.path("TOPOLOGY_FILE")?
+            .ok_or_else(|| c.err("TOPOLOGY_FILE", "missing (required)"))?,
+    );
+    let text = crate::fsutil::read_text(&topo_path).map_err(|e| c.err("TOPOLOGY_FILE", e))?;
+    let (mut topo, warns) =
+        crate::topology::hpcc_file::parse_with_warnings(&text, &topo_path.display().to_string())?;
+    warnings.extend(warns);
+    let host_rate = topo.host_rate_bps().unwrap_or(100_000_000_000);
+    let mut setup = resolve_cc_mode(c, cc_mode, host_rate, &mut warnings)?;
+    resolve_ecn_maps(c, cc_mode, &topo, &mut setup)?;
+    check_unimplemented(c, &mut setup)?;
+    let (net, err_rate) = resolve_net(c, &setup)?;
+    let cc = setup.cc;
+    if err_rate > 0.0 {
+        // HPCC-sim: a link with error_rate 0 uses the global model.
+        for l in topo.links.iter_mut() {
+            if l.error_rate == 0.0 {
+                l.error_rate = err_rate;
+            }
+        }
+    }
+    let flow_path = cwd.join(
+        c.path("FLOW_FILE")?
+            .ok_or_else(|| c.err("FLOW_FILE", "missing (required)"))?,
+    );
+    let text = crate::fsutil::read_text(&flow_path).map_err(|e| c.err("FLOW_FILE", e))?;
+    // Endpoints are checked line by line, before the flows are sorted by start time, so an
+    // error names the flow's line in the file.
+    let (flows, warns) =
+        crate::workload::flow_file::parse_with(&text, &flow_path.display().to_string(), |f| {
+            crate::workload::flow_file::check_endpoints(f, &topo)
+        })?;
+    for w in warns {
+        eprintln!("warning: {w}");
+    }
+    if flows.is_empty() {
+        return Err(c.err(
+            "FLOW_FILE",
+            "the flow file lists no flows: the run would simulate nothing",
+        ));
+    }
+    if flows.iter().all(|f| f.start_ps >= net.stop_ps) {
+        return Err(c.err(
+            "SIMULATOR_STOP_TIME",
+            "every flow starts at or after the stop time: the run would simulate nothing",
+        ));
+    }
+    let out = |k: &str| -> Result<Option<PathBuf>, String> { Ok(c.path(k)?.map(|p| cwd.join(p))) };
+    Ok(HpccRun {
+        warnings,
+        topo,
+        net,
+        cc,
+        flows,
+        fct_file: out("FCT_OUTPUT_FILE")?,
+        pfc_file: out("PFC_OUTPUT_FILE")?,
+        summary_file: out("SUMMARY_FILE")?,
+        buffer_mon_file: out("BUFFER_MON_FILE")?,
+        inputs: vec![topo_path, flow_path],
+    })
+}
+
+/// Validate every CC parameter's type even when unused, so typos surface early.
+fn check_cc_param_types(c: &HpccConfig) -> Result<(), String> {
     // Validate every CC parameter's type even when unused, so typos surface early.
     for key in [
         "ALPHA_RESUME_INTERVAL",
@@ -269,23 +342,18 @@ pub fn resolve(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
     ] {
         c.num::<i64>(key)?;
     }
-    let cc_mode = c
-        .str("CC_MODE")
-        .ok_or_else(|| c.err("CC_MODE", "missing (required)"))?;
+    Ok(())
+}
+
+/// The controller of `CC_MODE` with its parameters (HPCC-sim presets scaled to `host_rate`).
+fn resolve_cc_mode(
+    c: &HpccConfig,
+    cc_mode: &str,
+    host_rate: u64,
+    warnings: &mut Vec<String>,
+) -> Result<crate::scenario::cc::CcSetup, String> {
     let has_win = c.flag("HAS_WIN", false)?;
     let var_win = c.flag("VAR_WIN", false)?;
-    let mut warnings: Vec<String> = Vec::new();
-    // Topology first (relative to the current directory): the NIC rate scales the presets.
-    let topo_path = cwd.join(
-        c.path("TOPOLOGY_FILE")?
-            .ok_or_else(|| c.err("TOPOLOGY_FILE", "missing (required)"))?,
-    );
-    let text = std::fs::read_to_string(&topo_path)
-        .map_err(|e| c.err("TOPOLOGY_FILE", format!("{}: {e}", topo_path.display())))?;
-    let (mut topo, warns) =
-        crate::topology::hpcc_file::parse_with_warnings(&text, &topo_path.display().to_string())?;
-    warnings.extend(warns);
-    let host_rate = topo.host_rate_bps().unwrap_or(100_000_000_000);
     let rate_key = |key: &str| -> Result<Option<u64>, String> {
         c.str(key)
             .map(|v| parse_rate_bps(v).map_err(|e| c.err(key, e)))
@@ -298,7 +366,7 @@ pub fn resolve(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
             Some(_) => Err(c.err(key, "must be a positive number of microseconds")),
         }
     };
-    let mut setup = match cc_mode {
+    let setup = match cc_mode {
         "none" => {
             let mut s = crate::scenario::cc::preset("none", host_rate)?;
             s.cc = CcConfig::None(NoneParams {
@@ -440,6 +508,16 @@ pub fn resolve(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
             ));
         }
     };
+    Ok(setup)
+}
+
+/// ECN maps (`KMIN_MAP`/`KMAX_MAP`/`PMAX_MAP`, K in units of 1000 B) and `ENABLE_QCN`.
+fn resolve_ecn_maps(
+    c: &HpccConfig,
+    cc_mode: &str,
+    topo: &TopologySpec,
+    setup: &mut crate::scenario::cc::CcSetup,
+) -> Result<(), String> {
     // ECN maps (K in units of 1000 B). As in HPCC-sim, every link rate needs an entry.
     if cc_mode != "none" {
         if let (Some(kmin), Some(kmax), Some(pmax)) =
@@ -503,6 +581,15 @@ pub fn resolve(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
             setup.ecn.enabled = false;
         }
     }
+    Ok(())
+}
+
+/// `ACK_HIGH_PRIO`, and the keys of HPCC-sim features that are not implemented (an error
+/// naming the key unless set to their neutral value).
+fn check_unimplemented(
+    c: &HpccConfig,
+    setup: &mut crate::scenario::cc::CcSetup,
+) -> Result<(), String> {
     setup.ack_high_prio = c.flag("ACK_HIGH_PRIO", false)?;
     if !c.flag("GLOBAL_T", true)? {
         return Err(c.err(
@@ -541,6 +628,16 @@ pub fn resolve(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
             "link failures are not implemented; use `LINK_DOWN 0 0 0`",
         ));
     }
+    Ok(())
+}
+
+/// The network model: stop time, packet size, buffer, loss recovery, framing, PFC and the SFC
+/// keys; then every value is range-checked by [`NetConfig::issues`], each problem named by
+/// its config key. Returns the model and `ERROR_RATE_PER_LINK`.
+fn resolve_net(
+    c: &HpccConfig,
+    setup: &crate::scenario::cc::CcSetup,
+) -> Result<(NetConfig, f64), String> {
     let err_rate = c.num::<f64>("ERROR_RATE_PER_LINK")?.unwrap_or(0.0);
     if !(0.0..=1.0).contains(&err_rate) {
         return Err(c.err("ERROR_RATE_PER_LINK", "must be in [0, 1]"));
@@ -564,18 +661,9 @@ pub fn resolve(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
         }
     }
     let mtu = c.num::<u32>("PACKET_PAYLOAD_SIZE")?.unwrap_or(1000);
-    if mtu == 0 || mtu > 9000 {
-        return Err(c.err("PACKET_PAYLOAD_SIZE", "must be in 1..=9000"));
-    }
     let buf_mib = c.num::<f64>("BUFFER_SIZE")?.unwrap_or(16.0);
     if !(buf_mib > 0.0 && buf_mib.is_finite()) {
         return Err(c.err("BUFFER_SIZE", "must be a positive number of MiB"));
-    }
-    if buf_mib * 1048576.0 < 2.0 * 9100.0 && c.str("BUFFER_MODE") != Some("unlimited") {
-        return Err(c.err(
-            "BUFFER_SIZE",
-            "is smaller than two packets: nothing could ever be forwarded",
-        ));
     }
     let mode = match c.str("BUFFER_MODE").unwrap_or("lossless") {
         "lossless" => BufferMode::Lossless,
@@ -584,9 +672,6 @@ pub fn resolve(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
         _ => return Err(c.err("BUFFER_MODE", "expected lossy, lossless or unlimited")),
     };
     let dt_alpha = c.num::<f64>("DT_ALPHA")?.unwrap_or(1.0);
-    if !(dt_alpha > 0.0 && dt_alpha.is_finite()) {
-        return Err(c.err("DT_ALPHA", "must be positive"));
-    }
     let loss_recovery = match c.str("LOSS_RECOVERY").unwrap_or("gbn") {
         "gbn" => {
             let mut lr = LossRecovery::gbn();
@@ -653,44 +738,38 @@ pub fn resolve(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
         },
         ..NetConfig::default()
     };
-    let cc = setup.cc;
     let mut net = net;
     resolve_sfc_keys(c, &mut net)?;
-    if err_rate > 0.0 {
-        // HPCC-sim: a link with error_rate 0 uses the global model.
-        for l in topo.links.iter_mut() {
-            if l.error_rate == 0.0 {
-                l.error_rate = err_rate;
-            }
-        }
+    if let Some(i) = net.issues().into_iter().next() {
+        return Err(c.err(hpcc_key(i.field), i.message));
     }
-    let flow_path = cwd.join(
-        c.path("FLOW_FILE")?
-            .ok_or_else(|| c.err("FLOW_FILE", "missing (required)"))?,
-    );
-    let text = std::fs::read_to_string(&flow_path)
-        .map_err(|e| c.err("FLOW_FILE", format!("{}: {e}", flow_path.display())))?;
-    // Endpoints are checked line by line, before the flows are sorted by start time, so an
-    // error names the flow's line in the file.
-    let (flows, warns) =
-        crate::workload::flow_file::parse_with(&text, &flow_path.display().to_string(), |f| {
-            crate::workload::flow_file::check_endpoints(f, &topo)
-        })?;
-    for w in warns {
-        eprintln!("warning: {w}");
+    Ok((net, err_rate))
+}
+
+/// The config key of a [`NetField`] (extension keys where HPCC-sim has none).
+fn hpcc_key(f: crate::config::NetField) -> &'static str {
+    use crate::config::NetField as F;
+    match f {
+        F::Mtu => "PACKET_PAYLOAD_SIZE",
+        F::BufferSize => "BUFFER_SIZE",
+        F::DtAlpha => "DT_ALPHA",
+        F::GbnRto => "GBN_RTO_US",
+        F::IrnRtoLow => "IRN_RTO_LOW_US",
+        F::IrnRtoHigh => "IRN_RTO_HIGH_US",
+        F::Stop => "SIMULATOR_STOP_TIME",
+        F::Ecn => "KMAX_MAP",
+        F::SfcThresholds => "SFC_QTG_BYTES",
+        F::OnRampGain => "ONRAMP_GAIN",
+        F::OnRampEwma => "ONRAMP_EWMA",
+        F::PfcQuanta | F::PfcHeadroomFactor | F::PfcAlpha => "PFC_EXPIRY",
+        F::IntBytes
+        | F::QueuesPerPort
+        | F::DrrQuantum
+        | F::GbnNackInterval
+        | F::BufferSample
+        | F::CnpInterval
+        | F::QueueMonitorInterval => "CC_MODE",
     }
-    let out = |k: &str| -> Result<Option<PathBuf>, String> { Ok(c.path(k)?.map(|p| cwd.join(p))) };
-    Ok(HpccRun {
-        warnings,
-        topo,
-        net,
-        cc,
-        flows,
-        fct_file: out("FCT_OUTPUT_FILE")?,
-        pfc_file: out("PFC_OUTPUT_FILE")?,
-        summary_file: out("SUMMARY_FILE")?,
-        buffer_mon_file: out("BUFFER_MON_FILE")?,
-    })
 }
 
 /// SFC / OnRamp extension keys (see `docs/hpcc-compat.md`).
@@ -763,7 +842,7 @@ fn ignored_cc_keys(c: &HpccConfig) -> Vec<String> {
 
 /// `sfc hpcc CONFIG`: run and write HPCC-format outputs.
 pub fn run_config(path: &Path) -> Result<(), String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = crate::fsutil::read_text(path)?;
     let (c, warns) = HpccConfig::parse(&text, &path.display().to_string())?;
     for w in warns {
         eprintln!("warning: {w}");
@@ -780,13 +859,28 @@ pub fn run_config(path: &Path) -> Result<(), String> {
         }
     }
     let nflows = r.flows.len();
+    // Every output location is checked before the simulation, never after it.
+    let mut inputs = r.inputs.clone();
+    inputs.push(path.to_path_buf());
+    for (key, p) in [
+        ("FCT_OUTPUT_FILE", &r.fct_file),
+        ("PFC_OUTPUT_FILE", &r.pfc_file),
+        ("SUMMARY_FILE", &r.summary_file),
+        ("BUFFER_MON_FILE", &r.buffer_mon_file),
+    ] {
+        if let Some(p) = p {
+            crate::fsutil::check_output_file(p, &inputs).map_err(|e| c.err(key, e))?;
+        }
+    }
+    crate::runguard::check_memory(&r.topo, &r.net, &r.flows)?;
+    let seed = r.net.seed;
     let mut sim = crate::sim::Simulator::new(r.topo, r.net, r.cc, &r.flows)?;
     println!("maxRtt={} maxBdp={}", sim.base_rtt_ps / 1000, sim.bdp_bytes);
     println!("Running Simulation.");
     let t0 = std::time::Instant::now();
     let stop = sim.cfg.stop_ps;
     let mut cb = crate::report::progress_bar(true, stop);
-    sim.run(&mut cb);
+    let outcome = crate::runguard::run_watched(&mut sim, &mut cb);
     let wall = t0.elapsed().as_secs_f64();
     sim.finish();
     sim.check_invariants()
@@ -828,7 +922,15 @@ pub fn run_config(path: &Path) -> Result<(), String> {
     let stats =
         RunStats::compute(&records, &SizeBins::EqualCount(10)).with_dport_breakdown(&records);
     if let Some(p) = &r.summary_file {
-        let s = crate::report::summary_json(&sim, &stats, &path.display().to_string(), wall);
+        let mut s = crate::report::summary_json(&sim, &stats, &path.display().to_string(), wall);
+        let meta = crate::runguard::RunMeta {
+            seed,
+            // HPCC-sim configs always stop (SIMULATOR_STOP_TIME, default 3.01 s).
+            stop_set: true,
+            scenario: serde_json::Value::Null,
+            source: path.display().to_string(),
+        };
+        crate::runguard::annotate(&mut s, &outcome, stop, &meta);
         let txt = serde_json::to_string_pretty(&s).map_err(|e| e.to_string())?;
         write_atomic(p, txt.as_bytes()).map_err(|e| format!("{}: {e}", p.display()))?;
     }
@@ -838,5 +940,14 @@ pub fn run_config(path: &Path) -> Result<(), String> {
         sim.q.events()
     );
     println!("{wall:.3}");
+    if let Some(st) = &outcome.stalled {
+        return Err(format!("{}: {st}", path.display()));
+    }
+    if outcome.incomplete() > 0 {
+        eprintln!(
+            "note: {} flows did not complete by SIMULATOR_STOP_TIME (their FCTs are absent from the FCT file)",
+            outcome.incomplete()
+        );
+    }
     Ok(())
 }

@@ -17,6 +17,7 @@ pub mod cc;
 pub mod config;
 pub mod engine;
 pub mod experiment;
+pub mod fsutil;
 pub mod host;
 pub mod hpcc;
 pub mod link;
@@ -24,6 +25,7 @@ pub mod metrics;
 pub mod plot;
 pub mod report;
 pub mod rng;
+pub mod runguard;
 pub mod scenario;
 pub mod scheme;
 

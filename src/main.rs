@@ -84,9 +84,9 @@ enum Cmd {
 enum ExpCmd {
     /// List the experiments (checked-in TOML descriptions in DIR).
     List {
-        /// Directory of experiment files.
-        #[arg(long, default_value = "experiments")]
-        dir: PathBuf,
+        /// Directory of experiment files [default: the experiments built into sfc].
+        #[arg(long)]
+        dir: Option<PathBuf>,
     },
     /// Run an experiment's sweep in parallel (resumable), then write CSVs, PNG/SVG plots and
     /// REPORT.md into DIR (default out/experiments/NAME[-quick]).
@@ -96,22 +96,26 @@ enum ExpCmd {
         /// The smaller variant that finishes in minutes on 2 cores.
         #[arg(long)]
         quick: bool,
-        /// Parallel runs [default: number of cores].
-        #[arg(long)]
-        jobs: Option<usize>,
+        /// Parallel runs (at least 1) [default: number of cores].
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+        jobs: Option<u32>,
         /// Output directory.
         #[arg(long, short)]
         out: Option<PathBuf>,
-        /// Directory of experiment files.
-        #[arg(long, default_value = "experiments")]
-        dir: PathBuf,
+        /// Directory of experiment files [default: the experiments built into sfc].
+        #[arg(long)]
+        dir: Option<PathBuf>,
     },
 }
 
 fn cmd_experiment(cmd: ExpCmd) -> Result<(), String> {
     match cmd {
         ExpCmd::List { dir } => {
-            for (path, e) in sfc::experiment::list(&dir)? {
+            let all = match &dir {
+                Some(d) => sfc::experiment::list(d)?,
+                None => sfc::experiment::list_builtin()?,
+            };
+            for (path, e) in all {
                 let n = sfc::experiment::runner::points(&e, false).len();
                 let nq = sfc::experiment::runner::points(&e, true).len();
                 println!(
@@ -134,9 +138,11 @@ fn cmd_experiment(cmd: ExpCmd) -> Result<(), String> {
             out,
             dir,
         } => {
-            let e = sfc::experiment::find(&name, &dir)?;
-            let jobs =
-                jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            let e = sfc::experiment::find_in(&name, dir.as_deref())?;
+            let jobs = jobs.map_or_else(
+                || std::thread::available_parallelism().map_or(1, |n| n.get()),
+                |j| j as usize,
+            );
             let o = sfc::experiment::runner::RunOpts {
                 quick,
                 jobs,
@@ -155,6 +161,14 @@ fn cmd_experiment(cmd: ExpCmd) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
+    // `sfc run … | head`: a closed pipe ends the process quietly (default SIGPIPE action)
+    // instead of a panic in `println!`.
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to the default before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+    sfc::runguard::install_signal_handlers();
     let cli = Cli::parse();
     let r = match cli.cmd {
         Cmd::Run {
@@ -177,7 +191,9 @@ fn main() -> ExitCode {
     match r {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            for l in e.lines() {
+                eprintln!("error: {l}");
+            }
             ExitCode::FAILURE
         }
     }
@@ -205,9 +221,13 @@ fn cmd_run(
     let variants = sfc::scenario::variants(&text, &label)?;
     if variants.is_empty() {
         let sc = sfc::scenario::from_str(&text, &label, &dir, &sets)?;
+        print_warnings(&sc.warnings);
         let out_dir =
             (!no_output).then(|| out.unwrap_or_else(|| PathBuf::from("out").join(&sc.name)));
         let name = sc.name.clone();
+        if let Some(d) = &out_dir {
+            sfc::runguard::prepare_output_dir(d).map_err(|e| format!("{label}: {e}"))?;
+        }
         eprintln!(
             "running `{name}`: {} hosts, {} switches, {} flows",
             sc.topo.hosts().len(),
@@ -233,7 +253,10 @@ fn cmd_run(
         if let Some(d) = out_dir {
             eprintln!("outputs written to {}", d.display());
         }
-        return Ok(());
+        return match r.failure {
+            Some(f) => Err(format!("{label}: {f}")),
+            None => Ok(()),
+        };
     }
     // Side-by-side variants: each applies its overrides, then the command line's.
     let mut scenarios = Vec::new();
@@ -242,6 +265,16 @@ fn cmd_run(
         all.extend(sets.iter().cloned());
         let sc = sfc::scenario::from_str(&text, &format!("{label} [{vname}]"), &dir, &all)?;
         scenarios.push((vname.clone(), sc));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for (_, sc) in &scenarios {
+        print_warnings(
+            &sc.warnings
+                .iter()
+                .filter(|w| seen.insert((*w).clone()))
+                .cloned()
+                .collect::<Vec<_>>(),
+        );
     }
     let name = scenarios[0].1.name.clone();
     let base = (!no_output).then(|| out.unwrap_or_else(|| PathBuf::from("out").join(&name)));
@@ -257,6 +290,13 @@ fn cmd_run(
         scenarios[0].1.topo.switches().len(),
         scenarios[0].1.flows.len()
     );
+    // Every variant's directory is checked (and its previous set invalidated) before any runs.
+    if let Some(b) = &base {
+        for (vname, _) in &variants {
+            sfc::runguard::prepare_output_dir(&b.join(vname))
+                .map_err(|e| format!("{label} [{vname}]: {e}"))?;
+        }
+    }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut results: Vec<Option<Result<sfc::report::RunResult, String>>> =
         (0..scenarios.len()).map(|_| None).collect();
@@ -293,12 +333,23 @@ fn cmd_run(
         summaries.insert(vname.clone(), r.summary.clone());
         cols.push((vname.clone(), r));
     }
+    let failures: Vec<String> = cols
+        .iter()
+        .filter_map(|(n, r)| r.failure.as_ref().map(|f| format!("{label} [{n}]: {f}")))
+        .collect();
+    let failures = || -> Result<(), String> {
+        if failures.is_empty() {
+            Ok(())
+        } else {
+            Err(failures.join("\n"))
+        }
+    };
     if json {
         println!(
             "{}",
             serde_json::to_string_pretty(&summaries).map_err(|e| e.to_string())?
         );
-        return Ok(());
+        return failures();
     }
     println!("== {name}: side by side ==");
     let stats: Vec<(String, sfc::metrics::stats::RunStats)> = cols
@@ -347,11 +398,19 @@ fn cmd_run(
     if let Some(b) = base {
         eprintln!("outputs written to {}/<variant>/", b.display());
     }
-    Ok(())
+    failures()
+}
+
+/// Print resolution warnings on stderr.
+fn print_warnings(w: &[String]) {
+    for w in w {
+        eprintln!("warning: {w}");
+    }
 }
 
 fn cmd_validate(scenario: PathBuf, sets: Vec<String>) -> Result<(), String> {
     let sc = sfc::scenario::load(&scenario, &sets)?;
+    print_warnings(&sc.warnings);
     sfc::sim::Simulator::new(sc.topo.clone(), sc.net.clone(), sc.cc.clone(), &sc.flows)
         .map_err(|e| format!("{}: {e}", scenario.display()))?;
     println!(

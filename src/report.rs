@@ -34,6 +34,11 @@ pub struct RunResult {
     pub sim: Simulator,
     /// Wall-clock seconds spent in the event loop.
     pub wall_seconds: f64,
+    /// How the run ended (flows completed, stalled).
+    pub outcome: crate::runguard::Outcome,
+    /// The failure to report after the outputs are written (a stalled run, or flows left
+    /// unfinished without a deliberate `stop`): the caller prints it and exits non-zero.
+    pub failure: Option<String>,
 }
 
 /// Peak resident set size of this process, bytes (Linux `VmHWM`; 0 elsewhere).
@@ -167,36 +172,60 @@ pub fn run(sc: Scenario, opts: &RunOptions) -> Result<RunResult, String> {
         flows,
         bins,
         flows_csv,
+        stop_set,
+        document,
         ..
     } = sc;
     let stop = net.stop_ps;
+    let meta = crate::runguard::RunMeta {
+        seed: net.seed,
+        stop_set,
+        scenario: serde_json::to_value(&document).unwrap_or_default(),
+        source: name.clone(),
+    };
+    // Everything that can fail is checked before the simulation, not after it.
+    if let Some(dir) = &opts.out_dir {
+        crate::runguard::prepare_output_dir(dir)?;
+    }
+    crate::runguard::check_memory(&topo, &net, &flows)?;
     let mut sim = Simulator::new(topo, net, cc, &flows)?;
     drop(flows);
     let t0 = Instant::now();
     let mut cb = progress_bar(opts.progress, stop);
-    sim.run(&mut cb);
+    let outcome = crate::runguard::run_watched(&mut sim, &mut cb);
     let wall = t0.elapsed().as_secs_f64();
     sim.finish();
     sim.check_invariants()
         .map_err(|e| format!("internal invariant violated: {e}"))?;
     let records = sim.flow_records();
     let stats = RunStats::compute(&records, &bins).with_dport_breakdown(&records);
-    let summary = summary_json(&sim, &stats, &name, wall);
+    let mut summary = summary_json(&sim, &stats, &name, wall);
+    crate::runguard::annotate(&mut summary, &outcome, stop, &meta);
     if let Some(dir) = &opts.out_dir {
+        // The resolved scenario first: `summary.json`, written last, marks a complete set.
+        if let Ok(t) = toml::to_string(&document) {
+            let p = dir.join("scenario.toml");
+            write_atomic(&p, t.as_bytes())
+                .map_err(|e| crate::fsutil::describe("cannot write", &p, &e))?;
+        }
         write_outputs(dir, &sim, &records, &summary, flows_csv)
             .map_err(|e| format!("{}: {e}", dir.display()))?;
     }
+    let failure = outcome.failure(stop_set);
     Ok(RunResult {
         records,
         stats,
         summary,
         sim,
         wall_seconds: wall,
+        outcome,
+        failure,
     })
 }
 
-/// Write `flows.csv`, `summary.json`, `fct.txt` (HPCC format, completion order) and
-/// `buffer.csv` into `dir`.
+/// Write `flows.csv`, `fct.txt` (HPCC format, completion order), `buffer.csv`, `links.csv`,
+/// `throughput.csv`, `queues.csv` and, last, `summary.json` into `dir`: a directory holding
+/// `summary.json` holds a complete set (see [`crate::runguard::prepare_output_dir`]).
 pub fn write_outputs(
     dir: &Path,
     sim: &Simulator,
@@ -221,10 +250,16 @@ pub fn write_outputs(
         l.push_str(&format!("{n},{p},{peer},{r},{b},{u}\n"));
     }
     write_atomic(&dir.join("links.csv"), l.as_bytes())?;
-    // Receiver throughput samples (one per receiver per 100 µs interval with traffic).
-    let mut t = String::from("sample,gbps\n");
-    for (i, g) in sim.throughput.samples_gbps().iter().enumerate() {
-        t.push_str(&format!("{i},{g}\n"));
+    // Receiver throughput samples (one per receiver per 100 µs interval with traffic):
+    // interval start, receiving host's node id, Gb/s.
+    let mut t = String::from("sample,time_ns,receiver,gbps\n");
+    let host_nodes: Vec<u32> = sim.hosts.iter().map(|h| h.node).collect();
+    for (i, (h, start_ps, g)) in sim.throughput.rows().into_iter().enumerate() {
+        let node = host_nodes.get(h).copied().unwrap_or(u32::MAX);
+        t.push_str(&format!(
+            "{i},{},{node},{g}\n",
+            crate::metrics::output::fmt_ns(start_ps)
+        ));
     }
     write_atomic(&dir.join("throughput.csv"), t.as_bytes())?;
     if !sim.cfg.queue_monitor.is_empty() {

@@ -107,7 +107,26 @@ pub fn parse_rate_bps(s: &str) -> Result<u64, UnitError> {
     if r < 1.0 {
         return Err(UnitError(format!("`{s}`: rate must be positive")));
     }
-    Ok(r as u64)
+    checked_u64(r, s, "rate", MAX_RATE_BPS, "1000Tbps")
+}
+
+/// Largest accepted duration, picoseconds: 10⁷ s (≈ 116 days), a little below the `u64`
+/// picosecond range (≈ 213 days) so that sums of a few such times cannot wrap.
+pub const MAX_TIME_PS: u64 = 10_000_000 * SEC;
+/// Largest accepted rate, bits per second (1000 Tb/s).
+pub const MAX_RATE_BPS: u64 = 1_000_000_000_000_000;
+/// Largest accepted size, bytes (1 PB).
+pub const MAX_BYTES: u64 = 1_000_000_000_000_000;
+
+/// `v` (already rounded, finite, ≥ 0) as a `u64`, or an error naming the range when it is
+/// above `max` (never a silent saturation).
+fn checked_u64(v: f64, s: &str, what: &str, max: u64, max_label: &str) -> Result<u64, UnitError> {
+    if !v.is_finite() || v > max as f64 {
+        return Err(UnitError(format!(
+            "`{s}`: {what} out of range (the largest accepted is {max_label})"
+        )));
+    }
+    Ok(v as u64)
 }
 
 /// Parse a duration into picoseconds: `1us`, `1000ns`, `0.001ms`, `2s`, `500ps`, `1.5µs`.
@@ -131,7 +150,13 @@ pub fn parse_time_ps(s: &str) -> Result<u64, UnitError> {
             )));
         }
     };
-    Ok((v * mult).round() as u64)
+    checked_u64(
+        (v * mult).round(),
+        s,
+        "duration",
+        MAX_TIME_PS,
+        "1e7s, about 116 days",
+    )
 }
 
 /// Parse a size into bytes: `1000`, `1000B`, `32MB` (10^6), `32MiB` (2^20), `125KB`, `4KiB`.
@@ -151,7 +176,7 @@ pub fn parse_bytes(s: &str) -> Result<u64, UnitError> {
             )));
         }
     };
-    Ok((v * mult).round() as u64)
+    checked_u64((v * mult).round(), s, "size", MAX_BYTES, "1PB")
 }
 
 /// Format picoseconds as a short human string (`12.24us`).
@@ -207,5 +232,19 @@ mod tests {
         assert_eq!(parse_bytes("32MiB").unwrap(), 32 << 20);
         assert_eq!(parse_bytes("125KB").unwrap(), 125_000);
         assert!(parse_bytes("-1").is_err());
+    }
+
+    #[test]
+    fn out_of_range_is_an_error_not_a_saturation() {
+        // 1e30 s = 1e42 ps: far beyond u64 (1.8e19); used to saturate to u64::MAX.
+        let e = parse_time_ps("1e30s").unwrap_err();
+        assert!(e.0.contains("out of range"), "{e}");
+        // The limit itself is accepted, one picosecond-scale step above is not.
+        assert_eq!(parse_time_ps("1e7s").unwrap(), MAX_TIME_PS);
+        assert!(parse_time_ps("1.0001e7s").is_err());
+        assert!(parse_rate_bps("1e300Gbps").is_err());
+        assert_eq!(parse_rate_bps("1000Tbps").unwrap(), MAX_RATE_BPS);
+        assert!(parse_bytes("1e20GB").is_err());
+        assert!(parse_bytes("inf").is_err());
     }
 }

@@ -75,10 +75,15 @@ fn summary(point_dir: &Path) -> serde_json::Value {
 fn mean_throughput(point_dir: &Path) -> f64 {
     let p = point_dir.join("throughput.csv");
     let t = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    let col = t
+        .lines()
+        .next()
+        .and_then(|h| h.split(',').position(|c| c == "gbps"))
+        .unwrap_or_else(|| panic!("{}: no gbps column", p.display()));
     let v: Vec<f64> = t
         .lines()
         .skip(1)
-        .filter_map(|l| l.split(',').nth(1)?.parse().ok())
+        .filter_map(|l| l.split(',').nth(col)?.parse().ok())
         .collect();
     assert!(!v.is_empty(), "{}: no samples", p.display());
     v.iter().sum::<f64>() / v.len() as f64

@@ -559,3 +559,49 @@ fn paused_time_does_not_depend_on_stopping_and_resuming() {
     assert_eq!(pfc_stat(&once, "paused_ps"), want);
     assert_eq!(pfc_stat(&stepped, "paused_ps"), want);
 }
+
+// ------------------------------------------------------------------------------------------
+// Priorities beyond the 8 of IEEE PFC: every per-priority structure follows queues_per_port.
+
+#[test]
+fn priority_nine_is_paused_and_resumed_like_priority_three() {
+    // The incast of the first test, in a 12-queue network, once at priority 3 and once at 9:
+    // PFC must pause and resume the senders' priority 9 exactly as it does priority 3 (the
+    // same frames at the same times, the same completion times), never drop, and never touch
+    // another priority.
+    let run = |prio: u8| {
+        let mut cfg = lossless(1_000_000, PfcConfig::default());
+        cfg.queues_per_port = 12;
+        let topo = shapes::star(9, LINE, US).unwrap();
+        let flows: Vec<_> = (1..=8)
+            .map(|s| sfc::workload::FlowSpec {
+                prio,
+                ..flow(s, 0, 500_000, 0)
+            })
+            .collect();
+        let mut sim = Simulator::new(topo, cfg, none_cc(), &flows).unwrap();
+        run_all(&mut sim);
+        sim
+    };
+    let (p3, p9) = (run(3), run(9));
+    assert_lossless_and_drained(&p9);
+    assert!(pfc_stat(&p9, "pauses") > 0 && pfc_stat(&p9, "resumes") > 0);
+    for k in ["pauses", "resumes", "paused_ps"] {
+        assert_eq!(pfc_stat(&p9, k), pfc_stat(&p3, k), "{k}");
+    }
+    assert_eq!(p9.pfc_log(), p3.pfc_log());
+    let fin = |s: &Simulator| -> Vec<u64> { s.flows.iter().map(|f| f.finish_ps).collect() };
+    assert_eq!(fin(&p9), fin(&p3));
+    // Only priority 9 was ever paused, and nothing is paused at the end.
+    for h in &p9.hosts {
+        assert_eq!(h.tx.paused_mask, 0);
+    }
+    let st = pfc_state(&p9.switches[0]);
+    for port in 0..9u16 {
+        for q in 0..12 {
+            if q != 9 {
+                assert_eq!(st.ingress[st.index(port, q)], 0);
+            }
+        }
+    }
+}

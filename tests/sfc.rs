@@ -678,10 +678,18 @@ fn bloom_lets_one_bts_per_flow_per_reset_period() {
     for (reset, periods) in [(0u64, 41u64), (5 * US, 17), (10 * US, 9), (25 * US, 4)] {
         let topo = shapes::star(4, LINE, US).unwrap();
         let mut cfg = unlimited();
-        cfg.sfc = sfc(SfcMode::Ingress, 10_000, 1 << 40);
+        cfg.sfc = sfc(SfcMode::Ingress, 10_000, 10_000);
         cfg.sfc.bloom_reset_ps = reset;
         let flows: Vec<_> = (1..=3).map(|h| flow(h, 0, 1_000_000, 0)).collect();
         let mut sim = Simulator::new(topo, cfg, none_cc(), &flows).unwrap();
+        // White-box: a target depth no queue reaches makes every BTS carry a zero pause, so
+        // the senders never stop and the trigger fires on every packet (a scenario may not
+        // set Q_tg > Q_th; the switch state may be set directly here).
+        for sc in sim.switches[0].schemes.iter_mut() {
+            if let SwitchScheme::Sfc(s) = sc {
+                s.qtg_bytes.iter_mut().for_each(|q| *q = 1 << 40);
+            }
+        }
         let p = if reset == 0 { 2_080 * NS } else { reset };
         // Per period: the filter holds exactly the 3 flows, and 3 BTS were generated.
         let mut last = 0;

@@ -41,6 +41,7 @@ pub const FIRST_DECREASE_OFFSET_PS: u64 = NS;
 
 /// Which DCQCN implementation to reproduce.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Variant {
     /// HPCC-sim "Mellanox" version (`specs/dcqcn.md` §3B).
     HpccSim,

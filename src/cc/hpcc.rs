@@ -42,6 +42,7 @@ const PS_PER_S: f64 = 1e12;
 
 /// When the controller reacts to ACKs (HPCC paper §3.2 and Fig. 13).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Reaction {
     /// HPCC proper (HPCC-sim `FAST_REACT 1`): recompute W on every ACK from the reference
     /// window `W^c`, commit `W^c = W` once per RTT.
@@ -56,6 +57,7 @@ pub enum Reaction {
 
 /// The additive-increase step `W_AI`.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum HpccAi {
     /// Bytes added to the window per step (paper: 80 B at 100 Gb/s).
     Bytes(f64),

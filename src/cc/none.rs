@@ -5,6 +5,7 @@ use super::{AckInfo, CongestionControl};
 
 /// Parameters of [`NoneCc`].
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum NoneWindow {
     /// No window: only the line rate limits the sender.
     Unlimited,

@@ -12,6 +12,7 @@
 //! [[claim]]               # paper numbers to put next to ours in REPORT.md
 //! ```
 
+pub mod builtin;
 pub mod runner;
 
 use serde::Deserialize;
@@ -264,7 +265,14 @@ impl Experiment {
 /// Experiment files in `dir` (sorted by name).
 pub fn list(dir: &std::path::Path) -> Result<Vec<(std::path::PathBuf, Experiment)>, String> {
     let mut v = Vec::new();
-    let rd = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    if !dir.is_dir() {
+        return Err(format!(
+            "experiment directory {} does not exist (omit --dir to use the experiments built into sfc)",
+            dir.display()
+        ));
+    }
+    let rd = std::fs::read_dir(dir)
+        .map_err(|e| crate::fsutil::describe("cannot list experiment directory", dir, &e))?;
     for e in rd.flatten() {
         let p = e.path();
         if p.extension().is_some_and(|x| x == "toml") {
@@ -290,4 +298,40 @@ pub fn find(name: &str, dir: &std::path::Path) -> Result<Experiment, String> {
         "no experiment named `{name}` in {} (see `sfc experiment list`)",
         dir.display()
     ))
+}
+
+/// The experiments built into the binary ([`builtin::BUILTIN`]), sorted by name; each is
+/// labelled `<built-in>/FILE`.
+pub fn list_builtin() -> Result<Vec<(std::path::PathBuf, Experiment)>, String> {
+    let mut v = Vec::new();
+    for (file, text) in builtin::BUILTIN {
+        let label = std::path::PathBuf::from("<built-in>").join(file);
+        let e = Experiment::parse(
+            text,
+            &label.display().to_string(),
+            std::path::Path::new("experiments"),
+        )?;
+        v.push((label, e));
+    }
+    v.sort_by(|a, b| a.1.meta.name.cmp(&b.1.meta.name));
+    Ok(v)
+}
+
+/// Find an experiment by name (or a path to an experiment file) in `dir`, or among the
+/// built-in experiments when `dir` is `None`.
+pub fn find_in(name: &str, dir: Option<&std::path::Path>) -> Result<Experiment, String> {
+    let Some(dir) = dir else {
+        let p = std::path::Path::new(name);
+        if p.extension().is_some_and(|x| x == "toml") && p.exists() {
+            return Experiment::load(p);
+        }
+        return list_builtin()?
+            .into_iter()
+            .map(|(_, e)| e)
+            .find(|e| e.meta.name == name)
+            .ok_or_else(|| {
+                format!("no experiment named `{name}` among the built-in ones (see `sfc experiment list`)")
+            });
+    };
+    find(name, dir)
 }

@@ -250,6 +250,16 @@ fn summary_of(base: &Path, p: &Point) -> Result<serde_json::Value, String> {
     serde_json::from_str(&t).map_err(|e| format!("{}: {e}", f.display()))
 }
 
+/// A CSV field (RFC 4180): quoted when it holds a comma, quote or line break, so that labels
+/// such as "SFC (0.5, 1) BDP" stay one column for pandas.
+pub fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
 /// Look up a dotted path in JSON (`slowdown.p99`, `sfc.bts_generated`, `counters.drops`).
 pub fn json_path(v: &serde_json::Value, path: &str) -> Option<f64> {
     let mut cur = v;
@@ -549,7 +559,7 @@ pub fn aggregate(
     for p in pts {
         let s = summary_of(base, p)?;
         sum_wall += json_path(&s, "wall_seconds").unwrap_or(0.0);
-        csv.push_str(&format!("{},{},", p.id, p.series));
+        csv.push_str(&format!("{},{},", csv_field(&p.id), csv_field(&p.series)));
         for k in &axis_keys {
             let v = p
                 .axes
@@ -577,8 +587,8 @@ pub fn aggregate(
         {
             bins_csv.push_str(&format!(
                 "{},{},{i},{},{},{},{},{},{},{}\n",
-                p.id,
-                p.series,
+                csv_field(&p.id),
+                csv_field(&p.series),
                 b["lo_bytes"],
                 b["hi_bytes"],
                 b["count"],
@@ -713,4 +723,14 @@ pub fn aggregate(
     report.push_str("Data: `results.csv` (one row per point), `bins.csv` (slowdown per size bin), `points/<id>/` (each run's outputs).\n");
     write_atomic(&base.join("REPORT.md"), report.as_bytes()).map_err(|e| e.to_string())?;
     Ok(())
+}
+
+#[cfg(test)]
+mod csv_tests {
+    #[test]
+    fn labels_with_commas_are_quoted() {
+        assert_eq!(super::csv_field("SFC (0.5, 1) BDP"), "\"SFC (0.5, 1) BDP\"");
+        assert_eq!(super::csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(super::csv_field("none"), "none");
+    }
 }

@@ -476,6 +476,24 @@ impl ThroughputMeter {
             .collect()
     }
 
+    /// Every (host index, interval start ps, Gb/s) in which that host received anything, in
+    /// the order of [`ThroughputMeter::samples_gbps`] (host-major, then time).
+    pub fn rows(&self) -> Vec<(usize, u64, f64)> {
+        self.hosts
+            .iter()
+            .enumerate()
+            .flat_map(|(h, t)| {
+                Self::intervals(t).map(move |(i, b)| {
+                    (
+                        h,
+                        i.saturating_mul(self.interval_ps),
+                        b as f64 * 8.0 / self.duration_s(i) / 1e9,
+                    )
+                })
+            })
+            .collect()
+    }
+
     /// Mean throughput of each host over the intervals in which it received anything, Gb/s
     /// (total payload bits / total duration of those intervals); 0 for a host that received
     /// nothing.

@@ -72,6 +72,7 @@ impl AtomicWriter {
     pub fn create(path: &Path) -> io::Result<AtomicWriter> {
         let tmp = temp_path(path)?;
         let file = File::create(&tmp)?;
+        crate::runguard::register_temp(&tmp);
         Ok(AtomicWriter {
             inner: Some(BufWriter::with_capacity(1 << 16, file)),
             tmp,
@@ -90,6 +91,7 @@ impl AtomicWriter {
             drop(file);
             std::fs::rename(&self.tmp, &self.dest)
         })();
+        crate::runguard::unregister_temp(&self.tmp);
         match res {
             Ok(()) => {
                 sync_parent(&self.dest);
@@ -129,6 +131,7 @@ impl Drop for AtomicWriter {
         if let Some(w) = self.inner.take() {
             drop(w);
             let _ = std::fs::remove_file(&self.tmp);
+            crate::runguard::unregister_temp(&self.tmp);
         }
     }
 }
@@ -260,6 +263,29 @@ fn bin_label(b: &BinStats) -> String {
     }
 }
 
+/// [`bin_label`] of every bin, made distinct: bins whose rounded labels coincide (e.g. two
+/// bins within one kilobyte) are labelled with exact byte ranges instead.
+fn distinct_bin_labels(bins: &[BinStats]) -> Vec<String> {
+    let mut labels: Vec<String> = bins.iter().map(bin_label).collect();
+    for i in 0..labels.len() {
+        if labels.iter().filter(|l| **l == labels[i]).count() > 1 {
+            let dup = labels[i].clone();
+            for (j, b) in bins.iter().enumerate() {
+                if labels[j] == dup {
+                    labels[j] = if b.hi_bytes == u64::MAX {
+                        format!(">{}B", b.lo_bytes.saturating_sub(1))
+                    } else if b.lo_bytes == b.hi_bytes {
+                        format!("{}B", b.hi_bytes)
+                    } else {
+                        format!("{}-{}B", b.lo_bytes, b.hi_bytes)
+                    };
+                }
+            }
+        }
+    }
+    labels
+}
+
 fn pct_row(out: &mut String, label: &str, count: usize, p: &Percentiles) {
     let _ = writeln!(
         out,
@@ -283,8 +309,8 @@ pub fn summary_table(title: &str, stats: &RunStats, extra: &[(String, String)]) 
         "  {:<21} {:>9} {:>9} {:>9} {:>9} {:>9}",
         "flow size", "flows", "p50", "p95", "p99", "p99.9"
     );
-    for b in &stats.bins {
-        pct_row(&mut out, &bin_label(b), b.count, &b.slowdown);
+    for (b, label) in stats.bins.iter().zip(distinct_bin_labels(&stats.bins)) {
+        pct_row(&mut out, &label, b.count, &b.slowdown);
     }
     pct_row(&mut out, "overall", stats.flows_completed, &stats.slowdown);
     if stats.by_dport.len() > 1 {
@@ -327,11 +353,15 @@ pub fn side_by_side(columns: &[(String, RunStats)]) -> String {
     }
     out.push('\n');
     let nbins = columns.iter().map(|(_, s)| s.bins.len()).max().unwrap_or(0);
+    let labels = columns
+        .iter()
+        .map(|(_, s)| distinct_bin_labels(&s.bins))
+        .collect::<Vec<_>>();
     for i in 0..nbins {
-        let label = columns
+        let label = labels
             .iter()
-            .find_map(|(_, s)| s.bins.get(i))
-            .map(bin_label)
+            .find_map(|l| l.get(i))
+            .cloned()
             .unwrap_or_default();
         let _ = write!(out, "  {label:<21}");
         for (_, s) in columns {
@@ -363,6 +393,23 @@ pub fn side_by_side(columns: &[(String, RunStats)]) -> String {
 mod tests {
     use super::*;
     use crate::metrics::stats::{SizeBins, tests::rec};
+
+    #[test]
+    fn duplicate_bin_labels_become_exact_ranges() {
+        let bin = |lo: u64, hi: u64| BinStats {
+            lo_bytes: lo,
+            hi_bytes: hi,
+            count: 1,
+            slowdown: Percentiles::from_sorted(&[1.0]),
+            fct_us: Percentiles::from_sorted(&[1.0]),
+        };
+        // 1000–1040 B and 1041–1049 B both print as "1.0KB-1.0KB"; 2–5 KB stays rounded.
+        let bins = [bin(1000, 1040), bin(1041, 1049), bin(2000, 5000)];
+        assert_eq!(
+            distinct_bin_labels(&bins),
+            ["1000-1040B", "1041-1049B", "2.0KB-5.0KB"]
+        );
+    }
 
     fn tmpdir(tag: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("sfc-output-{tag}-{}", std::process::id()));

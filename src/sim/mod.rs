@@ -152,12 +152,12 @@ pub fn pair_metrics(links: impl Iterator<Item = (u64, u64)>, mtu_bytes: u64) -> 
     let mut tx_ns = 0u64;
     let mut bottleneck = u64::MAX;
     for (rate, delay_ps) in links {
-        prop_ns += delay_ps / NS;
-        tx_ns += mtu_bytes * 8 * 1_000_000_000 / rate;
+        prop_ns = prop_ns.saturating_add(delay_ps / NS);
+        tx_ns = tx_ns.saturating_add(mtu_bytes.saturating_mul(8_000_000_000) / rate.max(1));
         bottleneck = bottleneck.min(rate);
     }
     PairMetrics {
-        rtt_ns: 2 * prop_ns + tx_ns,
+        rtt_ns: prop_ns.saturating_mul(2).saturating_add(tx_ns),
         bottleneck_bps: bottleneck,
     }
 }
@@ -165,8 +165,9 @@ pub fn pair_metrics(links: impl Iterator<Item = (u64, u64)>, mtu_bytes: u64) -> 
 /// HPCC-sim's "standalone" FCT of a `size`-byte flow, nanoseconds:
 /// `base_rtt + (size + ⌈size/MTU⌉·hdr)·8 / bottleneck` (integer ns).
 pub fn ideal_fct_ns(m: PairMetrics, size: u64, mtu: u64, hdr_bytes: u64) -> u64 {
-    let total = size + size.div_ceil(mtu) * hdr_bytes;
-    m.rtt_ns + (total as u128 * 8 * 1_000_000_000 / m.bottleneck_bps as u128) as u64
+    let total = size as u128 + size.div_ceil(mtu.max(1)) as u128 * hdr_bytes as u128;
+    let ser = total * 8 * 1_000_000_000 / m.bottleneck_bps.max(1) as u128;
+    m.rtt_ns.saturating_add(ser.min(u64::MAX as u128) as u64)
 }
 
 /// Build step of [`Simulator::new`]: the node map, one NIC per host and one switch per
@@ -373,51 +374,9 @@ impl Simulator {
         flows: &[FlowSpec],
     ) -> Result<Self, String> {
         topo.validate()?;
-        if cfg.mtu_bytes == 0 {
-            return Err("mtu must be positive".into());
-        }
-        if cfg.mtu_bytes > 65_535 {
-            return Err(format!(
-                "mtu = {} B exceeds the largest IP datagram (65,535 B)",
-                cfg.mtu_bytes
-            ));
-        }
-        if !(2..=64).contains(&cfg.queues_per_port) {
-            return Err(format!(
-                "queues_per_port = {} must be in 2..=64",
-                cfg.queues_per_port
-            ));
-        }
-        let max_pkt = (cfg.mtu_bytes + cfg.framing.data_header_bytes() + cfg.int_bytes) as u64;
-        if cfg.buffer.mode != crate::config::BufferMode::Unlimited
-            && cfg.buffer.size_bytes < 2 * max_pkt
-        {
-            return Err(format!(
-                "`buffer.size` / BUFFER_SIZE = {} B is smaller than two packets ({} B each): nothing could ever be forwarded",
-                cfg.buffer.size_bytes, max_pkt
-            ));
-        }
-        // Timeouts must be positive; a huge one (e.g. to mimic HPCC-sim's absent RTO) is
-        // fine: deadlines saturate.
-        match cfg.loss_recovery {
-            LossRecovery::Gbn { rto_ps: 0, .. } => {
-                return Err("GBN retransmission timeout must be positive".into());
-            }
-            LossRecovery::Irn {
-                rto_low_ps,
-                rto_high_ps,
-                ..
-            } if rto_low_ps == 0 || rto_high_ps == 0 => {
-                return Err("IRN timeouts must be positive".into());
-            }
-            _ => {}
-        }
-        if cfg.buffer.dt_alpha <= 0.0 || !cfg.buffer.dt_alpha.is_finite() {
-            return Err(format!(
-                "dt_alpha = {} must be positive",
-                cfg.buffer.dt_alpha
-            ));
-        }
+        // Every range check of the model parameters lives in one place (`NetConfig::issues`);
+        // the scenario and HPCC front ends report the same issues with their key and line.
+        cfg.validate().map_err(|i| i.to_string())?;
         let routes = RouteTable::try_build(&topo)?;
         // NIC rate: the slowest host link (PFC's α doubles per rate doubling above it).
         let host_rate = topo.host_rate_bps().unwrap_or(1);

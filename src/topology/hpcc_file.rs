@@ -21,9 +21,6 @@ use crate::units::{GBPS, NS, parse_rate_bps, parse_time_ps};
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// Longest accepted link delay (one hour), picoseconds; longer ones are surely unit mistakes.
-const MAX_DELAY_PS: u64 = 3_600 * crate::units::SEC;
-
 /// One whitespace-separated token and the (1-based) line it came from.
 #[derive(Clone, Copy)]
 struct Tok<'a> {
@@ -191,15 +188,20 @@ pub fn parse_with_warnings(text: &str, name: &str) -> Result<(TopologySpec, Vec<
         }
         let t = r.next(expecting("the rate"))?;
         let rate_bps = parse_rate_bps(t.text)
+            .and_then(|v| {
+                crate::config::check_link_rate(v)
+                    .map(|()| v)
+                    .map_err(crate::units::UnitError)
+            })
             .map_err(|e| r.err(t, format_args!("link {k} ({a} - {b}): bad rate: {e}")))?;
         let t = r.next(expecting("the delay"))?;
         let delay_ps = parse_time_ps(t.text)
             .map_err(|e| r.err(t, format_args!("link {k} ({a} - {b}): bad delay: {e}")))?;
-        if delay_ps > MAX_DELAY_PS {
+        if let Err(e) = crate::config::check_link_delay(delay_ps) {
             return Err(r.err(
                 t,
                 format_args!(
-                    "link {k} ({a} - {b}): delay `{}` is longer than an hour; check the unit",
+                    "link {k} ({a} - {b}): delay `{}`: {e}; check the unit",
                     t.text
                 ),
             ));
@@ -392,7 +394,7 @@ mod tests {
         assert_eq!(format_delay(1_500), "1500ps");
         assert_eq!(format_error_rate(0.0), "0.000000");
         assert_eq!(format_error_rate(1e-7), "0.0000001");
-        let mut s = crate::topology::shapes::star(2, 1_234, 1_500).unwrap();
+        let mut s = crate::topology::shapes::star(2, 1_234_000, 1_500).unwrap();
         s.links[0].error_rate = 0.123456789;
         assert_eq!(parse(&write(&s), "w").unwrap(), s);
     }
@@ -434,7 +436,18 @@ mod tests {
         assert!(e.starts_with("t.txt:4: link 2 (1 - 2): bad delay"), "{e}");
         let e = err("3 1 2\n2\n0 2 10Gbps 1us 0\n1 2 10Gbps 1e40s 0\n");
         assert!(
-            e.contains("t.txt:4: link 2 (1 - 2): delay `1e40s` is longer than an hour"),
+            e.contains("t.txt:4: link 2 (1 - 2): bad delay: `1e40s`: duration out of range"),
+            "{e}"
+        );
+        // In range for a time, but not for a link (base RTTs and timeouts must fit).
+        let e = err("3 1 2\n2\n0 2 10Gbps 1us 0\n1 2 10Gbps 2s 0\n");
+        assert!(
+            e.contains("t.txt:4: link 2 (1 - 2): delay `2s`: one-way delay 2.000s is above the longest accepted, 1s"),
+            "{e}"
+        );
+        let e = err("3 1 2\n2\n0 2 10Gbps 1us 0\n1 2 1bps 1us 0\n");
+        assert!(
+            e.contains("t.txt:4: link 2 (1 - 2): bad rate: rate 1 bps is below"),
             "{e}"
         );
         let e = err("3 1 2\n2\n0 2 10Gbps 1us 0\n1 2 10Gbps 1us zero\n");

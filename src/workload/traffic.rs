@@ -82,14 +82,24 @@ fn check_rate(host_rate_bps: u64) -> Result<(), String> {
     }
 }
 
+/// Refuse, before generating anything, a workload of more flows than [`MAX_FLOWS`] or than
+/// 80 % of the available memory holds ([`crate::runguard::bytes_per_flow`] each).
 fn check_count(expected: f64) -> Result<(), String> {
     if expected > MAX_FLOWS {
-        Err(format!(
-            "these parameters would generate about {expected:.3e} flows (limit {MAX_FLOWS:e})"
-        ))
-    } else {
-        Ok(())
+        return Err(format!(
+            "these parameters would generate about {expected:.3e} flows (limit {MAX_FLOWS:e}); shorten `duration` or lower `load`"
+        ));
     }
+    let per = crate::runguard::bytes_per_flow() as f64;
+    let avail = crate::runguard::available_memory_bytes() as f64 * 0.8;
+    if expected * per > avail {
+        return Err(format!(
+            "these parameters would generate about {expected:.3e} flows, needing about {} of memory ({} available); shorten `duration` or lower `load`",
+            crate::units::fmt_bytes((expected * per) as u64),
+            crate::units::fmt_bytes(avail as u64)
+        ));
+    }
+    Ok(())
 }
 
 /// Background flow with the HPCC conventions (pg 3, dport 100).

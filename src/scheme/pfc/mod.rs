@@ -417,4 +417,31 @@ mod tests {
         assert_eq!(s.hdrm[s.index(0, 3)], 0);
         assert!(released >= 38);
     }
+
+    #[test]
+    fn resume_waits_for_the_xon_offset() {
+        // Pool = 1e6 − 2·37 500 − 2·4096 = 916 808 B, α = 1/8, threshold = (916 808 − S)/8.
+        // 1000 B packets: ingress 1000·n, shared S = 1000·n − 4096. XOFF at the first n with
+        // 9·S ≥ 916 808, i.e. S ≥ 101 867.6: n = 106, S = 101 904 (all in the shared pool:
+        // before it, the threshold was 101 988 ≥ 101 904).
+        let mut s = state();
+        let mut n = 0;
+        while !s.should_pause(0, 3) {
+            s.charge(0, 3, 1000);
+            n += 1;
+        }
+        assert_eq!(n, 106);
+        assert_eq!(s.shared_used, 101_904);
+        s.set_paused(0, 3, true);
+        // XON needs S + 3072 ≤ (916 808 − S)/8, i.e. 9·S ≤ 892 232, S ≤ 99 136.9: three
+        // releases (S = 98 904). Without the offset one release would do (S = 100 904).
+        let mut k = 0;
+        while !s.should_resume(0, 3) {
+            s.release(0, 3, 1000);
+            k += 1;
+            assert!(k < 100);
+        }
+        assert_eq!(k, 3, "resume hysteresis");
+        assert_eq!(s.shared_used, 98_904);
+    }
 }

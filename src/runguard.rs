@@ -1,0 +1,348 @@
+//! Guards around a run, so that no run is silently wrong, lost or unbounded:
+//!
+//! * [`check_memory`] estimates the memory a run needs from its flow count and the length of
+//!   its monitor time series, and refuses (with the estimate) what the machine cannot hold,
+//!   instead of aborting on an allocation hours later;
+//! * [`prepare_output_dir`] checks the output directory *before* the simulation and removes
+//!   the previous run's completion marker and files, so a directory never mixes two runs;
+//! * [`run_watched`] runs the event loop in slices of simulated time and stops a run in which
+//!   started flows make no progress (no payload byte delivered, no flow completed) for a long
+//!   stretch, with a diagnosis;
+//! * [`annotate`] records in `summary.json` how the run ended and everything needed to re-run
+//!   it (seed, resolved scenario, program version);
+//! * [`install_signal_handlers`] removes temporary files on SIGINT/SIGTERM.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde_json::{Value, json};
+
+use crate::config::{LossRecovery, NetConfig};
+use crate::sim::{Progress, Simulator};
+use crate::topology::TopologySpec;
+use crate::units::{MS, SEC, US, fmt_bytes, fmt_time};
+use crate::workload::FlowSpec;
+
+/// Files a run writes into its output directory; `summary.json` is written last and marks a
+/// complete set.
+pub const OUTPUT_FILES: &[&str] = &[
+    "summary.json",
+    "flows.csv",
+    "fct.txt",
+    "buffer.csv",
+    "links.csv",
+    "throughput.csv",
+    "queues.csv",
+    "scenario.toml",
+];
+
+/// Check that `dir` can take the outputs (before simulating) and remove the files of a
+/// previous run there, the completion marker `summary.json` first: an interrupted run then
+/// leaves a directory without `summary.json`, never new files beside an old summary.
+pub fn prepare_output_dir(dir: &Path) -> Result<(), String> {
+    crate::fsutil::check_output_dir(dir)?;
+    for f in OUTPUT_FILES {
+        let p = dir.join(f);
+        match std::fs::remove_file(&p) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(crate::fsutil::describe(
+                    "cannot remove stale output",
+                    &p,
+                    &e,
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Memory this process may use: `MemAvailable` of `/proc/meminfo` (16 GiB when unknown).
+pub fn available_memory_bytes() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("MemAvailable:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse::<u64>().ok())
+        })
+        .map_or(16 << 30, |kb| kb * 1024)
+}
+
+/// Bytes of memory per flow during a run: the simulator's flow state, the workload entry and
+/// the output record (with allocation slack).
+pub fn bytes_per_flow() -> u64 {
+    (std::mem::size_of::<crate::host::Flow>()
+        + std::mem::size_of::<FlowSpec>()
+        + 2 * std::mem::size_of::<crate::metrics::FlowRecord>()) as u64
+        * 3
+        / 2
+}
+
+/// Estimated memory of a run, bytes, with the parts for the message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemoryEstimate {
+    /// Flow state.
+    pub flows_bytes: u64,
+    /// Buffer and queue monitor time series.
+    pub monitors_bytes: u64,
+    /// Simulated time the monitors are sized for, picoseconds.
+    pub horizon_ps: u64,
+}
+
+impl MemoryEstimate {
+    /// Total, bytes.
+    pub fn total(&self) -> u64 {
+        self.flows_bytes.saturating_add(self.monitors_bytes)
+    }
+}
+
+/// Estimate the memory of running `flows` on `topo` with `net`: flow state, plus one 4-byte
+/// watermark per switch per buffer interval and per monitored port per queue interval over
+/// the simulated time (until `stop`, else the last flow start plus the time the hosts need to
+/// send every byte at line rate, plus 10 ms).
+pub fn estimate_memory(topo: &TopologySpec, net: &NetConfig, flows: &[FlowSpec]) -> MemoryEstimate {
+    let last_start = flows.iter().map(|f| f.start_ps).max().unwrap_or(0);
+    let total_bytes: u128 = flows.iter().map(|f| f.size_bytes as u128).sum();
+    let hosts = topo.hosts().len().max(1) as u128;
+    let rate = topo.host_rate_bps().unwrap_or(1).max(1) as u128;
+    let drain_ps = (total_bytes * 8 * SEC as u128 / (rate * hosts)).min(u64::MAX as u128) as u64;
+    let horizon_ps = if net.stop_ps != u64::MAX {
+        net.stop_ps
+    } else {
+        last_start.saturating_add(drain_ps).saturating_add(10 * MS)
+    };
+    let samples = |interval: u64| (horizon_ps / interval.max(1)).saturating_add(1);
+    let monitors_bytes = (topo.switches().len() as u64)
+        .saturating_mul(samples(net.buffer_sample_ps))
+        .saturating_add(
+            (net.queue_monitor.len() as u64).saturating_mul(samples(net.queue_monitor_ps)),
+        )
+        .saturating_mul(4 * 3 / 2);
+    MemoryEstimate {
+        flows_bytes: (flows.len() as u64).saturating_mul(bytes_per_flow()),
+        monitors_bytes,
+        horizon_ps,
+    }
+}
+
+/// Refuse a run whose estimated memory ([`estimate_memory`]) exceeds 80 % of the memory
+/// available, with the estimate and what to change.
+pub fn check_memory(
+    topo: &TopologySpec,
+    net: &NetConfig,
+    flows: &[FlowSpec],
+) -> Result<(), String> {
+    let est = estimate_memory(topo, net, flows);
+    let avail = available_memory_bytes();
+    if est.total() <= avail / 5 * 4 {
+        return Ok(());
+    }
+    Err(format!(
+        "this run would need about {} of memory, more than the {} available: {} flows need {}; the buffer/queue monitors need {} for {} of simulated time at {} / {} intervals. Fewer flows (a shorter traffic `duration`), an earlier `stop`, or longer `output.buffer_interval` / `output.queue_interval` reduce it",
+        fmt_bytes(est.total()),
+        fmt_bytes(avail),
+        flows.len(),
+        fmt_bytes(est.flows_bytes),
+        fmt_bytes(est.monitors_bytes),
+        fmt_time(est.horizon_ps),
+        fmt_time(net.buffer_sample_ps),
+        fmt_time(net.queue_monitor_ps),
+    ))
+}
+
+/// How a run ended.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// Flows in the workload.
+    pub flows_total: u64,
+    /// Flows completed.
+    pub flows_completed: u64,
+    /// Flows whose start time was at or after the end of the run (never started).
+    pub flows_not_started: u64,
+    /// Why the run was stopped early for lack of progress, if it was.
+    pub stalled: Option<String>,
+    /// Simulated time at the end, picoseconds.
+    pub end_ps: u64,
+}
+
+impl Outcome {
+    /// Flows that did not complete.
+    pub fn incomplete(&self) -> u64 {
+        self.flows_total - self.flows_completed
+    }
+
+    /// The failure to report (stderr, exit status), if any: a stalled run always; a run with
+    /// incomplete flows unless `stop` was set deliberately (then they are expected).
+    pub fn failure(&self, stop_set: bool) -> Option<String> {
+        if let Some(s) = &self.stalled {
+            return Some(s.clone());
+        }
+        if self.incomplete() > 0 && !stop_set {
+            return Some(format!(
+                "only {} of {} flows completed; the event list ran out at {} with {} flows unfinished (see flows.csv: empty fct_ns)",
+                self.flows_completed,
+                self.flows_total,
+                fmt_time(self.end_ps),
+                self.incomplete()
+            ));
+        }
+        None
+    }
+}
+
+/// Stretch of simulated time without progress after which a run is stopped: 4 × the longest
+/// retransmission timeout, at least 100 ms and at most 10 s.
+pub fn stall_window_ps(net: &NetConfig) -> u64 {
+    let rto = match net.loss_recovery {
+        LossRecovery::Gbn { rto_ps, .. } => rto_ps,
+        LossRecovery::Irn { rto_high_ps, .. } => rto_high_ps,
+    };
+    rto.saturating_mul(4).clamp(100 * MS, 10 * SEC)
+}
+
+/// Run `sim` to the end (as [`Simulator::run`]), in slices of simulated time, stopping it if
+/// started flows make no progress — no payload byte delivered for the first time, no flow
+/// completed — for [`stall_window_ps`]. Idle stretches (no flow started and unfinished) are
+/// skipped at no cost. Results are identical to one `run` call: a slice ends between events.
+pub fn run_watched(sim: &mut Simulator, progress: &mut dyn FnMut(&Progress)) -> Outcome {
+    let stop = sim.cfg.stop_ps;
+    let window = stall_window_ps(&sim.cfg);
+    let slice = (window / 10).max(US);
+    let total = sim.flows.len() as u64;
+    let mut delivered = sim.counters.delivered_bytes;
+    let mut completed = sim.counters.flows_completed;
+    let mut last_progress = sim.q.now();
+    let mut stalled = None;
+    while let Some(next) = sim.q.peek_time() {
+        if next > stop {
+            break;
+        }
+        let end = next.max(sim.q.now()).saturating_add(slice).min(stop);
+        sim.cfg.stop_ps = end;
+        sim.run(progress);
+        if sim.counters.flows_completed == total && sim.arena.live() == 0 {
+            break;
+        }
+        let moved =
+            sim.counters.delivered_bytes != delivered || sim.counters.flows_completed != completed;
+        delivered = sim.counters.delivered_bytes;
+        completed = sim.counters.flows_completed;
+        let now = end;
+        let active = moved || sim.flows.iter().any(|f| f.start_ps <= now && !f.finished());
+        if moved || !active {
+            last_progress = now;
+        } else if now - last_progress >= window {
+            let unfinished = sim
+                .flows
+                .iter()
+                .filter(|f| f.start_ps <= now && !f.finished())
+                .count();
+            stalled = Some(format!(
+                "no progress for {} of simulated time (no payload byte delivered, no flow completed) with {unfinished} flows started and unfinished; stopped at {} ({} drops, {} timeouts, {} PFC pauses so far). Typical causes: a buffer or threshold too small for one packet, a PFC deadlock, a loss no timeout recovers",
+                fmt_time(window),
+                fmt_time(now),
+                sim.counters.drops + sim.counters.drops_link_error,
+                sim.counters.timeouts,
+                sim.scheme_stat("pfc", "pauses"),
+            ));
+            break;
+        }
+        if end >= stop {
+            break;
+        }
+    }
+    sim.cfg.stop_ps = stop;
+    let end_ps = sim.q.now();
+    Outcome {
+        flows_total: total,
+        flows_completed: sim.counters.flows_completed,
+        flows_not_started: sim
+            .flows
+            .iter()
+            .filter(|f| f.start_ps > end_ps && !f.finished())
+            .count() as u64,
+        stalled,
+        end_ps,
+    }
+}
+
+/// What `summary.json` records to make a run reproducible from its own directory.
+#[derive(Clone, Debug, Default)]
+pub struct RunMeta {
+    /// Master seed.
+    pub seed: u64,
+    /// `stop` was given.
+    pub stop_set: bool,
+    /// The resolved scenario (every override applied), as a JSON object; `Null` for HPCC-sim
+    /// configs.
+    pub scenario: Value,
+    /// The input file (scenario or HPCC-sim config), for the record.
+    pub source: String,
+}
+
+/// Add the run's ending and reproducibility keys to a summary object: `complete`,
+/// `flows_incomplete`, `flows_not_started`, `stalled`, `failure`, `stop_ps`, `seed`,
+/// `version`, `source`, `scenario`.
+pub fn annotate(summary: &mut Value, o: &Outcome, stop_ps: u64, meta: &RunMeta) {
+    let Some(m) = summary.as_object_mut() else {
+        return;
+    };
+    m.insert(
+        "complete".into(),
+        (o.incomplete() == 0 && o.stalled.is_none()).into(),
+    );
+    m.insert("flows_incomplete".into(), o.incomplete().into());
+    m.insert("flows_not_started".into(), o.flows_not_started.into());
+    m.insert("stalled".into(), json!(o.stalled));
+    m.insert("failure".into(), json!(o.failure(meta.stop_set)));
+    m.insert(
+        "stop_ps".into(),
+        if stop_ps == u64::MAX {
+            Value::Null
+        } else {
+            stop_ps.into()
+        },
+    );
+    m.insert("seed".into(), meta.seed.into());
+    m.insert("version".into(), env!("CARGO_PKG_VERSION").into());
+    m.insert("source".into(), meta.source.clone().into());
+    m.insert("scenario".into(), meta.scenario.clone());
+}
+
+/// Temporary files being written (removed by the signal handler).
+static TEMP_FILES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Register a temporary file for removal on SIGINT/SIGTERM.
+pub fn register_temp(p: &Path) {
+    if let Ok(mut v) = TEMP_FILES.lock() {
+        v.push(p.to_path_buf());
+    }
+}
+
+/// Forget a temporary file (renamed into place or removed).
+pub fn unregister_temp(p: &Path) {
+    if let Ok(mut v) = TEMP_FILES.lock()
+        && let Some(i) = v.iter().position(|x| x == p)
+    {
+        v.swap_remove(i);
+    }
+}
+
+/// On SIGINT/SIGTERM: remove the temporary files being written, say so, exit with status 130.
+/// Completed output files stay; a directory without `summary.json` is an incomplete set.
+pub fn install_signal_handlers() {
+    let _ = ctrlc::set_handler(|| {
+        if let Ok(v) = TEMP_FILES.lock() {
+            for p in v.iter() {
+                let _ = std::fs::remove_file(p);
+            }
+        }
+        eprintln!(
+            "interrupted: temporary files removed; outputs without summary.json are incomplete"
+        );
+        std::process::exit(130);
+    });
+}

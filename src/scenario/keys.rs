@@ -1,0 +1,305 @@
+//! Keys that do not apply: a key the chosen kind does not read is an error naming the key
+//! (the user believes it has an effect and it has none), or a warning where it is harmless
+//! (`[pfc]` settings without a lossless buffer, which a `[[compare]]` variant may switch on).
+
+use super::{Ctx, RawScenario, RawTraffic};
+use crate::scenario::cc;
+
+/// Record an error for every present key of `present` that `allowed` does not list.
+fn only(
+    ctx: &Ctx,
+    errs: &mut Vec<String>,
+    prefix: &str,
+    present: &[(&str, bool)],
+    allowed: &[&str],
+    why: &str,
+) {
+    for (k, p) in present {
+        if *p && !allowed.contains(k) {
+            let key = format!("{prefix}{k}");
+            errs.push(ctx.err_key(&key, format!("does not apply {why}")));
+        }
+    }
+}
+
+/// Check every section's keys against the kinds chosen in the scenario.
+pub(super) fn check_applicable(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<String>) {
+    topology(raw, ctx, errs);
+    cc_keys(raw, ctx, errs);
+    for (i, tr) in raw.traffic.iter().enumerate() {
+        traffic(i, tr, ctx, errs);
+    }
+    let n = &raw.network;
+    let drr = n.scheduler.as_ref().is_some_and(|s| s.get_ref() == "drr");
+    if n.drr_quantum.is_some() && !drr {
+        errs.push(ctx.err_key(
+            "network.drr_quantum",
+            "applies only with `network.scheduler = \"drr\"`",
+        ));
+    }
+    let lr = &raw.loss_recovery;
+    let irn = lr.kind.as_ref().is_some_and(|k| k.get_ref() == "irn");
+    let (kind, allowed): (&str, &[&str]) = if irn {
+        ("irn", &["rto_low", "rto_high", "bdp_cap"])
+    } else {
+        ("gbn", &["rto", "nack_interval"])
+    };
+    only(
+        ctx,
+        errs,
+        "loss_recovery.",
+        &[
+            ("rto", lr.rto.is_some()),
+            ("nack_interval", lr.nack_interval.is_some()),
+            ("rto_low", lr.rto_low.is_some()),
+            ("rto_high", lr.rto_high.is_some()),
+            ("bdp_cap", lr.bdp_cap.is_some()),
+        ],
+        allowed,
+        &format!("to loss_recovery.kind = \"{kind}\""),
+    );
+    let lossless = raw
+        .buffer
+        .mode
+        .as_ref()
+        .is_some_and(|m| m.get_ref() == "lossless");
+    let p = &raw.pfc;
+    if !lossless {
+        for (k, present) in [
+            ("expiry", p.expiry.is_some()),
+            ("quanta", p.quanta.is_some()),
+            ("headroom_factor", p.headroom_factor.is_some()),
+            ("alpha", p.alpha.is_some()),
+            ("reserve", p.reserve.is_some()),
+        ] {
+            if present {
+                ctx.warn(ctx.err_key(
+                    &format!("pfc.{k}"),
+                    "has no effect: PFC runs only with `buffer.mode = \"lossless\"`",
+                ));
+            }
+        }
+    }
+}
+
+/// Topology keys per kind.
+fn topology(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<String>) {
+    let t = &raw.topology;
+    let kind = t.kind.get_ref().as_str();
+    let allowed: &[&str] = match kind {
+        "star" => &["hosts", "host_rate", "host_delay"],
+        "dumbbell" => &[
+            "left_hosts",
+            "right_hosts",
+            "host_rate",
+            "host_delay",
+            "fabric_rate",
+            "fabric_delay",
+        ],
+        "leaf_spine" => &[
+            "spines",
+            "tors",
+            "hosts_per_tor",
+            "links_per_spine",
+            "host_rate",
+            "host_delay",
+            "fabric_rate",
+            "fabric_delay",
+        ],
+        "fat_tree" => &[
+            "k",
+            "host_rate",
+            "host_delay",
+            "fabric_rate",
+            "fabric_delay",
+        ],
+        "hpcc_fat_tree" => &[],
+        "file" => &["file"],
+        _ => return, // reported by the topology step
+    };
+    let why = match kind {
+        "hpcc_fat_tree" => {
+            "to kind = \"hpcc_fat_tree\" (HPCC's fixed 320-host tree: 100/400 Gb/s, 1 µs links)"
+        }
+        "file" => "to kind = \"file\" (the topology file gives every node and link)",
+        "leaf_spine" => {
+            "to kind = \"leaf_spine\" (hosts = tors × hosts_per_tor; rates and delays per tier)"
+        }
+        _ => "",
+    };
+    let why = if why.is_empty() {
+        format!("to kind = \"{kind}\"")
+    } else {
+        why.to_string()
+    };
+    only(
+        ctx,
+        errs,
+        "topology.",
+        &[
+            ("hosts", t.hosts.is_some()),
+            ("left_hosts", t.left_hosts.is_some()),
+            ("right_hosts", t.right_hosts.is_some()),
+            ("spines", t.spines.is_some()),
+            ("tors", t.tors.is_some()),
+            ("hosts_per_tor", t.hosts_per_tor.is_some()),
+            ("links_per_spine", t.links_per_spine.is_some()),
+            ("k", t.k.is_some()),
+            ("host_rate", t.host_rate.is_some()),
+            ("host_delay", t.host_delay.is_some()),
+            ("fabric_rate", t.fabric_rate.is_some()),
+            ("fabric_delay", t.fabric_delay.is_some()),
+            ("file", t.file.is_some()),
+        ],
+        allowed,
+        &why,
+    );
+}
+
+/// `[cc]` parameters per controller.
+fn cc_keys(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<String>) {
+    let c = &raw.cc;
+    let kind = c
+        .kind
+        .as_ref()
+        .map(|k| k.get_ref().as_str())
+        .unwrap_or("none");
+    let Ok(setup) = cc::preset(kind, 100 * crate::units::GBPS) else {
+        return; // reported by the cc step
+    };
+    use crate::cc::CcConfig;
+    let allowed: &[&str] = match setup.cc {
+        CcConfig::None(_) => &["window"],
+        CcConfig::Dcqcn(_) => &[
+            "window",
+            "var_win",
+            "min_rate",
+            "ai",
+            "hai",
+            "g",
+            "alpha_timer",
+            "dec_interval",
+            "rp_timer",
+            "fast_recovery",
+        ],
+        CcConfig::Dctcp(_) => &["window", "var_win", "min_rate", "ai", "g"],
+        CcConfig::Hpcc(_) => &["min_rate", "ai", "eta", "max_stage", "w_ai", "reaction"],
+        CcConfig::Timely(_) => &[
+            "window", "var_win", "min_rate", "ai", "hai", "t_low", "t_high", "beta",
+        ],
+    };
+    only(
+        ctx,
+        errs,
+        "cc.",
+        &[
+            ("window", c.window.is_some()),
+            ("var_win", c.var_win.is_some()),
+            ("min_rate", c.min_rate.is_some()),
+            ("ai", c.ai.is_some()),
+            ("hai", c.hai.is_some()),
+            ("g", c.g.is_some()),
+            ("alpha_timer", c.alpha_timer.is_some()),
+            ("dec_interval", c.dec_interval.is_some()),
+            ("rp_timer", c.rp_timer.is_some()),
+            ("fast_recovery", c.fast_recovery.is_some()),
+            ("eta", c.eta.is_some()),
+            ("max_stage", c.max_stage.is_some()),
+            ("w_ai", c.w_ai.is_some()),
+            ("reaction", c.reaction.is_some()),
+            ("t_low", c.t_low.is_some()),
+            ("t_high", c.t_high.is_some()),
+            ("beta", c.beta.is_some()),
+        ],
+        allowed,
+        &format!("to cc.kind = \"{kind}\" ({})", setup.cc.name()),
+    );
+    if c.ai.is_some() && c.w_ai.is_some() {
+        errs.push(ctx.err_key(
+            "cc.w_ai",
+            "give either `cc.ai` (a rate) or `cc.w_ai` (bytes), not both",
+        ));
+    }
+}
+
+/// `[[traffic]]` keys per generator kind.
+fn traffic(i: usize, tr: &RawTraffic, ctx: &Ctx, errs: &mut Vec<String>) {
+    let kind = tr.kind.get_ref().as_str();
+    let single = tr.at.is_some();
+    let allowed: &[&str] = match kind {
+        "poisson" => &[
+            "cdf",
+            "cdf_format",
+            "cdf_unit_bytes",
+            "load",
+            "start",
+            "duration",
+            "hosts",
+            "prio",
+        ],
+        "lognormal" => &[
+            "cdf",
+            "cdf_format",
+            "cdf_unit_bytes",
+            "load",
+            "sigma",
+            "start",
+            "duration",
+            "hosts",
+            "prio",
+        ],
+        "incast" if single => &["size", "senders", "receivers", "at", "sync_window", "prio"],
+        "incast" => &[
+            "size",
+            "degree",
+            "load",
+            "start",
+            "duration",
+            "hosts",
+            "receivers",
+            "sync_window",
+            "prio",
+        ],
+        "all_to_all" | "permutation" => &["hosts", "size", "start", "prio"],
+        "long_lived" => &["pairs", "size", "start", "prio"],
+        "flow_file" => &["file", "prio"],
+        _ => return, // reported by the traffic step
+    };
+    let why = if kind == "incast" && single {
+        "to a single incast (`at` given: senders → one receiver at that time)".to_string()
+    } else {
+        format!("to {kind} traffic")
+    };
+    only(
+        ctx,
+        errs,
+        &format!("traffic[{i}]."),
+        &[
+            ("cdf", tr.cdf.is_some()),
+            ("cdf_format", tr.cdf_format.is_some()),
+            ("cdf_unit_bytes", tr.cdf_unit_bytes.is_some()),
+            ("load", tr.load.is_some()),
+            ("sigma", tr.sigma.is_some()),
+            ("start", tr.start.is_some()),
+            ("duration", tr.duration.is_some()),
+            ("hosts", tr.hosts.is_some()),
+            ("receivers", tr.receivers.is_some()),
+            ("degree", tr.degree.is_some()),
+            ("size", tr.size.is_some()),
+            ("sync_window", tr.sync_window.is_some()),
+            ("pairs", tr.pairs.is_some()),
+            ("senders", tr.senders.is_some()),
+            ("at", tr.at.is_some()),
+            ("file", tr.file.is_some()),
+            ("prio", tr.prio.is_some()),
+        ],
+        allowed,
+        &why,
+    );
+    if tr.cdf_unit_bytes.is_some() && tr.cdf_format.as_deref() != Some("homa") {
+        errs.push(ctx.err_key(
+            &format!("traffic[{i}].cdf_unit_bytes"),
+            "applies only with `cdf_format = \"homa\"`",
+        ));
+    }
+}

@@ -1,0 +1,425 @@
+//! Issue 16 ("no silently wrong result, no lost run, no unbounded resource use"): every
+//! example of the issue, driven through the library or the `sfc` binary, gives a clear error
+//! naming the file, line or key, a warning, or correct output.
+
+mod common;
+
+use std::path::Path;
+
+/// Every point of every shipped experiment (full and quick) resolves without an error and
+/// without a warning: the stricter checks do not reject what the paper experiments need.
+#[test]
+fn every_experiment_point_resolves_cleanly() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments");
+    for (path, e) in sfc::experiment::list(&dir).expect("list experiments") {
+        for quick in [false, true] {
+            for p in sfc::experiment::runner::points(&e, quick) {
+                let sc = sfc::scenario::from_str(
+                    &e.scenario_text,
+                    &path.display().to_string(),
+                    &dir,
+                    &p.sets,
+                )
+                .unwrap_or_else(|err| {
+                    panic!("{} point {} (quick {quick}):\n{err}", path.display(), p.id)
+                });
+                assert!(
+                    sc.warnings.is_empty(),
+                    "{} point {}: {:?}",
+                    path.display(),
+                    p.id,
+                    sc.warnings
+                );
+            }
+        }
+    }
+}
+
+use common::{Run, TempDir, run_with_timeout};
+use std::process::Command;
+use std::time::Duration;
+
+const SFC: &str = env!("CARGO_BIN_EXE_sfc");
+
+fn sfc(cwd: &Path, args: &[&str]) -> Run {
+    let mut cmd = Command::new(SFC);
+    cmd.args(args).current_dir(cwd);
+    run_with_timeout(cmd, Duration::from_secs(30))
+}
+
+/// A 4-host star with one 3:1 incast of 20 KB flows: completes in microseconds.
+const TINY: &str = r#"name = "tiny"
+seed = 7
+
+[topology]
+kind = "star"
+hosts = 4
+host_rate = "100Gbps"
+host_delay = "1us"
+
+[[traffic]]
+kind = "incast"
+senders = [0, 1, 2]
+receivers = [3]
+size = "20KB"
+at = "1us"
+"#;
+
+/// TINY with `extra` lines appended after `[topology]`'s last key (or a new section).
+fn tiny_with(section_line: &str, extra: &str) -> String {
+    TINY.replacen(section_line, &format!("{section_line}\n{extra}"), 1)
+}
+
+/// `sfc validate` on `text` fails, and every needle appears in stderr.
+fn assert_invalid(text: &str, needles: &[&str]) {
+    let d = TempDir::new("rel-bad");
+    d.write("s.toml", text);
+    let r = sfc(d.path(), &["validate", "s.toml"]);
+    r.assert_error(needles);
+}
+
+// Class 1: out-of-range values are errors naming the key, never a saturation.
+#[test]
+fn class1_out_of_range_times_and_rates() {
+    let t = TINY.replace("host_delay = \"1us\"", "host_delay = \"1e30s\"");
+    assert_invalid(&t, &["s.toml:8", "topology.host_delay", "out of range"]);
+    // In the picosecond range but not a link delay: RTTs and timeouts must fit.
+    let t = TINY.replace("host_delay = \"1us\"", "host_delay = \"2s\"");
+    assert_invalid(
+        &t,
+        &["s.toml:8", "topology.host_delay", "longest accepted, 1s"],
+    );
+    let t = TINY.replace("host_rate = \"100Gbps\"", "host_rate = \"1bps\"");
+    assert_invalid(
+        &t,
+        &["s.toml:7", "topology.host_rate", "slowest accepted link"],
+    );
+}
+
+// Class 2: keys that do not apply.
+#[test]
+fn class2_keys_that_do_not_apply_are_errors() {
+    let t = tiny_with("seed = 7", "\n[cc]\nkind = \"dcqcn\"\neta = 0.9");
+    assert_invalid(
+        &t,
+        &[
+            "s.toml",
+            "`cc.eta`",
+            "does not apply to cc.kind = \"dcqcn\"",
+        ],
+    );
+    let t = tiny_with("seed = 7", "\n[cc]\nkind = \"hpcc\"\ng = 0.5");
+    assert_invalid(&t, &["`cc.g`", "does not apply to cc.kind = \"hpcc\""]);
+    let t = TINY.replace("at = \"1us\"", "at = \"1us\"\nduration = \"1ms\"");
+    assert_invalid(
+        &t,
+        &["traffic[0].duration", "does not apply to a single incast"],
+    );
+    let t = TINY.replace(
+        "kind = \"star\"\nhosts = 4",
+        "kind = \"leaf_spine\"\nhosts = 4\nspines = 1\ntors = 2\nhosts_per_tor = 2",
+    );
+    assert_invalid(
+        &t,
+        &["s.toml:6", "`topology.hosts`", "tors × hosts_per_tor"],
+    );
+    let d = TempDir::new("rel-file");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/hpcc/star3_100g.txt"),
+        d.join("topo.txt"),
+    )
+    .unwrap();
+    let t = TINY.replace(
+        "kind = \"star\"\nhosts = 4\nhost_rate = \"100Gbps\"",
+        "kind = \"file\"\nfile = \"topo.txt\"\nhost_rate = \"10Gbps\"",
+    );
+    d.write("s.toml", &t);
+    sfc(d.path(), &["validate", "s.toml"]).assert_error(&[
+        "`topology.host_rate`",
+        "topology file gives every node and link",
+    ]);
+    // Several problems: every one is reported (validate reports them all).
+    let t = tiny_with(
+        "seed = 7",
+        "\n[cc]\nkind = \"dcqcn\"\neta = 0.9\nw_ai = \"80B\"",
+    );
+    assert_invalid(&t, &["`cc.eta`", "`cc.w_ai`"]);
+}
+
+#[test]
+fn class2_pfc_keys_without_lossless_warn() {
+    let d = TempDir::new("rel-pfc");
+    d.write("s.toml", &tiny_with("seed = 7", "\n[pfc]\nquanta = 100"));
+    let r = sfc(d.path(), &["validate", "s.toml"]);
+    r.assert_ok();
+    assert!(
+        r.stderr
+            .contains("warning: s.toml:5: `pfc.quanta`: has no effect"),
+        "{}",
+        r.show()
+    );
+}
+
+// Class 3: output locations are checked before simulating.
+#[test]
+fn class3_bad_output_locations_fail_before_the_run() {
+    let d = TempDir::new("rel-out");
+    d.write("s.toml", TINY);
+    d.write("afile", "x");
+    let r = sfc(d.path(), &["run", "s.toml", "--out", "afile"]);
+    r.assert_error(&["afile", "is an existing file, not a directory"]);
+    assert!(
+        !r.stderr.contains("running"),
+        "the run must not start:\n{}",
+        r.show()
+    );
+    let r = sfc(d.path(), &["run", "s.toml", "--out", "afile/sub"]);
+    r.assert_error(&["afile/sub"]);
+}
+
+#[test]
+fn class3_hpcc_fct_output_checked_and_never_an_input() {
+    let d = TempDir::new("rel-hpcc");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/hpcc");
+    std::fs::copy(data.join("star2_100g.txt"), d.join("topo.txt")).unwrap();
+    std::fs::copy(data.join("flows_sizes.txt"), d.join("flow.txt")).unwrap();
+    let cfg = |fct: &str| {
+        format!(
+            "TOPOLOGY_FILE topo.txt\nFLOW_FILE flow.txt\nFCT_OUTPUT_FILE {fct}\nCC_MODE none\nSIMULATOR_STOP_TIME 2.1\n"
+        )
+    };
+    d.write("c.txt", &cfg("flow.txt"));
+    let before = d.read("flow.txt");
+    sfc(d.path(), &["hpcc", "c.txt"]).assert_error(&["c.txt:3", "FCT_OUTPUT_FILE", "input file"]);
+    assert_eq!(d.read("flow.txt"), before, "the input must be untouched");
+    d.write("c.txt", &cfg("missing/fct.txt"));
+    sfc(d.path(), &["hpcc", "c.txt"]).assert_error(&["c.txt:3", "missing", "does not exist"]);
+    d.write("c.txt", &cfg("."));
+    sfc(d.path(), &["hpcc", "c.txt"]).assert_error(&["c.txt:3", "is a directory"]);
+    // An empty flow file is refused.
+    d.write("flow.txt", "0\n");
+    d.write("c.txt", &cfg("fct.txt"));
+    sfc(d.path(), &["hpcc", "c.txt"]).assert_error(&["FLOW_FILE", "no flows"]);
+}
+
+// Class 4: a previous run's files never sit beside a new summary.
+#[test]
+fn class4_stale_outputs_are_removed() {
+    let d = TempDir::new("rel-stale");
+    d.write("s.toml", TINY);
+    d.write("o/queues.csv", "stale");
+    d.write("o/summary.json", "{}");
+    let r = sfc(d.path(), &["run", "s.toml", "--out", "o"]);
+    r.assert_ok();
+    assert!(
+        !d.join("o/queues.csv").exists(),
+        "stale queues.csv left behind"
+    );
+    assert!(d.read("o/summary.json").contains("\"complete\": true"));
+    assert!(d.join("o/scenario.toml").exists());
+}
+
+// Class 5: unbounded memory, disk and time.
+#[test]
+fn class5_sample_intervals_and_memory_are_bounded() {
+    let t = tiny_with("seed = 7", "\n[output]\nbuffer_interval = \"1ps\"");
+    assert_invalid(
+        &t,
+        &[
+            "s.toml:5",
+            "output.buffer_interval",
+            "shortest sampling interval",
+        ],
+    );
+    let t = tiny_with("seed = 7", "\n[output]\nqueue_interval = \"0ns\"");
+    assert_invalid(&t, &["output.queue_interval", "shortest sampling interval"]);
+    // A flow at 1e6 s: the monitors would need hundreds of GB — refused with the estimate.
+    let d = TempDir::new("rel-mem");
+    d.write("s.toml", &TINY.replace("at = \"1us\"", "at = \"1e6s\""));
+    let r = sfc(d.path(), &["run", "s.toml", "--no-output"]);
+    r.assert_error(&[
+        "this run would need about",
+        "of memory",
+        "output.buffer_interval",
+    ]);
+    // Tens of millions of flows are refused before they are generated.
+    let t = TINY.replace(
+        "[[traffic]]\nkind = \"incast\"",
+        "[[traffic]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 1.0\nduration = \"1e7s\"\n\n[[traffic]]\nkind = \"incast\"",
+    );
+    assert_invalid(&t, &["traffic[0]", "flows"]);
+}
+
+// Class 6: impossible settings, and runs that finish having done nothing.
+#[test]
+fn class6_impossible_settings_are_rejected() {
+    let t = tiny_with("seed = 7", "\n[buffer]\ndt_alpha = 1e-30");
+    assert_invalid(
+        &t,
+        &[
+            "s.toml:5",
+            "buffer.dt_alpha",
+            "every packet would be dropped",
+        ],
+    );
+    let t = tiny_with("seed = 7", "\n[loss_recovery]\nrto = \"1ps\"");
+    assert_invalid(
+        &t,
+        &["s.toml:5", "loss_recovery.rto", "shorter than the base RTT"],
+    );
+    let t = TINY.replace("seed = 7", "seed = 7\nstop = \"0ns\"");
+    assert_invalid(&t, &["s.toml:3", "`stop`", "must be positive"]);
+    let t = TINY.replace("seed = 7", "seed = 7\nstop = \"1us\"");
+    assert_invalid(
+        &t,
+        &["`stop`", "every flow starts at or after the stop time"],
+    );
+}
+
+#[test]
+fn class6_a_run_without_progress_stops_and_fails() {
+    // Every packet on host 0's link is lost: no byte is ever delivered.
+    let d = TempDir::new("rel-stall");
+    d.write(
+        "topo.txt",
+        "3 1 2\n2\n0 2 100Gbps 1000ns 1\n1 2 100Gbps 1000ns 0\n",
+    );
+    let t = r#"name = "lossy"
+[topology]
+kind = "file"
+file = "topo.txt"
+
+[[traffic]]
+kind = "long_lived"
+pairs = [[0, 1]]
+size = "10KB"
+"#;
+    d.write("s.toml", t);
+    let r = sfc(d.path(), &["run", "s.toml", "--out", "o"]);
+    r.assert_error(&["no progress for", "1 flows started and unfinished"]);
+    let s = d.read("o/summary.json");
+    assert!(
+        s.contains("\"complete\": false") && s.contains("\"flows_incomplete\": 1"),
+        "{s}"
+    );
+}
+
+// Class 7: error reporting.
+#[test]
+fn class7_set_errors_cite_the_set() {
+    let d = TempDir::new("rel-set");
+    d.write("s.toml", TINY);
+    let r = sfc(
+        d.path(),
+        &[
+            "validate",
+            "s.toml",
+            "--set",
+            "topology.host_delay=\"1e30s\"",
+        ],
+    );
+    r.assert_error(&["--set `topology.host_delay=\"1e30s\"`", "out of range"]);
+    let r = sfc(
+        d.path(),
+        &["validate", "s.toml", "--set", "topology.nosuchkey=1"],
+    );
+    r.assert_error(&["--set `topology.nosuchkey=1`", "unknown field"]);
+}
+
+#[test]
+fn class7_non_utf8_and_ecn_errors_have_positions() {
+    let d = TempDir::new("rel-utf8");
+    std::fs::write(d.join("s.toml"), b"name = \"x\"\n# caf\xe9\n").unwrap();
+    sfc(d.path(), &["validate", "s.toml"]).assert_error(&["s.toml:2:6", "not UTF-8"]);
+    let t = tiny_with("seed = 7", "\n[ecn]\nkmin = \"100KB\"\nkmax = \"10KB\"");
+    assert_invalid(&t, &["s.toml:6", "ecn.kmax", "kmin ≤ kmax"]);
+    let t = tiny_with("seed = 7", "\n[output]\nqueues = [[0, 0]]");
+    assert_invalid(
+        &t,
+        &["s.toml:5", "output.queues[0]", "node 0 is not a switch"],
+    );
+}
+
+#[test]
+fn class7_cli_edges() {
+    let d = TempDir::new("rel-cli");
+    let r = sfc(d.path(), &["experiment", "run", "sfc-fig1", "--jobs", "0"]);
+    assert!(!r.ok() && r.stderr.contains("--jobs"), "{}", r.show());
+    d.write("out/bench.json", "[1]");
+    let r = sfc(d.path(), &["bench", "--filter", "nomatch"]);
+    r.assert_error(&["matches no benchmark"]);
+    assert_eq!(d.read("out/bench.json"), "[1]");
+    // A closed pipe ends `sfc` quietly, never with a panic.
+    d.write("s.toml", TINY);
+    let mut child = Command::new(SFC)
+        .args(["run", "s.toml", "--no-output", "--json"])
+        .current_dir(d.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_ne!(out.status.code(), Some(101), "{err}");
+}
+
+// Class 8 and the experiments built into the binary.
+#[test]
+fn class8_summary_records_how_to_rerun() {
+    let d = TempDir::new("rel-summary");
+    d.write("s.toml", TINY);
+    let r = sfc(
+        d.path(),
+        &["run", "s.toml", "--out", "o", "--set", "seed=9"],
+    );
+    r.assert_ok();
+    let s: serde_json::Value = serde_json::from_str(&d.read("o/summary.json")).unwrap();
+    assert_eq!(s["seed"], 9);
+    assert_eq!(s["scenario"]["seed"], 9);
+    assert_eq!(s["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(s["complete"], true);
+    let t = d.read("o/throughput.csv");
+    assert!(t.starts_with("sample,time_ns,receiver,gbps\n"), "{t}");
+    // Every receiver column names host 3, the incast receiver.
+    assert!(
+        t.lines().skip(1).all(|l| l.split(',').nth(2) == Some("3")),
+        "{t}"
+    );
+}
+
+#[test]
+fn experiments_work_outside_the_repository() {
+    let d = TempDir::new("rel-exp");
+    let r = sfc(d.path(), &["experiment", "list"]);
+    r.assert_ok();
+    assert!(
+        r.stdout.contains("sfc-fig1") && r.stdout.contains("<built-in>"),
+        "{}",
+        r.show()
+    );
+    let r = sfc(d.path(), &["experiment", "list", "--dir", "nope"]);
+    r.assert_error(&["nope", "does not exist"]);
+}
+
+/// The built-in experiment list is exactly the `experiments/` directory.
+#[test]
+fn builtin_experiments_match_the_directory() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".toml"))
+        .collect();
+    files.sort();
+    let mut builtin: Vec<String> = sfc::experiment::builtin::BUILTIN
+        .iter()
+        .map(|(n, _)| n.to_string())
+        .collect();
+    builtin.sort();
+    assert_eq!(files, builtin, "regenerate src/experiment/builtin.rs");
+    for (n, text) in sfc::experiment::builtin::BUILTIN {
+        assert_eq!(std::fs::read_to_string(dir.join(n)).unwrap(), *text);
+    }
+}
