@@ -32,13 +32,14 @@ pub fn ser_time_ps(bytes: u64, rate_bps: u64) -> u64 {
 /// a link may never be faster than its rate). Exact for any backlog (u128 intermediate).
 #[inline]
 pub fn drain_time_ps(bytes: u64, rate_bps: u64) -> u64 {
-    (bytes as u128 * 8_000_000_000_000u128 / rate_bps.max(1) as u128) as u64
+    (bytes as u128 * 8_000_000_000_000u128 / rate_bps.max(1) as u128).min(u64::MAX as u128) as u64
 }
 
-/// Bytes a link of `rate_bps` carries in `time_ps` (bandwidth-delay product), rounded down.
+/// Bytes a link of `rate_bps` carries in `time_ps` (bandwidth-delay product), rounded down
+/// (saturating at `u64::MAX`).
 #[inline]
 pub fn bytes_in_ps(time_ps: u64, rate_bps: u64) -> u64 {
-    (time_ps as u128 * rate_bps as u128 / 8_000_000_000_000u128) as u64
+    (time_ps as u128 * rate_bps as u128 / 8_000_000_000_000u128).min(u64::MAX as u128) as u64
 }
 
 /// Serialization time as the HPCC ns-3 simulator computes it: `size·8/rate` seconds converted to
@@ -217,6 +218,17 @@ mod tests {
         assert_eq!(ser_time_ps_hpcc(60, 100 * GBPS), 4 * NS);
         assert_eq!(ser_time_ps_hpcc(1048, 25 * GBPS), 335 * NS);
         assert_eq!(ser_time_ps_hpcc(1090, 100 * GBPS), 87 * NS);
+    }
+
+    #[test]
+    fn drain_and_bdp() {
+        // 100 KB at 100 G drain in 8 µs; 1 B at 3 b/s: 8/3 s, rounded down (ser rounds up).
+        assert_eq!(drain_time_ps(100_000, 100 * GBPS), 8 * US);
+        assert_eq!(drain_time_ps(1, 3), 2_666_666_666_666);
+        assert_eq!(ser_time_ps(1, 3), 2_666_666_666_667);
+        // 10 µs at 100 G = 125 000 B; saturates instead of wrapping.
+        assert_eq!(bytes_in_ps(10 * US, 100 * GBPS), 125_000);
+        assert_eq!(bytes_in_ps(u64::MAX, u64::MAX), u64::MAX);
     }
 
     #[test]

@@ -261,6 +261,8 @@ pub trait SwitchHooks {
     fn on_timer(&mut self, _ctx: &mut SwitchCtx<'_>, _port: u16, _which: u8, _arg: u8) {}
     /// Hint the CPU to load the state [`Self::admit`] will touch for (`in_port`, `q`).
     fn prefetch(&self, _in_port: u16, _q: usize) {}
+    /// Hint the CPU to load the state [`Self::on_dequeue`] will touch for egress `port`.
+    fn prefetch_egress(&self, _port: u16) {}
     /// The run ends at `ctx.now_ps`: close open intervals.
     fn finish(&mut self, _ctx: &mut SwitchCtx<'_>) {}
 }
@@ -387,6 +389,12 @@ macro_rules! schemes {
                 $v(<$sw as Scheme>::Host),
             )*
         }
+
+        // Every scheme may run on one switch at once: the registry must fit a switch's table.
+        const _: () = assert!(
+            [$($id),*].len() <= crate::switch::MAX_SCHEMES_PER_SWITCH,
+            "more registered schemes than MAX_SCHEMES_PER_SWITCH"
+        );
 
         impl SchemeId {
             /// The id with registry index `v`, if there is one.
@@ -545,6 +553,10 @@ impl SwitchHooks for SwitchScheme {
     #[inline]
     fn prefetch(&self, in_port: u16, q: usize) {
         dispatch_switch!(self, s => s.prefetch(in_port, q))
+    }
+    #[inline]
+    fn prefetch_egress(&self, port: u16) {
+        dispatch_switch!(self, s => s.prefetch_egress(port))
     }
     fn finish(&mut self, ctx: &mut SwitchCtx<'_>) {
         dispatch_switch!(self, s => s.finish(ctx))

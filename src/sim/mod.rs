@@ -222,6 +222,7 @@ fn build_nodes(topo: &TopologySpec, cfg: &NetConfig) -> (Vec<NodeRef>, Vec<HostN
                     rng: Rng::derive(cfg.seed, "ecn", n as u64),
                     schemes: Vec::new(),
                     hooks: 0,
+                    by_hook: [0; 16],
                 });
             }
         }
@@ -322,7 +323,16 @@ fn install_schemes(cfg: &NetConfig, env: &Env, switches: &mut [Switch]) {
     use crate::scheme::SwitchHooks;
     for sw in switches.iter_mut() {
         sw.schemes = crate::scheme::build_switch_schemes(cfg, env, sw.tier, &sw.ports);
-        sw.hooks = sw.schemes.iter().fold(0, |m, s| m | s.hooks());
+        sw.hooks = 0;
+        for (i, sc) in sw.schemes.iter().enumerate() {
+            let h = sc.hooks();
+            sw.hooks |= h;
+            for (k, set) in sw.by_hook.iter_mut().enumerate() {
+                if h & (1 << k) != 0 {
+                    *set |= 1 << i;
+                }
+            }
+        }
     }
 }
 
@@ -537,6 +547,7 @@ impl Simulator {
             let line = ep as *const EgressPort as *const u8;
             prefetch(line);
             prefetch(line.wrapping_add(64));
+            self.prefetch_schemes(*s as usize);
         }
         if let Some(&Event::Arrive {
             node, pkt, egress, ..
@@ -553,6 +564,7 @@ impl Simulator {
                 let line = ep as *const EgressPort as *const u8;
                 prefetch(line);
                 prefetch(line.wrapping_add(64));
+                self.prefetch_schemes(*s as usize);
             }
         }
         match self.q.peek_ahead(PREFETCH_DISTANCE) {
@@ -594,15 +606,38 @@ impl Simulator {
                 None => {}
             },
             Some(&Event::TxDone { node, port }) => {
-                if let Some(NodeRef::Switch(s)) = self.nodes.get(node as usize)
-                    && let Some(ep) = self.switches[*s as usize].ports.get(port as usize)
-                    && let Some(q) = ep.next_queue_hint()
-                    && let Some(qq) = ep.queues.get(q)
-                {
-                    prefetch(qq as *const _);
+                if let Some(NodeRef::Switch(s)) = self.nodes.get(node as usize) {
+                    let sw = &self.switches[*s as usize];
+                    if let Some(ep) = sw.ports.get(port as usize)
+                        && let Some(q) = ep.next_queue_hint()
+                        && let Some(qq) = ep.queues.get(q)
+                    {
+                        prefetch(qq as *const _);
+                    }
+                    if sw.hooks & crate::scheme::hook::DEQUEUE != 0 {
+                        use crate::scheme::SwitchHooks;
+                        for sc in &sw.schemes {
+                            sc.prefetch_egress(port);
+                        }
+                    }
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Prefetch the first three cache lines of each scheme instance of switch `s` (their
+    /// discriminant and hot fields), ahead of the hooks that will run there.
+    #[inline]
+    fn prefetch_schemes(&self, s: usize) {
+        let sw = &self.switches[s];
+        if sw.hooks != 0 {
+            for sc in sw.schemes.iter() {
+                let line = sc as *const SwitchScheme as *const u8;
+                crate::engine::prefetch(line);
+                crate::engine::prefetch(line.wrapping_add(64));
+                crate::engine::prefetch(line.wrapping_add(128));
+            }
         }
     }
 

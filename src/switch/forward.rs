@@ -35,10 +35,10 @@ impl Simulator {
         }
     }
 
-    /// Run `f` on every scheme of switch `s` whose hook flags include `flag` (all schemes if
-    /// `flag` is 0), with a context on that switch. Requests land in the outbox; the caller
-    /// flushes.
-    #[inline]
+    /// Run `f` on every scheme of switch `s` that implements hook `flag` (a single
+    /// [`hook`] bit; 0 = every scheme), in registry order, with a context on that switch,
+    /// until one returns `Some`. Requests land in the outbox; the caller flushes.
+    #[inline(always)]
     fn switch_hooks<R>(
         &mut self,
         s: usize,
@@ -48,6 +48,11 @@ impl Simulator {
         let now_ps = self.q.now();
         let event_no = self.q.events();
         let sw = &mut self.switches[s];
+        let mut set: u16 = if flag == 0 {
+            (1u32 << sw.schemes.len()).wrapping_sub(1) as u16
+        } else {
+            sw.by_hook[flag.trailing_zeros() as usize]
+        };
         let mut ctx = SwitchCtx {
             now_ps,
             node: sw.node,
@@ -60,12 +65,13 @@ impl Simulator {
             out: &mut self.outbox,
             event_no,
         };
-        for sc in sw.schemes.iter_mut() {
-            if flag == 0 || sc.hooks() & flag != 0 {
-                ctx.out.current = sc.id();
-                if let Some(r) = f(sc, &mut ctx) {
-                    return Some(r);
-                }
+        while set != 0 {
+            let i = set.trailing_zeros() as usize;
+            set &= set - 1;
+            let sc = &mut sw.schemes[i];
+            ctx.out.current = sc.id();
+            if let Some(r) = f(sc, &mut ctx) {
+                return Some(r);
             }
         }
         None
@@ -93,7 +99,15 @@ impl Simulator {
 
     /// Carry out, in order, the requests schemes of switch `s` made since `start` (including
     /// those made while carrying them out), then drop them from the outbox.
+    #[inline(always)]
     pub(crate) fn switch_flush(&mut self, s: usize, start: usize) {
+        if self.outbox.len() > start {
+            self.switch_flush_pending(s, start);
+        }
+    }
+
+    #[inline(never)]
+    fn switch_flush_pending(&mut self, s: usize, start: usize) {
         let mut i = start;
         while i < self.outbox.len() {
             let (id, e) = self.outbox.items[i];

@@ -191,7 +191,14 @@ pub struct Switch {
     pub schemes: Vec<SwitchScheme>,
     /// Union of the schemes' per-packet hook flags ([`crate::scheme::hook`]).
     pub hooks: u16,
+    /// For each hook flag bit `k` ([`crate::scheme::hook`]), the bit set of the indices in
+    /// `schemes` that implement it: a stage visits exactly those, in order, without touching
+    /// the others.
+    pub by_hook: [u16; 16],
 }
+
+/// Most schemes one switch can run at once (the registry is smaller).
+pub const MAX_SCHEMES_PER_SWITCH: usize = 16;
 
 impl Switch {
     /// The switch half of scheme `id` on this switch, if it runs here.

@@ -444,8 +444,7 @@ impl RouteTable {
                     continue;
                 }
                 let rtt = delay[s].saturating_mul(2).saturating_add(ser[s]);
-                let bdp = (rtt as u128 * bw[s] as u128 / 8_000_000_000_000u128)
-                    .min(u64::MAX as u128) as u64;
+                let bdp = crate::units::bytes_in_ps(rtt, bw[s]);
                 best.max_bdp_bytes = best.max_bdp_bytes.max(bdp);
                 if !found
                     || rtt > best.max_base_rtt_ps

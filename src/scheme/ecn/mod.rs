@@ -28,18 +28,42 @@ pub fn should_mark(q_bytes: u64, t: &EcnThresholds, rng: &mut Rng) -> bool {
     p >= 1.0 || (p > 0.0 && rng.f64() < p)
 }
 
-/// ECN marking on one switch: the thresholds of each egress port (by its rate).
+/// ECN marking on one switch: the thresholds of each egress port (by its rate). Stored as a
+/// byte per port indexing a few distinct threshold sets, so the per-port lookup on every
+/// dequeue stays within one cache line for the whole switch.
 #[derive(Clone, Debug)]
 pub struct EcnSwitch {
-    /// Thresholds per egress port (`None` = the port does not mark).
-    pub ports: Vec<Option<EcnThresholds>>,
+    /// Index into `classes` per egress port (`NO_MARKING` = the port does not mark).
+    pub port_class: Vec<u8>,
+    /// The distinct thresholds in use.
+    pub classes: Vec<EcnThresholds>,
     /// Data packets marked CE.
     pub marks: u64,
+}
+
+/// `EcnSwitch::port_class` of a port that does not mark.
+pub const NO_MARKING: u8 = u8::MAX;
+
+impl EcnSwitch {
+    /// Thresholds of `port`, if it marks.
+    #[inline]
+    pub fn thresholds(&self, port: u16) -> Option<&EcnThresholds> {
+        self.classes
+            .get(*self.port_class.get(port as usize)? as usize)
+    }
 }
 
 impl SwitchHooks for EcnSwitch {
     fn hooks(&self) -> u16 {
         hook::DEQUEUE
+    }
+
+    #[inline]
+    fn prefetch_egress(&self, port: u16) {
+        if let Some(c) = self.port_class.get(port as usize) {
+            crate::engine::prefetch(c as *const u8);
+        }
+        crate::engine::prefetch(self.classes.as_ptr());
     }
 
     /// RED on the backlog the departing data packet leaves behind in its queue.
@@ -48,7 +72,7 @@ impl SwitchHooks for EcnSwitch {
         if at.q == 0 {
             return;
         }
-        let Some(t) = &self.ports[at.egress as usize] else {
+        let Some(t) = self.thresholds(at.egress) else {
             return;
         };
         let backlog = ctx.ports[at.egress as usize].queues[at.q].bytes;
@@ -65,13 +89,27 @@ impl Scheme for EcnSwitch {
     type Host = NoHost;
 
     fn build_switch(cfg: &NetConfig, _env: &Env, _tier: u8, ports: &[EgressPort]) -> Option<Self> {
-        let t: Vec<_> = ports
-            .iter()
-            .map(|ep| cfg.ecn.for_rate(ep.tx.link.rate_bps))
-            .collect();
-        t.iter()
-            .any(Option::is_some)
-            .then_some(EcnSwitch { ports: t, marks: 0 })
+        let mut classes: Vec<EcnThresholds> = Vec::new();
+        let mut port_class = Vec::with_capacity(ports.len());
+        for ep in ports {
+            let c = match cfg.ecn.for_rate(ep.tx.link.rate_bps) {
+                None => NO_MARKING,
+                Some(t) => match classes.iter().position(|c| *c == t) {
+                    Some(i) => i as u8,
+                    None if classes.len() < NO_MARKING as usize => {
+                        classes.push(t);
+                        (classes.len() - 1) as u8
+                    }
+                    None => NO_MARKING,
+                },
+            };
+            port_class.push(c);
+        }
+        (!classes.is_empty()).then_some(EcnSwitch {
+            port_class,
+            classes,
+            marks: 0,
+        })
     }
 
     fn build_host(_: &NetConfig, _: &Env, _: usize, _: usize) -> Option<NoHost> {

@@ -31,32 +31,34 @@ use crate::config::PfcConfig;
 use crate::engine::packet::PfcHdr;
 use crate::link::TxPort;
 
-/// PFC state of one switch.
+/// PFC state of one switch. `repr(C)` with what every packet touches first (pool use, the
+/// per-(port, priority) counters), so that the event loop's prefetch covers it.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct PfcState {
+    /// Shared-pool bytes in use (over all ingress queues).
+    pub shared_used: u64,
+    /// Σ headroom + reserve × ports: carved out of the pool.
+    pub carved_bytes: u64,
     /// Total buffer, bytes.
     pub buffer_bytes: u64,
     /// Reserve per (port, priority), bytes.
     pub reserve_bytes: u64,
-    /// XON offset, bytes.
-    pub resume_offset_bytes: u64,
-    /// Headroom per port, bytes.
-    pub headroom: Vec<u64>,
-    /// Dynamic-threshold α per port.
-    pub alpha: Vec<f64>,
-    /// Σ headroom + reserve × ports: carved out of the pool.
-    pub carved_bytes: u64,
-    /// Shared-pool bytes in use (over all ingress queues).
-    pub shared_used: u64,
+    nq: usize,
     /// Bytes counted against reserve + shared, per (port, priority).
     pub ingress: Vec<u64>,
     /// Headroom bytes in use, per (port, priority).
     pub hdrm: Vec<u64>,
+    /// Headroom per port, bytes.
+    pub headroom: Vec<u64>,
+    /// Dynamic-threshold α per port.
+    pub alpha: Vec<f64>,
     /// XOFF sent upstream and not yet resumed, per (port, priority).
     pub paused: Vec<bool>,
+    /// XON offset, bytes.
+    pub resume_offset_bytes: u64,
     /// Pending refresh time of the XOFF per (port, priority), picoseconds (0 = none).
     pub refresh_at: Vec<u64>,
-    nq: usize,
 }
 
 impl PfcState {

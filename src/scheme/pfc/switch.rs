@@ -24,8 +24,9 @@ pub mod timer {
     pub const SEND_XOFF: u8 = 2;
 }
 
-/// PFC on one switch.
+/// PFC on one switch (`repr(C)`: the per-packet accounting first).
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct PfcSwitch {
     /// Ingress accounting and XOFF/XON generation (lossless buffer only).
     pub lossless: Option<PfcState>,
