@@ -210,6 +210,21 @@ impl Packet {
         }
     }
 
+    /// A PFC PAUSE (`pause_ps` > 0, `u64::MAX` = until RESUME) or RESUME (0) frame for
+    /// priority `prio`, from `src` to the adjacent device `dst`, of `size` wire bytes. It
+    /// travels in the control class (common priority 0).
+    #[inline]
+    pub fn pfc_frame(src: u32, dst: u32, size: u32, prio: u8, pause_ps: u64) -> Packet {
+        Packet {
+            src,
+            dst,
+            size,
+            prio: 0,
+            hdr: Header::Pfc(PfcHdr { prio, pause_ps }),
+            ..Packet::default()
+        }
+    }
+
     /// A control packet of `kind`'s header going the reverse way of data packet `d` (src/dst
     /// and ports swapped, same flow and priority).
     #[inline]

@@ -104,8 +104,6 @@ pub struct Simulator {
     pub irn_cap_bytes: u64,
     /// Congestion control in use.
     pub cc_cfg: CcConfig,
-    /// NIC line rate (slowest host link), bits per second.
-    pub host_rate_bps: u64,
     /// Static environment of the schemes' hooks.
     pub env: Env,
     /// Host halves of the schemes, in registry order (one instance for all hosts each).
@@ -445,7 +443,6 @@ impl Simulator {
             bdp_bytes: bounds.max_bdp_bytes,
             irn_cap_bytes,
             cc_cfg: cc,
-            host_rate_bps: host_rate,
             env,
             host_schemes,
             outbox: Outbox::new(),

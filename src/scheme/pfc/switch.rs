@@ -7,7 +7,7 @@
 //! are released at dequeue and the frame is sent once that packet started transmission.
 
 use crate::config::{BufferMode, NetConfig};
-use crate::engine::packet::{Header, Packet, PfcHdr, PktKind};
+use crate::engine::packet::{Header, Packet, PktKind};
 use crate::scheme::pfc::{PauseTimes, PfcState, Received, RxPort, quanta_ps};
 use crate::scheme::{Emit, Env, Hop, Scheme, SwitchCtx, SwitchHooks, Verdict, hook};
 use crate::switch::EgressPort;
@@ -63,17 +63,13 @@ impl PfcSwitch {
         } else {
             u64::MAX
         };
-        let frame = Packet {
-            src: ctx.node,
-            dst: ctx.ports[port as usize].tx.link.peer,
-            size: ctx.env.sizes.pfc(),
-            prio: 0,
-            hdr: Header::Pfc(PfcHdr {
-                prio: q as u8,
-                pause_ps: dur,
-            }),
-            ..Packet::default()
-        };
+        let frame = Packet::pfc_frame(
+            ctx.node,
+            ctx.ports[port as usize].tx.link.peer,
+            ctx.env.sizes.pfc(),
+            q as u8,
+            dur,
+        );
         let slot = ctx.arena.alloc(frame);
         pfc.set_paused(port, q, pause);
         let i = pfc.index(port, q);

@@ -3,7 +3,7 @@
 //! incast estimator (Algorithm 1 of the SFC paper).
 
 use crate::config::NetConfig;
-use crate::engine::packet::{BtsHdr, Hdr, Header, Packet, PfcHdr, PktKind};
+use crate::engine::packet::{BtsHdr, Hdr, Header, Packet, PktKind};
 use crate::scheme::sfc::{
     Bloom, IncastEstimator, PauseCache, SfcConfig, SfcCounters, SfcDeploy, SfcMode, quantize,
 };
@@ -177,17 +177,13 @@ impl SwitchHooks for SfcSwitch {
                 && ctx.ports[port as usize].host_facing
             {
                 self.counters.sfcp_pfc_frames += 1;
-                let frame = Packet {
-                    src: ctx.node,
-                    dst: ctx.ports[port as usize].tx.link.peer,
-                    size: ctx.env.sizes.pfc(),
-                    prio: 0,
-                    hdr: Header::Pfc(PfcHdr {
-                        prio: b.prio,
-                        pause_ps: bts.pause_ps.max(1),
-                    }),
-                    ..Packet::default()
-                };
+                let frame = Packet::pfc_frame(
+                    ctx.node,
+                    ctx.ports[port as usize].tx.link.peer,
+                    ctx.env.sizes.pfc(),
+                    b.prio,
+                    bts.pause_ps.max(1),
+                );
                 let slot = ctx.arena.alloc(frame);
                 ctx.out.push(Emit::Control { port, pkt: slot });
                 return Verdict::Consumed;
