@@ -84,9 +84,9 @@ mod util {
 
     /// The lossless ingress accounting of a switch.
     pub fn pfc_state(s: &sfc::switch::Switch) -> &sfc::scheme::pfc::PfcState {
-        match s.scheme(sfc::scheme::SchemeId::Pfc) {
-            Some(sfc::scheme::SwitchScheme::Pfc(p)) => p.lossless.as_ref().unwrap(),
-            _ => panic!("no PFC on switch {}", s.node),
+        match &s.schemes.pfc {
+            Some(p) => p.lossless.as_ref().unwrap(),
+            None => panic!("no PFC on switch {}", s.node),
         }
     }
 

@@ -160,6 +160,89 @@ fn class2_pfc_keys_without_lossless_warn() {
     );
 }
 
+#[test]
+fn class2_sfc_and_onramp_keys_while_off_warn() {
+    let d = TempDir::new("rel-sfc-off");
+    d.write(
+        "s.toml",
+        &tiny_with("seed = 7", "\n[sfc]\nqth = \"20KB\"\n[onramp]\ngain = 2.0"),
+    );
+    let r = sfc(d.path(), &["validate", "s.toml"]);
+    r.assert_ok();
+    for k in ["`sfc.qth`: has no effect", "`onramp.gain`: has no effect"] {
+        assert!(r.stderr.contains(k), "missing {k}: {}", r.show());
+    }
+    // Switched on: no warning.
+    d.write(
+        "t.toml",
+        &tiny_with(
+            "seed = 7",
+            "\n[sfc]\nmode = \"sfc\"\nqth = \"20KB\"\n[onramp]\nenabled = true\ngain = 2.0",
+        ),
+    );
+    let r = sfc(d.path(), &["validate", "t.toml"]);
+    r.assert_ok();
+    assert!(!r.stderr.contains("has no effect"), "{}", r.show());
+}
+
+/// An experiment point whose run stalls: the experiment still aggregates every point, lists
+/// the failure at the top of REPORT.md, and exits non-zero naming the point.
+#[test]
+fn class6_experiment_points_that_fail_fail_the_experiment() {
+    let d = TempDir::new("rel-exp-stall");
+    // Hosts 0, 1, 2 on switch 3; every packet on host 0's link is lost.
+    d.write(
+        "exps/topo.txt",
+        "4 1 3\n3\n0 3 100Gbps 1000ns 1\n1 3 100Gbps 1000ns 0\n2 3 100Gbps 1000ns 0\n",
+    );
+    d.write(
+        "exps/stall.toml",
+        r#"[experiment]
+name = "stall"
+title = "a point that stalls"
+
+[scenario]
+name = "stall"
+
+[scenario.topology]
+kind = "file"
+file = "topo.txt"
+
+[[scenario.traffic]]
+kind = "long_lived"
+pairs = [[1, 0]]
+size = "10KB"
+
+[sweep]
+series = [
+  { name = "seed 1", set = ["seed=1"] },
+  { name = "seed 2", set = ["seed=2"] },
+]
+"#,
+    );
+    let r = sfc(
+        d.path(),
+        &[
+            "experiment",
+            "run",
+            "stall",
+            "--dir",
+            "exps",
+            "--out",
+            "o",
+            "--jobs",
+            "1",
+        ],
+    );
+    r.assert_error(&["2 point(s) did not finish", "no progress for"]);
+    let report = d.read("o/REPORT.md");
+    assert!(report.contains("some points did not finish"), "{report}");
+    assert!(
+        d.read("o/results.csv").lines().count() == 3,
+        "header + 2 points"
+    );
+}
+
 // Class 3: output locations are checked before simulating.
 #[test]
 fn class3_bad_output_locations_fail_before_the_run() {

@@ -145,16 +145,15 @@ mod util {
 use sfc::config::{BufferConfig, BufferMode, NetConfig};
 use sfc::scheme::sfc::switch::SfcSwitch;
 use sfc::scheme::sfc::{SfcCounters, SfcDeploy, SfcMode};
-use sfc::scheme::{SchemeId, SwitchScheme};
 use sfc::sim::Simulator;
 use sfc::topology::shapes;
 use sfc::units::{GBPS, NS, US};
 
 /// The SFC switch half of switch index `i`.
 fn sfc_at(sim: &Simulator, i: usize) -> &SfcSwitch {
-    match sim.switches[i].scheme(SchemeId::Sfc) {
-        Some(SwitchScheme::Sfc(s)) => s,
-        _ => panic!("SFC does not run on switch {i}"),
+    match &sim.switches[i].schemes.sfc {
+        Some(s) => s,
+        None => panic!("SFC does not run on switch {i}"),
     }
 }
 
@@ -162,7 +161,7 @@ fn sfc_at(sim: &Simulator, i: usize) -> &SfcSwitch {
 fn sfc_counters(sim: &Simulator) -> SfcCounters {
     let mut c = SfcCounters::default();
     for sw in &sim.switches {
-        if let Some(SwitchScheme::Sfc(s)) = sw.scheme(SchemeId::Sfc) {
+        if let Some(s) = &sw.schemes.sfc {
             c.add(&s.counters);
         }
     }
@@ -685,10 +684,8 @@ fn bloom_lets_one_bts_per_flow_per_reset_period() {
         // White-box: a target depth no queue reaches makes every BTS carry a zero pause, so
         // the senders never stop and the trigger fires on every packet (a scenario may not
         // set Q_tg > Q_th; the switch state may be set directly here).
-        for sc in sim.switches[0].schemes.iter_mut() {
-            if let SwitchScheme::Sfc(s) = sc {
-                s.qtg_bytes.iter_mut().for_each(|q| *q = 1 << 40);
-            }
+        if let Some(s) = &mut sim.switches[0].schemes.sfc {
+            s.qtg_bytes.iter_mut().for_each(|q| *q = 1 << 40);
         }
         let p = if reset == 0 { 2_080 * NS } else { reset };
         // Per period: the filter holds exactly the 3 flows, and 3 BTS were generated.

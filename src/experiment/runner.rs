@@ -240,7 +240,16 @@ pub fn run(exp: &Experiment, o: &RunOpts) -> Result<PathBuf, String> {
         ));
     }
     let wall = t0.elapsed().as_secs_f64();
-    aggregate(exp, &base, &pts, o.quick, wall)?;
+    let failed = aggregate(exp, &base, &pts, o.quick, wall)?;
+    if !failed.is_empty() {
+        // The outputs are written (and listed in REPORT.md); the run still fails.
+        return Err(format!(
+            "{} point(s) did not finish (results in {}; see REPORT.md):\n  {}",
+            failed.len(),
+            base.display(),
+            failed.join("\n  ")
+        ));
+    }
     Ok(base)
 }
 
@@ -515,14 +524,17 @@ fn fmt_num(v: f64) -> String {
     }
 }
 
-/// Write results.csv, bins.csv, plots and REPORT.md.
+/// Write results.csv, bins.csv, plots and REPORT.md. Returns the points whose run reported a
+/// failure (`failure` in their `summary.json`: a stalled run, or flows left unfinished without
+/// a deliberate `stop`), as `id: reason` — they are aggregated like the others and listed at
+/// the top of REPORT.md, so a figure never silently includes a broken run.
 pub fn aggregate(
     exp: &Experiment,
     base: &Path,
     pts: &[Point],
     quick: bool,
     wall: f64,
-) -> Result<(), String> {
+) -> Result<Vec<String>, String> {
     // results.csv
     let axis_keys: Vec<String> = exp.sweep.axes.iter().map(|a| a.key.clone()).collect();
     let metrics = [
@@ -556,8 +568,12 @@ pub fn aggregate(
     csv.push('\n');
     let mut bins_csv = String::from("id,series,bin,lo_bytes,hi_bytes,count,p50,p95,p99,p999\n");
     let mut sum_wall = 0.0;
+    let mut failed = Vec::new();
     for p in pts {
         let s = summary_of(base, p)?;
+        if let Some(f) = s.get("failure").and_then(|f| f.as_str()) {
+            failed.push(format!("{}: {f}", p.id));
+        }
         sum_wall += json_path(&s, "wall_seconds").unwrap_or(0.0);
         csv.push_str(&format!("{},{},", csv_field(&p.id), csv_field(&p.series)));
         for k in &axis_keys {
@@ -721,8 +737,21 @@ pub fn aggregate(
         report.push('\n');
     }
     report.push_str("Data: `results.csv` (one row per point), `bins.csv` (slowdown per size bin), `points/<id>/` (each run's outputs).\n");
+    if !failed.is_empty() {
+        let mut warn = String::from(
+            "> **Warning: some points did not finish** — their numbers below are from incomplete runs:\n",
+        );
+        for f in &failed {
+            warn.push_str(&format!(">\n> - {f}\n"));
+        }
+        warn.push('\n');
+        report = match report.find("\n\n") {
+            Some(i) => format!("{}\n\n{warn}{}", &report[..i], &report[i + 2..]),
+            None => format!("{warn}{report}"),
+        };
+    }
     write_atomic(&base.join("REPORT.md"), report.as_bytes()).map_err(|e| e.to_string())?;
-    Ok(())
+    Ok(failed)
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Keys that do not apply: a key the chosen kind does not read is an error naming the key
 //! (the user believes it has an effect and it has none), or a warning where it is harmless
-//! (`[pfc]` settings without a lossless buffer, which a `[[compare]]` variant may switch on).
+//! (`[pfc]` settings without a lossless buffer, `[sfc]` settings with SFC off, `[onramp]`
+//! settings with OnRamp off — which a `[[compare]]` variant may switch on).
 
 use super::{Ctx, RawScenario, RawTraffic};
 use crate::scenario::cc;
@@ -63,6 +64,43 @@ pub(super) fn check_applicable(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<Stri
         .mode
         .as_ref()
         .is_some_and(|m| m.get_ref() == "lossless");
+    let s = &raw.sfc;
+    let sfc_off = s.mode.as_ref().is_none_or(|m| m.get_ref() == "off");
+    if sfc_off {
+        for (k, present) in [
+            ("deploy", s.deploy.is_some()),
+            ("qth", s.qth.is_some()),
+            ("qtg", s.qtg.is_some()),
+            ("bloom_reset", s.bloom_reset.is_some()),
+            ("bloom_bits", s.bloom_bits.is_some()),
+            ("cache_entries", s.cache_entries.is_some()),
+            ("estimator_tau", s.estimator_tau.is_some()),
+            ("pause_quantum", s.pause_quantum.is_some()),
+        ] {
+            if present {
+                ctx.warn(ctx.err_key(
+                    &format!("sfc.{k}"),
+                    "has no effect: SFC is off (set `sfc.mode`)",
+                ));
+            }
+        }
+    }
+    let o = &raw.onramp;
+    if o.enabled != Some(true) {
+        for (k, present) in [
+            ("threshold", o.threshold.is_some()),
+            ("gain", o.gain.is_some()),
+            ("ewma_w", o.ewma_w.is_some()),
+            ("guard", o.guard.is_some()),
+        ] {
+            if present {
+                ctx.warn(ctx.err_key(
+                    &format!("onramp.{k}"),
+                    "has no effect: OnRamp is off (set `onramp.enabled = true`)",
+                ));
+            }
+        }
+    }
     let p = &raw.pfc;
     if !lossless {
         for (k, present) in [

@@ -25,8 +25,10 @@
 //! 4. [`SwitchHooks::admit`] — a scheme that owns buffer admission (lossless PFC) decides,
 //!    otherwise the shared-buffer MMU does; [`SwitchHooks::on_admission_failure`] on refusal;
 //! 5. enqueue, then [`SwitchHooks::on_enqueue`] (with the queue depth seen before the packet);
-//! 6. when the port is free: scheduler, dequeue, [`SwitchHooks::on_dequeue`] (mark/stamp);
-//! 7. the packet starts transmission; [`SwitchHooks::on_departure`] (buffer released);
+//! 6. when the port is free: scheduler, dequeue, [`SwitchHooks::on_dequeue`] (act before the
+//!    packet is on the wire, e.g. emit a packet ahead of it);
+//! 7. the packet starts transmission; [`SwitchHooks::on_departure`] (buffer released; may
+//!    still mark the packet: ECN marks here);
 //! 8. [`SwitchHooks::on_timer`] for the scheme's own timers; [`SwitchHooks::finish`] at the end.
 //!
 //! Host hooks: [`HostHooks::on_control`] (a packet of the scheme's kind reaches a NIC),
@@ -34,10 +36,12 @@
 //! [`HostHooks::finish`].
 //!
 //! ## Registration
-//! [`SwitchScheme`] and [`HostScheme`] are enums over the schemes (enum dispatch, no
-//! `Box<dyn>` on the hot path). Adding a scheme = its folder, one line in the
-//! `schemes!` invocation below, and its scenario keys. The order of that list is the order in
-//! which hooks run when several schemes act at the same point.
+//! [`SwitchSchemes`] holds a switch's scheme instances, one `Option` field per registered
+//! scheme, and its per-stage methods call them in a fixed, statically dispatched order (no
+//! `Box<dyn>`, no loop on the hot path); [`HostScheme`] is an enum over the host halves.
+//! Adding a scheme = its folder, one line in the `schemes!` invocation below, and its
+//! scenario keys. The order of that list is the order in which hooks run when several
+//! schemes act at the same point.
 
 pub mod ecn;
 pub mod onramp;
@@ -202,6 +206,27 @@ pub struct SwitchCtx<'a> {
     pub event_no: u64,
 }
 
+impl SwitchCtx<'_> {
+    /// A fresh context on the same switch, borrowing this one. The per-stage dispatch hands
+    /// each scheme its own reborrow, so the compiler keeps the shared context in registers
+    /// and builds one in memory only for a hook that is not inlined.
+    #[inline(always)]
+    pub fn reborrow(&mut self) -> SwitchCtx<'_> {
+        SwitchCtx {
+            now_ps: self.now_ps,
+            node: self.node,
+            tier: self.tier,
+            ports: &mut *self.ports,
+            arena: &mut *self.arena,
+            rng: &mut *self.rng,
+            env: self.env,
+            routes: self.routes,
+            out: &mut *self.out,
+            event_no: self.event_no,
+        }
+    }
+}
+
 /// Bit flags naming the hooks a switch-scheme instance implements, so the core skips the
 /// others without a call (see [`SwitchHooks::hooks`]).
 pub mod hook {
@@ -219,6 +244,20 @@ pub mod hook {
     pub const DEQUEUE: u16 = 1 << 5;
     /// [`super::SwitchHooks::on_departure`].
     pub const DEPARTURE: u16 = 1 << 6;
+
+    /// Number of per-packet hook flags (size of a per-hook table).
+    pub const COUNT: usize = 8;
+    const _: () = assert!(DEPARTURE.trailing_zeros() < COUNT as u32);
+
+    /// Index of hook `flag` (a single bit) in a per-hook table; 0 for no hook.
+    #[inline(always)]
+    pub const fn slot(flag: u16) -> usize {
+        if flag == 0 {
+            0
+        } else {
+            flag.trailing_zeros() as usize
+        }
+    }
 }
 
 /// The switch half of a scheme. Every hook has a do-nothing default; [`Self::hooks`] says
@@ -245,7 +284,10 @@ pub trait SwitchHooks {
         Verdict::Pass
     }
     /// Buffer admission of a data-class packet, for a scheme that owns it (lossless PFC):
-    /// `Some(admitted)`. `None` leaves the decision to the shared-buffer MMU.
+    /// `Some(admitted)`. `None` leaves the decision to the shared-buffer MMU. Requests pushed
+    /// here are carried out once the packet's fate is settled: after it was queued and after
+    /// the requests of the enqueue hooks (or of the admission-failure hooks) — so a scheme
+    /// can decide at admission and act after the enqueue without a stage of its own there.
     fn admit(&mut self, _ctx: &mut SwitchCtx<'_>, _pkt: u32, _at: &Hop) -> Option<bool> {
         None
     }
@@ -255,13 +297,17 @@ pub trait SwitchHooks {
     fn on_enqueue(&mut self, _ctx: &mut SwitchCtx<'_>, _pkt: u32, _at: &Hop, _depth_before: u64) {}
     /// Packet `pkt` left its queue and is about to be transmitted (may mark it, emit packets).
     fn on_dequeue(&mut self, _ctx: &mut SwitchCtx<'_>, _pkt: u32, _at: &Hop) {}
-    /// The packet started transmission and its buffer was released.
-    fn on_departure(&mut self, _ctx: &mut SwitchCtx<'_>, _at: &Hop) {}
+    /// Packet `pkt` started transmission and its buffer was released. Its header may still
+    /// be changed (marks): the next hop reads it only when it arrives. Hooks that only mark
+    /// or account belong here rather than in [`Self::on_dequeue`]: one stage per packet
+    /// visits every scheme that acts when it leaves.
+    fn on_departure(&mut self, _ctx: &mut SwitchCtx<'_>, _pkt: u32, _at: &Hop) {}
     /// A timer requested with [`Emit::Timer`] fired.
     fn on_timer(&mut self, _ctx: &mut SwitchCtx<'_>, _port: u16, _which: u8, _arg: u8) {}
     /// Hint the CPU to load the state [`Self::admit`] will touch for (`in_port`, `q`).
     fn prefetch(&self, _in_port: u16, _q: usize) {}
-    /// Hint the CPU to load the state [`Self::on_dequeue`] will touch for egress `port`.
+    /// Hint the CPU to load the state [`Self::on_dequeue`] / [`Self::on_departure`] will
+    /// touch for egress `port`.
     fn prefetch_egress(&self, _port: u16) {}
     /// The run ends at `ctx.now_ps`: close open intervals.
     fn finish(&mut self, _ctx: &mut SwitchCtx<'_>) {}
@@ -358,10 +404,16 @@ pub trait Scheme: SwitchHooks + Sized {
     ) -> Option<(&'static str, serde_json::Value)>;
 }
 
-/// Registry: generates the [`SwitchScheme`] / [`HostScheme`] enums, their dispatch,
-/// [`SchemeId`], construction and summaries. One line per scheme: `Variant = id => type;`.
+/// Registry: generates [`SwitchSchemes`] (the switch halves of one switch, a field per
+/// scheme), the [`HostScheme`] enum, [`SchemeId`], the per-stage dispatch, construction and
+/// summaries. One line per scheme: `Variant = id, field => type;`.
+///
+/// Dispatch is static: each stage is a fixed sequence, in registry order, of "is this scheme
+/// here and does it act at this stage? then call it" — no loop, no indirection, and each
+/// scheme's hook body inlines into the forwarding path, so a switch pays only for the schemes
+/// it runs.
 macro_rules! schemes {
-    ($($v:ident = $id:literal => $sw:ty;)*) => {
+    ($($v:ident = $id:literal, $f:ident => $sw:ty;)*) => {
         /// Which scheme (index of the registry; carried by timer events).
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
         #[repr(u8)]
@@ -372,12 +424,12 @@ macro_rules! schemes {
             )*
         }
 
-        /// Switch half of any registered scheme.
-        #[derive(Clone, Debug)]
-        pub enum SwitchScheme {
+        /// The switch halves of the schemes running on one switch (`None` = not here).
+        #[derive(Clone, Debug, Default)]
+        pub struct SwitchSchemes {
             $(
                 #[doc = concat!("See [`", stringify!($sw), "`].")]
-                $v($sw),
+                pub $f: Option<$sw>,
             )*
         }
 
@@ -390,11 +442,19 @@ macro_rules! schemes {
             )*
         }
 
-        // Every scheme may run on one switch at once: the registry must fit a switch's table.
+        // Scheme sets are bit sets indexed by id.
         const _: () = assert!(
             [$($id),*].len() <= crate::switch::MAX_SCHEMES_PER_SWITCH,
             "more registered schemes than MAX_SCHEMES_PER_SWITCH"
         );
+        const _: () = {
+            let ids = [$($id),*];
+            let mut i = 0;
+            while i < ids.len() {
+                assert!(ids[i] == i, "registry ids must be 0, 1, 2, … in order");
+                i += 1;
+            }
+        };
 
         impl SchemeId {
             /// The id with registry index `v`, if there is one.
@@ -406,14 +466,6 @@ macro_rules! schemes {
             }
         }
 
-        impl SwitchScheme {
-            /// Registry id.
-            #[inline]
-            pub fn id(&self) -> SchemeId {
-                match self { $(SwitchScheme::$v(_) => SchemeId::$v,)* }
-            }
-        }
-
         impl HostScheme {
             /// Registry id.
             #[inline]
@@ -422,31 +474,253 @@ macro_rules! schemes {
             }
         }
 
-        macro_rules! dispatch_switch {
-            ($self_:ident, $s:ident => $e:expr) => {
-                match $self_ { $(SwitchScheme::$v($s) => $e,)* }
-            };
-        }
         macro_rules! dispatch_host {
             ($self_:ident, $s:ident => $e:expr) => {
                 match $self_ { $(HostScheme::$v($s) => $e,)* }
             };
         }
 
-        /// Build the switch halves for a switch of tier `tier` with `ports`, in registry order.
-        pub fn build_switch_schemes(
-            cfg: &NetConfig,
-            env: &Env,
-            tier: u8,
-            ports: &[EgressPort],
-        ) -> Vec<SwitchScheme> {
-            let mut v = Vec::new();
-            $(
-                if let Some(s) = <$sw as Scheme>::build_switch(cfg, env, tier, ports) {
-                    v.push(SwitchScheme::$v(s));
+        impl SwitchSchemes {
+            /// Build the switch halves for a switch of tier `tier` with `ports`.
+            pub fn build(cfg: &NetConfig, env: &Env, tier: u8, ports: &[EgressPort]) -> Self {
+                SwitchSchemes {
+                    $($f: <$sw as Scheme>::build_switch(cfg, env, tier, ports),)*
                 }
-            )*
-            v
+            }
+
+            /// The per-packet hook flags ([`hook`]) of each scheme present, by id, in registry
+            /// order.
+            pub fn hooks(&self) -> Vec<(SchemeId, u16)> {
+                let mut v = Vec::new();
+                $(
+                    if let Some(s) = &self.$f {
+                        v.push((SchemeId::$v, s.hooks()));
+                    }
+                )*
+                v
+            }
+
+            /// A packet of a kind some scheme owns arrived on `in_port`: the first owner (in
+            /// registry order) handles it. `None` = nobody owns it.
+            #[inline]
+            pub fn on_control(
+                &mut self,
+                ctx: &mut SwitchCtx<'_>,
+                pkt: u32,
+                in_port: u16,
+            ) -> Option<Verdict> {
+                $(
+                    if let Some(s) = &mut self.$f
+                        && s.owns(ctx.arena.get(pkt))
+                    {
+                        ctx.out.current = SchemeId::$v;
+                        return Some(s.on_control(&mut ctx.reborrow(), pkt, in_port));
+                    }
+                )*
+                None
+            }
+
+            /// [`SwitchHooks::select_queue`] of the schemes in `set`: the first choice.
+            #[inline(always)]
+            pub fn select_queue(
+                &mut self,
+                set: u16,
+                ctx: &mut SwitchCtx<'_>,
+                pkt: u32,
+                egress: u16,
+            ) -> Option<usize> {
+                $(
+                    if set & (1 << $id) != 0
+                        && let Some(s) = &mut self.$f
+                    {
+                        ctx.out.current = SchemeId::$v;
+                        if let Some(q) = s.select_queue(&mut ctx.reborrow(), pkt, egress) {
+                            return Some(q);
+                        }
+                    }
+                )*
+                None
+            }
+
+            /// [`SwitchHooks::on_ingress`] of the schemes in `set`: the first verdict that is
+            /// not `Pass`.
+            #[inline(always)]
+            pub fn on_ingress(
+                &mut self,
+                set: u16,
+                ctx: &mut SwitchCtx<'_>,
+                pkt: u32,
+                at: &Hop,
+            ) -> Verdict {
+                $(
+                    if set & (1 << $id) != 0
+                        && let Some(s) = &mut self.$f
+                    {
+                        ctx.out.current = SchemeId::$v;
+                        let v = s.on_ingress(&mut ctx.reborrow(), pkt, at);
+                        if v != Verdict::Pass {
+                            return v;
+                        }
+                    }
+                )*
+                Verdict::Pass
+            }
+
+            /// [`SwitchHooks::admit`] of the schemes in `set`: the first that owns admission.
+            #[inline(always)]
+            pub fn admit(
+                &mut self,
+                set: u16,
+                ctx: &mut SwitchCtx<'_>,
+                pkt: u32,
+                at: &Hop,
+            ) -> Option<bool> {
+                $(
+                    if set & (1 << $id) != 0
+                        && let Some(s) = &mut self.$f
+                    {
+                        ctx.out.current = SchemeId::$v;
+                        if let Some(ok) = s.admit(&mut ctx.reborrow(), pkt, at) {
+                            return Some(ok);
+                        }
+                    }
+                )*
+                None
+            }
+
+            /// [`SwitchHooks::on_admission_failure`] of the schemes in `set`.
+            #[inline(always)]
+            pub fn on_admission_failure(
+                &mut self,
+                set: u16,
+                ctx: &mut SwitchCtx<'_>,
+                pkt: u32,
+                at: &Hop,
+            ) {
+                $(
+                    if set & (1 << $id) != 0
+                        && let Some(s) = &mut self.$f
+                    {
+                        ctx.out.current = SchemeId::$v;
+                        s.on_admission_failure(&mut ctx.reborrow(), pkt, at);
+                    }
+                )*
+            }
+
+            /// [`SwitchHooks::on_enqueue`] of the schemes in `set`.
+            #[inline(always)]
+            pub fn on_enqueue(
+                &mut self,
+                set: u16,
+                ctx: &mut SwitchCtx<'_>,
+                pkt: u32,
+                at: &Hop,
+                depth_before: u64,
+            ) {
+                $(
+                    if set & (1 << $id) != 0
+                        && let Some(s) = &mut self.$f
+                    {
+                        ctx.out.current = SchemeId::$v;
+                        s.on_enqueue(&mut ctx.reborrow(), pkt, at, depth_before);
+                    }
+                )*
+            }
+
+            /// [`SwitchHooks::on_dequeue`] of the schemes in `set`.
+            #[inline(always)]
+            pub fn on_dequeue(&mut self, set: u16, ctx: &mut SwitchCtx<'_>, pkt: u32, at: &Hop) {
+                $(
+                    if set & (1 << $id) != 0
+                        && let Some(s) = &mut self.$f
+                    {
+                        ctx.out.current = SchemeId::$v;
+                        s.on_dequeue(&mut ctx.reborrow(), pkt, at);
+                    }
+                )*
+            }
+
+            /// [`SwitchHooks::on_departure`] of the schemes in `set`.
+            #[inline(always)]
+            pub fn on_departure(&mut self, set: u16, ctx: &mut SwitchCtx<'_>, pkt: u32, at: &Hop) {
+                $(
+                    if set & (1 << $id) != 0
+                        && let Some(s) = &mut self.$f
+                    {
+                        ctx.out.current = SchemeId::$v;
+                        s.on_departure(&mut ctx.reborrow(), pkt, at);
+                    }
+                )*
+            }
+
+            /// [`SwitchHooks::on_timer`] of scheme `id` (if it runs here).
+            pub fn on_timer(
+                &mut self,
+                id: SchemeId,
+                ctx: &mut SwitchCtx<'_>,
+                port: u16,
+                which: u8,
+                arg: u8,
+            ) {
+                match id {
+                    $(
+                        SchemeId::$v => {
+                            if let Some(s) = &mut self.$f {
+                                ctx.out.current = SchemeId::$v;
+                                s.on_timer(&mut ctx.reborrow(), port, which, arg);
+                            }
+                        }
+                    )*
+                }
+            }
+
+            /// [`SwitchHooks::prefetch`] of the schemes in `set`.
+            #[inline(always)]
+            pub fn prefetch(&self, set: u16, in_port: u16, q: usize) {
+                $(
+                    if set & (1 << $id) != 0
+                        && let Some(s) = &self.$f
+                    {
+                        s.prefetch(in_port, q);
+                    }
+                )*
+            }
+
+            /// [`SwitchHooks::prefetch_egress`] of the schemes in `set`.
+            #[inline(always)]
+            pub fn prefetch_egress(&self, set: u16, port: u16) {
+                $(
+                    if set & (1 << $id) != 0
+                        && let Some(s) = &self.$f
+                    {
+                        s.prefetch_egress(port);
+                    }
+                )*
+            }
+
+            /// Hint the CPU to load the first two cache lines (the hot fields) of the schemes
+            /// in `present` (a set of ids), ahead of the hooks that will run. Reads nothing:
+            /// the set comes from the switch's hook table, the addresses from the layout.
+            #[inline(always)]
+            pub fn prefetch_state(&self, present: u16) {
+                $(
+                    if present & (1 << $id) != 0 {
+                        let line = std::ptr::addr_of!(self.$f) as *const u8;
+                        crate::engine::prefetch(line);
+                        crate::engine::prefetch(line.wrapping_add(64));
+                    }
+                )*
+            }
+
+            /// [`SwitchHooks::finish`] of every scheme present, in registry order.
+            pub fn finish(&mut self, ctx: &mut SwitchCtx<'_>) {
+                $(
+                    if let Some(s) = &mut self.$f {
+                        ctx.out.current = SchemeId::$v;
+                        s.finish(&mut ctx.reborrow());
+                    }
+                )*
+            }
         }
 
         /// Build the host halves, in registry order.
@@ -465,24 +739,16 @@ macro_rules! schemes {
             v
         }
 
-        /// Every scheme's `summary.json` section, in registry order, from the switch
-        /// instances of each switch (`switches[i]` = switch i's list) and the host halves.
+        /// Every scheme's `summary.json` section, in registry order, from the switch halves
+        /// of every switch and the host halves.
         pub fn summaries(
-            switches: &[&[SwitchScheme]],
+            switches: &[&SwitchSchemes],
             hosts: &[HostScheme],
             cfg: &NetConfig,
         ) -> Vec<(&'static str, serde_json::Value)> {
             let mut out = Vec::new();
             $(
-                let parts: Vec<&$sw> = switches
-                    .iter()
-                    .flat_map(|s| s.iter())
-                    .filter_map(|s| match s {
-                        SwitchScheme::$v(x) => Some(x),
-                        #[allow(unreachable_patterns)]
-                        _ => None,
-                    })
-                    .collect();
+                let parts: Vec<&$sw> = switches.iter().filter_map(|s| s.$f.as_ref()).collect();
                 let host = hosts.iter().find_map(|h| match h {
                     HostScheme::$v(x) => Some(x),
                     #[allow(unreachable_patterns)]
@@ -499,68 +765,10 @@ macro_rules! schemes {
 
 // The registry. Hooks of several schemes at the same point run in this order.
 schemes! {
-    Ecn = 0 => ecn::EcnSwitch;
-    Sfc = 1 => sfc::switch::SfcSwitch;
-    OnRamp = 2 => onramp::OnRampSwitch;
-    Pfc = 3 => pfc::switch::PfcSwitch;
-}
-
-impl SwitchHooks for SwitchScheme {
-    #[inline]
-    fn hooks(&self) -> u16 {
-        dispatch_switch!(self, s => s.hooks())
-    }
-    #[inline]
-    fn owns(&self, pkt: &Packet) -> bool {
-        dispatch_switch!(self, s => s.owns(pkt))
-    }
-    #[inline]
-    fn on_control(&mut self, ctx: &mut SwitchCtx<'_>, pkt: u32, in_port: u16) -> Verdict {
-        dispatch_switch!(self, s => s.on_control(ctx, pkt, in_port))
-    }
-    #[inline]
-    fn select_queue(&mut self, ctx: &mut SwitchCtx<'_>, pkt: u32, egress: u16) -> Option<usize> {
-        dispatch_switch!(self, s => s.select_queue(ctx, pkt, egress))
-    }
-    #[inline]
-    fn on_ingress(&mut self, ctx: &mut SwitchCtx<'_>, pkt: u32, at: &Hop) -> Verdict {
-        dispatch_switch!(self, s => s.on_ingress(ctx, pkt, at))
-    }
-    #[inline]
-    fn admit(&mut self, ctx: &mut SwitchCtx<'_>, pkt: u32, at: &Hop) -> Option<bool> {
-        dispatch_switch!(self, s => s.admit(ctx, pkt, at))
-    }
-    #[inline]
-    fn on_admission_failure(&mut self, ctx: &mut SwitchCtx<'_>, pkt: u32, at: &Hop) {
-        dispatch_switch!(self, s => s.on_admission_failure(ctx, pkt, at))
-    }
-    #[inline]
-    fn on_enqueue(&mut self, ctx: &mut SwitchCtx<'_>, pkt: u32, at: &Hop, depth_before: u64) {
-        dispatch_switch!(self, s => s.on_enqueue(ctx, pkt, at, depth_before))
-    }
-    #[inline]
-    fn on_dequeue(&mut self, ctx: &mut SwitchCtx<'_>, pkt: u32, at: &Hop) {
-        dispatch_switch!(self, s => s.on_dequeue(ctx, pkt, at))
-    }
-    #[inline]
-    fn on_departure(&mut self, ctx: &mut SwitchCtx<'_>, at: &Hop) {
-        dispatch_switch!(self, s => s.on_departure(ctx, at))
-    }
-    #[inline]
-    fn on_timer(&mut self, ctx: &mut SwitchCtx<'_>, port: u16, which: u8, arg: u8) {
-        dispatch_switch!(self, s => s.on_timer(ctx, port, which, arg))
-    }
-    #[inline]
-    fn prefetch(&self, in_port: u16, q: usize) {
-        dispatch_switch!(self, s => s.prefetch(in_port, q))
-    }
-    #[inline]
-    fn prefetch_egress(&self, port: u16) {
-        dispatch_switch!(self, s => s.prefetch_egress(port))
-    }
-    fn finish(&mut self, ctx: &mut SwitchCtx<'_>) {
-        dispatch_switch!(self, s => s.finish(ctx))
-    }
+    Ecn = 0, ecn => ecn::EcnSwitch;
+    Sfc = 1, sfc => sfc::switch::SfcSwitch;
+    OnRamp = 2, onramp => onramp::OnRampSwitch;
+    Pfc = 3, pfc => pfc::switch::PfcSwitch;
 }
 
 impl HostHooks for HostScheme {

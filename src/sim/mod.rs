@@ -18,7 +18,7 @@ use crate::link::{PortLink, TxPort};
 use crate::metrics::FlowRecord;
 use crate::metrics::buffer::{BufferMonitor, ThroughputMeter};
 use crate::rng::Rng;
-use crate::scheme::{Emit, Env, HostAction, HostScheme, Outbox, SwitchScheme};
+use crate::scheme::{Emit, Env, HostAction, HostScheme, Outbox, SwitchSchemes};
 use crate::switch::mmu::Mmu;
 use crate::switch::{EgressPort, Switch};
 use crate::topology::routing::RouteTable;
@@ -218,9 +218,9 @@ fn build_nodes(topo: &TopologySpec, cfg: &NetConfig) -> (Vec<NodeRef>, Vec<HostN
                     ecmp_seed: Rng::derive(cfg.seed, "ecmp", n as u64).next_u64(),
                     mmu: Mmu::new(cfg.buffer, np, cfg.queues_per_port),
                     rng: Rng::derive(cfg.seed, "ecn", n as u64),
-                    schemes: Vec::new(),
+                    schemes: SwitchSchemes::default(),
                     hooks: 0,
-                    by_hook: [0; 16],
+                    by_hook: [0; crate::scheme::hook::COUNT],
                 });
             }
         }
@@ -318,16 +318,15 @@ fn build_flows(
 /// Build step of [`Simulator::new`]: the switch halves of the schemes on every switch, and
 /// the union of their hook flags.
 fn install_schemes(cfg: &NetConfig, env: &Env, switches: &mut [Switch]) {
-    use crate::scheme::SwitchHooks;
     for sw in switches.iter_mut() {
-        sw.schemes = crate::scheme::build_switch_schemes(cfg, env, sw.tier, &sw.ports);
+        sw.schemes = SwitchSchemes::build(cfg, env, sw.tier, &sw.ports);
         sw.hooks = 0;
-        for (i, sc) in sw.schemes.iter().enumerate() {
-            let h = sc.hooks();
+        sw.by_hook = [0; crate::scheme::hook::COUNT];
+        for (id, h) in sw.schemes.hooks() {
             sw.hooks |= h;
             for (k, set) in sw.by_hook.iter_mut().enumerate() {
                 if h & (1 << k) != 0 {
-                    *set |= 1 << i;
+                    *set |= 1 << id as u8;
                 }
             }
         }
@@ -579,13 +578,15 @@ impl Simulator {
                     {
                         prefetch(q as *const _);
                         let qi = p.prio as usize;
-                        if sw.hooks & crate::scheme::hook::ADMIT != 0 {
-                            use crate::scheme::SwitchHooks;
-                            for sc in &sw.schemes {
-                                sc.prefetch(port, qi);
-                            }
-                        } else {
-                            sw.mmu.prefetch(port, qi);
+                        use crate::scheme::hook::{ADMIT, DEPARTURE, DEQUEUE, slot};
+                        if sw.hooks & ADMIT != 0 {
+                            sw.schemes.prefetch(sw.by_hook[slot(ADMIT)], port, qi);
+                        }
+                        sw.mmu.prefetch(port, qi);
+                        // The packet leaves at once if the port is idle.
+                        if sw.hooks & (DEQUEUE | DEPARTURE) != 0 && !ep.tx.busy(self.q.now()) {
+                            let set = sw.by_hook[slot(DEQUEUE)] | sw.by_hook[slot(DEPARTURE)];
+                            sw.schemes.prefetch_egress(set, egress);
                         }
                     }
                 }
@@ -611,11 +612,10 @@ impl Simulator {
                     {
                         prefetch(qq as *const _);
                     }
-                    if sw.hooks & crate::scheme::hook::DEQUEUE != 0 {
-                        use crate::scheme::SwitchHooks;
-                        for sc in &sw.schemes {
-                            sc.prefetch_egress(port);
-                        }
+                    use crate::scheme::hook::{DEPARTURE, DEQUEUE, slot};
+                    if sw.hooks & (DEQUEUE | DEPARTURE) != 0 {
+                        let set = sw.by_hook[slot(DEQUEUE)] | sw.by_hook[slot(DEPARTURE)];
+                        sw.schemes.prefetch_egress(set, port);
                     }
                 }
             }
@@ -623,18 +623,16 @@ impl Simulator {
         }
     }
 
-    /// Prefetch the first three cache lines of each scheme instance of switch `s` (their
-    /// discriminant and hot fields), ahead of the hooks that will run there.
+    /// Prefetch the per-packet state of switch `s` beyond its first line (read by the
+    /// caller): the buffer accounting and the hot lines of each scheme with per-packet hooks,
+    /// ahead of the hooks that will run there.
     #[inline]
     fn prefetch_schemes(&self, s: usize) {
         let sw = &self.switches[s];
+        crate::engine::prefetch(std::ptr::addr_of!(sw.mmu) as *const u8);
         if sw.hooks != 0 {
-            for sc in sw.schemes.iter() {
-                let line = sc as *const SwitchScheme as *const u8;
-                crate::engine::prefetch(line);
-                crate::engine::prefetch(line.wrapping_add(64));
-                crate::engine::prefetch(line.wrapping_add(128));
-            }
+            let present = sw.by_hook.iter().fold(0, |a, &b| a | b);
+            sw.schemes.prefetch_state(present);
         }
     }
 
@@ -805,8 +803,7 @@ impl Simulator {
 
     /// Every scheme's `summary.json` section (name, object), in registry order.
     pub fn scheme_summaries(&self) -> Vec<(&'static str, serde_json::Value)> {
-        let per_switch: Vec<&[SwitchScheme]> =
-            self.switches.iter().map(|s| s.schemes.as_slice()).collect();
+        let per_switch: Vec<&SwitchSchemes> = self.switches.iter().map(|s| &s.schemes).collect();
         crate::scheme::summaries(&per_switch, &self.host_schemes, &self.cfg)
     }
 
@@ -826,10 +823,8 @@ impl Simulator {
     pub fn pfc_log(&self) -> Vec<crate::scheme::pfc::PfcRecord> {
         let mut all: Vec<(u64, crate::scheme::pfc::PfcRecord)> = Vec::new();
         for sw in &self.switches {
-            for sc in &sw.schemes {
-                if let SwitchScheme::Pfc(p) = sc {
-                    all.extend_from_slice(&p.rx.log);
-                }
+            if let Some(p) = &sw.schemes.pfc {
+                all.extend_from_slice(&p.rx.log);
             }
         }
         for h in &self.host_schemes {

@@ -7,7 +7,7 @@
 use crate::engine::NO_EGRESS;
 use crate::engine::packet::{Hdr, Header, IntHop, MAX_INT_HOPS, PktKind};
 use crate::rng::mix64;
-use crate::scheme::{Emit, Hop, SchemeId, SwitchCtx, SwitchHooks, SwitchScheme, Verdict, hook};
+use crate::scheme::{Emit, Hop, SchemeId, SwitchCtx, SwitchSchemes, Verdict, hook};
 use crate::sim::Simulator;
 
 impl Simulator {
@@ -35,24 +35,20 @@ impl Simulator {
         }
     }
 
-    /// Run `f` on every scheme of switch `s` that implements hook `flag` (a single
-    /// [`hook`] bit; 0 = every scheme), in registry order, with a context on that switch,
-    /// until one returns `Some`. Requests land in the outbox; the caller flushes.
+    /// Run `f` on the schemes of switch `s`, given the set of scheme ids that implement hook
+    /// `flag` (a single [`hook`] bit) and a context on that switch. Requests land in the
+    /// outbox; the caller flushes.
     #[inline(always)]
-    fn switch_hooks<R>(
+    fn switch_stage<R>(
         &mut self,
         s: usize,
         flag: u16,
-        mut f: impl FnMut(&mut SwitchScheme, &mut SwitchCtx<'_>) -> Option<R>,
-    ) -> Option<R> {
+        f: impl FnOnce(&mut SwitchSchemes, u16, &mut SwitchCtx<'_>) -> R,
+    ) -> R {
         let now_ps = self.q.now();
         let event_no = self.q.events();
         let sw = &mut self.switches[s];
-        let mut set: u16 = if flag == 0 {
-            (1u32 << sw.schemes.len()).wrapping_sub(1) as u16
-        } else {
-            sw.by_hook[flag.trailing_zeros() as usize]
-        };
+        let set = sw.by_hook[hook::slot(flag)];
         let mut ctx = SwitchCtx {
             now_ps,
             node: sw.node,
@@ -65,35 +61,17 @@ impl Simulator {
             out: &mut self.outbox,
             event_no,
         };
-        while set != 0 {
-            let i = set.trailing_zeros() as usize;
-            set &= set - 1;
-            let sc = &mut sw.schemes[i];
-            ctx.out.current = sc.id();
-            if let Some(r) = f(sc, &mut ctx) {
-                return Some(r);
-            }
-        }
-        None
+        f(&mut sw.schemes, set, &mut ctx)
     }
 
-    /// Run `f` on scheme `id` of switch `s` (if it runs there), then carry out its requests.
+    /// Run `f` on the schemes of switch `s`, then carry out their requests.
     fn switch_scheme_call(
         &mut self,
         s: usize,
-        id: SchemeId,
-        f: impl FnOnce(&mut SwitchScheme, &mut SwitchCtx<'_>),
+        f: impl FnOnce(&mut SwitchSchemes, &mut SwitchCtx<'_>),
     ) {
         let start = self.outbox.len();
-        let mut f = Some(f);
-        self.switch_hooks(s, 0, |sc, ctx| {
-            if sc.id() == id {
-                (f.take().expect("one scheme per id"))(sc, ctx);
-                Some(())
-            } else {
-                None
-            }
-        });
+        self.switch_stage(s, 0, |sc, _, ctx| f(sc, ctx));
         self.switch_flush(s, start);
     }
 
@@ -102,6 +80,19 @@ impl Simulator {
     #[inline(always)]
     pub(crate) fn switch_flush(&mut self, s: usize, start: usize) {
         if self.outbox.len() > start {
+            self.switch_flush_pending(s, start);
+        }
+    }
+
+    /// Like [`Self::switch_flush`] for requests made since `start`, of which those before
+    /// `mid` (made at an earlier stage: admission) are deferred after those made since `mid`.
+    #[inline(always)]
+    fn switch_flush_deferred(&mut self, s: usize, start: usize, mid: usize) {
+        let len = self.outbox.len();
+        if len > start {
+            if mid > start && len > mid {
+                self.outbox.items[start..].rotate_left(mid - start);
+            }
             self.switch_flush_pending(s, start);
         }
     }
@@ -143,7 +134,7 @@ impl Simulator {
                     );
                 }
                 Emit::Call { port, which, arg } => {
-                    self.switch_scheme_call(s, id, |sc, ctx| sc.on_timer(ctx, port, which, arg));
+                    self.switch_scheme_call(s, |sc, ctx| sc.on_timer(id, ctx, port, which, arg));
                 }
             }
         }
@@ -152,17 +143,12 @@ impl Simulator {
 
     /// The run ends: the schemes of switch `s` close their open intervals.
     pub(crate) fn switch_finish(&mut self, s: usize) {
-        let start = self.outbox.len();
-        self.switch_hooks(s, 0, |sc, ctx| {
-            sc.finish(ctx);
-            None::<()>
-        });
-        self.switch_flush(s, start);
+        self.switch_scheme_call(s, |sc, ctx| sc.finish(ctx));
     }
 
     /// A scheme timer of switch `s` fired.
     pub(crate) fn switch_timer(&mut self, s: usize, id: SchemeId, port: u16, which: u8, arg: u8) {
-        self.switch_scheme_call(s, id, |sc, ctx| sc.on_timer(ctx, port, which, arg));
+        self.switch_scheme_call(s, |sc, ctx| sc.on_timer(id, ctx, port, which, arg));
     }
 
     /// A packet reached switch `s` on port `in_port`; `egress` is its forwarding decision at
@@ -180,10 +166,7 @@ impl Simulator {
         if !transport {
             // A scheme's own packet (PFC frame, BTS): its owner sees it first.
             let start = self.outbox.len();
-            let v = self.switch_hooks(s, 0, |sc, ctx| {
-                sc.owns(ctx.arena.get(p))
-                    .then(|| sc.on_control(ctx, p, in_port))
-            });
+            let v = self.switch_stage(s, 0, |sc, _, ctx| sc.on_control(ctx, p, in_port));
             self.switch_flush(s, start);
             if v == Some(Verdict::Consumed) {
                 self.counters.packets_consumed += 1;
@@ -211,8 +194,8 @@ impl Simulator {
         };
         if hooks & hook::SELECT_QUEUE != 0
             && pkt.kind == PktKind::Data
-            && let Some(sel) = self.switch_hooks(s, hook::SELECT_QUEUE, |sc, ctx| {
-                sc.select_queue(ctx, p, egress)
+            && let Some(sel) = self.switch_stage(s, hook::SELECT_QUEUE, |sc, set, ctx| {
+                sc.select_queue(set, ctx, p, egress)
             })
         {
             q = sel.min(nq - 1);
@@ -226,29 +209,31 @@ impl Simulator {
         };
         if hooks & hook::INGRESS != 0 {
             let start = self.outbox.len();
-            let v = self.switch_hooks(s, hook::INGRESS, |sc, ctx| {
-                let v = sc.on_ingress(ctx, p, &at);
-                (v != Verdict::Pass).then_some(v)
+            let v = self.switch_stage(s, hook::INGRESS, |sc, set, ctx| {
+                sc.on_ingress(set, ctx, p, &at)
             });
             self.switch_flush(s, start);
             match v {
-                Some(Verdict::Drop) => {
+                Verdict::Drop => {
                     self.counters.drops += 1;
                     self.arena.free(p);
                     return;
                 }
-                Some(Verdict::Consumed) => {
+                Verdict::Consumed => {
                     self.counters.packets_consumed += 1;
                     self.arena.free(p);
                     return;
                 }
-                _ => {}
+                Verdict::Pass => {}
             }
         }
         // Admission of the data classes; the control class bypasses the MMU (HPCC-sim).
+        // Requests made at admission are carried out once the packet's fate is settled:
+        // after the enqueue (or failure) hooks' requests.
+        let admit_start = self.outbox.len();
         if q != 0 {
             let owner = if hooks & hook::ADMIT != 0 {
-                self.switch_hooks(s, hook::ADMIT, |sc, ctx| sc.admit(ctx, p, &at))
+                self.switch_stage(s, hook::ADMIT, |sc, set, ctx| sc.admit(set, ctx, p, &at))
             } else {
                 None
             };
@@ -261,14 +246,13 @@ impl Simulator {
             };
             if !admitted {
                 self.counters.drops += 1;
+                let start = self.outbox.len();
                 if hooks & hook::ADMISSION_FAILURE != 0 {
-                    let start = self.outbox.len();
-                    self.switch_hooks(s, hook::ADMISSION_FAILURE, |sc, ctx| {
-                        sc.on_admission_failure(ctx, p, &at);
-                        None::<()>
+                    self.switch_stage(s, hook::ADMISSION_FAILURE, |sc, set, ctx| {
+                        sc.on_admission_failure(set, ctx, p, &at)
                     });
-                    self.switch_flush(s, start);
                 }
+                self.switch_flush_deferred(s, admit_start, start);
                 self.arena.free(p);
                 return;
             }
@@ -282,14 +266,13 @@ impl Simulator {
         if port.mon != u32::MAX {
             self.queue_mon.update(port.mon as usize, now, port.bytes);
         }
+        let start = self.outbox.len();
         if hooks & hook::ENQUEUE != 0 {
-            let start = self.outbox.len();
-            self.switch_hooks(s, hook::ENQUEUE, |sc, ctx| {
-                sc.on_enqueue(ctx, p, &at, depth_before);
-                None::<()>
+            self.switch_stage(s, hook::ENQUEUE, |sc, set, ctx| {
+                sc.on_enqueue(set, ctx, p, &at, depth_before)
             });
-            self.switch_flush(s, start);
         }
+        self.switch_flush_deferred(s, admit_start, start);
         self.switch_try_send(s, egress);
     }
 
@@ -355,9 +338,8 @@ impl Simulator {
         };
         if hooks & hook::DEQUEUE != 0 {
             let start = self.outbox.len();
-            self.switch_hooks(s, hook::DEQUEUE, |sc, ctx| {
-                sc.on_dequeue(ctx, p, &at);
-                None::<()>
+            self.switch_stage(s, hook::DEQUEUE, |sc, set, ctx| {
+                sc.on_dequeue(set, ctx, p, &at)
             });
             self.switch_flush(s, start);
         }
@@ -365,11 +347,65 @@ impl Simulator {
         self.transmit(node, port, p);
         if hooks & hook::DEPARTURE != 0 {
             let start = self.outbox.len();
-            self.switch_hooks(s, hook::DEPARTURE, |sc, ctx| {
-                sc.on_departure(ctx, &at);
-                None::<()>
+            self.switch_stage(s, hook::DEPARTURE, |sc, set, ctx| {
+                sc.on_departure(set, ctx, p, &at)
             });
             self.switch_flush(s, start);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cc::CcConfig;
+    use crate::cc::none::{NoneParams, NoneWindow};
+    use crate::config::NetConfig;
+    use crate::engine::packet::Packet;
+    use crate::scheme::{Emit, SchemeId};
+    use crate::sim::Simulator;
+    use crate::topology::shapes;
+    use crate::units::{GBPS, US};
+
+    /// Requests made at admission are carried out after those of the later stage (enqueue or
+    /// admission failure): with two control packets asked for on an idle port, the one asked
+    /// for at the later stage is transmitted first and the admission one waits behind it.
+    #[test]
+    fn admission_requests_are_deferred_after_the_enqueue_stage() {
+        let topo = shapes::star(2, 100 * GBPS, US).unwrap();
+        let cc = CcConfig::None(NoneParams {
+            window: NoneWindow::Unlimited,
+        });
+        let mut sim = Simulator::new(topo, NetConfig::default(), cc, &[]).unwrap();
+        let node = sim.switches[0].node;
+        let frame = |sim: &mut Simulator| sim.arena.alloc(Packet::pfc_frame(node, 0, 64, 3, 0));
+        let (a, b) = (frame(&mut sim), frame(&mut sim));
+        let start = sim.outbox.len();
+        sim.outbox.current = SchemeId::Pfc;
+        sim.outbox.push(Emit::Control { port: 0, pkt: a }); // at admission
+        let mid = sim.outbox.len();
+        sim.outbox.push(Emit::Control { port: 0, pkt: b }); // at enqueue
+        sim.switch_flush_deferred(0, start, mid);
+        assert_eq!(sim.outbox.len(), start, "the outbox is drained");
+        let port = &sim.switches[0].ports[0];
+        assert!(
+            port.tx.busy(sim.q.now()),
+            "the enqueue-stage frame is on the wire"
+        );
+        assert_eq!(
+            port.queues[0].pkts.iter().copied().collect::<Vec<_>>(),
+            vec![a],
+            "the admission-stage frame waits behind it"
+        );
+        // Nothing deferred: plain order.
+        let (c, d) = (frame(&mut sim), frame(&mut sim));
+        let start = sim.outbox.len();
+        sim.outbox.push(Emit::Control { port: 1, pkt: c });
+        sim.outbox.push(Emit::Control { port: 1, pkt: d });
+        sim.switch_flush_deferred(0, start, start);
+        let port = &sim.switches[0].ports[1];
+        assert_eq!(
+            port.queues[0].pkts.iter().copied().collect::<Vec<_>>(),
+            vec![d]
+        );
     }
 }

@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 
 use crate::config::SchedulerKind;
 use crate::link::{PortLink, TxPort};
-use crate::scheme::SwitchScheme;
+use crate::scheme::SwitchSchemes;
 
 /// One FIFO queue of packet slots with its byte count.
 #[derive(Clone, Debug, Default)]
@@ -135,7 +135,7 @@ impl EgressPort {
         match sched {
             SchedulerKind::RoundRobin => {
                 let q = self.rr_pick(ready);
-                self.rr = 1 + q % (n - 1);
+                self.rr = next_data_queue(q, n);
                 Some(q)
             }
             SchedulerKind::Drr { quantum_bytes } => {
@@ -165,47 +165,53 @@ impl EgressPort {
                     } else if self.queues[q].pkts.is_empty() {
                         self.deficit[q] = 0;
                     }
-                    self.rr = 1 + self.rr % (n - 1);
+                    self.rr = next_data_queue(self.rr, n);
                 }
             }
         }
     }
 }
 
+/// The data queue after `q` (1 ≤ q < n) in round-robin order over 1..n, wrapping to 1
+/// (`1 + q % (n − 1)`, without a division on the per-packet path).
+#[inline(always)]
+fn next_data_queue(q: usize, n: usize) -> usize {
+    if q + 1 >= n { 1 } else { q + 1 }
+}
+
 /// A switch.
+///
+/// `repr(C)`: what every packet reads (ports, ECMP salt, node id, hook sets) fits in the first
+/// cache line, then the buffer accounting, then the schemes.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct Switch {
-    /// Node id.
-    pub node: u32,
-    /// Tier: 1 = ToR, 2 = aggregation/spine, 3 = core.
-    pub tier: u8,
     /// Egress ports (port numbers as in the topology).
     pub ports: Vec<EgressPort>,
     /// Salt of this switch's ECMP hash.
     pub ecmp_seed: u64,
+    /// Node id.
+    pub node: u32,
+    /// Union of the schemes' per-packet hook flags ([`crate::scheme::hook`]).
+    pub hooks: u16,
+    /// Tier: 1 = ToR, 2 = aggregation/spine, 3 = core.
+    pub tier: u8,
+    /// For each hook flag bit `k` ([`crate::scheme::hook`]), the set of scheme ids (bit =
+    /// [`crate::scheme::SchemeId`]) here that implement it: a stage calls exactly those, in
+    /// registry order, without touching the others.
+    pub by_hook: [u16; crate::scheme::hook::COUNT],
     /// Shared buffer.
     pub mmu: mmu::Mmu,
     /// Random stream of this switch (ECN marking).
     pub rng: crate::rng::Rng,
-    /// Switch halves of the schemes running here, in registry order.
-    pub schemes: Vec<SwitchScheme>,
-    /// Union of the schemes' per-packet hook flags ([`crate::scheme::hook`]).
-    pub hooks: u16,
-    /// For each hook flag bit `k` ([`crate::scheme::hook`]), the bit set of the indices in
-    /// `schemes` that implement it: a stage visits exactly those, in order, without touching
-    /// the others.
-    pub by_hook: [u16; 16],
+    /// Switch halves of the schemes running here (a field per registered scheme).
+    pub schemes: SwitchSchemes,
 }
+
+const _: () = assert!(std::mem::offset_of!(Switch, by_hook) + 2 * crate::scheme::hook::COUNT <= 64);
 
 /// Most schemes one switch can run at once (the registry is smaller).
 pub const MAX_SCHEMES_PER_SWITCH: usize = 16;
-
-impl Switch {
-    /// The switch half of scheme `id` on this switch, if it runs here.
-    pub fn scheme(&self, id: crate::scheme::SchemeId) -> Option<&SwitchScheme> {
-        self.schemes.iter().find(|s| s.id() == id)
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -1,5 +1,8 @@
 //! RED/ECN marking as HPCC-sim does it: at dequeue, on the backlog of the (port, queue) left
-//! behind the departing packet (`specs/dcqcn.md` §1). Switch-only: receivers echo the mark in
+//! behind the departing packet (`specs/dcqcn.md` §1). Implemented in the departure hook (the
+//! same instant, once the packet started transmission: the mark travels with the header and
+//! nothing between dequeue and departure changes that queue), so that ECN shares one stage
+//! with the other schemes that act when a packet leaves. Switch-only: receivers echo the mark in
 //! their ACKs or send CNPs, which is the NIC's congestion-notification mode
 //! ([`crate::config::CnpMode`]), not part of this scheme.
 
@@ -55,7 +58,7 @@ impl EcnSwitch {
 
 impl SwitchHooks for EcnSwitch {
     fn hooks(&self) -> u16 {
-        hook::DEQUEUE
+        hook::DEPARTURE
     }
 
     #[inline]
@@ -68,7 +71,7 @@ impl SwitchHooks for EcnSwitch {
 
     /// RED on the backlog the departing data packet leaves behind in its queue.
     #[inline]
-    fn on_dequeue(&mut self, ctx: &mut SwitchCtx<'_>, p: u32, at: &Hop) {
+    fn on_departure(&mut self, ctx: &mut SwitchCtx<'_>, p: u32, at: &Hop) {
         if at.q == 0 {
             return;
         }

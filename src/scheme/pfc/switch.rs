@@ -3,8 +3,12 @@
 //! frames a downstream switch sends (which pause this switch's egress priorities).
 //!
 //! Ordering follows HPCC-sim: the XOFF decision is taken when the packet is admitted and the
-//! frame is sent after the packet is queued; the XON decision is taken when a packet's bytes
-//! are released at dequeue and the frame is sent once that packet started transmission.
+//! frame is sent after the packet is queued (after the other schemes' enqueue actions). A
+//! packet's ingress bytes are released, and the XON decision taken, when it leaves: the frame
+//! is sent right after that packet started transmission. (HPCC-sim releases and decides in
+//! its dequeue notification, just before the packet's transmission starts; nothing between
+//! the two changes ingress accounting, except a packet another scheme re-injects into this
+//! switch at dequeue — SFC's egress-mode BTS — which is now charged before the release.)
 
 use crate::config::{BufferMode, NetConfig};
 use crate::engine::packet::{Header, Packet, PktKind};
@@ -19,8 +23,8 @@ pub mod timer {
     pub const EXPIRE: u8 = 0;
     /// Refresh the XOFF sent out of (port, prio = arg) if the condition persists.
     pub const REFRESH: u8 = 1;
-    /// Send the XOFF decided at admission for (port, prio = arg) (run at once, after the
-    /// other schemes' enqueue actions).
+    /// Send the XOFF decided at admission for (port, prio = arg) (deferred by the core until
+    /// the packet is queued and the other schemes' enqueue actions are done).
     pub const SEND_XOFF: u8 = 2;
 }
 
@@ -42,9 +46,6 @@ pub struct PfcSwitch {
     pub resumes: u64,
     /// Drops in lossless mode (headroom overflow): 0 with sane settings.
     pub drops_lossless: u64,
-    /// XON decisions taken at dequeue, waiting for the packet's departure (nested dequeues
-    /// during recirculation push and pop in order).
-    pending_xon: Vec<Option<(u16, usize)>>,
 }
 
 impl PfcSwitch {
@@ -97,7 +98,7 @@ impl PfcSwitch {
 impl SwitchHooks for PfcSwitch {
     fn hooks(&self) -> u16 {
         if self.lossless.is_some() {
-            hook::ADMIT | hook::ENQUEUE | hook::DEQUEUE | hook::DEPARTURE
+            hook::ADMIT | hook::DEPARTURE
         } else {
             0
         }
@@ -134,52 +135,40 @@ impl SwitchHooks for PfcSwitch {
         Verdict::Consumed
     }
 
-    /// HPCC-sim's ingress admission (headroom overflow is the only drop).
+    /// HPCC-sim's ingress admission (headroom overflow is the only drop). An admitted packet
+    /// that brings its ingress (port, priority) over the XOFF threshold asks for a PAUSE,
+    /// which the core sends after the packet is queued (admission requests are deferred).
     #[inline]
-    fn admit(&mut self, _ctx: &mut SwitchCtx<'_>, _p: u32, at: &Hop) -> Option<bool> {
+    fn admit(&mut self, ctx: &mut SwitchCtx<'_>, _p: u32, at: &Hop) -> Option<bool> {
         let pfc = self.lossless.as_mut()?;
         let ok = pfc.admit(at.in_port, at.q, at.size);
         if ok {
             pfc.charge(at.in_port, at.q, at.size);
+            if pfc.should_pause(at.in_port, at.q) {
+                ctx.out.push(Emit::Call {
+                    port: at.in_port,
+                    which: timer::SEND_XOFF,
+                    arg: at.q as u8,
+                });
+            }
         } else {
             self.drops_lossless += 1;
         }
         Some(ok)
     }
 
+    /// The packet left: release its ingress bytes; RESUME its ingress priority if that
+    /// brought the ingress below the resume threshold.
     #[inline]
-    fn on_enqueue(&mut self, ctx: &mut SwitchCtx<'_>, _p: u32, at: &Hop, _depth: u64) {
-        if let Some(pfc) = &self.lossless
-            && at.q != 0
-            && pfc.should_pause(at.in_port, at.q)
-        {
-            ctx.out.push(Emit::Call {
-                port: at.in_port,
-                which: timer::SEND_XOFF,
-                arg: at.q as u8,
-            });
-        }
-    }
-
-    #[inline]
-    fn on_dequeue(&mut self, _ctx: &mut SwitchCtx<'_>, _p: u32, at: &Hop) {
+    fn on_departure(&mut self, ctx: &mut SwitchCtx<'_>, _p: u32, at: &Hop) {
         if at.q == 0 {
             return;
         }
         if let Some(pfc) = &mut self.lossless {
             pfc.release(at.in_port, at.q, at.size);
-            let xon = pfc.should_resume(at.in_port, at.q);
-            self.pending_xon.push(xon.then_some((at.in_port, at.q)));
-        }
-    }
-
-    #[inline]
-    fn on_departure(&mut self, ctx: &mut SwitchCtx<'_>, at: &Hop) {
-        if at.q == 0 || self.lossless.is_none() {
-            return;
-        }
-        if let Some(Some((port, q))) = self.pending_xon.pop() {
-            self.send(ctx, port, q, false);
+            if pfc.should_resume(at.in_port, at.q) {
+                self.send(ctx, at.in_port, at.q, false);
+            }
         }
     }
 
@@ -246,7 +235,6 @@ impl Scheme for PfcSwitch {
             pauses: 0,
             resumes: 0,
             drops_lossless: 0,
-            pending_xon: Vec::new(),
         })
     }
 
