@@ -299,6 +299,8 @@ pub struct NetConfig {
     pub sfc: crate::scheme::sfc::SfcConfig,
     /// OnRamp (end-to-end flow control) parameters.
     pub onramp: crate::scheme::onramp::OnRampConfig,
+    /// PB-FS (postcard-based fast start) parameters.
+    pub pbfs: crate::scheme::pbfs::PbfsConfig,
     /// Switch egress ports whose queue (all priorities, bytes) is recorded as a time series:
     /// (switch node id, port number).
     pub queue_monitor: Vec<(u32, u32)>,
@@ -335,6 +337,7 @@ impl Default for NetConfig {
             pfc: PfcConfig::default(),
             sfc: crate::scheme::sfc::SfcConfig::default(),
             onramp: crate::scheme::onramp::OnRampConfig::default(),
+            pbfs: crate::scheme::pbfs::PbfsConfig::default(),
             queue_monitor: Vec::new(),
             queue_monitor_ps: US,
         }

@@ -189,6 +189,10 @@ impl CongestionControl for Dctcp {
         self.rate.max(1)
     }
 
+    fn set_rate(&mut self, _now_ps: u64, rate_bps: u64) {
+        self.rate = rate_bps.clamp(self.min_rate_bps.max(1), self.line_rate_bps.max(1));
+    }
+
     fn window_bytes(&self) -> u64 {
         if self.win_base == 0 {
             return u64::MAX;
