@@ -425,6 +425,12 @@ pub enum NetField {
     OnRampGain,
     /// OnRamp `ewma_w`.
     OnRampEwma,
+    /// PB-FS `n_slots`.
+    PbfsSlots,
+    /// PB-FS `delta`.
+    PbfsDelta,
+    /// PB-FS `mu`.
+    PbfsMu,
     /// [`NetConfig::queue_monitor_ps`].
     QueueMonitorInterval,
 }
@@ -621,6 +627,26 @@ impl NetConfig {
             bad(
                 NetField::OnRampEwma,
                 format!("must be in (0, 1] (got {})", o.ewma_w),
+            );
+        }
+        let pb = &self.pbfs;
+        let max_n = crate::scheme::pbfs::MAX_SLOTS;
+        if !(1..=max_n).contains(&pb.n_slots) {
+            bad(
+                NetField::PbfsSlots,
+                format!("must be in 1..={max_n} (got {})", pb.n_slots),
+            );
+        }
+        if !(1..=1_000_000).contains(&pb.delta) {
+            bad(
+                NetField::PbfsDelta,
+                format!("must be in 1..=1000000 packets (got {})", pb.delta),
+            );
+        }
+        if !(pb.mu > 0.0 && pb.mu <= 1.0) {
+            bad(
+                NetField::PbfsMu,
+                format!("must be in (0, 1] (got {})", pb.mu),
             );
         }
         v

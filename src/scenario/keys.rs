@@ -80,6 +80,26 @@ pub(super) fn check_applicable(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<Stri
             }
         }
     }
+    let pb = &raw.pbfs;
+    if pb.enabled != Some(true) {
+        for (k, present) in [
+            ("deploy", pb.deploy.is_some()),
+            ("n_slots", pb.n_slots.is_some()),
+            ("delta", pb.delta.is_some()),
+            ("dc_rtt", pb.dc_rtt.is_some()),
+            ("tau", pb.tau.is_some()),
+            ("i_min", pb.i_min.is_some()),
+            ("mu", pb.mu.is_some()),
+        ] {
+            if present {
+                // A `[[compare]]` variant may switch PB-FS on: a warning, not an error.
+                ctx.warn(ctx.err_key(
+                    &format!("pbfs.{k}"),
+                    "has no effect: PB-FS runs only with `pbfs.enabled = true`",
+                ));
+            }
+        }
+    }
 }
 
 /// Topology keys per kind.

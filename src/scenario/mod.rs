@@ -64,6 +64,9 @@ pub struct RawScenario {
     /// OnRamp section.
     #[serde(default)]
     pub onramp: RawOnRamp,
+    /// PB-FS section.
+    #[serde(default)]
+    pub pbfs: RawPbfs,
     /// Traffic generators (array of tables).
     #[serde(default)]
     pub traffic: Vec<RawTraffic>,
@@ -303,6 +306,28 @@ pub struct RawOnRamp {
     pub ewma_w: Option<f64>,
     /// Stale-feedback guard.
     pub guard: Option<bool>,
+}
+
+/// `[pbfs]`: PB-FS, postcard-based fast start.
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawPbfs {
+    /// On/off.
+    pub enabled: Option<bool>,
+    /// `all` (default) or `tor`.
+    pub deploy: Option<S>,
+    /// N, slots per half DC_RTT (default 8).
+    pub n_slots: Option<u32>,
+    /// Δ, marking offset and distance in packets (default 6).
+    pub delta: Option<u32>,
+    /// DC_RTT (default: the topology's maximum base RTT).
+    pub dc_rtt: Option<S>,
+    /// τ (default DC_RTT/2).
+    pub tau: Option<S>,
+    /// I_min (default 20 % of the maximum BDP).
+    pub i_min: Option<S>,
+    /// μ, target utilization (default 0.95).
+    pub mu: Option<f64>,
 }
 
 /// `[pfc]`: lossless-mode parameters.
@@ -756,6 +781,7 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
     let cc = errs.take(resolve_cc(&raw, host_rate, ctx, &mut net));
     errs.take(resolve_pfc(&raw.pfc, ctx, &mut net));
     errs.take(resolve_sfc(&mut net, &raw.sfc, &raw.onramp, ctx));
+    errs.take(resolve_pbfs(&mut net, &raw.pbfs, ctx));
     for i in net.issues() {
         errs.0.push(issue_error(&i, ctx));
     }
@@ -816,6 +842,9 @@ fn field_key(f: NetField) -> &'static str {
         NetField::SfcThresholds => "sfc.qtg",
         NetField::OnRampGain => "onramp.gain",
         NetField::OnRampEwma => "onramp.ewma_w",
+        NetField::PbfsSlots => "pbfs.n_slots",
+        NetField::PbfsDelta => "pbfs.delta",
+        NetField::PbfsMu => "pbfs.mu",
         NetField::QueueMonitorInterval => "output.queue_interval",
     }
 }
@@ -1576,6 +1605,29 @@ fn resolve_sfc(net: &mut NetConfig, s: &RawSfc, o: &RawOnRamp, ctx: &Ctx) -> Res
     on.gain = o.gain.unwrap_or(1.0);
     on.ewma_w = o.ewma_w.unwrap_or(1.0);
     on.guard = o.guard.unwrap_or(true);
+    Ok(())
+}
+
+/// Resolve `[pbfs]`. Zero/absent durations and sizes select the paper's defaults derived from
+/// the topology (DC_RTT = max base RTT, τ = DC_RTT/2, I_min = 20 % of the max BDP); ranges of
+/// `n_slots`, `delta` and `mu` are checked by `NetConfig::issues`.
+fn resolve_pbfs(net: &mut NetConfig, s: &RawPbfs, ctx: &Ctx) -> Result<(), String> {
+    use crate::scheme::pbfs::PbfsDeploy;
+    let pb = &mut net.pbfs;
+    pb.enabled = s.enabled.unwrap_or(false);
+    if let Some(d) = &s.deploy {
+        pb.deploy = match d.get_ref().as_str() {
+            "all" => PbfsDeploy::All,
+            "tor" => PbfsDeploy::Tor,
+            _ => return Err(ctx.err(d, "pbfs.deploy", "expected all or tor")),
+        };
+    }
+    pb.n_slots = s.n_slots.unwrap_or(pb.n_slots);
+    pb.delta = s.delta.unwrap_or(pb.delta);
+    pb.mu = s.mu.unwrap_or(pb.mu);
+    pb.dc_rtt_ps = ctx.time(&s.dc_rtt, "pbfs.dc_rtt", 0)?;
+    pb.tau_ps = ctx.time(&s.tau, "pbfs.tau", 0)?;
+    pb.i_min_bytes = ctx.bytes(&s.i_min, "pbfs.i_min", 0)?;
     Ok(())
 }
 

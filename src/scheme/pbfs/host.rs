@@ -105,9 +105,11 @@ impl HostHooks for PbfsHost {
         };
         if f.uses {
             f.postcards += 1;
+            f.first.get_or_insert(pc);
         }
         if !f.uses || f.ignore {
             f.marking = false;
+            f.ignored += 1;
             self.postcards_ignored += 1;
             return;
         }

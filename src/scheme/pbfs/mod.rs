@@ -320,6 +320,10 @@ pub struct PbfsFlow {
     pub rate_updated: bool,
     /// Postcards received.
     pub postcards: u32,
+    /// Postcards received after the PBT interval (ignored).
+    pub ignored: u32,
+    /// The first postcard received (statistics, tests).
+    pub first: Option<PostcardHdr>,
     /// Switch whose postcard determined the current rate (Algorithm 1's `ID`).
     pub id: Option<u32>,
     /// Algorithm 1's `L`: the latest `c` from each switch, in order of first postcard.

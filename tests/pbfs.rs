@@ -1,0 +1,406 @@
+//! PB-FS (postcard-based fast start, `seeds/pbfs.txt` §III) end to end, with every expected
+//! value derived by hand below.
+//!
+//! Setting of the hand derivations (unless a test says otherwise): a star of 25 Gb/s, 1 µs
+//! links; HPCC framing (1000 B payload + 48 B = `PKT` = 1048 B, serialized in 335 ns at 25 G
+//! — 335.36 truncated to whole ns as HPCC-sim does; a 60 B ACK in 19 ns; an 88 B postcard in
+//! 28 ns); no switch or NIC delay. PB-FS with N = 8, Δ = 6 and DC_RTT = 16 µs set explicitly,
+//! so a slot is 1 µs, T·DC_RTT = 50,000 B at 25 G, τ = 8 µs and T·τ = 25,000 B. T_Δ = 6 × 335
+//! = 2,010 ns is measured in 16 buckets of 126 ns (window = the bucket of t and the 15 before).
+//!
+//! A sender starting at 0 at line rate starts packet k (1-based) at (k − 1)·335 ns; it reaches
+//! the switch (store and forward) at `k·335 + 1000` ns. Packet 1 reaches the receiver at
+//! 1335 + 335 + 1000 = 2670 ns when it is alone on the egress port; its ACK is back at the
+//! sender at 2670 + 2·(19 + 1000) = 4708 ns.
+
+use sfc::cc::CcConfig;
+use sfc::cc::CongestionControl;
+use sfc::cc::none::{NoneParams, NoneWindow};
+use sfc::config::{BufferConfig, BufferMode, NetConfig};
+use sfc::scheme::pbfs::host::PbfsHost;
+use sfc::scheme::pbfs::switch::PbfsSwitch;
+use sfc::scheme::pbfs::{PbfsConfig, reaction};
+use sfc::scheme::{HostScheme, SchemeId, SwitchScheme};
+use sfc::sim::Simulator;
+use sfc::topology::shapes;
+use sfc::units::{GBPS, US};
+use sfc::workload::FlowSpec;
+
+const LINE: u64 = 25 * GBPS;
+const PKT: u64 = 1048;
+const PRIO: u8 = 3;
+
+fn flow(src: u32, dst: u32, size: u64) -> FlowSpec {
+    FlowSpec {
+        src,
+        dst,
+        size_bytes: size,
+        start_ps: 0,
+        prio: PRIO,
+        dport: 100,
+    }
+}
+
+fn none_cc() -> CcConfig {
+    CcConfig::None(NoneParams {
+        window: NoneWindow::Unlimited,
+    })
+}
+
+fn pbfs() -> PbfsConfig {
+    PbfsConfig {
+        enabled: true,
+        dc_rtt_ps: 16 * US,
+        i_min_bytes: 10_000,
+        ..PbfsConfig::default()
+    }
+}
+
+fn star_sim(hosts: u32, cfg: NetConfig, flows: &[FlowSpec]) -> Simulator {
+    let topo = shapes::star(hosts, LINE, US).unwrap();
+    Simulator::new(topo, cfg, none_cc(), flows).unwrap()
+}
+
+fn run_to(sim: &mut Simulator, t_ps: u64) {
+    sim.cfg.stop_ps = t_ps;
+    sim.run_quiet();
+}
+
+fn host(sim: &Simulator) -> &PbfsHost {
+    sim.host_schemes
+        .iter()
+        .find_map(|h| match h {
+            HostScheme::Pbfs(p) => Some(p),
+            _ => None,
+        })
+        .expect("PB-FS host half")
+}
+
+fn switch(sim: &Simulator, i: usize) -> &PbfsSwitch {
+    match sim.switches[i].scheme(SchemeId::Pbfs) {
+        Some(SwitchScheme::Pbfs(p)) => p,
+        _ => panic!("PB-FS does not run on switch {i}"),
+    }
+}
+
+fn pbfs_json(sim: &Simulator) -> serde_json::Value {
+    sim.scheme_summaries()
+        .into_iter()
+        .find(|(n, _)| *n == "pbfs")
+        .map(|(_, v)| v)
+        .expect("pbfs section")
+}
+
+/// One flow into an idle port. Its marked packets 6 and 12 (started at 1675 and 3685 ns,
+/// before the first ACK at 4708 ns; packet 18 would start at 5695 ns) reach the switch at
+/// 3010 and 5020 ns.
+/// - At 3010 ns (slot 3): complete slots hold packets 1–2 (1335, 1670 ns: slot 1) and 3–5
+///   (2005, 2340, 2675 ns: slot 2) → I_before = 5 PKT = 5,240, I_last = 3,144,
+///   I_p = 5,240 + 8·3,144 = 30,392 ≤ 50,000 − Q¹ (0): not congested.
+/// - At 5020 ns (slot 5): slots 1..4 hold 2, 3, 3 (6–8), 3 (9–11) packets → I_before =
+///   11 PKT = 11,528, I_last = 3,144, I_p = 36,680 ≤ 50,000: not congested.
+///
+/// No postcard; the flow's rate stays the line rate.
+#[test]
+fn one_marked_flow_into_an_idle_port_gets_no_postcard() {
+    let mut cfg = NetConfig::default();
+    cfg.pbfs = pbfs();
+    let mut sim = star_sim(2, cfg, &[flow(0, 1, 100 * 1000)]);
+    run_to(&mut sim, 40 * US);
+    let h = host(&sim);
+    assert_eq!(h.marked_packets, 2);
+    assert_eq!(switch(&sim, 0).counters.marked_assessed, 2);
+    assert_eq!(switch(&sim, 0).counters.postcards_generated, 0);
+    assert_eq!(h.postcards_received, 0);
+    assert!(h.flows[0].uses);
+    assert_eq!(sim.flows[0].cc.rate_bps(), LINE);
+    let j = pbfs_json(&sim);
+    assert_eq!(j["flows_using_pbfs"], 1);
+    assert_eq!(j["postcards_generated"], 0);
+}
+
+/// Two line-rate flows (hosts 0 and 1 → host 2) starting together into one 25 G port. Both
+/// packets k reach the switch at `k·335 + 1000` ns.
+///
+/// Marked packets 6 arrive at 3010 ns (slot 3). Complete slots: slot 1 has packets 1–2 of
+/// both (4 PKT), slot 2 packets 3–5 of both (6 PKT) → I_before = 10 PKT = 10,480,
+/// I_last = 6,288, I_p = 10,480 + 8·6,288 = 60,784 > 50,000 − Q¹ (Q¹ = 0): congested, one
+/// postcard per flow. The recentBytes window at 3010 ns (buckets 8..=23 of 126 ns:
+/// [1008, 3024) ns) holds packets 1–5 of both flows plus the packet 6 processed first, and
+/// then the other one:
+/// - first-processed flow: recent = 11 PKT = 11,528, marked = 1,048 → share 6/11,
+///   I_PBT = 60,784·6/11, I_nonPBT = 60,784·5/11, I = 50,000 − 60,784·5/11 = 246,080/11,
+///   c = 364,704 / (0.95·246,080) = 1.5600575, rate = 25 G / c = 16,025,050,451 b/s;
+/// - second: recent = 12 PKT = 12,576, marked = 2,096 → share 1, I_PBT = I_p, I = 50,000,
+///   c = 60,784 / 47,500 = 1.2796632, rate = 19,536,391,155 b/s.
+///
+/// Each postcard leaves at 3010 ns on an idle port and reaches its sender at 3010 + 28 +
+/// 1000 = 4038 ns, before either flow's first ACK (4708 ns for the flow served first at the
+/// egress, 5043 ns for the other), so each sets its flow's rate and stops its marking: the
+/// next marked packets (12, started at 3685 ns) are the last. They reach the switch at
+/// 5020 ns, when slots 1..4 hold 4, 6, 6, 6 PKT → I_p = 22 PKT + 8·6 PKT = 73,360 > 50,000:
+/// two more postcards, generated after each flow's PBT interval ended (its first ACK, which
+/// follows a rate update) and therefore ignored. So: exactly one postcard per switch per
+/// flow within the PBT interval, 4 generated in all, 2 rate updates, 2 ignored.
+#[test]
+fn two_line_rate_flows_one_postcard_each_and_algorithm_1_rate() {
+    let mut cfg = NetConfig::default();
+    cfg.pbfs = pbfs();
+    let mut sim = star_sim(3, cfg, &[flow(0, 2, 1_000_000), flow(1, 2, 1_000_000)]);
+    // Just after the postcards arrived (4038 ns), before any ACK.
+    run_to(&mut sim, 4_500_000);
+    {
+        let h = host(&sim);
+        assert_eq!(h.rate_updates, 2);
+        assert_eq!(h.postcards_received, 2);
+        let sw = switch(&sim, 0);
+        assert_eq!(sw.counters.postcards_generated, 2);
+        let a = sw.last.unwrap();
+        assert_eq!(
+            (a.i_before, a.i_last, a.i_p, a.q1),
+            (10 * PKT, 6 * PKT, 60_784, 0)
+        );
+        assert_eq!(a.capacity, 50_000);
+        let mut seen = Vec::new();
+        for f in 0..2 {
+            let pc = h.flows[f].first.expect("a postcard");
+            assert_eq!(pc.switch, sim.switches[0].node);
+            assert_eq!(
+                (pc.i_p_bytes, pc.q1_bytes, pc.rate_mbps),
+                (60_784, 0, 25_000)
+            );
+            assert_eq!(pc.hops, 1);
+            let expect = match (pc.recent_bytes, pc.recent_marked_bytes) {
+                (11_528, 1_048) => 16_025_050_451.873,
+                (12_576, 2_096) => 19_536_391_155.567,
+                other => panic!("flow {f}: unexpected recent bytes {other:?}"),
+            };
+            seen.push(pc.recent_bytes);
+            let rate = sim.flows[f].cc.rate_bps();
+            assert!(
+                (rate as f64 - expect).abs() < 2.0,
+                "flow {f}: rate {rate}, by hand {expect}"
+            );
+            assert_eq!(h.flows[f].rate_bps, rate);
+            // Algorithm 1 on the postcard's fields gives the same c.
+            let r = reaction(&pc, 6, 16 * US, 10_000, 0.95);
+            assert!((LINE as f64 / r.c - expect).abs() < 2.0);
+            assert!(!h.flows[f].marking);
+        }
+        seen.sort();
+        assert_eq!(seen, vec![11_528, 12_576]);
+    }
+    run_to(&mut sim, 40 * US);
+    let h = host(&sim);
+    assert_eq!(h.marked_packets, 4);
+    assert_eq!(switch(&sim, 0).counters.postcards_generated, 4);
+    assert_eq!(h.postcards_received, 4);
+    assert_eq!(h.postcards_ignored, 2);
+    assert_eq!(h.rate_updates, 2);
+    for f in 0..2 {
+        assert!(h.flows[f].ignore);
+        assert_eq!((h.flows[f].postcards, h.flows[f].ignored), (2, 1));
+    }
+    let j = pbfs_json(&sim);
+    assert_eq!(j["postcards_generated"], 4);
+    assert_eq!(j["postcards_per_flow_max"], 2);
+    assert_eq!(j["postcards_per_flow_mean"], 2.0);
+    assert_eq!(j["postcard_hops_hist"][1], 4);
+    assert_eq!(j["rate_updates"], 2);
+}
+
+/// Marking threshold: T·τ = 25 G × 8 µs = 25,000 B. A 24,999 B flow does not use PB-FS; a
+/// 25,000 B (25 packets) or 25,001 B flow does and marks packets 6 and 12 — the ones sent
+/// before its first ACK at 4708 ns (packet 15 starts at 4690 ns, packet 18 would at 5695 ns).
+#[test]
+fn marking_just_below_and_above_tau_times_line_rate() {
+    for (size, uses, marked) in [
+        (24_999u64, false, 0u64),
+        (25_000, true, 2),
+        (25_001, true, 2),
+    ] {
+        let mut cfg = NetConfig::default();
+        cfg.pbfs = pbfs();
+        let mut sim = star_sim(2, cfg, &[flow(0, 1, size)]);
+        run_to(&mut sim, 100 * US);
+        let h = host(&sim);
+        assert_eq!(h.flows[0].uses, uses, "size {size}");
+        assert_eq!(h.marked_packets, marked, "size {size}");
+        assert_eq!(switch(&sim, 0).counters.marked_assessed, marked);
+        assert!(sim.flows[0].finished());
+    }
+    // With τ = 4 µs (T·τ = 12,500 B) the 24,999 B flow uses PB-FS too.
+    let mut cfg = NetConfig::default();
+    cfg.pbfs = PbfsConfig {
+        tau_ps: 4 * US,
+        ..pbfs()
+    };
+    let mut sim = star_sim(2, cfg, &[flow(0, 1, 24_999)]);
+    run_to(&mut sim, 100 * US);
+    assert_eq!(host(&sim).marked_packets, 2);
+}
+
+/// Incast of 7 senders into one 25 G port with a small shared buffer. Postcards are control
+/// packets: they travel in queue 0 (strict priority, outside the MMU), so every postcard
+/// generated reaches its sender — lossless (PFC pausing the data class) and lossy (the data
+/// class dropping).
+#[test]
+fn postcards_travel_in_the_control_class_and_are_never_dropped() {
+    for mode in [BufferMode::Lossless, BufferMode::Lossy] {
+        let mut cfg = NetConfig {
+            buffer: BufferConfig {
+                mode,
+                size_bytes: 60_000,
+                dt_alpha: 1.0,
+            },
+            ..NetConfig::default()
+        };
+        cfg.pbfs = pbfs();
+        let flows: Vec<_> = (1..=7).map(|s| flow(s, 0, 200_000)).collect();
+        let mut sim = star_sim(8, cfg, &flows);
+        run_to(&mut sim, 3_000 * US);
+        let h = host(&sim);
+        let generated = switch(&sim, 0).counters.postcards_generated;
+        assert!(generated >= 7, "{mode:?}: {generated} postcards");
+        assert_eq!(h.postcards_received, generated, "{mode:?}");
+        match mode {
+            BufferMode::Lossless => {
+                assert_eq!(sim.counters.drops, 0);
+                assert!(sim.scheme_stat("pfc", "pauses") > 0, "PFC never paused");
+            }
+            _ => assert!(sim.counters.drops > 0, "no data drops in the lossy run"),
+        }
+        assert!(sim.flows.iter().all(|f| f.finished()), "{mode:?}");
+    }
+}
+
+/// A run without PB-FS has no `pbfs` section and no PB-FS state anywhere.
+#[test]
+fn off_by_default() {
+    let mut sim = star_sim(3, NetConfig::default(), &[flow(0, 2, 100_000)]);
+    run_to(&mut sim, 100 * US);
+    assert!(sim.scheme_summaries().iter().all(|(n, _)| *n != "pbfs"));
+    assert!(sim.host_schemes.iter().all(|h| h.id() != SchemeId::Pbfs));
+    assert!(sim.switches[0].scheme(SchemeId::Pbfs).is_none());
+}
+
+/// The rate PB-FS hands over, as each controller takes it (`CongestionControl::set_rate`).
+#[test]
+fn each_controller_takes_the_rate() {
+    use sfc::scenario::cc::preset;
+    let bdp = 50_000;
+    for name in ["dcqcn", "timely", "hpcc", "dctcp"] {
+        let s = preset(name, LINE).unwrap();
+        let mut c = s.cc.build(LINE, 16 * US, bdp);
+        assert_eq!(c.rate_bps(), LINE, "{name} starts at line rate");
+        c.set_rate(0, 10 * GBPS);
+        let r = c.rate_bps();
+        assert!(r.abs_diff(10 * GBPS) <= 1, "{name}: {r}");
+        if let sfc::cc::Cc::Dcqcn(d) = &c {
+            assert_eq!(d.target_rate_bps(), 10 * GBPS);
+        }
+        // Never above the line rate.
+        c.set_rate(0, 2 * LINE);
+        assert_eq!(c.rate_bps(), LINE, "{name}");
+    }
+}
+
+const SCENARIO: &str = r#"
+name = "pbfs_star"
+[topology]
+kind = "star"
+hosts = 3
+host_rate = "25Gbps"
+host_delay = "1us"
+[cc]
+kind = "none"
+window = "none"
+[[traffic]]
+kind = "incast"
+senders = [0, 1]
+receivers = [2]
+size = "1MB"
+at = "0us"
+sync_window = "0us"
+"#;
+
+fn scenario(extra: &str, sets: &[&str]) -> Result<sfc::scenario::Scenario, String> {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    sfc::scenario::from_str(
+        &format!("{SCENARIO}\n{extra}"),
+        "p.toml",
+        std::path::Path::new("."),
+        &sets,
+    )
+}
+
+/// `[pbfs]` keys reach the configuration; defaults are the paper's.
+#[test]
+fn scenario_keys_and_defaults() {
+    let s = scenario("[pbfs]\nenabled = true\n", &[]).unwrap();
+    assert_eq!(
+        s.net.pbfs,
+        PbfsConfig {
+            enabled: true,
+            ..PbfsConfig::default()
+        }
+    );
+    assert_eq!(
+        (s.net.pbfs.n_slots, s.net.pbfs.delta, s.net.pbfs.mu),
+        (8, 6, 0.95)
+    );
+    let s = scenario(
+        "[pbfs]\nenabled = true\ndeploy = \"tor\"\nn_slots = 4\ndelta = 3\ndc_rtt = \"20us\"\ntau = \"5us\"\ni_min = \"4KB\"\nmu = 0.9\n",
+        &[],
+    )
+    .unwrap();
+    let p = &s.net.pbfs;
+    assert_eq!(p.deploy, sfc::scheme::pbfs::PbfsDeploy::Tor);
+    assert_eq!(
+        (p.n_slots, p.delta, p.dc_rtt_ps, p.tau_ps),
+        (4, 3, 20 * US, 5 * US)
+    );
+    assert_eq!((p.i_min_bytes, p.mu), (4_000, 0.9));
+    // The run: both senders use PB-FS and get a postcard from the one switch (1 link away).
+    let mut sim = Simulator::new(s.topo, s.net, s.cc, &s.flows).unwrap();
+    sim.run_quiet();
+    let j = pbfs_json(&sim);
+    assert_eq!(j["flows_using_pbfs"], 2);
+    assert!(j["rate_updates"].as_u64().unwrap() >= 1);
+    assert!(j["postcard_hops_hist"][1].as_u64().unwrap() >= 1);
+}
+
+/// Bad values are errors naming the key (never a panic).
+#[test]
+fn scenario_errors_name_the_key() {
+    for (extra, key) in [
+        ("[pbfs]\nenabled = true\nn_slots = 0\n", "pbfs.n_slots"),
+        ("[pbfs]\nenabled = true\nn_slots = 5000\n", "pbfs.n_slots"),
+        ("[pbfs]\nenabled = true\ndelta = 0\n", "pbfs.delta"),
+        ("[pbfs]\nenabled = true\nmu = 0.0\n", "pbfs.mu"),
+        ("[pbfs]\nenabled = true\nmu = 1.5\n", "pbfs.mu"),
+        (
+            "[pbfs]\nenabled = true\ndeploy = \"spine\"\n",
+            "pbfs.deploy",
+        ),
+        ("[pbfs]\nenabled = true\ntau = \"fast\"\n", "pbfs.tau"),
+        ("[pbfs]\nenabled = true\ni_min = \"-3KB\"\n", "pbfs.i_min"),
+        ("[pbfs]\nenabled = true\nslots = 3\n", "slots"),
+    ] {
+        let Err(e) = scenario(extra, &[]) else {
+            panic!("{extra}: accepted");
+        };
+        assert!(e.contains(key), "{extra}: {e}");
+    }
+    // Keys while PB-FS is off only warn.
+    let s = scenario("[pbfs]\ndelta = 4\n", &[]).unwrap();
+    assert!(!s.net.pbfs.enabled);
+    assert!(
+        s.warnings.iter().any(|w| w.contains("pbfs.delta")),
+        "{:?}",
+        s.warnings
+    );
+    // `--set` switches it on.
+    let s = scenario("", &["pbfs.enabled=true"]).unwrap();
+    assert!(s.net.pbfs.enabled);
+}
