@@ -103,8 +103,10 @@ fn pbfs_json(sim: &Simulator) -> serde_json::Value {
 /// No postcard; the flow's rate stays the line rate.
 #[test]
 fn one_marked_flow_into_an_idle_port_gets_no_postcard() {
-    let mut cfg = NetConfig::default();
-    cfg.pbfs = pbfs();
+    let cfg = NetConfig {
+        pbfs: pbfs(),
+        ..NetConfig::default()
+    };
     let mut sim = star_sim(2, cfg, &[flow(0, 1, 100 * 1000)]);
     run_to(&mut sim, 40 * US);
     let h = host(&sim);
@@ -144,8 +146,10 @@ fn one_marked_flow_into_an_idle_port_gets_no_postcard() {
 /// flow within the PBT interval, 4 generated in all, 2 rate updates, 2 ignored.
 #[test]
 fn two_line_rate_flows_one_postcard_each_and_algorithm_1_rate() {
-    let mut cfg = NetConfig::default();
-    cfg.pbfs = pbfs();
+    let cfg = NetConfig {
+        pbfs: pbfs(),
+        ..NetConfig::default()
+    };
     let mut sim = star_sim(3, cfg, &[flow(0, 2, 1_000_000), flow(1, 2, 1_000_000)]);
     // Just after the postcards arrived (4038 ns), before any ACK.
     run_to(&mut sim, 4_500_000);
@@ -219,8 +223,10 @@ fn marking_just_below_and_above_tau_times_line_rate() {
         (25_000, true, 2),
         (25_001, true, 2),
     ] {
-        let mut cfg = NetConfig::default();
-        cfg.pbfs = pbfs();
+        let cfg = NetConfig {
+            pbfs: pbfs(),
+            ..NetConfig::default()
+        };
         let mut sim = star_sim(2, cfg, &[flow(0, 1, size)]);
         run_to(&mut sim, 100 * US);
         let h = host(&sim);
@@ -230,10 +236,12 @@ fn marking_just_below_and_above_tau_times_line_rate() {
         assert!(sim.flows[0].finished());
     }
     // With τ = 4 µs (T·τ = 12,500 B) the 24,999 B flow uses PB-FS too.
-    let mut cfg = NetConfig::default();
-    cfg.pbfs = PbfsConfig {
-        tau_ps: 4 * US,
-        ..pbfs()
+    let cfg = NetConfig {
+        pbfs: PbfsConfig {
+            tau_ps: 4 * US,
+            ..pbfs()
+        },
+        ..NetConfig::default()
     };
     let mut sim = star_sim(2, cfg, &[flow(0, 1, 24_999)]);
     run_to(&mut sim, 100 * US);
@@ -403,4 +411,41 @@ fn scenario_errors_name_the_key() {
     // `--set` switches it on.
     let s = scenario("", &["pbfs.enabled=true"]).unwrap();
     assert!(s.net.pbfs.enabled);
+}
+
+/// The paper's topology (§V-A) as a `three_tier` scenario: 320 hosts, 20 ToRs, 20 aggregation
+/// switches, 16 cores, 25 G host / 100 G fabric links of 2 µs. Shape keys are required; keys
+/// of other kinds are errors.
+#[test]
+fn three_tier_topology_kind() {
+    let topo = |extra: &str| {
+        sfc::scenario::from_str(
+            &format!(
+                "[topology]\nkind = \"three_tier\"\n{extra}host_rate = \"25Gbps\"\nhost_delay = \"2us\"\nfabric_rate = \"100Gbps\"\nfabric_delay = \"2us\"\n[cc]\nkind = \"none\"\n[[traffic]]\nkind = \"permutation\"\nsize = \"10KB\"\n"
+            ),
+            "t.toml",
+            std::path::Path::new("."),
+            &[],
+        )
+    };
+    let s = topo(
+        "pods = 5\ntors_per_pod = 4\naggs_per_pod = 4\ncores_per_agg = 4\nhosts_per_tor = 16\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.topo.hosts().len(), 320);
+    assert_eq!(s.topo.links.len(), 320 + 20 * 4 + 20 * 4);
+    let tiers = shapes::tiers(&s.topo);
+    for (tier, n) in [(1u8, 20), (2, 20), (3, 16)] {
+        assert_eq!(tiers.iter().filter(|&&t| t == tier).count(), n);
+    }
+    let Err(e) = topo("pods = 5\ntors_per_pod = 4\naggs_per_pod = 4\ncores_per_agg = 4\n") else {
+        panic!("accepted without hosts_per_tor");
+    };
+    assert!(e.contains("topology.hosts_per_tor"), "{e}");
+    let Err(e) = topo(
+        "k = 4\npods = 5\ntors_per_pod = 4\naggs_per_pod = 4\ncores_per_agg = 4\nhosts_per_tor = 16\n",
+    ) else {
+        panic!("accepted k");
+    };
+    assert!(e.contains("topology.k"), "{e}");
 }

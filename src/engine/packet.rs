@@ -415,8 +415,10 @@ mod tests {
         // Postcards: 48 + 40 = 88 B (HPCC framing), 62 + 40 = 102 B (Ethernet).
         assert_eq!(h.postcard(), 88);
         assert_eq!(e.postcard(), 102);
-        let mut p = Packet::default();
-        p.hdr = Header::Postcard(PostcardHdr::default());
+        let p = Packet {
+            hdr: Header::Postcard(PostcardHdr::default()),
+            ..Packet::default()
+        };
         assert_eq!(p.kind(), PktKind::Postcard);
     }
 }

@@ -141,6 +141,14 @@ pub struct RawTopology {
     pub links_per_spine: Option<u32>,
     /// Fat-tree arity (fat_tree).
     pub k: Option<u32>,
+    /// Pods (three_tier).
+    pub pods: Option<u32>,
+    /// ToRs per pod (three_tier).
+    pub tors_per_pod: Option<u32>,
+    /// Aggregation switches per pod (three_tier).
+    pub aggs_per_pod: Option<u32>,
+    /// Cores per aggregation switch plane (three_tier).
+    pub cores_per_agg: Option<u32>,
     /// Host link rate.
     pub host_rate: Option<S>,
     /// Host link one-way delay.
@@ -887,6 +895,7 @@ fn resolve_topology(t: &RawTopology, ctx: &Ctx) -> Result<TopologySpec, String> 
         "dumbbell",
         "leaf_spine",
         "fat_tree",
+        "three_tier",
         "hpcc_fat_tree",
     ]
     .contains(&kind)
@@ -894,7 +903,7 @@ fn resolve_topology(t: &RawTopology, ctx: &Ctx) -> Result<TopologySpec, String> 
         return Err(ctx.err(
             &t.kind,
             "topology.kind",
-            format!("unknown topology kind `{kind}` (star, dumbbell, leaf_spine, fat_tree, hpcc_fat_tree, file)"),
+            format!("unknown topology kind `{kind}` (star, dumbbell, leaf_spine, fat_tree, three_tier, hpcc_fat_tree, file)"),
         ));
     }
     let build = || match kind {
@@ -928,6 +937,17 @@ fn resolve_topology(t: &RawTopology, ctx: &Ctx) -> Result<TopologySpec, String> 
             fabric_rate,
             fabric_delay,
         ),
+        "three_tier" => shapes::three_tier(shapes::ThreeTier {
+            pods: need(t.pods, "topology.pods", "three_tier")?,
+            tors_per_pod: need(t.tors_per_pod, "topology.tors_per_pod", "three_tier")?,
+            aggs_per_pod: need(t.aggs_per_pod, "topology.aggs_per_pod", "three_tier")?,
+            cores_per_agg: need(t.cores_per_agg, "topology.cores_per_agg", "three_tier")?,
+            hosts_per_tor: need(t.hosts_per_tor, "topology.hosts_per_tor", "three_tier")?,
+            host_rate_bps: host_rate,
+            host_delay_ps: host_delay,
+            fabric_rate_bps: fabric_rate,
+            fabric_delay_ps: fabric_delay,
+        }),
         _ => shapes::hpcc_fat_tree_320(),
     };
     let topo = build().map_err(|e| {

@@ -118,6 +118,11 @@ pub struct Assessment {
 /// started in between started with the queue the earlier event left.
 #[derive(Clone, Debug)]
 pub struct PortSlots {
+    /// Slot length, picoseconds.
+    slot_ps: u64,
+    /// End of the slot in progress, picoseconds (a time check instead of a division per
+    /// packet).
+    end_ps: u64,
     /// Index of the slot in progress.
     cur: u64,
     /// Bytes received in the slot in progress.
@@ -131,9 +136,12 @@ pub struct PortSlots {
 }
 
 impl PortSlots {
-    /// An idle port with `n` slots of history (all empty, queue 0) at time 0.
-    pub fn new(n: u32) -> Self {
+    /// An idle port with `n` slots of `slot_ps` of history (all empty, queue 0) at time 0.
+    pub fn new(n: u32, slot_ps: u64) -> Self {
+        let slot_ps = slot_ps.max(1);
         PortSlots {
+            slot_ps,
+            end_ps: slot_ps,
             cur: 0,
             cur_bytes: 0,
             cur_q: 0,
@@ -155,17 +163,18 @@ impl PortSlots {
         self.head = ((h + 1) % self.ring.len()) as u32;
     }
 
-    /// Advance to slot `slot` (the one containing now); `q_now` is the port's queue since the
-    /// last event of the port (hence at the start of every slot begun since), bytes.
+    /// Advance to the slot containing `now_ps`; `q_now` is the port's queue since the last
+    /// event of the port (hence at the start of every slot begun since), bytes.
     #[inline]
-    pub fn roll(&mut self, slot: u64, q_now: u64) {
-        if slot > self.cur {
-            self.roll_to(slot, q_now);
+    pub fn roll(&mut self, now_ps: u64, q_now: u64) {
+        if now_ps >= self.end_ps {
+            self.roll_to(now_ps / self.slot_ps, q_now);
         }
     }
 
     #[cold]
     fn roll_to(&mut self, slot: u64, q_now: u64) {
+        self.end_ps = (slot + 1).saturating_mul(self.slot_ps);
         let n = self.ring.len() as u64;
         let steps = slot - self.cur;
         if steps <= n {
@@ -229,16 +238,38 @@ impl PortSlots {
 /// Bytes and PBT-marked bytes received by a port over the last T_Δ (paper Fig. 4b), in
 /// [`RECENT_BUCKETS`] buckets of `ceil(T_Δ / RECENT_BUCKETS)`: the window read at t is the
 /// bucket containing t and the `RECENT_BUCKETS − 1` before it.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct RecentWindow {
+    /// Bucket width, picoseconds.
+    width_ps: u64,
+    /// Index of the bucket in progress.
+    cur: u64,
+    /// End of the bucket in progress, picoseconds.
+    end_ps: u64,
     /// (bucket index, bytes, marked bytes) per ring position.
     b: [(u64, u64, u64); RECENT_BUCKETS],
 }
 
 impl RecentWindow {
-    /// Count `bytes` (marked or not) received in bucket `bucket` (= t / bucket width).
+    /// An empty window of buckets of `width_ps`.
+    pub fn new(width_ps: u64) -> Self {
+        let width_ps = width_ps.max(1);
+        RecentWindow {
+            width_ps,
+            cur: 0,
+            end_ps: width_ps,
+            b: [(0, 0, 0); RECENT_BUCKETS],
+        }
+    }
+
+    /// Count `bytes` (marked or not) received at `now_ps` (times never decrease).
     #[inline]
-    pub fn add(&mut self, bucket: u64, bytes: u64, marked: bool) {
+    pub fn add(&mut self, now_ps: u64, bytes: u64, marked: bool) {
+        if now_ps >= self.end_ps {
+            self.cur = now_ps / self.width_ps;
+            self.end_ps = (self.cur + 1).saturating_mul(self.width_ps);
+        }
+        let bucket = self.cur;
         let e = &mut self.b[(bucket % RECENT_BUCKETS as u64) as usize];
         if e.0 != bucket {
             *e = (bucket, 0, 0);
@@ -249,8 +280,9 @@ impl RecentWindow {
         }
     }
 
-    /// (recentBytes, recentMarkedBytes) of the window ending in bucket `bucket`.
-    pub fn read(&self, bucket: u64) -> (u64, u64) {
+    /// (recentBytes, recentMarkedBytes) of the window ending at `now_ps`.
+    pub fn read(&self, now_ps: u64) -> (u64, u64) {
+        let bucket = now_ps / self.width_ps;
         let lo = bucket.saturating_sub(RECENT_BUCKETS as u64 - 1);
         self.b
             .iter()
@@ -447,9 +479,9 @@ mod tests {
         const SLOT: u64 = 1_000_000;
         let rate = 8_000_000_000;
         let dc_rtt = 8 * SLOT;
-        let mut s = PortSlots::new(4);
+        let mut s = PortSlots::new(4, SLOT);
         let at = |s: &mut PortSlots, t: u64, q: u64, b: u64| {
-            s.roll(t / SLOT, q);
+            s.roll(t, q);
             s.add(b);
         };
         // Slot 0: 1000 + 500 B, queue 0 at its start.
@@ -499,7 +531,7 @@ mod tests {
         assert!(a.congested);
         // Rollover by more than N slots: at 20 µs every remembered slot is empty with the
         // queue 3000 B the port had since its last event → I_p = 0 > 8000 − 3000? No.
-        s.roll(20, 3000);
+        s.roll(20 * SLOT, 3000);
         let a = s.assess(rate, dc_rtt);
         assert_eq!((a.i_p, a.q1), (0, 3000));
         assert!(!a.congested);
@@ -509,15 +541,15 @@ mod tests {
                 q_start_bytes: 3000
             }));
         // Boundary: I_p equal to T·DC_RTT − Q¹ is not congested; one byte more is.
-        let mut s = PortSlots::new(4);
+        let mut s = PortSlots::new(4, SLOT);
         at(&mut s, 3_000_000, 0, 1000); // slot 3: 1000 B
-        s.roll(4, 0); // complete: −1, 0, 1 empty, 3 → I_p = 1000 + 4000 = 5000
+        s.roll(4 * SLOT, 0); // complete: −1, 0, 1 empty, 3 → I_p = 1000 + 4000 = 5000
         assert_eq!(s.assess(rate, 5 * SLOT + 1).capacity, 5000);
         assert!(!s.assess(rate, 5 * SLOT).congested); // 5000 > 5000 − 0? no
         assert!(s.assess(rate, 4_999_000).congested); // 5000 > 4999
         // A queue above T·DC_RTT makes the right side negative: congested even with I_p = 0.
-        let mut s = PortSlots::new(2);
-        s.roll(5, 9000);
+        let mut s = PortSlots::new(2, SLOT);
+        s.roll(5 * SLOT, 9000);
         let a = s.assess(rate, dc_rtt);
         assert_eq!((a.i_p, a.q1), (0, 9000));
         assert!(a.congested);
@@ -525,7 +557,8 @@ mod tests {
 
     #[test]
     fn recent_window_covers_the_last_buckets() {
-        let mut w = RecentWindow::default();
+        // Buckets of 1 ps: times are bucket indices.
+        let mut w = RecentWindow::new(1);
         w.add(0, 1000, false);
         w.add(5, 1000, true);
         w.add(15, 500, false);

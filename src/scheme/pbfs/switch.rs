@@ -60,14 +60,16 @@ impl PbfsSwitch {
     pub fn new(cfg: &PbfsConfig, env: &Env, net: &NetConfig, ports: &[EgressPort]) -> Self {
         let dc_rtt = dc_rtt_ps(cfg, env);
         let n = cfg.n_slots.max(1);
+        let slot_ps = (dc_rtt / (2 * n as u64)).max(1);
+        let bucket_ps = t_delta_ps(cfg, env, net)
+            .div_ceil(RECENT_BUCKETS as u64)
+            .max(1);
         PbfsSwitch {
-            slot_ps: (dc_rtt / (2 * n as u64)).max(1),
+            slot_ps,
             dc_rtt_ps: dc_rtt,
-            bucket_ps: t_delta_ps(cfg, env, net)
-                .div_ceil(RECENT_BUCKETS as u64)
-                .max(1),
-            slots: ports.iter().map(|_| PortSlots::new(n)).collect(),
-            recent: vec![RecentWindow::default(); ports.len()],
+            bucket_ps,
+            slots: ports.iter().map(|_| PortSlots::new(n, slot_ps)).collect(),
+            recent: vec![RecentWindow::new(bucket_ps); ports.len()],
             last: None,
             counters: PbfsSwitchCounters::default(),
         }
@@ -94,7 +96,7 @@ impl PbfsSwitch {
     /// class.
     fn send_postcard(&mut self, ctx: &mut SwitchCtx<'_>, p: u32, egress: u16, a: &Assessment) {
         let d = *ctx.arena.get(p);
-        let (recent, marked) = self.recent[egress as usize].read(ctx.now_ps / self.bucket_ps);
+        let (recent, marked) = self.recent[egress as usize].read(ctx.now_ps);
         let hops = Self::hops_to(ctx, d.src);
         let sat = |x: u64| x.min(u32::MAX as u64) as u32;
         let hdr = PostcardHdr {
@@ -141,10 +143,10 @@ impl SwitchHooks for PbfsSwitch {
         let e = at.egress as usize;
         let q_now = ctx.ports[e].bytes;
         let s = &mut self.slots[e];
-        s.roll(now / self.slot_ps, q_now);
+        s.roll(now, q_now);
         s.add(at.size);
         let marked = matches!(ctx.arena.get(p).hdr, Header::Data(d) if d.pbt);
-        self.recent[e].add(now / self.bucket_ps, at.size, marked);
+        self.recent[e].add(now, at.size, marked);
         if marked {
             self.counters.marked_assessed += 1;
             let a = self.slots[e].assess(ctx.ports[e].tx.link.rate_bps, self.dc_rtt_ps);
@@ -160,7 +162,7 @@ impl SwitchHooks for PbfsSwitch {
     fn on_dequeue(&mut self, ctx: &mut SwitchCtx<'_>, _p: u32, at: &Hop) {
         let e = at.egress as usize;
         let q_before = ctx.ports[e].bytes + at.size;
-        self.slots[e].roll(ctx.now_ps / self.slot_ps, q_before);
+        self.slots[e].roll(ctx.now_ps, q_before);
     }
 }
 
