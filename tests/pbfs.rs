@@ -210,6 +210,9 @@ fn two_line_rate_flows_one_postcard_each_and_algorithm_1_rate() {
     assert_eq!(j["postcards_per_flow_max"], 2);
     assert_eq!(j["postcards_per_flow_mean"], 2.0);
     assert_eq!(j["postcard_hops_hist"][1], 4);
+    // The star's switch is a ToR and host 2's port is host-facing.
+    assert_eq!(j["postcards_tor_down"], 4);
+    assert_eq!(j["postcard_tor_down_share"], 1.0);
     assert_eq!(j["rate_updates"], 2);
 }
 

@@ -431,10 +431,12 @@ pub fn summary_json(
 ) -> serde_json::Value {
     let mut generated = 0u64;
     let mut assessed = 0u64;
+    let mut tor_down = 0u64;
     let mut hist = [0u64; HOPS_HIST];
     for s in switches {
         generated += s.counters.postcards_generated;
         assessed += s.counters.marked_assessed;
+        tor_down += s.counters.postcards_tor_down;
         for (h, x) in hist.iter_mut().zip(s.counters.hops_hist.iter()) {
             *h += x;
         }
@@ -464,6 +466,8 @@ pub fn summary_json(
         "postcards_per_flow_mean": if using > 0 { pc_sum as f64 / using as f64 } else { 0.0 },
         "postcards_per_flow_max": pc_max,
         "postcard_hops_hist": hist.to_vec(),
+        "postcards_tor_down": tor_down,
+        "postcard_tor_down_share": if generated > 0 { tor_down as f64 / generated as f64 } else { 0.0 },
         "rate_updates": updates,
     })
 }

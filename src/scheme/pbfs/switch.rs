@@ -19,6 +19,8 @@ pub struct PbfsSwitchCounters {
     pub postcards_generated: u64,
     /// Postcards by path length (links back to the sender; last bucket = that many or more).
     pub hops_hist: [u64; HOPS_HIST],
+    /// Postcards about a ToR's host-facing (down) port.
+    pub postcards_tor_down: u64,
 }
 
 /// PB-FS state of one switch where it runs.
@@ -114,6 +116,9 @@ impl PbfsSwitch {
         let slot = ctx.arena.alloc(pc);
         self.counters.postcards_generated += 1;
         self.counters.hops_hist[(hops as usize).min(HOPS_HIST - 1)] += 1;
+        if ctx.tier == 1 && ctx.ports[egress as usize].host_facing {
+            self.counters.postcards_tor_down += 1;
+        }
         self.last = Some(*a);
         ctx.out.push(Emit::Recirculate(slot));
     }
