@@ -32,6 +32,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../experiments/pbfs-fig6.toml"),
     ),
     (
+        "pbfs-fig7.toml",
+        include_str!("../../experiments/pbfs-fig7.toml"),
+    ),
+    (
         "pbfs-fig8.toml",
         include_str!("../../experiments/pbfs-fig8.toml"),
     ),

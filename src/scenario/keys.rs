@@ -217,7 +217,7 @@ fn cc_keys(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<String>) {
             "rp_timer",
             "fast_recovery",
         ],
-        CcConfig::Dctcp(_) => &["window", "var_win", "min_rate", "ai", "g"],
+        CcConfig::Dctcp(_) => &["window", "var_win", "min_rate", "ai", "g", "slow_start"],
         CcConfig::Hpcc(_) => &["min_rate", "ai", "eta", "max_stage", "w_ai", "reaction"],
         CcConfig::Timely(_) => &[
             "window", "var_win", "min_rate", "ai", "hai", "t_low", "t_high", "beta",
@@ -238,6 +238,7 @@ fn cc_keys(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<String>) {
             ("dec_interval", c.dec_interval.is_some()),
             ("rp_timer", c.rp_timer.is_some()),
             ("fast_recovery", c.fast_recovery.is_some()),
+            ("slow_start", c.slow_start.is_some()),
             ("eta", c.eta.is_some()),
             ("max_stage", c.max_stage.is_some()),
             ("w_ai", c.w_ai.is_some()),

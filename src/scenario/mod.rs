@@ -225,6 +225,8 @@ pub struct RawLossRecovery {
 pub struct RawCc {
     /// Controller preset: see [`cc::PRESETS`].
     pub kind: Option<S>,
+    /// DCTCP: start at `min_rate` and grow exponentially (TCP slow start; PB-FS's SS baseline).
+    pub slow_start: Option<bool>,
     /// Window: `"none"`, `"bdp"`/`"1bdp"`/`"0.5bdp"`, or a size like `"100KB"` (none, dcqcn,
     /// timely, dctcp).
     pub window: Option<S>,
@@ -1713,6 +1715,9 @@ fn apply_cc_overrides(setup: &mut cc::CcSetup, c: &RawCc, ctx: &Ctx) -> Result<(
             }
         }
         CcConfig::Dctcp(p) => {
+            if let Some(ss) = c.slow_start {
+                p.slow_start = ss;
+            }
             if let Some(v) = rate(&c.ai, "cc.ai")? {
                 p.rate_ai_bps = v;
             }
