@@ -452,3 +452,43 @@ fn three_tier_topology_kind() {
     };
     assert!(e.contains("topology.k"), "{e}");
 }
+
+/// The two-flow case of `two_line_rate_flows_one_postcard_each_and_algorithm_1_rate` with the
+/// DCQCN and DCTCP presets (their ECN / CNP settings; no INT, so packets stay 1048 B): the
+/// postcards arrive at 4038 ns, before any ACK or CNP (the queue at the port, ≤ 10 PKT by
+/// 4.5 µs, is below both presets' marking thresholds), so at 4.5 µs each flow runs at the
+/// Algorithm 1 rate derived there, handed over through `CongestionControl::set_rate`.
+#[test]
+fn dcqcn_and_dctcp_run_at_the_postcard_rate() {
+    use sfc::scenario::cc::preset;
+    for name in ["dcqcn", "dctcp"] {
+        let s = preset(name, LINE).unwrap();
+        assert_eq!(s.int_bytes, 0);
+        let cfg = NetConfig {
+            pbfs: pbfs(),
+            ecn: s.ecn,
+            cnp: s.cnp,
+            ack_high_prio: s.ack_high_prio,
+            ..NetConfig::default()
+        };
+        let topo = shapes::star(3, LINE, US).unwrap();
+        let mut sim = Simulator::new(
+            topo,
+            cfg,
+            s.cc,
+            &[flow(0, 2, 1_000_000), flow(1, 2, 1_000_000)],
+        )
+        .unwrap();
+        run_to(&mut sim, 4_500_000);
+        assert_eq!(sim.counters.cnps, 0, "{name}");
+        let h = host(&sim);
+        assert_eq!(h.rate_updates, 2, "{name}");
+        let mut rates: Vec<u64> = (0..2).map(|f| sim.flows[f].cc.rate_bps()).collect();
+        rates.sort();
+        assert!(rates[0].abs_diff(16_025_050_451) <= 2, "{name}: {rates:?}");
+        assert!(rates[1].abs_diff(19_536_391_155) <= 2, "{name}: {rates:?}");
+        if let sfc::cc::Cc::Dcqcn(d) = &sim.flows[0].cc {
+            assert_eq!(d.target_rate_bps(), d.rate_bps());
+        }
+    }
+}
