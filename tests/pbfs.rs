@@ -492,3 +492,48 @@ fn dcqcn_and_dctcp_run_at_the_postcard_rate() {
         }
     }
 }
+
+/// Path length of postcards: two racks of 2 hosts under one spine (25 G hosts, 100 G fabric,
+/// 1 µs links). Hosts 0 and 1 (rack 0) send line-rate flows to host 2 (rack 1): the only
+/// oversubscribed port is ToR 1's port to host 2 (50 G in, 25 G out; the 100 G uplinks carry
+/// 50 G), so every postcard comes from ToR 1 (switch index 1), about a ToR down-port, 3 links
+/// from its sender (ToR 1 → spine → ToR 0 → sender). Senders' marked packets are assessed at
+/// the three switches of their path.
+#[test]
+fn postcards_from_the_remote_tor_travel_three_links() {
+    let topo = shapes::leaf_spine(shapes::LeafSpine {
+        spines: 1,
+        tors: 2,
+        hosts_per_tor: 2,
+        host_rate_bps: LINE,
+        host_delay_ps: US,
+        fabric_rate_bps: 4 * LINE,
+        fabric_delay_ps: US,
+        links_per_spine: 1,
+    })
+    .unwrap();
+    let cfg = NetConfig {
+        pbfs: pbfs(),
+        ..NetConfig::default()
+    };
+    let mut sim = Simulator::new(
+        topo,
+        cfg,
+        none_cc(),
+        &[flow(0, 2, 1_000_000), flow(1, 2, 1_000_000)],
+    )
+    .unwrap();
+    run_to(&mut sim, 60 * US);
+    let (tor0, tor1, spine) = (switch(&sim, 0), switch(&sim, 1), switch(&sim, 2));
+    assert_eq!(tor0.counters.postcards_generated, 0);
+    assert_eq!(spine.counters.postcards_generated, 0);
+    let n = tor1.counters.postcards_generated;
+    assert!(n >= 2, "{n}");
+    assert_eq!(tor1.counters.hops_hist[3], n);
+    assert_eq!(tor1.counters.postcards_tor_down, n);
+    let m = host(&sim).marked_packets;
+    for sw in [tor0, tor1, spine] {
+        assert_eq!(sw.counters.marked_assessed, m);
+    }
+    assert_eq!(host(&sim).postcards_received, n);
+}
