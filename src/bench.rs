@@ -29,6 +29,10 @@ pub const BENCHES: &[Bench] = &[
         about: "sfc hpcc: fat.txt, WebSearch 30% for 5 ms (seed 1), CC_MODE 1 (DCQCN preset), lossless PFC",
     },
     Bench {
+        name: "hpcc-fat-ws30-dcqcn-pbfs",
+        about: "hpcc-fat-ws30-dcqcn with PB-FS on (paper defaults): its cost per packet-hop vs the run without",
+    },
+    Bench {
         name: "hpcc-fat-ws30-hpcc",
         about: "sfc hpcc: fat.txt, WebSearch 30% for 5 ms (seed 1), CC_MODE 3 (HPCC preset), lossless PFC",
     },
@@ -68,6 +72,10 @@ fn hpcc_config(cc_mode: u32) -> String {
 pub fn build(name: &str, quick: bool) -> Result<Simulator, String> {
     let scale = if quick { 5 } else { 1 };
     if let Some(mode) = name.strip_prefix("hpcc-fat-ws30-") {
+        let (mode, pbfs) = match mode.strip_suffix("-pbfs") {
+            Some(m) => (m, true),
+            None => (mode, false),
+        };
         // Exactly what `sfc hpcc` does, on files written to a scratch directory.
         let dir = std::env::temp_dir().join(format!("sfc-bench-{}-{mode}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
@@ -90,8 +98,9 @@ pub fn build(name: &str, quick: bool) -> Result<Simulator, String> {
         crate::workload::flow_file::save(&dir.join("flow.txt"), &flows)?;
         let cfg = hpcc_config(if mode == "hpcc" { 3 } else { 1 });
         let (c, _) = crate::hpcc::HpccConfig::parse(&cfg, "bench-config.txt")?;
-        let r = crate::hpcc::resolve(&c, &dir)?;
+        let mut r = crate::hpcc::resolve(&c, &dir)?;
         let _ = std::fs::remove_dir_all(&dir);
+        r.net.pbfs.enabled = pbfs;
         return Simulator::new(r.topo, r.net, r.cc, &r.flows);
     }
     let net = NetConfig {
@@ -269,6 +278,12 @@ pub fn run(quick: bool, filter: Option<&str>, repeat: u32) -> Result<(), String>
             .find(|v| v["name"] == name)
             .and_then(|v| v["ns_per_packet_hop"].as_f64())
     };
+    if let (Some(off), Some(on)) = (ns("hpcc-fat-ws30-dcqcn"), ns("hpcc-fat-ws30-dcqcn-pbfs")) {
+        println!(
+            "cost per packet-hop, PB-FS on vs off (DCQCN, fat tree): {:.2}× ({on:.0} vs {off:.0} ns)",
+            on / off
+        );
+    }
     if let (Some(small), Some(large)) = (ns("scale-64"), ns("scale-1024")) {
         println!(
             "cost per packet-hop, 1,024 vs 64 hosts: {:.2}× ({large:.0} vs {small:.0} ns)",

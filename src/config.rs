@@ -299,6 +299,8 @@ pub struct NetConfig {
     pub sfc: crate::scheme::sfc::SfcConfig,
     /// OnRamp (end-to-end flow control) parameters.
     pub onramp: crate::scheme::onramp::OnRampConfig,
+    /// PB-FS (postcard-based fast start) parameters.
+    pub pbfs: crate::scheme::pbfs::PbfsConfig,
     /// Switch egress ports whose queue (all priorities, bytes) is recorded as a time series:
     /// (switch node id, port number).
     pub queue_monitor: Vec<(u32, u32)>,
@@ -335,6 +337,7 @@ impl Default for NetConfig {
             pfc: PfcConfig::default(),
             sfc: crate::scheme::sfc::SfcConfig::default(),
             onramp: crate::scheme::onramp::OnRampConfig::default(),
+            pbfs: crate::scheme::pbfs::PbfsConfig::default(),
             queue_monitor: Vec::new(),
             queue_monitor_ps: US,
         }
@@ -422,6 +425,12 @@ pub enum NetField {
     OnRampGain,
     /// OnRamp `ewma_w`.
     OnRampEwma,
+    /// PB-FS `n_slots`.
+    PbfsSlots,
+    /// PB-FS `delta`.
+    PbfsDelta,
+    /// PB-FS `mu`.
+    PbfsMu,
     /// [`NetConfig::queue_monitor_ps`].
     QueueMonitorInterval,
 }
@@ -618,6 +627,26 @@ impl NetConfig {
             bad(
                 NetField::OnRampEwma,
                 format!("must be in (0, 1] (got {})", o.ewma_w),
+            );
+        }
+        let pb = &self.pbfs;
+        let max_n = crate::scheme::pbfs::MAX_SLOTS;
+        if !(1..=max_n).contains(&pb.n_slots) {
+            bad(
+                NetField::PbfsSlots,
+                format!("must be in 1..={max_n} (got {})", pb.n_slots),
+            );
+        }
+        if !(1..=1_000_000).contains(&pb.delta) {
+            bad(
+                NetField::PbfsDelta,
+                format!("must be in 1..=1000000 packets (got {})", pb.delta),
+            );
+        }
+        if !(pb.mu > 0.0 && pb.mu <= 1.0) {
+            bad(
+                NetField::PbfsMu,
+                format!("must be in (0, 1] (got {})", pb.mu),
             );
         }
         v

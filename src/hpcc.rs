@@ -762,6 +762,8 @@ fn hpcc_key(f: crate::config::NetField) -> &'static str {
         F::OnRampGain => "ONRAMP_GAIN",
         F::OnRampEwma => "ONRAMP_EWMA",
         F::PfcQuanta | F::PfcHeadroomFactor | F::PfcAlpha => "PFC_EXPIRY",
+        // PB-FS has no HPCC-sim config keys (scenario files only); never reported here.
+        F::PbfsSlots | F::PbfsDelta | F::PbfsMu => "PBFS",
         F::IntBytes
         | F::QueuesPerPort
         | F::DrrQuantum

@@ -634,6 +634,14 @@ impl CongestionControl for Dcqcn {
         self.rate.max(1)
     }
 
+    /// PB-FS: R_C = R_T = the new rate (the recovery then climbs from it, not back towards
+    /// the line rate).
+    fn set_rate(&mut self, _now_ps: u64, rate_bps: u64) {
+        let r = rate_bps.clamp(self.min_rate_bps.max(1), self.line_rate_bps.max(1));
+        self.rate = r;
+        self.target = r;
+    }
+
     fn window_bytes(&self) -> u64 {
         if self.win_base == 0 {
             return u64::MAX;

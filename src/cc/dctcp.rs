@@ -10,6 +10,13 @@
 //! `(snd_nxt − ack_seq)/MTU + 1` (packets in flight) afterwards; it is not a count of ACKs.
 //! Marks counted during the first window are not reset when it ends (as in HPCC-sim), so they
 //! count towards the second window's fraction.
+//!
+//! `slow_start` (off in every preset) is the *SS* baseline of the PB-FS paper (§V-C: "in SS
+//! it starts at the minimum rate, and increases its rate exponentially (as TCP does)"): the
+//! rate starts at `min_rate_bps` and every ACK adds its newly acknowledged bytes per base RTT
+//! (TCP's `cwnd += acked` with `cwnd = rate × RTT`, RTT = BDP / line rate: the rate doubles
+//! per round trip), without the per-window additive increase, until the first CE echo, NACK
+//! or timeout, or the line rate; then the DCTCP rules above apply.
 
 use super::{AckInfo, CongestionControl};
 
@@ -33,6 +40,9 @@ pub struct DctcpParams {
     /// Base window W, bytes of payload (HPCC: maxBdp, `GLOBAL_T 1`); 0 = the BDP passed to
     /// [`Dctcp::new`]. Ignored unless `has_win`.
     pub window_bytes: u64,
+    /// Start at `min_rate_bps` and grow exponentially (TCP slow start) instead of starting at
+    /// line rate (the PB-FS paper's SS baseline; see the module docs). Off in the presets.
+    pub slow_start: bool,
 }
 
 impl Default for DctcpParams {
@@ -60,6 +70,7 @@ impl DctcpParams {
             has_win: true,
             var_win: true,
             window_bytes: bdp_bytes,
+            slow_start: false,
         }
     }
 
@@ -98,6 +109,10 @@ pub struct Dctcp {
     cwr: bool,
     /// CWR exit point (`m_highSeq`).
     high_seq: u64,
+    /// In slow start (only with `slow_start`).
+    ss: bool,
+    /// BDP at line rate (the slow-start increase per acknowledged byte), bytes.
+    bdp_bytes: u64,
 }
 
 impl Dctcp {
@@ -111,21 +126,28 @@ impl Dctcp {
         } else {
             bdp_bytes
         };
+        let min_rate_bps = p.min_rate_bps.min(line_rate_bps);
         Dctcp {
             g: p.g,
             rate_ai_bps: p.rate_ai_bps,
-            min_rate_bps: p.min_rate_bps.min(line_rate_bps),
+            min_rate_bps,
             mtu_bytes: p.mtu_bytes.max(1),
             var_win: p.var_win,
             line_rate_bps,
             win_base,
-            rate: line_rate_bps,
+            rate: if p.slow_start {
+                min_rate_bps.max(1)
+            } else {
+                line_rate_bps
+            },
             alpha: p.initial_alpha,
             ecn_cnt: 0,
             batch: 0,
             last_update_seq: 0,
             cwr: false,
             high_seq: 0,
+            ss: p.slow_start && min_rate_bps < line_rate_bps,
+            bdp_bytes: bdp_bytes.max(1),
         }
     }
 
@@ -143,11 +165,29 @@ impl Dctcp {
     pub fn batch_packets(&self) -> u64 {
         self.batch
     }
+
+    /// Still in slow start.
+    pub fn in_slow_start(&self) -> bool {
+        self.ss
+    }
 }
 
 impl CongestionControl for Dctcp {
     fn on_ack(&mut self, info: &AckInfo<'_>) {
         let cnp = info.ce_echo;
+        if self.ss {
+            if cnp || info.nack {
+                self.ss = false;
+            } else {
+                // cwnd += acked, with cwnd = rate × RTT and RTT = BDP / line.
+                let inc = info.newly_acked_bytes as u128 * self.line_rate_bps as u128
+                    / self.bdp_bytes as u128;
+                self.rate = (self.rate as u128 + inc).min(self.line_rate_bps as u128) as u64;
+                if self.rate >= self.line_rate_bps {
+                    self.ss = false;
+                }
+            }
+        }
         if cnp {
             self.ecn_cnt = self.ecn_cnt.saturating_add(1);
         }
@@ -176,8 +216,8 @@ impl CongestionControl for Dctcp {
             self.cwr = true;
             self.high_seq = info.snd_nxt;
         }
-        // Additive increase, once per window outside CWR.
-        if !self.cwr && new_batch {
+        // Additive increase, once per window outside CWR (and outside slow start).
+        if !self.cwr && new_batch && !self.ss {
             self.rate = self
                 .rate
                 .saturating_add(self.rate_ai_bps)
@@ -187,6 +227,15 @@ impl CongestionControl for Dctcp {
 
     fn rate_bps(&self) -> u64 {
         self.rate.max(1)
+    }
+
+    fn set_rate(&mut self, _now_ps: u64, rate_bps: u64) {
+        self.rate = rate_bps.clamp(self.min_rate_bps.max(1), self.line_rate_bps.max(1));
+        self.ss = false;
+    }
+
+    fn on_timeout(&mut self, _now_ps: u64) {
+        self.ss = false;
     }
 
     fn window_bytes(&self) -> u64 {
@@ -353,6 +402,35 @@ mod tests {
         c.on_ack(&ack(11_000, 20_000, false));
         assert_eq!(c.rate_bps(), L);
         assert_eq!(c.window_bytes(), 153_000);
+    }
+
+    /// Slow start: 1 Gb/s at a 100 G line with a 153,000 B BDP; each ACK of 1,000 B adds
+    /// 1,000 × 100 G / 153,000 = 653,594,771 b/s (integer division), so after 3 ACKs the rate is
+    /// 1 G + 3 × 653,594,771; a CE echo ends slow start and cuts (α = 1: halves).
+    #[test]
+    fn slow_start_grows_per_acked_byte_until_a_mark() {
+        let p = DctcpParams {
+            slow_start: true,
+            ..DctcpParams::hpcc_preset(L, 0)
+        };
+        let mut c = Dctcp::new(&p, L, 153_000);
+        assert_eq!(c.rate_bps(), 1_000_000_000);
+        assert!(c.in_slow_start());
+        for i in 1..=3u64 {
+            c.on_ack(&ack(1000 * i, 10_000, false));
+        }
+        let r = 1_000_000_000 + 3 * 653_594_771;
+        assert_eq!(c.rate_bps(), r);
+        c.on_ack(&ack(4000, 10_000, true));
+        assert!(!c.in_slow_start());
+        assert_eq!(c.rate_bps(), r / 2);
+        // Reaching the line rate also ends slow start.
+        let mut c = Dctcp::new(&p, L, 1000);
+        c.on_ack(&ack(1000, 10_000, false));
+        assert_eq!(c.rate_bps(), L);
+        assert!(!c.in_slow_start());
+        // Without slow start: line rate from the start.
+        assert_eq!(new().rate_bps(), L);
     }
 
     #[test]

@@ -526,6 +526,17 @@ impl CongestionControl for Hpcc {
     fn adjusts_pacing(&self) -> bool {
         true
     }
+
+    /// PB-FS: W = W^c = rate × D / line (clamped to [W_min, W_max]), every hop's W^c too,
+    /// so the next updates start from the corrected window.
+    fn set_rate(&mut self, _now_ps: u64, rate_bps: u64) {
+        let w = self.clamp_w(rate_bps as f64 * self.d_bytes / self.line_bps as f64);
+        self.w = w;
+        self.wc = w;
+        for h in self.hops.iter_mut() {
+            h.wc = w;
+        }
+    }
 }
 
 #[cfg(test)]

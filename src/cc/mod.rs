@@ -55,6 +55,12 @@ pub trait CongestionControl {
     fn rate_bps(&self) -> u64;
     /// Current window (bytes of payload in flight); `u64::MAX` = no window.
     fn window_bytes(&self) -> u64;
+    /// Make `rate_bps` the current sending rate, as a rate-initialization scheme (PB-FS)
+    /// corrects a line-rate start; the controller carries on from it under its own rules.
+    /// Each controller clamps it to its own [min, line] range and sets the state its rate
+    /// derives from: DCQCN R_C = R_T = rate; TIMELY and DCTCP the rate; HPCC W = W^c (and
+    /// each hop's W^c) = rate × D / line; the line-rate controller the rate.
+    fn set_rate(&mut self, _now_ps: u64, _rate_bps: u64) {}
     /// Whether a rate change also moves the already-computed next send time (HPCC-sim does
     /// this only for HPCC: `nextAvail += tx(last, new) − tx(last, old)`).
     fn adjusts_pacing(&self) -> bool {
@@ -169,5 +175,9 @@ impl CongestionControl for Cc {
     #[inline]
     fn adjusts_pacing(&self) -> bool {
         dispatch!(self, c => c.adjusts_pacing())
+    }
+    #[inline]
+    fn set_rate(&mut self, now_ps: u64, rate_bps: u64) {
+        dispatch!(self, c => c.set_rate(now_ps, rate_bps))
     }
 }

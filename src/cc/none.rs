@@ -57,6 +57,10 @@ impl CongestionControl for NoneCc {
     fn rate_bps(&self) -> u64 {
         self.rate_bps
     }
+    /// PB-FS on a line-rate sender: the new rate replaces the line rate.
+    fn set_rate(&mut self, _now_ps: u64, rate_bps: u64) {
+        self.rate_bps = rate_bps.max(1);
+    }
     fn window_bytes(&self) -> u64 {
         self.window_bytes
     }

@@ -198,6 +198,10 @@ impl CongestionControl for Timely {
         self.rate_bps.max(1)
     }
 
+    fn set_rate(&mut self, _now_ps: u64, rate_bps: u64) {
+        self.rate_bps = rate_bps.clamp(self.p.min_rate_bps.clamp(1, self.line_bps), self.line_bps);
+    }
+
     fn window_bytes(&self) -> u64 {
         if !self.p.has_win {
             u64::MAX

@@ -24,6 +24,8 @@ pub enum PktKind {
     Pfc,
     /// SFC Back-To-Sender signal.
     Bts,
+    /// PB-FS CC-postcard (switch → sender).
+    Postcard,
 }
 
 /// Header of a data packet.
@@ -41,6 +43,9 @@ pub struct DataHdr {
     pub ce: bool,
     /// Number of valid INT hop records (in the arena's side table).
     pub int_n: u8,
+    /// PB-FS: PBT-triggering ("subject to CC-postcards"), set by the sender (the paper uses a
+    /// TOS bit). Always false without PB-FS.
+    pub pbt: bool,
 }
 
 /// Header of an ACK or NACK: what the receiver echoes back about one data packet.
@@ -94,6 +99,27 @@ pub struct BtsHdr {
     pub cacheable: bool,
 }
 
+/// Fields of a PB-FS CC-postcard (`seeds/pbfs.txt` §III-C/D). Byte counts are saturated to
+/// `u32` (4 GB, far above any port's bytes per DC_RTT) so the header fits the packet line;
+/// the flow id is the common [`Packet::flow`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PostcardHdr {
+    /// Switch that sent it (node id; the paper's MAC address).
+    pub switch: u32,
+    /// I_p: bytes received for the port in the past N slots plus N × the last slot's, bytes.
+    pub i_p_bytes: u32,
+    /// Q¹: the port's queue at the start of the oldest of the N slots, bytes.
+    pub q1_bytes: u32,
+    /// T: the port's transmission rate, Mb/s.
+    pub rate_mbps: u32,
+    /// recentBytes: bytes received for the port during the T_Δ before the postcard, bytes.
+    pub recent_bytes: u32,
+    /// recentMarkedBytes: the part of `recent_bytes` from PBT-triggering packets, bytes.
+    pub recent_marked_bytes: u32,
+    /// Links from the sending switch back to the flow's sender (statistics only).
+    pub hops: u8,
+}
+
 /// The per-kind part of a packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Header {
@@ -109,6 +135,8 @@ pub enum Header {
     Pfc(PfcHdr),
     /// See [`BtsHdr`].
     Bts(BtsHdr),
+    /// See [`PostcardHdr`].
+    Postcard(PostcardHdr),
 }
 
 impl Default for Header {
@@ -170,6 +198,7 @@ impl Packet {
             Header::Cnp => PktKind::Cnp,
             Header::Pfc(_) => PktKind::Pfc,
             Header::Bts(_) => PktKind::Bts,
+            Header::Postcard(_) => PktKind::Postcard,
         }
     }
 
@@ -322,7 +351,18 @@ impl WireSizes {
     pub fn bts(&self) -> u32 {
         self.bts_bytes
     }
+    /// A PB-FS CC-postcard: a data packet's headers (it is an IP/UDP packet the switch
+    /// originates) plus [`POSTCARD_FIELDS_BYTES`], at least the minimum frame.
+    #[inline]
+    pub fn postcard(&self) -> u32 {
+        (self.framing.data_header_bytes() + POSTCARD_FIELDS_BYTES)
+            .max(self.framing.min_frame_bytes())
+    }
 }
+
+/// Bytes of a CC-postcard's fields on the wire: switch id (6 B MAC), flow id (13 B 5-tuple),
+/// I_p, Q¹, T, recentBytes, recentMarkedBytes (4 B each) = 39 B, padded to 40 B.
+pub const POSTCARD_FIELDS_BYTES: u32 = 40;
 
 #[cfg(test)]
 mod tests {
@@ -372,5 +412,13 @@ mod tests {
         assert_eq!(e.ack(true), 66);
         assert_eq!(e.pfc(), 64);
         assert_eq!(e.cnp(), 66);
+        // Postcards: 48 + 40 = 88 B (HPCC framing), 62 + 40 = 102 B (Ethernet).
+        assert_eq!(h.postcard(), 88);
+        assert_eq!(e.postcard(), 102);
+        let p = Packet {
+            hdr: Header::Postcard(PostcardHdr::default()),
+            ..Packet::default()
+        };
+        assert_eq!(p.kind(), PktKind::Postcard);
     }
 }

@@ -24,6 +24,22 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../experiments/hpcc-fig14.toml"),
     ),
     (
+        "pbfs-fig5.toml",
+        include_str!("../../experiments/pbfs-fig5.toml"),
+    ),
+    (
+        "pbfs-fig6.toml",
+        include_str!("../../experiments/pbfs-fig6.toml"),
+    ),
+    (
+        "pbfs-fig7.toml",
+        include_str!("../../experiments/pbfs-fig7.toml"),
+    ),
+    (
+        "pbfs-fig8.toml",
+        include_str!("../../experiments/pbfs-fig8.toml"),
+    ),
+    (
         "sfc-fig1.toml",
         include_str!("../../experiments/sfc-fig1.toml"),
     ),

@@ -104,6 +104,7 @@ impl Simulator {
                     retx: seg.retx,
                     ce: false,
                     int_n: 0,
+                    pbt: false,
                 }),
             };
             if seg.retx {
@@ -112,6 +113,22 @@ impl Simulator {
             self.counters.data_packets += 1;
             if fl.rto_deadline_ps == 0 {
                 self.arm_rto(f);
+            }
+            let mut pkt = pkt;
+            // Host halves of schemes that see data packets (PB-FS marks PBT-triggering ones).
+            for i in 0..if self.host_send_hooks {
+                self.host_schemes.len()
+            } else {
+                0
+            } {
+                if self.host_schemes[i].wants_sends() {
+                    let bytes = self.flows[f as usize].size_bytes;
+                    let mut mark = false;
+                    self.host_hook(h, i, |sc, ctx| mark = sc.on_data_send(ctx, f, bytes));
+                    if mark && let Header::Data(d) = &mut pkt.hdr {
+                        d.pbt = true;
+                    }
+                }
             }
             let p = self.arena.alloc(pkt);
             let node = self.hosts[h].node;
@@ -194,6 +211,15 @@ impl Simulator {
                     }
                 }
                 HostAction::Kick => self.host_try_send(h),
+                HostAction::SetRate { flow, rate_bps } => {
+                    if let Some(fl) = self.flows.get_mut(flow as usize)
+                        && !fl.finished()
+                    {
+                        let now = self.q.now();
+                        fl.cc.set_rate(now, rate_bps);
+                        self.sync_cc_timer(flow);
+                    }
+                }
                 HostAction::Timer { at_ps, which, arg } => {
                     let node = self.hosts[h].node;
                     self.q.schedule(
@@ -334,6 +360,7 @@ impl Simulator {
             int: &self.arena.int(p)[..a.int_n as usize],
         };
         fl.cc.on_ack(&info);
+        let rate_changed = fl.cc.rate_bps() != old_rate;
         if fl.cc.adjusts_pacing() && fl.last_pkt_bytes > 0 {
             // HPCC-sim ChangeRate: nextAvail += tx(last, new) − tx(last, old).
             let new_rate = fl.cc.rate_bps();
@@ -353,6 +380,7 @@ impl Simulator {
                     ack: a,
                     pause_until_ps: fl.pause_until_ps,
                     done: fl.tx.done(),
+                    rate_changed,
                 };
                 let h = self.host_index(fl.src);
                 self.host_hook(h, i, |sc, ctx| sc.on_ack(ctx, &ev));

@@ -118,6 +118,26 @@ pub(super) fn check_applicable(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<Stri
             }
         }
     }
+    let pb = &raw.pbfs;
+    if pb.enabled != Some(true) {
+        for (k, present) in [
+            ("deploy", pb.deploy.is_some()),
+            ("n_slots", pb.n_slots.is_some()),
+            ("delta", pb.delta.is_some()),
+            ("dc_rtt", pb.dc_rtt.is_some()),
+            ("tau", pb.tau.is_some()),
+            ("i_min", pb.i_min.is_some()),
+            ("mu", pb.mu.is_some()),
+        ] {
+            if present {
+                // A `[[compare]]` variant may switch PB-FS on: a warning, not an error.
+                ctx.warn(ctx.err_key(
+                    &format!("pbfs.{k}"),
+                    "has no effect: PB-FS runs only with `pbfs.enabled = true`",
+                ));
+            }
+        }
+    }
 }
 
 /// Topology keys per kind.
@@ -146,6 +166,17 @@ fn topology(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<String>) {
         ],
         "fat_tree" => &[
             "k",
+            "host_rate",
+            "host_delay",
+            "fabric_rate",
+            "fabric_delay",
+        ],
+        "three_tier" => &[
+            "pods",
+            "tors_per_pod",
+            "aggs_per_pod",
+            "cores_per_agg",
+            "hosts_per_tor",
             "host_rate",
             "host_delay",
             "fabric_rate",
@@ -183,6 +214,10 @@ fn topology(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<String>) {
             ("hosts_per_tor", t.hosts_per_tor.is_some()),
             ("links_per_spine", t.links_per_spine.is_some()),
             ("k", t.k.is_some()),
+            ("pods", t.pods.is_some()),
+            ("tors_per_pod", t.tors_per_pod.is_some()),
+            ("aggs_per_pod", t.aggs_per_pod.is_some()),
+            ("cores_per_agg", t.cores_per_agg.is_some()),
             ("host_rate", t.host_rate.is_some()),
             ("host_delay", t.host_delay.is_some()),
             ("fabric_rate", t.fabric_rate.is_some()),
@@ -220,7 +255,7 @@ fn cc_keys(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<String>) {
             "rp_timer",
             "fast_recovery",
         ],
-        CcConfig::Dctcp(_) => &["window", "var_win", "min_rate", "ai", "g"],
+        CcConfig::Dctcp(_) => &["window", "var_win", "min_rate", "ai", "g", "slow_start"],
         CcConfig::Hpcc(_) => &["min_rate", "ai", "eta", "max_stage", "w_ai", "reaction"],
         CcConfig::Timely(_) => &[
             "window", "var_win", "min_rate", "ai", "hai", "t_low", "t_high", "beta",
@@ -241,6 +276,7 @@ fn cc_keys(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<String>) {
             ("dec_interval", c.dec_interval.is_some()),
             ("rp_timer", c.rp_timer.is_some()),
             ("fast_recovery", c.fast_recovery.is_some()),
+            ("slow_start", c.slow_start.is_some()),
             ("eta", c.eta.is_some()),
             ("max_stage", c.max_stage.is_some()),
             ("w_ai", c.w_ai.is_some()),

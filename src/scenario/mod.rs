@@ -64,6 +64,9 @@ pub struct RawScenario {
     /// OnRamp section.
     #[serde(default)]
     pub onramp: RawOnRamp,
+    /// PB-FS section.
+    #[serde(default)]
+    pub pbfs: RawPbfs,
     /// Traffic generators (array of tables).
     #[serde(default)]
     pub traffic: Vec<RawTraffic>,
@@ -138,6 +141,14 @@ pub struct RawTopology {
     pub links_per_spine: Option<u32>,
     /// Fat-tree arity (fat_tree).
     pub k: Option<u32>,
+    /// Pods (three_tier).
+    pub pods: Option<u32>,
+    /// ToRs per pod (three_tier).
+    pub tors_per_pod: Option<u32>,
+    /// Aggregation switches per pod (three_tier).
+    pub aggs_per_pod: Option<u32>,
+    /// Cores per aggregation switch plane (three_tier).
+    pub cores_per_agg: Option<u32>,
     /// Host link rate.
     pub host_rate: Option<S>,
     /// Host link one-way delay.
@@ -214,6 +225,8 @@ pub struct RawLossRecovery {
 pub struct RawCc {
     /// Controller preset: see [`cc::PRESETS`].
     pub kind: Option<S>,
+    /// DCTCP: start at `min_rate` and grow exponentially (TCP slow start; PB-FS's SS baseline).
+    pub slow_start: Option<bool>,
     /// Window: `"none"`, `"bdp"`/`"1bdp"`/`"0.5bdp"`, or a size like `"100KB"` (none, dcqcn,
     /// timely, dctcp).
     pub window: Option<S>,
@@ -303,6 +316,28 @@ pub struct RawOnRamp {
     pub ewma_w: Option<f64>,
     /// Stale-feedback guard.
     pub guard: Option<bool>,
+}
+
+/// `[pbfs]`: PB-FS, postcard-based fast start.
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawPbfs {
+    /// On/off.
+    pub enabled: Option<bool>,
+    /// `all` (default) or `tor`.
+    pub deploy: Option<S>,
+    /// N, slots per half DC_RTT (default 8).
+    pub n_slots: Option<u32>,
+    /// Δ, marking offset and distance in packets (default 6).
+    pub delta: Option<u32>,
+    /// DC_RTT (default: the topology's maximum base RTT).
+    pub dc_rtt: Option<S>,
+    /// τ (default DC_RTT/2).
+    pub tau: Option<S>,
+    /// I_min (default 20 % of the maximum BDP).
+    pub i_min: Option<S>,
+    /// μ, target utilization (default 0.95).
+    pub mu: Option<f64>,
 }
 
 /// `[pfc]`: lossless-mode parameters.
@@ -756,6 +791,7 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
     let cc = errs.take(resolve_cc(&raw, host_rate, ctx, &mut net));
     errs.take(resolve_pfc(&raw.pfc, ctx, &mut net));
     errs.take(resolve_sfc(&mut net, &raw.sfc, &raw.onramp, ctx));
+    errs.take(resolve_pbfs(&mut net, &raw.pbfs, ctx));
     for i in net.issues() {
         errs.0.push(issue_error(&i, ctx));
     }
@@ -816,6 +852,9 @@ fn field_key(f: NetField) -> &'static str {
         NetField::SfcThresholds => "sfc.qtg",
         NetField::OnRampGain => "onramp.gain",
         NetField::OnRampEwma => "onramp.ewma_w",
+        NetField::PbfsSlots => "pbfs.n_slots",
+        NetField::PbfsDelta => "pbfs.delta",
+        NetField::PbfsMu => "pbfs.mu",
         NetField::QueueMonitorInterval => "output.queue_interval",
     }
 }
@@ -858,6 +897,7 @@ fn resolve_topology(t: &RawTopology, ctx: &Ctx) -> Result<TopologySpec, String> 
         "dumbbell",
         "leaf_spine",
         "fat_tree",
+        "three_tier",
         "hpcc_fat_tree",
     ]
     .contains(&kind)
@@ -865,7 +905,7 @@ fn resolve_topology(t: &RawTopology, ctx: &Ctx) -> Result<TopologySpec, String> 
         return Err(ctx.err(
             &t.kind,
             "topology.kind",
-            format!("unknown topology kind `{kind}` (star, dumbbell, leaf_spine, fat_tree, hpcc_fat_tree, file)"),
+            format!("unknown topology kind `{kind}` (star, dumbbell, leaf_spine, fat_tree, three_tier, hpcc_fat_tree, file)"),
         ));
     }
     let build = || match kind {
@@ -899,6 +939,17 @@ fn resolve_topology(t: &RawTopology, ctx: &Ctx) -> Result<TopologySpec, String> 
             fabric_rate,
             fabric_delay,
         ),
+        "three_tier" => shapes::three_tier(shapes::ThreeTier {
+            pods: need(t.pods, "topology.pods", "three_tier")?,
+            tors_per_pod: need(t.tors_per_pod, "topology.tors_per_pod", "three_tier")?,
+            aggs_per_pod: need(t.aggs_per_pod, "topology.aggs_per_pod", "three_tier")?,
+            cores_per_agg: need(t.cores_per_agg, "topology.cores_per_agg", "three_tier")?,
+            hosts_per_tor: need(t.hosts_per_tor, "topology.hosts_per_tor", "three_tier")?,
+            host_rate_bps: host_rate,
+            host_delay_ps: host_delay,
+            fabric_rate_bps: fabric_rate,
+            fabric_delay_ps: fabric_delay,
+        }),
         _ => shapes::hpcc_fat_tree_320(),
     };
     let topo = build().map_err(|e| {
@@ -1579,6 +1630,29 @@ fn resolve_sfc(net: &mut NetConfig, s: &RawSfc, o: &RawOnRamp, ctx: &Ctx) -> Res
     Ok(())
 }
 
+/// Resolve `[pbfs]`. Zero/absent durations and sizes select the paper's defaults derived from
+/// the topology (DC_RTT = max base RTT, τ = DC_RTT/2, I_min = 20 % of the max BDP); ranges of
+/// `n_slots`, `delta` and `mu` are checked by `NetConfig::issues`.
+fn resolve_pbfs(net: &mut NetConfig, s: &RawPbfs, ctx: &Ctx) -> Result<(), String> {
+    use crate::scheme::pbfs::PbfsDeploy;
+    let pb = &mut net.pbfs;
+    pb.enabled = s.enabled.unwrap_or(false);
+    if let Some(d) = &s.deploy {
+        pb.deploy = match d.get_ref().as_str() {
+            "all" => PbfsDeploy::All,
+            "tor" => PbfsDeploy::Tor,
+            _ => return Err(ctx.err(d, "pbfs.deploy", "expected all or tor")),
+        };
+    }
+    pb.n_slots = s.n_slots.unwrap_or(pb.n_slots);
+    pb.delta = s.delta.unwrap_or(pb.delta);
+    pb.mu = s.mu.unwrap_or(pb.mu);
+    pb.dc_rtt_ps = ctx.time(&s.dc_rtt, "pbfs.dc_rtt", 0)?;
+    pb.tau_ps = ctx.time(&s.tau, "pbfs.tau", 0)?;
+    pb.i_min_bytes = ctx.bytes(&s.i_min, "pbfs.i_min", 0)?;
+    Ok(())
+}
+
 /// Apply the `[cc]` parameter overrides to a preset.
 fn apply_cc_overrides(setup: &mut cc::CcSetup, c: &RawCc, ctx: &Ctx) -> Result<(), String> {
     use crate::cc::hpcc::{HpccAi, Reaction};
@@ -1641,6 +1715,9 @@ fn apply_cc_overrides(setup: &mut cc::CcSetup, c: &RawCc, ctx: &Ctx) -> Result<(
             }
         }
         CcConfig::Dctcp(p) => {
+            if let Some(ss) = c.slow_start {
+                p.slow_start = ss;
+            }
             if let Some(v) = rate(&c.ai, "cc.ai")? {
                 p.rate_ai_bps = v;
             }

@@ -1,8 +1,8 @@
 //! Flow-control and switch-feedback schemes as plug-ins.
 //!
 //! A *scheme* is a mechanism with a switch half and (optionally) a host half: SFC, OnRamp,
-//! PFC, ECN marking — and, to come, BFC, TCD, PB-FS, NDP. Each lives in its own folder here
-//! (`sfc/`, `onramp/`, `pfc/`, `ecn/`), with its configuration, its pure data structures
+//! PFC, ECN marking, PB-FS — and, to come, BFC, TCD, NDP. Each lives in its own folder here
+//! (`sfc/`, `onramp/`, `pfc/`, `ecn/`, `pbfs/`), with its configuration, its pure data structures
 //! (tested in isolation), its switch half (a [`SwitchHooks`] implementation) and its host half
 //! (a [`HostHooks`] implementation). Congestion controllers are a separate, per-QP concern
 //! ([`crate::cc`]): a scheme acts on packets and ports, a controller on one QP's rate/window.
@@ -32,7 +32,8 @@
 //! 8. [`SwitchHooks::on_timer`] for the scheme's own timers; [`SwitchHooks::finish`] at the end.
 //!
 //! Host hooks: [`HostHooks::on_control`] (a packet of the scheme's kind reaches a NIC),
-//! [`HostHooks::on_ack`] (after the CC processed an ACK), [`HostHooks::on_timer`],
+//! [`HostHooks::on_ack`] (after the CC processed an ACK), [`HostHooks::on_data_send`] (a data
+//! packet is built; PB-FS marks it), [`HostHooks::on_timer`],
 //! [`HostHooks::finish`].
 //!
 //! ## Registration
@@ -45,6 +46,7 @@
 
 pub mod ecn;
 pub mod onramp;
+pub mod pbfs;
 pub mod pfc;
 pub mod sfc;
 
@@ -325,6 +327,14 @@ pub enum HostAction {
     },
     /// Re-run the NIC arbiter (e.g. a port pause was lifted).
     Kick,
+    /// Set flow `flow`'s current sending rate (PB-FS), handed to its congestion controller
+    /// with [`crate::cc::CongestionControl::set_rate`].
+    SetRate {
+        /// Flow index.
+        flow: u32,
+        /// New rate, bits per second.
+        rate_bps: u64,
+    },
     /// Call this scheme's [`HostHooks::on_timer`] at `at_ps` with `(which, arg)`.
     Timer {
         /// Absolute time, picoseconds.
@@ -363,6 +373,8 @@ pub struct AckEvent<'a> {
     pub pause_until_ps: u64,
     /// Every byte of the flow is acknowledged (it completes after this ACK).
     pub done: bool,
+    /// The congestion controller changed the flow's rate on this ACK.
+    pub rate_changed: bool,
 }
 
 /// The host half of a scheme: one instance for all hosts (per-host or per-flow state inside).
@@ -379,6 +391,15 @@ pub trait HostHooks {
     fn on_control(&mut self, _ctx: &mut HostCtx<'_>, _pkt: &Packet) {}
     /// The sender of flow `ev.flow` processed an ACK.
     fn on_ack(&mut self, _ctx: &mut HostCtx<'_>, _ev: &AckEvent<'_>) {}
+    /// Does this scheme see every data packet a NIC sends ([`Self::on_data_send`])?
+    fn wants_sends(&self) -> bool {
+        false
+    }
+    /// Flow `flow` (of `flow_bytes` payload bytes) is about to send a data packet: return
+    /// true to mark it PBT-triggering (PB-FS).
+    fn on_data_send(&mut self, _ctx: &mut HostCtx<'_>, _flow: u32, _flow_bytes: u64) -> bool {
+        false
+    }
     /// A timer requested with [`HostAction::Timer`] fired.
     fn on_timer(&mut self, _ctx: &mut HostCtx<'_>, _which: u8, _arg: u8) {}
     /// The run ends at `ctx.now_ps` (called once per host): close open intervals.
@@ -769,6 +790,7 @@ schemes! {
     Sfc = 1, sfc => sfc::switch::SfcSwitch;
     OnRamp = 2, onramp => onramp::OnRampSwitch;
     Pfc = 3, pfc => pfc::switch::PfcSwitch;
+    Pbfs = 4, pbfs => pbfs::switch::PbfsSwitch;
 }
 
 impl HostHooks for HostScheme {
@@ -787,6 +809,14 @@ impl HostHooks for HostScheme {
     #[inline]
     fn on_ack(&mut self, ctx: &mut HostCtx<'_>, ev: &AckEvent<'_>) {
         dispatch_host!(self, s => s.on_ack(ctx, ev))
+    }
+    #[inline]
+    fn wants_sends(&self) -> bool {
+        dispatch_host!(self, s => s.wants_sends())
+    }
+    #[inline]
+    fn on_data_send(&mut self, ctx: &mut HostCtx<'_>, flow: u32, flow_bytes: u64) -> bool {
+        dispatch_host!(self, s => s.on_data_send(ctx, flow, flow_bytes))
     }
     #[inline]
     fn on_timer(&mut self, ctx: &mut HostCtx<'_>, which: u8, arg: u8) {

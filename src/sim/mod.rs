@@ -108,6 +108,9 @@ pub struct Simulator {
     pub env: Env,
     /// Host halves of the schemes, in registry order (one instance for all hosts each).
     pub host_schemes: Vec<HostScheme>,
+    /// Some host half sees every data packet sent ([`crate::scheme::HostHooks::wants_sends`]):
+    /// checked once per packet instead of asking each scheme.
+    pub(crate) host_send_hooks: bool,
     /// Requests of switch-side schemes waiting to be carried out (reused).
     pub(crate) outbox: Outbox<Emit>,
     /// Requests of host-side schemes waiting to be carried out (reused).
@@ -443,6 +446,10 @@ impl Simulator {
             irn_cap_bytes,
             cc_cfg: cc,
             env,
+            host_send_hooks: {
+                use crate::scheme::HostHooks;
+                host_schemes.iter().any(|h| h.wants_sends())
+            },
             host_schemes,
             outbox: Outbox::new(),
             host_out: Outbox::new(),

@@ -1,0 +1,539 @@
+//! PB-FS (postcard-based fast start, `seeds/pbfs.txt` §III) end to end, with every expected
+//! value derived by hand below.
+//!
+//! Setting of the hand derivations (unless a test says otherwise): a star of 25 Gb/s, 1 µs
+//! links; HPCC framing (1000 B payload + 48 B = `PKT` = 1048 B, serialized in 335 ns at 25 G
+//! — 335.36 truncated to whole ns as HPCC-sim does; a 60 B ACK in 19 ns; an 88 B postcard in
+//! 28 ns); no switch or NIC delay. PB-FS with N = 8, Δ = 6 and DC_RTT = 16 µs set explicitly,
+//! so a slot is 1 µs, T·DC_RTT = 50,000 B at 25 G, τ = 8 µs and T·τ = 25,000 B. T_Δ = 6 × 335
+//! = 2,010 ns is measured in 16 buckets of 126 ns (window = the bucket of t and the 15 before).
+//!
+//! A sender starting at 0 at line rate starts packet k (1-based) at (k − 1)·335 ns; it reaches
+//! the switch (store and forward) at `k·335 + 1000` ns. Packet 1 reaches the receiver at
+//! 1335 + 335 + 1000 = 2670 ns when it is alone on the egress port; its ACK is back at the
+//! sender at 2670 + 2·(19 + 1000) = 4708 ns.
+
+use sfc::cc::CcConfig;
+use sfc::cc::CongestionControl;
+use sfc::cc::none::{NoneParams, NoneWindow};
+use sfc::config::{BufferConfig, BufferMode, NetConfig};
+use sfc::scheme::pbfs::host::PbfsHost;
+use sfc::scheme::pbfs::switch::PbfsSwitch;
+use sfc::scheme::pbfs::{PbfsConfig, reaction};
+use sfc::scheme::{HostScheme, SchemeId};
+use sfc::sim::Simulator;
+use sfc::topology::shapes;
+use sfc::units::{GBPS, US};
+use sfc::workload::FlowSpec;
+
+const LINE: u64 = 25 * GBPS;
+const PKT: u64 = 1048;
+const PRIO: u8 = 3;
+
+fn flow(src: u32, dst: u32, size: u64) -> FlowSpec {
+    FlowSpec {
+        src,
+        dst,
+        size_bytes: size,
+        start_ps: 0,
+        prio: PRIO,
+        dport: 100,
+    }
+}
+
+fn none_cc() -> CcConfig {
+    CcConfig::None(NoneParams {
+        window: NoneWindow::Unlimited,
+    })
+}
+
+fn pbfs() -> PbfsConfig {
+    PbfsConfig {
+        enabled: true,
+        dc_rtt_ps: 16 * US,
+        i_min_bytes: 10_000,
+        ..PbfsConfig::default()
+    }
+}
+
+fn star_sim(hosts: u32, cfg: NetConfig, flows: &[FlowSpec]) -> Simulator {
+    let topo = shapes::star(hosts, LINE, US).unwrap();
+    Simulator::new(topo, cfg, none_cc(), flows).unwrap()
+}
+
+fn run_to(sim: &mut Simulator, t_ps: u64) {
+    sim.cfg.stop_ps = t_ps;
+    sim.run_quiet();
+}
+
+fn host(sim: &Simulator) -> &PbfsHost {
+    sim.host_schemes
+        .iter()
+        .find_map(|h| match h {
+            HostScheme::Pbfs(p) => Some(p),
+            _ => None,
+        })
+        .expect("PB-FS host half")
+}
+
+fn switch(sim: &Simulator, i: usize) -> &PbfsSwitch {
+    match &sim.switches[i].schemes.pbfs {
+        Some(p) => p,
+        None => panic!("PB-FS does not run on switch {i}"),
+    }
+}
+
+fn pbfs_json(sim: &Simulator) -> serde_json::Value {
+    sim.scheme_summaries()
+        .into_iter()
+        .find(|(n, _)| *n == "pbfs")
+        .map(|(_, v)| v)
+        .expect("pbfs section")
+}
+
+/// One flow into an idle port. Its marked packets 6 and 12 (started at 1675 and 3685 ns,
+/// before the first ACK at 4708 ns; packet 18 would start at 5695 ns) reach the switch at
+/// 3010 and 5020 ns.
+/// - At 3010 ns (slot 3): complete slots hold packets 1–2 (1335, 1670 ns: slot 1) and 3–5
+///   (2005, 2340, 2675 ns: slot 2) → I_before = 5 PKT = 5,240, I_last = 3,144,
+///   I_p = 5,240 + 8·3,144 = 30,392 ≤ 50,000 − Q¹ (0): not congested.
+/// - At 5020 ns (slot 5): slots 1..4 hold 2, 3, 3 (6–8), 3 (9–11) packets → I_before =
+///   11 PKT = 11,528, I_last = 3,144, I_p = 36,680 ≤ 50,000: not congested.
+///
+/// No postcard; the flow's rate stays the line rate.
+#[test]
+fn one_marked_flow_into_an_idle_port_gets_no_postcard() {
+    let cfg = NetConfig {
+        pbfs: pbfs(),
+        ..NetConfig::default()
+    };
+    let mut sim = star_sim(2, cfg, &[flow(0, 1, 100 * 1000)]);
+    run_to(&mut sim, 40 * US);
+    let h = host(&sim);
+    assert_eq!(h.marked_packets, 2);
+    assert_eq!(switch(&sim, 0).counters.marked_assessed, 2);
+    assert_eq!(switch(&sim, 0).counters.postcards_generated, 0);
+    assert_eq!(h.postcards_received, 0);
+    assert!(h.flows[0].uses);
+    assert_eq!(sim.flows[0].cc.rate_bps(), LINE);
+    let j = pbfs_json(&sim);
+    assert_eq!(j["flows_using_pbfs"], 1);
+    assert_eq!(j["postcards_generated"], 0);
+}
+
+/// Two line-rate flows (hosts 0 and 1 → host 2) starting together into one 25 G port. Both
+/// packets k reach the switch at `k·335 + 1000` ns.
+///
+/// Marked packets 6 arrive at 3010 ns (slot 3). Complete slots: slot 1 has packets 1–2 of
+/// both (4 PKT), slot 2 packets 3–5 of both (6 PKT) → I_before = 10 PKT = 10,480,
+/// I_last = 6,288, I_p = 10,480 + 8·6,288 = 60,784 > 50,000 − Q¹ (Q¹ = 0): congested, one
+/// postcard per flow. The recentBytes window at 3010 ns (buckets 8..=23 of 126 ns:
+/// [1008, 3024) ns) holds packets 1–5 of both flows plus the packet 6 processed first, and
+/// then the other one:
+/// - first-processed flow: recent = 11 PKT = 11,528, marked = 1,048 → share 6/11,
+///   I_PBT = 60,784·6/11, I_nonPBT = 60,784·5/11, I = 50,000 − 60,784·5/11 = 246,080/11,
+///   c = 364,704 / (0.95·246,080) = 1.5600575, rate = 25 G / c = 16,025,050,451 b/s;
+/// - second: recent = 12 PKT = 12,576, marked = 2,096 → share 1, I_PBT = I_p, I = 50,000,
+///   c = 60,784 / 47,500 = 1.2796632, rate = 19,536,391,155 b/s.
+///
+/// Each postcard leaves at 3010 ns on an idle port and reaches its sender at 3010 + 28 +
+/// 1000 = 4038 ns, before either flow's first ACK (4708 ns for the flow served first at the
+/// egress, 5043 ns for the other), so each sets its flow's rate and stops its marking: the
+/// next marked packets (12, started at 3685 ns) are the last. They reach the switch at
+/// 5020 ns, when slots 1..4 hold 4, 6, 6, 6 PKT → I_p = 22 PKT + 8·6 PKT = 73,360 > 50,000:
+/// two more postcards, generated after each flow's PBT interval ended (its first ACK, which
+/// follows a rate update) and therefore ignored. So: exactly one postcard per switch per
+/// flow within the PBT interval, 4 generated in all, 2 rate updates, 2 ignored.
+#[test]
+fn two_line_rate_flows_one_postcard_each_and_algorithm_1_rate() {
+    let cfg = NetConfig {
+        pbfs: pbfs(),
+        ..NetConfig::default()
+    };
+    let mut sim = star_sim(3, cfg, &[flow(0, 2, 1_000_000), flow(1, 2, 1_000_000)]);
+    // Just after the postcards arrived (4038 ns), before any ACK.
+    run_to(&mut sim, 4_500_000);
+    {
+        let h = host(&sim);
+        assert_eq!(h.rate_updates, 2);
+        assert_eq!(h.postcards_received, 2);
+        let sw = switch(&sim, 0);
+        assert_eq!(sw.counters.postcards_generated, 2);
+        let a = sw.last.unwrap();
+        assert_eq!(
+            (a.i_before, a.i_last, a.i_p, a.q1),
+            (10 * PKT, 6 * PKT, 60_784, 0)
+        );
+        assert_eq!(a.capacity, 50_000);
+        let mut seen = Vec::new();
+        for f in 0..2 {
+            let pc = h.flows[f].first.expect("a postcard");
+            assert_eq!(pc.switch, sim.switches[0].node);
+            assert_eq!(
+                (pc.i_p_bytes, pc.q1_bytes, pc.rate_mbps),
+                (60_784, 0, 25_000)
+            );
+            assert_eq!(pc.hops, 1);
+            let expect = match (pc.recent_bytes, pc.recent_marked_bytes) {
+                (11_528, 1_048) => 16_025_050_451.873,
+                (12_576, 2_096) => 19_536_391_155.567,
+                other => panic!("flow {f}: unexpected recent bytes {other:?}"),
+            };
+            seen.push(pc.recent_bytes);
+            let rate = sim.flows[f].cc.rate_bps();
+            assert!(
+                (rate as f64 - expect).abs() < 2.0,
+                "flow {f}: rate {rate}, by hand {expect}"
+            );
+            assert_eq!(h.flows[f].rate_bps, rate);
+            // Algorithm 1 on the postcard's fields gives the same c.
+            let r = reaction(&pc, 6, 16 * US, 10_000, 0.95);
+            assert!((LINE as f64 / r.c - expect).abs() < 2.0);
+            assert!(!h.flows[f].marking);
+        }
+        seen.sort();
+        assert_eq!(seen, vec![11_528, 12_576]);
+    }
+    run_to(&mut sim, 40 * US);
+    let h = host(&sim);
+    assert_eq!(h.marked_packets, 4);
+    assert_eq!(switch(&sim, 0).counters.postcards_generated, 4);
+    assert_eq!(h.postcards_received, 4);
+    assert_eq!(h.postcards_ignored, 2);
+    assert_eq!(h.rate_updates, 2);
+    for f in 0..2 {
+        assert!(h.flows[f].ignore);
+        assert_eq!((h.flows[f].postcards, h.flows[f].ignored), (2, 1));
+    }
+    let j = pbfs_json(&sim);
+    assert_eq!(j["postcards_generated"], 4);
+    assert_eq!(j["postcards_per_flow_max"], 2);
+    assert_eq!(j["postcards_per_flow_mean"], 2.0);
+    assert_eq!(j["postcard_hops_hist"][1], 4);
+    // The star's switch is a ToR and host 2's port is host-facing.
+    assert_eq!(j["postcards_tor_down"], 4);
+    assert_eq!(j["postcard_tor_down_share"], 1.0);
+    assert_eq!(j["rate_updates"], 2);
+}
+
+/// Marking threshold: T·τ = 25 G × 8 µs = 25,000 B. A 24,999 B flow does not use PB-FS; a
+/// 25,000 B (25 packets) or 25,001 B flow does and marks packets 6 and 12 — the ones sent
+/// before its first ACK at 4708 ns (packet 15 starts at 4690 ns, packet 18 would at 5695 ns).
+#[test]
+fn marking_just_below_and_above_tau_times_line_rate() {
+    for (size, uses, marked) in [
+        (24_999u64, false, 0u64),
+        (25_000, true, 2),
+        (25_001, true, 2),
+    ] {
+        let cfg = NetConfig {
+            pbfs: pbfs(),
+            ..NetConfig::default()
+        };
+        let mut sim = star_sim(2, cfg, &[flow(0, 1, size)]);
+        run_to(&mut sim, 100 * US);
+        let h = host(&sim);
+        assert_eq!(h.flows[0].uses, uses, "size {size}");
+        assert_eq!(h.marked_packets, marked, "size {size}");
+        assert_eq!(switch(&sim, 0).counters.marked_assessed, marked);
+        assert!(sim.flows[0].finished());
+    }
+    // With τ = 4 µs (T·τ = 12,500 B) the 24,999 B flow uses PB-FS too.
+    let cfg = NetConfig {
+        pbfs: PbfsConfig {
+            tau_ps: 4 * US,
+            ..pbfs()
+        },
+        ..NetConfig::default()
+    };
+    let mut sim = star_sim(2, cfg, &[flow(0, 1, 24_999)]);
+    run_to(&mut sim, 100 * US);
+    assert_eq!(host(&sim).marked_packets, 2);
+}
+
+/// Incast of 7 senders into one 25 G port with a small shared buffer. Postcards are control
+/// packets: they travel in queue 0 (strict priority, outside the MMU), so every postcard
+/// generated reaches its sender — lossless (PFC pausing the data class) and lossy (the data
+/// class dropping).
+#[test]
+fn postcards_travel_in_the_control_class_and_are_never_dropped() {
+    for mode in [BufferMode::Lossless, BufferMode::Lossy] {
+        let mut cfg = NetConfig {
+            buffer: BufferConfig {
+                mode,
+                size_bytes: 60_000,
+                dt_alpha: 1.0,
+            },
+            ..NetConfig::default()
+        };
+        cfg.pbfs = pbfs();
+        let flows: Vec<_> = (1..=7).map(|s| flow(s, 0, 200_000)).collect();
+        let mut sim = star_sim(8, cfg, &flows);
+        run_to(&mut sim, 3_000 * US);
+        let h = host(&sim);
+        let generated = switch(&sim, 0).counters.postcards_generated;
+        assert!(generated >= 7, "{mode:?}: {generated} postcards");
+        assert_eq!(h.postcards_received, generated, "{mode:?}");
+        match mode {
+            BufferMode::Lossless => {
+                assert_eq!(sim.counters.drops, 0);
+                assert!(sim.scheme_stat("pfc", "pauses") > 0, "PFC never paused");
+            }
+            _ => assert!(sim.counters.drops > 0, "no data drops in the lossy run"),
+        }
+        assert!(sim.flows.iter().all(|f| f.finished()), "{mode:?}");
+    }
+}
+
+/// A run without PB-FS has no `pbfs` section and no PB-FS state anywhere.
+#[test]
+fn off_by_default() {
+    let mut sim = star_sim(3, NetConfig::default(), &[flow(0, 2, 100_000)]);
+    run_to(&mut sim, 100 * US);
+    assert!(sim.scheme_summaries().iter().all(|(n, _)| *n != "pbfs"));
+    assert!(sim.host_schemes.iter().all(|h| h.id() != SchemeId::Pbfs));
+    assert!(sim.switches[0].schemes.pbfs.is_none());
+}
+
+/// The rate PB-FS hands over, as each controller takes it (`CongestionControl::set_rate`).
+#[test]
+fn each_controller_takes_the_rate() {
+    use sfc::scenario::cc::preset;
+    let bdp = 50_000;
+    for name in ["dcqcn", "timely", "hpcc", "dctcp"] {
+        let s = preset(name, LINE).unwrap();
+        let mut c = s.cc.build(LINE, 16 * US, bdp);
+        assert_eq!(c.rate_bps(), LINE, "{name} starts at line rate");
+        c.set_rate(0, 10 * GBPS);
+        let r = c.rate_bps();
+        assert!(r.abs_diff(10 * GBPS) <= 1, "{name}: {r}");
+        if let sfc::cc::Cc::Dcqcn(d) = &c {
+            assert_eq!(d.target_rate_bps(), 10 * GBPS);
+        }
+        // Never above the line rate.
+        c.set_rate(0, 2 * LINE);
+        assert_eq!(c.rate_bps(), LINE, "{name}");
+    }
+}
+
+const SCENARIO: &str = r#"
+name = "pbfs_star"
+[topology]
+kind = "star"
+hosts = 3
+host_rate = "25Gbps"
+host_delay = "1us"
+[cc]
+kind = "none"
+window = "none"
+[[traffic]]
+kind = "incast"
+senders = [0, 1]
+receivers = [2]
+size = "1MB"
+at = "0us"
+sync_window = "0us"
+"#;
+
+fn scenario(extra: &str, sets: &[&str]) -> Result<sfc::scenario::Scenario, String> {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    sfc::scenario::from_str(
+        &format!("{SCENARIO}\n{extra}"),
+        "p.toml",
+        std::path::Path::new("."),
+        &sets,
+    )
+}
+
+/// `[pbfs]` keys reach the configuration; defaults are the paper's.
+#[test]
+fn scenario_keys_and_defaults() {
+    let s = scenario("[pbfs]\nenabled = true\n", &[]).unwrap();
+    assert_eq!(
+        s.net.pbfs,
+        PbfsConfig {
+            enabled: true,
+            ..PbfsConfig::default()
+        }
+    );
+    assert_eq!(
+        (s.net.pbfs.n_slots, s.net.pbfs.delta, s.net.pbfs.mu),
+        (8, 6, 0.95)
+    );
+    let s = scenario(
+        "[pbfs]\nenabled = true\ndeploy = \"tor\"\nn_slots = 4\ndelta = 3\ndc_rtt = \"20us\"\ntau = \"5us\"\ni_min = \"4KB\"\nmu = 0.9\n",
+        &[],
+    )
+    .unwrap();
+    let p = &s.net.pbfs;
+    assert_eq!(p.deploy, sfc::scheme::pbfs::PbfsDeploy::Tor);
+    assert_eq!(
+        (p.n_slots, p.delta, p.dc_rtt_ps, p.tau_ps),
+        (4, 3, 20 * US, 5 * US)
+    );
+    assert_eq!((p.i_min_bytes, p.mu), (4_000, 0.9));
+    // The run: both senders use PB-FS and get a postcard from the one switch (1 link away).
+    let mut sim = Simulator::new(s.topo, s.net, s.cc, &s.flows).unwrap();
+    sim.run_quiet();
+    let j = pbfs_json(&sim);
+    assert_eq!(j["flows_using_pbfs"], 2);
+    assert!(j["rate_updates"].as_u64().unwrap() >= 1);
+    assert!(j["postcard_hops_hist"][1].as_u64().unwrap() >= 1);
+}
+
+/// Bad values are errors naming the key (never a panic).
+#[test]
+fn scenario_errors_name_the_key() {
+    for (extra, key) in [
+        ("[pbfs]\nenabled = true\nn_slots = 0\n", "pbfs.n_slots"),
+        ("[pbfs]\nenabled = true\nn_slots = 5000\n", "pbfs.n_slots"),
+        ("[pbfs]\nenabled = true\ndelta = 0\n", "pbfs.delta"),
+        ("[pbfs]\nenabled = true\nmu = 0.0\n", "pbfs.mu"),
+        ("[pbfs]\nenabled = true\nmu = 1.5\n", "pbfs.mu"),
+        (
+            "[pbfs]\nenabled = true\ndeploy = \"spine\"\n",
+            "pbfs.deploy",
+        ),
+        ("[pbfs]\nenabled = true\ntau = \"fast\"\n", "pbfs.tau"),
+        ("[pbfs]\nenabled = true\ni_min = \"-3KB\"\n", "pbfs.i_min"),
+        ("[pbfs]\nenabled = true\nslots = 3\n", "slots"),
+    ] {
+        let Err(e) = scenario(extra, &[]) else {
+            panic!("{extra}: accepted");
+        };
+        assert!(e.contains(key), "{extra}: {e}");
+    }
+    // Keys while PB-FS is off only warn.
+    let s = scenario("[pbfs]\ndelta = 4\n", &[]).unwrap();
+    assert!(!s.net.pbfs.enabled);
+    assert!(
+        s.warnings.iter().any(|w| w.contains("pbfs.delta")),
+        "{:?}",
+        s.warnings
+    );
+    // `--set` switches it on.
+    let s = scenario("", &["pbfs.enabled=true"]).unwrap();
+    assert!(s.net.pbfs.enabled);
+}
+
+/// The paper's topology (§V-A) as a `three_tier` scenario: 320 hosts, 20 ToRs, 20 aggregation
+/// switches, 16 cores, 25 G host / 100 G fabric links of 2 µs. Shape keys are required; keys
+/// of other kinds are errors.
+#[test]
+fn three_tier_topology_kind() {
+    let topo = |extra: &str| {
+        sfc::scenario::from_str(
+            &format!(
+                "[topology]\nkind = \"three_tier\"\n{extra}host_rate = \"25Gbps\"\nhost_delay = \"2us\"\nfabric_rate = \"100Gbps\"\nfabric_delay = \"2us\"\n[cc]\nkind = \"none\"\n[[traffic]]\nkind = \"permutation\"\nsize = \"10KB\"\n"
+            ),
+            "t.toml",
+            std::path::Path::new("."),
+            &[],
+        )
+    };
+    let s = topo(
+        "pods = 5\ntors_per_pod = 4\naggs_per_pod = 4\ncores_per_agg = 4\nhosts_per_tor = 16\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.topo.hosts().len(), 320);
+    assert_eq!(s.topo.links.len(), 320 + 20 * 4 + 20 * 4);
+    let tiers = shapes::tiers(&s.topo);
+    for (tier, n) in [(1u8, 20), (2, 20), (3, 16)] {
+        assert_eq!(tiers.iter().filter(|&&t| t == tier).count(), n);
+    }
+    let Err(e) = topo("pods = 5\ntors_per_pod = 4\naggs_per_pod = 4\ncores_per_agg = 4\n") else {
+        panic!("accepted without hosts_per_tor");
+    };
+    assert!(e.contains("topology.hosts_per_tor"), "{e}");
+    let Err(e) = topo(
+        "k = 4\npods = 5\ntors_per_pod = 4\naggs_per_pod = 4\ncores_per_agg = 4\nhosts_per_tor = 16\n",
+    ) else {
+        panic!("accepted k");
+    };
+    assert!(e.contains("topology.k"), "{e}");
+}
+
+/// The two-flow case of `two_line_rate_flows_one_postcard_each_and_algorithm_1_rate` with the
+/// DCQCN and DCTCP presets (their ECN / CNP settings; no INT, so packets stay 1048 B): the
+/// postcards arrive at 4038 ns, before any ACK or CNP (the queue at the port, ≤ 10 PKT by
+/// 4.5 µs, is below both presets' marking thresholds), so at 4.5 µs each flow runs at the
+/// Algorithm 1 rate derived there, handed over through `CongestionControl::set_rate`.
+#[test]
+fn dcqcn_and_dctcp_run_at_the_postcard_rate() {
+    use sfc::scenario::cc::preset;
+    for name in ["dcqcn", "dctcp"] {
+        let s = preset(name, LINE).unwrap();
+        assert_eq!(s.int_bytes, 0);
+        let cfg = NetConfig {
+            pbfs: pbfs(),
+            ecn: s.ecn,
+            cnp: s.cnp,
+            ack_high_prio: s.ack_high_prio,
+            ..NetConfig::default()
+        };
+        let topo = shapes::star(3, LINE, US).unwrap();
+        let mut sim = Simulator::new(
+            topo,
+            cfg,
+            s.cc,
+            &[flow(0, 2, 1_000_000), flow(1, 2, 1_000_000)],
+        )
+        .unwrap();
+        run_to(&mut sim, 4_500_000);
+        assert_eq!(sim.counters.cnps, 0, "{name}");
+        let h = host(&sim);
+        assert_eq!(h.rate_updates, 2, "{name}");
+        let mut rates: Vec<u64> = (0..2).map(|f| sim.flows[f].cc.rate_bps()).collect();
+        rates.sort();
+        assert!(rates[0].abs_diff(16_025_050_451) <= 2, "{name}: {rates:?}");
+        assert!(rates[1].abs_diff(19_536_391_155) <= 2, "{name}: {rates:?}");
+        if let sfc::cc::Cc::Dcqcn(d) = &sim.flows[0].cc {
+            assert_eq!(d.target_rate_bps(), d.rate_bps());
+        }
+    }
+}
+
+/// Path length of postcards: two racks of 2 hosts under one spine (25 G hosts, 100 G fabric,
+/// 1 µs links). Hosts 0 and 1 (rack 0) send line-rate flows to host 2 (rack 1): the only
+/// oversubscribed port is ToR 1's port to host 2 (50 G in, 25 G out; the 100 G uplinks carry
+/// 50 G), so every postcard comes from ToR 1 (switch index 1), about a ToR down-port, 3 links
+/// from its sender (ToR 1 → spine → ToR 0 → sender). Senders' marked packets are assessed at
+/// the three switches of their path.
+#[test]
+fn postcards_from_the_remote_tor_travel_three_links() {
+    let topo = shapes::leaf_spine(shapes::LeafSpine {
+        spines: 1,
+        tors: 2,
+        hosts_per_tor: 2,
+        host_rate_bps: LINE,
+        host_delay_ps: US,
+        fabric_rate_bps: 4 * LINE,
+        fabric_delay_ps: US,
+        links_per_spine: 1,
+    })
+    .unwrap();
+    let cfg = NetConfig {
+        pbfs: pbfs(),
+        ..NetConfig::default()
+    };
+    let mut sim = Simulator::new(
+        topo,
+        cfg,
+        none_cc(),
+        &[flow(0, 2, 1_000_000), flow(1, 2, 1_000_000)],
+    )
+    .unwrap();
+    run_to(&mut sim, 60 * US);
+    let (tor0, tor1, spine) = (switch(&sim, 0), switch(&sim, 1), switch(&sim, 2));
+    assert_eq!(tor0.counters.postcards_generated, 0);
+    assert_eq!(spine.counters.postcards_generated, 0);
+    let n = tor1.counters.postcards_generated;
+    assert!(n >= 2, "{n}");
+    assert_eq!(tor1.counters.hops_hist[3], n);
+    assert_eq!(tor1.counters.postcards_tor_down, n);
+    let m = host(&sim).marked_packets;
+    for sw in [tor0, tor1, spine] {
+        assert_eq!(sw.counters.marked_assessed, m);
+    }
+    assert_eq!(host(&sim).postcards_received, n);
+}
