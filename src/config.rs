@@ -299,6 +299,8 @@ pub struct NetConfig {
     pub sfc: crate::scheme::sfc::SfcConfig,
     /// OnRamp (end-to-end flow control) parameters.
     pub onramp: crate::scheme::onramp::OnRampConfig,
+    /// TCD (ternary congestion detection) parameters.
+    pub tcd: crate::scheme::tcd::TcdConfig,
     /// Switch egress ports whose queue (all priorities, bytes) is recorded as a time series:
     /// (switch node id, port number).
     pub queue_monitor: Vec<(u32, u32)>,
@@ -335,6 +337,7 @@ impl Default for NetConfig {
             pfc: PfcConfig::default(),
             sfc: crate::scheme::sfc::SfcConfig::default(),
             onramp: crate::scheme::onramp::OnRampConfig::default(),
+            tcd: crate::scheme::tcd::TcdConfig::default(),
             queue_monitor: Vec::new(),
             queue_monitor_ps: US,
         }
@@ -424,6 +427,8 @@ pub enum NetField {
     OnRampEwma,
     /// [`NetConfig::queue_monitor_ps`].
     QueueMonitorInterval,
+    /// A [`crate::scheme::tcd::TcdConfig`] value: its scenario key.
+    Tcd(&'static str),
 }
 
 /// One invalid [`NetConfig`] value: which field, and what is wrong with it (without the
@@ -619,6 +624,13 @@ impl NetConfig {
                 NetField::OnRampEwma,
                 format!("must be in (0, 1] (got {})", o.ewma_w),
             );
+        }
+        let has_ecn = self.ecn.enabled && !self.ecn.thresholds.is_empty();
+        for (key, msg) in self
+            .tcd
+            .issues(self.buffer.mode == BufferMode::Lossless, has_ecn)
+        {
+            bad(NetField::Tcd(key), msg);
         }
         v
     }

@@ -171,6 +171,7 @@ fn cc_keys(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<String>) {
     let allowed: &[&str] = match setup.cc {
         CcConfig::None(_) => &["window"],
         CcConfig::Dcqcn(_) => &[
+            "tcd",
             "window",
             "var_win",
             "min_rate",
@@ -185,7 +186,7 @@ fn cc_keys(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<String>) {
         CcConfig::Dctcp(_) => &["window", "var_win", "min_rate", "ai", "g"],
         CcConfig::Hpcc(_) => &["min_rate", "ai", "eta", "max_stage", "w_ai", "reaction"],
         CcConfig::Timely(_) => &[
-            "window", "var_win", "min_rate", "ai", "hai", "t_low", "t_high", "beta",
+            "tcd", "window", "var_win", "min_rate", "ai", "hai", "t_low", "t_high", "beta",
         ],
     };
     only(
@@ -210,6 +211,7 @@ fn cc_keys(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<String>) {
             ("t_low", c.t_low.is_some()),
             ("t_high", c.t_high.is_some()),
             ("beta", c.beta.is_some()),
+            ("tcd", c.tcd.is_some()),
         ],
         allowed,
         &format!("to cc.kind = \"{kind}\" ({})", setup.cc.name()),

@@ -1,8 +1,8 @@
 //! Flow-control and switch-feedback schemes as plug-ins.
 //!
 //! A *scheme* is a mechanism with a switch half and (optionally) a host half: SFC, OnRamp,
-//! PFC, ECN marking — and, to come, BFC, TCD, PB-FS, NDP. Each lives in its own folder here
-//! (`sfc/`, `onramp/`, `pfc/`, `ecn/`), with its configuration, its pure data structures
+//! PFC, ECN marking, TCD — and, to come, BFC, PB-FS, NDP. Each lives in its own folder here
+//! (`sfc/`, `onramp/`, `pfc/`, `ecn/`, `tcd/`), with its configuration, its pure data structures
 //! (tested in isolation), its switch half (a [`SwitchHooks`] implementation) and its host half
 //! (a [`HostHooks`] implementation). Congestion controllers are a separate, per-QP concern
 //! ([`crate::cc`]): a scheme acts on packets and ports, a controller on one QP's rate/window.
@@ -43,6 +43,7 @@ pub mod ecn;
 pub mod onramp;
 pub mod pfc;
 pub mod sfc;
+pub mod tcd;
 
 use crate::config::NetConfig;
 use crate::engine::arena::PacketArena;
@@ -503,6 +504,7 @@ schemes! {
     Sfc = 1 => sfc::switch::SfcSwitch;
     OnRamp = 2 => onramp::OnRampSwitch;
     Pfc = 3 => pfc::switch::PfcSwitch;
+    Tcd = 4 => tcd::switch::TcdSwitch;
 }
 
 impl SwitchHooks for SwitchScheme {
