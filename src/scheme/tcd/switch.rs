@@ -17,6 +17,10 @@ pub struct QueueMarks {
     pub ue: u64,
     /// Packets transmitted from this queue (any kind): 0 = the queue never ran Figure 9.
     pub packets: u64,
+    /// Time of the first CE mark here, picoseconds (0 = none).
+    pub first_ce_ps: u64,
+    /// Time of the last UE mark here, picoseconds (0 = none).
+    pub last_ue_ps: u64,
 }
 
 /// TCD on one switch.
@@ -105,6 +109,7 @@ impl SwitchHooks for TcdSwitch {
                 if !d.ce {
                     d.ue = true;
                     m.ue += 1;
+                    m.last_ue_ps = ctx.now_ps;
                 }
             }
             Mark::Ce => {
@@ -119,6 +124,9 @@ impl SwitchHooks for TcdSwitch {
                     d.ue = false;
                     d.ce = true;
                     m.ce += 1;
+                    if m.first_ce_ps == 0 {
+                        m.first_ce_ps = ctx.now_ps;
+                    }
                 }
             }
         }
