@@ -293,3 +293,87 @@ fn dcqcn_tcd_victim_keeps_line_rate_where_dcqcn_cuts_it() {
         delivered(&plain)
     );
 }
+
+/// Bad `[tcd]` / `cc.tcd` input: an error naming the key, never a panic.
+#[test]
+fn scenario_keys_are_validated_with_the_key_named() {
+    let base = r#"
+[topology]
+kind = "dumbbell"
+left_hosts = 1
+right_hosts = 2
+[buffer]
+mode = "lossless"
+[cc]
+kind = "dcqcn"
+[[traffic]]
+kind = "long_lived"
+pairs = [[0, 1]]
+size = "1MB"
+"#;
+    let load = |extra: &str, sets: &[&str]| {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        sfc::scenario::from_str(
+            &format!("{base}{extra}"),
+            "t.toml",
+            std::path::Path::new("."),
+            &sets,
+        )
+    };
+    let ok = load("[tcd]\nenabled = true\n", &["cc.tcd=true"]).unwrap();
+    assert!(ok.net.tcd.enabled);
+    match &ok.cc {
+        CcConfig::Dcqcn(p) => assert!(p.tcd),
+        c => panic!("{c:?}"),
+    }
+    let err = |extra: &str, sets: &[&str], key: &str, words: &str| {
+        let Err(e) = load(extra, sets) else {
+            panic!("{extra} {sets:?} was accepted");
+        };
+        assert!(e.contains(key) && e.contains(words), "{e}");
+    };
+    err(
+        "[tcd]\nenabled = true\nepsilon = 2.0\n",
+        &[],
+        "tcd.epsilon",
+        "(0, 1)",
+    );
+    err(
+        "[tcd]\nenabled = true\nmax_ton = \"abc\"\n",
+        &[],
+        "tcd.max_ton",
+        "abc",
+    );
+    err(
+        "[tcd]\nenabled = true\nce_marking = \"maybe\"\n",
+        &[],
+        "tcd.ce_marking",
+        "step",
+    );
+    err("", &["cc.tcd=true"], "cc.tcd", "tcd.enabled = true");
+    err(
+        "[tcd]\nenabled = true\n",
+        &["buffer.mode=\"lossy\""],
+        "tcd.enabled",
+        "lossless",
+    );
+    err(
+        "[tcd]\nenabled = true\n",
+        &["cc.kind=\"hpcc\"", "cc.tcd=true"],
+        "cc.tcd",
+        "does not apply",
+    );
+    // No ECN thresholds (cc none) and no explicit threshold: named.
+    err(
+        "[tcd]\nenabled = true\n",
+        &["cc.kind=\"none\""],
+        "tcd.threshold",
+        "Kmin",
+    );
+    err(
+        "[tcd]\nenabled = true\nthreshold = \"10KB\"\nlow_threshold = \"20KB\"\n",
+        &[],
+        "tcd.low_threshold",
+        "must not exceed",
+    );
+}

@@ -215,6 +215,17 @@ pub struct TcdQueue {
     pub time_in_ps: [u64; 3],
     /// LAST_STATE changes.
     pub transitions: u64,
+    /// Start of the latest transmission from this queue, picoseconds.
+    pub last_tx_ps: u64,
+    /// Longest backlogged ON period ended by a PAUSE seen so far: from the end of an OFF
+    /// period to the start of the last transmission before the next one, picoseconds (a lower
+    /// bound of the RESUME-to-PAUSE time by less than one packet time). Only ON periods in
+    /// which the queue never emptied count: the ON-OFF model's ON periods (`tcd-ton`).
+    pub max_on_ps: u64,
+    /// Backlogged ON periods ended by a PAUSE.
+    pub on_periods: u64,
+    /// The queue emptied during the current ON period.
+    pub on_drained: bool,
 }
 
 impl TcdQueue {
@@ -251,10 +262,19 @@ impl TcdQueue {
         // is what is recorded (exact when the port restarts at the RESUME, as it does when
         // idle; later by at most one packet of another priority).
         if off_end_ps != 0 && off_end_ps != self.seen_off_end_ps {
+            // A new OFF period ended: the previous ON period (if any) was ended by a PAUSE.
+            if self.seen_off_end_ps != 0 && !self.on_drained {
+                let on = self.last_tx_ps.saturating_sub(self.seen_off_end_ps);
+                self.max_on_ps = self.max_on_ps.max(on);
+                self.on_periods += 1;
+            }
+            self.on_drained = false;
             self.seen_off_end_ps = off_end_ps;
             self.timer_start_ps = off_end_ps;
             self.recorded_bytes = backlog_bytes + size_bytes;
         }
+        self.last_tx_ps = now_ps;
+        self.on_drained |= backlog_bytes == 0;
         // "CalculateTon()": time since the end of the latest OFF period (∞ if never paused).
         let ton = if off_end_ps == 0 {
             u64::MAX
@@ -455,6 +475,8 @@ mod tests {
         assert_eq!(q.on_transmit(&P, 12 * US, 12 * US, 120_000, 1000), Mark::Ue);
         assert_eq!(q.timer_start_ps, 12 * US);
         assert_eq!(q.recorded_bytes, 121_000);
+        // The ON period 5 µs → (last packet at) 5 µs, ended by that pause: 0 long.
+        assert_eq!((q.on_periods, q.max_on_ps), (1, 0));
         // 21.9 µs: T_on = 9.9 µs < 10 µs → still UE.
         assert_eq!(
             q.on_transmit(&P, 21_900_000, 12 * US, 130_000, 1000),
@@ -463,6 +485,13 @@ mod tests {
         // 22 µs: timer (from 12 µs) expired, 130 000 ≥ 121 000 and > 50 000 → CE.
         assert_eq!(q.on_transmit(&P, 22 * US, 12 * US, 130_000, 1000), Mark::Ce);
         assert_eq!(q.last_state, TcdState::Congestion);
+        // Paused again; RESUME at 40 µs: the ON period 12 µs → 22 µs (last packet) = 10 µs.
+        assert_eq!(q.on_transmit(&P, 40 * US, 40 * US, 10_000, 1000), Mark::Ue);
+        assert_eq!((q.on_periods, q.max_on_ps), (2, 10 * US));
+        // An ON period in which the queue emptied is not an ON-OFF period: not counted.
+        assert_eq!(q.on_transmit(&P, 70 * US, 40 * US, 0, 1000), Mark::None);
+        assert_eq!(q.on_transmit(&P, 85 * US, 80 * US, 5_000, 1000), Mark::Ue);
+        assert_eq!((q.on_periods, q.max_on_ps), (2, 10 * US));
     }
 
     #[test]

@@ -179,7 +179,8 @@ impl Scheme for TcdSwitch {
     }
 
     /// `tcd`: marks, time per state (summed over the (port, priority) pairs that transmitted),
-    /// transitions, and the same per (switch, port, priority) for every pair that left the
+    /// transitions, the longest ON period ended by a PAUSE (and its largest ratio to the port's
+    /// max(T_on)), and the same per (switch, port, priority) for every pair that left the
     /// non-congestion state or marked a packet.
     fn summary(
         switches: &[&Self],
@@ -193,6 +194,7 @@ impl Scheme for TcdSwitch {
         let mut transitions = 0u64;
         let (mut ce, mut ue) = (0u64, 0u64);
         let mut ports = Vec::new();
+        let (mut max_on, mut on_periods, mut on_ratio) = (0u64, 0u64, 0f64);
         for s in switches {
             for (i, (q, m)) in s.queues.iter().zip(&s.marks).enumerate() {
                 if m.packets == 0 {
@@ -204,8 +206,11 @@ impl Scheme for TcdSwitch {
                 transitions += q.transitions;
                 ce += m.ce;
                 ue += m.ue;
+                max_on = max_on.max(q.max_on_ps);
+                on_periods += q.on_periods;
+                let port = i / s.nq;
+                on_ratio = on_ratio.max(q.max_on_ps as f64 / s.params[port].max_ton_ps as f64);
                 if q.transitions > 0 || m.ce > 0 || m.ue > 0 {
-                    let port = i / s.nq;
                     ports.push(serde_json::json!({
                         "switch": s.node,
                         "port": port,
@@ -216,6 +221,8 @@ impl Scheme for TcdSwitch {
                         "ce_marks": m.ce,
                         "ue_marks": m.ue,
                         "packets": m.packets,
+                        "on_periods": q.on_periods,
+                        "max_on_ps": q.max_on_ps,
                     }));
                 }
             }
@@ -229,6 +236,9 @@ impl Scheme for TcdSwitch {
                 "ue_upgraded_to_ce": switches.iter().map(|s| s.upgrades).sum::<u64>(),
                 "time_ps": state_times(&time),
                 "transitions": transitions,
+                "on_periods": on_periods,
+                "max_on_ps": max_on,
+                "max_on_over_max_ton": on_ratio,
                 "ports": ports,
             }),
         ))
