@@ -200,8 +200,8 @@ impl Scheme for TcdSwitch {
                 if m.packets == 0 {
                     continue;
                 }
-                for k in 0..3 {
-                    time[k] += q.time_in_ps[k];
+                for (t, q_t) in time.iter_mut().zip(&q.time_in_ps) {
+                    *t += q_t;
                 }
                 transitions += q.transitions;
                 ce += m.ce;
