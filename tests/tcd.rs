@@ -377,3 +377,58 @@ size = "1MB"
         "must not exceed",
     );
 }
+
+/// The victim scenario of [`dcqcn_tcd_victim_keeps_line_rate_where_dcqcn_cuts_it`], flows
+/// and config, with controller `cc` and paper CNPs when `cnp`.
+fn victim12(tcd: bool, cc: CcConfig, cnp: bool) -> Simulator {
+    let n = 12;
+    let mut flows = vec![flow(0, 2, 20_000_000), flow(1, 3, 20_000_000)];
+    flows.extend((4..4 + n).map(|s| flow(s, 2, 20_000_000)));
+    let mut cfg = net(tcd);
+    cfg.buffer.size_bytes = 1_000_000;
+    if cnp {
+        cfg.cnp = sfc::config::CnpMode::Cnp {
+            interval_ps: 50 * US,
+        };
+    }
+    run_on(victim_topo_n(n), cfg, cc, &flows, 1_000 * US)
+}
+
+/// The UE echo in ACKs reaches TIMELY+TCD: the victim's once-per-RTT updates that followed
+/// UE-only ACKs held the rate (and none do without the flag, with the same marks).
+#[test]
+fn ack_ue_echo_reaches_timely() {
+    let timely = |tcd: bool| {
+        let mut p = sfc::cc::timely::TimelyParams::hpcc_preset(50 * GBPS);
+        p.tcd = tcd;
+        CcConfig::Timely(p)
+    };
+    let held = |s: &Simulator| match &s.flows[1].cc {
+        sfc::cc::Cc::Timely(t) => t.held_updates(),
+        c => panic!("{c:?}"),
+    };
+    let with = victim12(true, timely(true), false);
+    assert!(held(&with) > 0, "victim updates held: {}", held(&with));
+    let marks_only = victim12(true, timely(false), false);
+    assert_eq!(held(&marks_only), 0);
+}
+
+/// Paper NP (`network.cnp = "cnp"`): the victim's receiver sends UE CNPs (never a CE one),
+/// so the paper DCQCN+TCD victim is never cut; plain paper DCQCN cuts it.
+#[test]
+fn ue_cnp_variant_is_sent_and_does_not_cut() {
+    let paper = |tcd: bool| {
+        let mut p = sfc::cc::dcqcn::DcqcnParams::paper(50 * GBPS);
+        p.ce_echo_is_cnp = false;
+        p.tcd = tcd;
+        CcConfig::Dcqcn(p)
+    };
+    let with = victim12(true, paper(true), true);
+    let v = &with.flows[1];
+    assert_ne!(v.last_ue_cnp_ps, u64::MAX, "no UE CNP was sent for the victim");
+    assert_eq!(v.last_cnp_ps, u64::MAX, "a CE CNP was sent for the victim");
+    assert_eq!(v.cc.rate_bps(), 50 * GBPS);
+    let plain = victim12(false, paper(false), true);
+    assert_ne!(plain.flows[1].last_cnp_ps, u64::MAX);
+    assert!(plain.flows[1].cc.rate_bps() < 50 * GBPS);
+}
