@@ -425,7 +425,11 @@ fn ue_cnp_variant_is_sent_and_does_not_cut() {
     };
     let with = victim12(true, paper(true), true);
     let v = &with.flows[1];
-    assert_ne!(v.last_ue_cnp_ps, u64::MAX, "no UE CNP was sent for the victim");
+    assert_ne!(
+        v.last_ue_cnp_ps,
+        u64::MAX,
+        "no UE CNP was sent for the victim"
+    );
     assert_eq!(v.last_cnp_ps, u64::MAX, "a CE CNP was sent for the victim");
     assert_eq!(v.cc.rate_bps(), 50 * GBPS);
     let plain = victim12(false, paper(false), true);

@@ -63,6 +63,26 @@ pub(super) fn check_applicable(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<Stri
         .mode
         .as_ref()
         .is_some_and(|m| m.get_ref() == "lossless");
+    let t = &raw.tcd;
+    if !t.enabled.unwrap_or(false) {
+        for (k, present) in [
+            ("epsilon", t.epsilon.is_some()),
+            ("max_ton", t.max_ton.is_some()),
+            ("period", t.period.is_some()),
+            ("tau", t.tau.is_some()),
+            ("hysteresis", t.hysteresis.is_some()),
+            ("threshold", t.threshold.is_some()),
+            ("low_threshold", t.low_threshold.is_some()),
+            ("ce_marking", t.ce_marking.is_some()),
+        ] {
+            if present {
+                ctx.warn(ctx.err_key(
+                    &format!("tcd.{k}"),
+                    "has no effect: TCD runs only with `tcd.enabled = true`",
+                ));
+            }
+        }
+    }
     let p = &raw.pfc;
     if !lossless {
         for (k, present) in [
