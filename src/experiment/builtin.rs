@@ -84,6 +84,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../experiments/tcd-ton.toml"),
     ),
     (
+        "tcd-workload.toml",
+        include_str!("../../experiments/tcd-workload.toml"),
+    ),
+    (
         "tcd-victim.toml",
         include_str!("../../experiments/tcd-victim.toml"),
     ),
