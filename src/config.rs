@@ -301,6 +301,8 @@ pub struct NetConfig {
     pub onramp: crate::scheme::onramp::OnRampConfig,
     /// PB-FS (postcard-based fast start) parameters.
     pub pbfs: crate::scheme::pbfs::PbfsConfig,
+    /// TCD (ternary congestion detection) parameters.
+    pub tcd: crate::scheme::tcd::TcdConfig,
     /// Switch egress ports whose queue (all priorities, bytes) is recorded as a time series:
     /// (switch node id, port number).
     pub queue_monitor: Vec<(u32, u32)>,
@@ -338,6 +340,7 @@ impl Default for NetConfig {
             sfc: crate::scheme::sfc::SfcConfig::default(),
             onramp: crate::scheme::onramp::OnRampConfig::default(),
             pbfs: crate::scheme::pbfs::PbfsConfig::default(),
+            tcd: crate::scheme::tcd::TcdConfig::default(),
             queue_monitor: Vec::new(),
             queue_monitor_ps: US,
         }
@@ -433,6 +436,8 @@ pub enum NetField {
     PbfsMu,
     /// [`NetConfig::queue_monitor_ps`].
     QueueMonitorInterval,
+    /// A [`crate::scheme::tcd::TcdConfig`] value: its scenario key.
+    Tcd(&'static str),
 }
 
 /// One invalid [`NetConfig`] value: which field, and what is wrong with it (without the
@@ -648,6 +653,13 @@ impl NetConfig {
                 NetField::PbfsMu,
                 format!("must be in (0, 1] (got {})", pb.mu),
             );
+        }
+        let has_ecn = self.ecn.enabled && !self.ecn.thresholds.is_empty();
+        for (key, msg) in self
+            .tcd
+            .issues(self.buffer.mode == BufferMode::Lossless, has_ecn)
+        {
+            bad(NetField::Tcd(key), msg);
         }
         v
     }

@@ -15,6 +15,9 @@
 //! off with [`DcqcnParams::ce_echo_is_cnp`]) and [`CongestionControl::on_feedback`] (an explicit
 //! CNP packet, paper NP).
 //!
+//! DCQCN+TCD ([`DcqcnParams::tcd`], `specs/tcd.md` §7): CE alone drives α and the cuts; a UE
+//! echo makes the next increase event (timer or byte counter) hold the rate.
+//!
 //! DCQCN+W (`dcqcn_vwin`): [`DcqcnParams::with_window`]; the window is `W·Rc/line` (never below
 //! 1 B) with `var_win`, else `W`.
 //!
@@ -104,6 +107,11 @@ pub struct DcqcnParams {
     /// Base window W, bytes of payload (HPCC: maxBdp with `GLOBAL_T 1`); 0 = the BDP passed to
     /// [`Dcqcn::new`]. Ignored unless `has_win`.
     pub window_bytes: u64,
+    /// DCQCN+TCD (`cc.tcd`, `specs/tcd.md` §7): only CE cuts (as always); a UE echo (ACK flag
+    /// or UE CNP) since the last increase event makes the next increase event hold the rate
+    /// (Rc, Rt and the stage counters unchanged) instead of increasing.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub tcd: bool,
 }
 
 impl Default for DcqcnParams {
@@ -141,6 +149,7 @@ impl DcqcnParams {
             has_win: false,
             var_win: false,
             window_bytes: 0,
+            tcd: false,
         }
     }
 
@@ -198,6 +207,7 @@ impl DcqcnParams {
             has_win: false,
             var_win: false,
             window_bytes: 0,
+            tcd: false,
         }
     }
 }
@@ -249,6 +259,10 @@ pub struct Dcqcn {
     byte_left: i64,
     timers: [Timer; 3],
     arm_count: u64,
+    /// TCD: a UE echo arrived since the last increase event.
+    ue_seen: bool,
+    /// TCD: increase events held because of UE.
+    held: u64,
 }
 
 impl Dcqcn {
@@ -284,6 +298,24 @@ impl Dcqcn {
             byte_left: clamp_i64(p.byte_counter_bytes),
             timers: [Timer::default(); 3],
             arm_count: 0,
+            ue_seen: false,
+            held: 0,
+        }
+    }
+
+    /// TCD: increase events held (skipped) because a UE echo had arrived.
+    pub fn held_increases(&self) -> u64 {
+        self.held
+    }
+
+    /// TCD: consume the UE seen since the last increase event; true = hold this one.
+    fn hold_for_ue(&mut self) -> bool {
+        if self.p.tcd && self.ue_seen {
+            self.ue_seen = false;
+            self.held += 1;
+            true
+        } else {
+            false
         }
     }
 
@@ -410,6 +442,9 @@ impl Dcqcn {
             TIMER_INCREASE,
             now.saturating_add(self.p.rate_increase_timer_ps.max(1)),
         );
+        if self.hold_for_ue() {
+            return;
+        }
         let f = self.p.fast_recovery_times;
         if self.stage < f {
             // Fast recovery.
@@ -469,6 +504,16 @@ impl Dcqcn {
     fn increase_tick_paper(&mut self, now: u64) {
         let t = self.p.rate_increase_timer_ps.max(1);
         let f = self.p.fast_recovery_times;
+        if self.paper_stage != PaperStage::Idle && self.hold_for_ue() {
+            // Same timer period as the stage would use, no stage or rate change.
+            let next = if self.paper_stage == PaperStage::HyperIncrease {
+                (t / 2).max(1)
+            } else {
+                t
+            };
+            self.arm(TIMER_INCREASE, now.saturating_add(next));
+            return;
+        }
         match self.paper_stage {
             PaperStage::Idle => {}
             PaperStage::FastRecovery => {
@@ -496,6 +541,14 @@ impl Dcqcn {
     fn byte_event_paper(&mut self) {
         let b = clamp_i64(self.p.byte_counter_bytes);
         let f = self.p.fast_recovery_times;
+        if self.paper_stage != PaperStage::Idle && self.hold_for_ue() {
+            self.byte_left = if self.paper_stage == PaperStage::HyperIncrease {
+                b / 2
+            } else {
+                b
+            };
+            return;
+        }
         match self.paper_stage {
             PaperStage::Idle => {}
             PaperStage::FastRecovery => {
@@ -577,11 +630,19 @@ impl CongestionControl for Dcqcn {
     fn on_ack(&mut self, info: &AckInfo<'_>) {
         if info.ce_echo && self.p.ce_echo_is_cnp {
             self.cnp(info.now_ps);
+        } else if info.ue_echo && self.p.ce_echo_is_cnp && self.p.tcd {
+            self.ue_seen = true;
         }
     }
 
     fn on_feedback(&mut self, now_ps: u64) {
         self.cnp(now_ps);
+    }
+
+    fn on_feedback_ue(&mut self, _now_ps: u64) {
+        if self.p.tcd {
+            self.ue_seen = true;
+        }
     }
 
     fn on_timer(&mut self, now_ps: u64, which: u8) {
@@ -668,6 +729,7 @@ mod tests {
             newly_acked_bytes: 1000,
             snd_nxt: 10_000,
             ce_echo: ce,
+            ue_echo: false,
             rtt_ps: 10 * US,
             nack: false,
             int: &[],
@@ -1093,5 +1155,113 @@ mod tests {
                 assert!(c.window_bytes() >= 1);
             }
         }
+    }
+
+    fn ack_ue(now_ps: u64) -> AckInfo<'static> {
+        AckInfo {
+            ue_echo: true,
+            ..ack(now_ps, false)
+        }
+    }
+
+    fn tcd(p: DcqcnParams) -> DcqcnParams {
+        DcqcnParams { tcd: true, ..p }
+    }
+
+    /// The victim of pause spreading under DCQCN vs DCQCN+TCD (HPCC-sim variant, preset
+    /// timers: α every 1 µs, decrease check 4 µs + 1 ns after the first CNP, g = 1/256).
+    /// Plain DCQCN sees CE from the paused port's queue: α = 1 at the CNP, decays 4 times
+    /// (no further CNP) to (255/256)^4 before the cut at T0 + 4.001 µs, so
+    /// Rc = 100 G · (1 − (255/256)^4 / 2) = 50.778… Gb/s. With TCD the same port marks UE:
+    /// no CNP, no timer, the rate stays 100 Gb/s.
+    #[test]
+    fn tcd_victim_keeps_its_rate_where_dcqcn_cuts_it() {
+        let p = DcqcnParams::hpcc_preset(L);
+        let mut plain = Dcqcn::new(&p, L, 0);
+        plain.on_ack(&ack(T0, true));
+        pump(&mut plain, T0 + 10 * US);
+        let alpha = (255.0f64 / 256.0).powi(4);
+        let want = (L as f64 * (1.0 - alpha / 2.0)) as u64;
+        assert_eq!(plain.rate_bps(), want);
+        assert!(want > 50_770_000_000 && want < 50_790_000_000);
+
+        let mut victim = Dcqcn::new(&tcd(p.clone()), L, 0);
+        for k in 0..100 {
+            victim.on_ack(&ack_ue(T0 + k * US));
+            victim.on_feedback_ue(T0 + k * US);
+            pump(&mut victim, T0 + (k + 1) * US);
+        }
+        assert_eq!(victim.rate_bps(), L);
+        assert_eq!(victim.next_timer(), None);
+        // A UE echo without the TCD flag is ignored too (plain DCQCN never sees UE marks, but
+        // the flag must not change anything else).
+        let mut off = Dcqcn::new(&p, L, 0);
+        off.on_ack(&ack_ue(T0));
+        assert_eq!(off.next_timer(), None);
+    }
+
+    /// After a real cut (CE), UE holds the rate at each increase event; plain DCQCN recovers.
+    /// g = 0: α stays 1, the cut halves 100 G to 50 G at T0 + 4.001 µs; Rt stays 100 G (stage
+    /// 0 at the cut). The increase timer fires 300 µs after the cut: plain fast recovery gives
+    /// Rc = 50/2 + 100/2 = 75 Gb/s; with a UE echo since the cut the tick holds 50 Gb/s and the
+    /// stage; the next tick without UE increases as plain DCQCN's first one did.
+    #[test]
+    fn tcd_ue_holds_increase_events() {
+        let cut = T0 + 4 * US + FIRST_DECREASE_OFFSET_PS;
+        let inc = cut + 300 * US;
+        let mut plain = Dcqcn::new(&hpcc_g0(), L, 0);
+        plain.on_ack(&ack(T0, true));
+        pump(&mut plain, inc);
+        assert_eq!(plain.rate_bps(), 75_000_000_000);
+        assert_eq!(plain.stage(), 1);
+
+        let mut t = Dcqcn::new(&tcd(hpcc_g0()), L, 0);
+        t.on_ack(&ack(T0, true));
+        pump(&mut t, cut);
+        assert_eq!(t.rate_bps(), 50_000_000_000);
+        t.on_ack(&ack_ue(cut + 100 * US));
+        pump(&mut t, inc);
+        assert_eq!(t.rate_bps(), 50_000_000_000);
+        assert_eq!(t.target_rate_bps(), L);
+        assert_eq!(t.stage(), 0);
+        assert_eq!(t.held_increases(), 1);
+        // Next tick (no UE since): the first fast-recovery step, 75 G.
+        pump(&mut t, inc + 300 * US);
+        assert_eq!(t.rate_bps(), 75_000_000_000);
+        assert_eq!(t.stage(), 1);
+        // CE still cuts under TCD.
+        t.on_ack(&ack(inc + 301 * US, true));
+        pump(&mut t, inc + 310 * US);
+        assert_eq!(t.rate_bps(), 37_500_000_000);
+    }
+
+    /// Paper variant: UE holds both the timer and the byte-counter increase events.
+    #[test]
+    fn tcd_paper_variant_holds_timer_and_byte_events() {
+        let p = DcqcnParams {
+            g: 0.0,
+            byte_counter_bytes: 10_000,
+            ..tcd(DcqcnParams::paper(L))
+        };
+        let mut c = Dcqcn::new(&p, L, 0);
+        c.on_feedback(T0);
+        // Paper: α = (1 − g)·α + g = 1 → Rc = L/2 at once; Rt = L (ByteStage was 0).
+        assert_eq!(c.rate_bps(), L / 2);
+        c.on_feedback_ue(T0 + US);
+        // 10 001 B sent: a byte-counter event, held.
+        c.on_send(T0 + 2 * US, 10_001);
+        assert_eq!(c.rate_bps(), L / 2);
+        assert_eq!(c.byte_stage(), 0);
+        // Next byte event, no UE since: fast recovery Rc = (L/2 + L)/2.
+        c.on_send(T0 + 3 * US, 10_001);
+        assert_eq!(c.rate_bps(), 75_000_000_000);
+        assert_eq!(c.byte_stage(), 1);
+        // Timer T (55 µs after the CNP), with UE since: held, timer re-armed 55 µs later.
+        c.on_feedback_ue(T0 + 4 * US);
+        pump(&mut c, T0 + 55 * US);
+        assert_eq!(c.rate_bps(), 75_000_000_000);
+        assert_eq!(c.stage(), 0);
+        assert_eq!(c.timer_deadline(TIMER_INCREASE), Some(T0 + 110 * US));
+        assert_eq!(c.held_increases(), 2);
     }
 }

@@ -593,6 +593,7 @@ mod tests {
             newly_acked_bytes: 1000,
             snd_nxt,
             ce_echo: false,
+            ue_echo: false,
             rtt_ps: T,
             nack: false,
             int,

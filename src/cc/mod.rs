@@ -27,6 +27,8 @@ pub struct AckInfo<'a> {
     pub snd_nxt: u64,
     /// The acknowledged data packet was ECN-marked (CE echo).
     pub ce_echo: bool,
+    /// The acknowledged data packet carried TCD's UE mark (UE echo; never with `ce_echo`).
+    pub ue_echo: bool,
     /// RTT sample: now − the echoed send time of the data packet, picoseconds.
     pub rtt_ps: u64,
     /// This was a NACK.
@@ -43,6 +45,9 @@ pub trait CongestionControl {
     fn on_timeout(&mut self, _now_ps: u64) {}
     /// Explicit congestion feedback that is not an ACK (e.g. a DCQCN CNP).
     fn on_feedback(&mut self, _now_ps: u64) {}
+    /// TCD: the UE variant of a CNP (the flow crosses a port in the undetermined state).
+    /// Controllers without a TCD mode ignore it.
+    fn on_feedback_ue(&mut self, _now_ps: u64) {}
     /// One of the controller's own timers fired (`which` as returned by [`Self::next_timer`]).
     fn on_timer(&mut self, _now_ps: u64, _which: u8) {}
     /// Earliest pending timer of the controller, if any: (absolute time ps, which).
@@ -151,6 +156,10 @@ impl CongestionControl for Cc {
     #[inline]
     fn on_feedback(&mut self, now_ps: u64) {
         dispatch!(self, c => c.on_feedback(now_ps))
+    }
+    #[inline]
+    fn on_feedback_ue(&mut self, now_ps: u64) {
+        dispatch!(self, c => c.on_feedback_ue(now_ps))
     }
     #[inline]
     fn on_timer(&mut self, now_ps: u64, which: u8) {

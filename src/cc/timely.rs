@@ -13,6 +13,9 @@
 //!   decrease: `R = max(MinRate, R·c)`, `incStage = 0`; in both cases `rttDiff = d`;
 //! - then, if `snd_nxt > lastUpdateSeq`: `lastUpdateSeq = snd_nxt`, `lastRtt = rtt`.
 //!
+//! TIMELY+TCD ([`TimelyParams::tcd`]): an update that follows UE echoes and no CE echo holds
+//! the rate.
+//!
 //! The optional window (TIMELY+win, HPCC-sim `HAS_WIN`/`VAR_WIN`) is the BDP, or with `VAR_WIN`
 //! `BDP × R/line` (at least 1 B).
 
@@ -45,6 +48,13 @@ pub struct TimelyParams {
     pub var_win: bool,
     /// Window BDP, bytes; 0 = the topology's maximum BDP (`maxBdp`, `GLOBAL_T 1`).
     pub win_bytes: u64,
+    /// TIMELY+TCD (`cc.tcd`, `specs/tcd.md` §7): at the once-per-RTT update, if a UE echo and
+    /// no CE echo arrived since the previous update, hold the rate (no increase, no decrease;
+    /// `rttDiff` and `lastRtt` still update). With a CE echo, or with no mark, TIMELY's rule
+    /// runs unchanged (the optional "suppress gradient decreases when unmarked" of §7 is not
+    /// taken).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub tcd: bool,
 }
 
 impl TimelyParams {
@@ -65,6 +75,7 @@ impl TimelyParams {
             has_win: false,
             var_win: false,
             win_bytes: 0,
+            tcd: false,
         }
     }
 
@@ -97,6 +108,11 @@ pub struct Timely {
     inc_stage: u32,
     last_update_seq: u64,
     started: bool,
+    /// TCD: CE / UE echoes since the last update.
+    ce_seen: bool,
+    ue_seen: bool,
+    /// TCD: updates that held the rate because of UE.
+    held: u64,
 }
 
 impl Timely {
@@ -120,7 +136,15 @@ impl Timely {
             inc_stage: 0,
             last_update_seq: 0,
             started: false,
+            ce_seen: false,
+            ue_seen: false,
+            held: 0,
         }
+    }
+
+    /// TCD: updates that held the rate because of a UE echo.
+    pub fn held_updates(&self) -> u64 {
+        self.held
     }
 
     /// EWMA of RTT differences `rttDiff`, picoseconds.
@@ -147,6 +171,14 @@ impl Timely {
         let new_diff = rtt as f64 - self.last_rtt_ps as f64;
         let d = (1.0 - self.p.alpha) * self.rtt_diff_ps + self.p.alpha * new_diff;
         let gradient = d / self.p.min_rtt_ps.max(1) as f64;
+        if self.p.tcd && self.ue_seen && !self.ce_seen {
+            // TCD: only PFC-affected ports on the path: hold the rate.
+            self.held += 1;
+            if d.is_finite() {
+                self.rtt_diff_ps = d;
+            }
+            return;
+        }
         let decrease = if rtt < self.p.t_low_ps {
             None
         } else if rtt > self.p.t_high_ps {
@@ -181,12 +213,18 @@ impl Timely {
 
 impl CongestionControl for Timely {
     fn on_ack(&mut self, info: &AckInfo<'_>) {
+        if self.p.tcd {
+            self.ce_seen |= info.ce_echo;
+            self.ue_seen |= info.ue_echo;
+        }
         if info.ack_seq <= self.last_update_seq {
             return;
         }
         if self.started {
             self.update(info.rtt_ps);
         }
+        self.ce_seen = false;
+        self.ue_seen = false;
         self.started = true;
         if info.snd_nxt > self.last_update_seq {
             self.last_update_seq = info.snd_nxt;
@@ -231,6 +269,7 @@ mod tests {
             newly_acked_bytes: 1000,
             snd_nxt,
             ce_echo: false,
+            ue_echo: false,
             rtt_ps,
             nack: false,
             int: &[],
@@ -409,5 +448,60 @@ mod tests {
             c.on_ack(&info(s, s.saturating_add(1), rtt));
             assert!(c.rate_bps() >= 1 && c.window_bytes() >= 1);
         }
+    }
+
+    /// TIMELY+TCD at a rising RTT inside [T_low, T_high] (a gradient decrease for plain
+    /// TIMELY): start at RTT 60 µs, next update at 80 µs: d = 0.875 · 20 µs = 17.5 µs,
+    /// gradient = 17.5/20 = 0.875, c = 1 − 0.8 · 0.875 = 0.3 → plain rate 30 Gb/s. With only UE
+    /// echoes since the last update, TIMELY+TCD holds 100 Gb/s but still records rttDiff; with
+    /// a CE echo it cuts like plain TIMELY.
+    #[test]
+    fn tcd_holds_on_ue_and_cuts_on_ce() {
+        let (mut plain, mut d) = start(60 * US);
+        d.rtt(&mut plain, 80 * US);
+        // 0.3 in f64 arithmetic truncates to 1 b/s below 30 G.
+        assert!(
+            (30 * G).abs_diff(plain.rate_bps()) <= 1,
+            "{}",
+            plain.rate_bps()
+        );
+
+        let p = TimelyParams {
+            tcd: true,
+            ..TimelyParams::hpcc_preset(LINE)
+        };
+        let mut c = Timely::new(&p, LINE, 150_000);
+        let mut d = Drv { seq: 0 };
+        d.rtt(&mut c, 60 * US);
+        // A UE echo on a non-gating ACK (ack_seq below lastUpdateSeq) counts for the RTT.
+        c.on_ack(&AckInfo {
+            ue_echo: true,
+            ..info(d.seq + 1000, d.seq + 5_000, 70 * US)
+        });
+        d.rtt(&mut c, 80 * US);
+        assert_eq!(c.rate_bps(), LINE);
+        assert_eq!(c.rtt_diff_ps(), 17.5 * US as f64);
+        assert_eq!(c.held_updates(), 1);
+        // Next RTT: no mark → plain rule: rtt 80 µs again, d = 0.125·17.5 µs = 2.1875 µs,
+        // gradient 0.109375, c = 1 − 0.0875 = 0.9125 → 91.25 Gb/s.
+        d.rtt(&mut c, 80 * US);
+        assert!(
+            91_250_000_000u64.abs_diff(c.rate_bps()) <= 1,
+            "{}",
+            c.rate_bps()
+        );
+        // CE and UE in the same RTT: CE wins (TIMELY's rule runs).
+        c.on_ack(&AckInfo {
+            ue_echo: true,
+            ..info(d.seq + 1000, d.seq + 5_000, 80 * US)
+        });
+        c.on_ack(&AckInfo {
+            ce_echo: true,
+            ..info(d.seq + 2000, d.seq + 5_000, 80 * US)
+        });
+        let before = c.rate_bps();
+        d.rtt(&mut c, 100 * US);
+        assert!(c.rate_bps() < before);
+        assert_eq!(c.held_updates(), 1);
     }
 }

@@ -41,6 +41,10 @@ pub struct DataHdr {
     pub retx: bool,
     /// ECN Congestion Experienced, set by a switch.
     pub ce: bool,
+    /// TCD Undetermined Experienced: the second code point (ECT(1) re-purposed), set by a TCD
+    /// switch on a port in the undetermined state; never set together with `ce` (a later CE
+    /// mark replaces it).
+    pub ue: bool,
     /// Number of valid INT hop records (in the arena's side table).
     pub int_n: u8,
     /// PB-FS: PBT-triggering ("subject to CC-postcards"), set by the sender (the paper uses a
@@ -181,6 +185,10 @@ pub struct Packet {
     pub in_port: u16,
     /// Priority (the data queue at switches; control packets travel in queue 0).
     pub prio: u8,
+    /// TCD: an ACK/NACK echoes the UE mark of the data packet it acknowledges; a CNP is the
+    /// UE variant (only UE, no CE, arrived in its interval). Kept with the common fields
+    /// because the ACK header fills its bytes; false elsewhere.
+    pub ue_echo: bool,
     /// Per-kind header.
     pub hdr: Header,
 }
@@ -267,6 +275,7 @@ impl Packet {
             dport: d.sport,
             in_port: 0,
             prio: d.prio,
+            ue_echo: false,
             hdr,
         }
     }

@@ -95,4 +95,16 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "sfc-table2.toml",
         include_str!("../../experiments/sfc-table2.toml"),
     ),
+    (
+        "tcd-ton.toml",
+        include_str!("../../experiments/tcd-ton.toml"),
+    ),
+    (
+        "tcd-workload.toml",
+        include_str!("../../experiments/tcd-workload.toml"),
+    ),
+    (
+        "tcd-victim.toml",
+        include_str!("../../experiments/tcd-victim.toml"),
+    ),
 ];

@@ -75,6 +75,8 @@ pub struct Flow {
     pub cc_timer_ps: u64,
     /// Time of the last CNP sent by the receiver for this flow (`u64::MAX` = never).
     pub last_cnp_ps: u64,
+    /// Time of the last UE CNP (TCD) sent by the receiver for this flow (`u64::MAX` = never).
+    pub last_ue_cnp_ps: u64,
 }
 
 impl Flow {

@@ -97,12 +97,14 @@ impl Simulator {
                 dport: fl.dport,
                 in_port: 0,
                 prio: fl.prio,
+                ue_echo: false,
                 hdr: Header::Data(DataHdr {
                     seq: seg.seq,
                     sent_ps: now,
                     payload: seg.len,
                     retx: seg.retx,
                     ce: false,
+                    ue: false,
                     int_n: 0,
                     pbt: false,
                 }),
@@ -160,7 +162,11 @@ impl Simulator {
                 let f = pkt.flow;
                 let now = self.q.now();
                 if !self.flows[f as usize].finished() {
-                    self.flows[f as usize].cc.on_feedback(now);
+                    if pkt.ue_echo {
+                        self.flows[f as usize].cc.on_feedback_ue(now);
+                    } else {
+                        self.flows[f as usize].cc.on_feedback(now);
+                    }
                     self.sync_cc_timer(f);
                 }
                 self.counters.packets_consumed += 1;
@@ -288,7 +294,24 @@ impl Simulator {
                 self.hosts[h].ctrl.push_back(cnp);
             }
         }
+        // TCD, paper NP: a UE mark (never together with CE) gets the UE variant of the CNP, at
+        // most one per flow per interval, paced separately so that it never delays a CE CNP.
+        if d.ue
+            && let crate::config::CnpMode::Cnp { interval_ps } = self.cfg.cnp
+        {
+            let fl = &mut self.flows[pkt.flow as usize];
+            if fl.last_ue_cnp_ps == u64::MAX || now >= fl.last_ue_cnp_ps + interval_ps {
+                fl.last_ue_cnp_ps = now;
+                let mut cnp = Packet::reverse_of(pkt, Header::Cnp, self.env.sizes.cnp());
+                cnp.prio = 0;
+                cnp.ue_echo = true;
+                let cnp = self.arena.alloc(cnp);
+                self.counters.cnps += 1;
+                self.hosts[h].ctrl.push_back(cnp);
+            }
+        }
         let echo_ce = d.ce && self.cfg.cnp == crate::config::CnpMode::AckEcho;
+        let echo_ue = d.ue && self.cfg.cnp == crate::config::CnpMode::AckEcho;
         let (nack, ack_seq, sack_seq, sack_len) = match resp {
             Response::None => {
                 self.counters.packets_consumed += 1;
@@ -319,7 +342,7 @@ impl Simulator {
             ce_echo: echo_ce,
             int_n: d.int_n,
         };
-        let ack = Packet::reverse_of(
+        let mut ack = Packet::reverse_of(
             pkt,
             if nack {
                 Header::Nack(hdr)
@@ -328,6 +351,7 @@ impl Simulator {
             },
             self.env.sizes.ack(nack),
         );
+        ack.ue_echo = echo_ue;
         *self.arena.get_mut(p) = ack;
         if kind == PktKind::Ack {
             self.counters.acks += 1;
@@ -355,6 +379,7 @@ impl Simulator {
             newly_acked_bytes: newly,
             snd_nxt: fl.tx.snd_nxt,
             ce_echo: a.ce_echo,
+            ue_echo: pkt.ue_echo,
             rtt_ps: now.saturating_sub(a.echo_sent_ps),
             nack,
             int: &self.arena.int(p)[..a.int_n as usize],

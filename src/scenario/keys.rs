@@ -101,6 +101,26 @@ pub(super) fn check_applicable(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<Stri
             }
         }
     }
+    let t = &raw.tcd;
+    if !t.enabled.unwrap_or(false) {
+        for (k, present) in [
+            ("epsilon", t.epsilon.is_some()),
+            ("max_ton", t.max_ton.is_some()),
+            ("period", t.period.is_some()),
+            ("tau", t.tau.is_some()),
+            ("hysteresis", t.hysteresis.is_some()),
+            ("threshold", t.threshold.is_some()),
+            ("low_threshold", t.low_threshold.is_some()),
+            ("ce_marking", t.ce_marking.is_some()),
+        ] {
+            if present {
+                ctx.warn(ctx.err_key(
+                    &format!("tcd.{k}"),
+                    "has no effect: TCD runs only with `tcd.enabled = true`",
+                ));
+            }
+        }
+    }
     let p = &raw.pfc;
     if !lossless {
         for (k, present) in [
@@ -244,6 +264,7 @@ fn cc_keys(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<String>) {
     let allowed: &[&str] = match setup.cc {
         CcConfig::None(_) => &["window"],
         CcConfig::Dcqcn(_) => &[
+            "tcd",
             "window",
             "var_win",
             "min_rate",
@@ -258,7 +279,7 @@ fn cc_keys(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<String>) {
         CcConfig::Dctcp(_) => &["window", "var_win", "min_rate", "ai", "g", "slow_start"],
         CcConfig::Hpcc(_) => &["min_rate", "ai", "eta", "max_stage", "w_ai", "reaction"],
         CcConfig::Timely(_) => &[
-            "window", "var_win", "min_rate", "ai", "hai", "t_low", "t_high", "beta",
+            "tcd", "window", "var_win", "min_rate", "ai", "hai", "t_low", "t_high", "beta",
         ],
     };
     only(
@@ -284,6 +305,7 @@ fn cc_keys(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<String>) {
             ("t_low", c.t_low.is_some()),
             ("t_high", c.t_high.is_some()),
             ("beta", c.beta.is_some()),
+            ("tcd", c.tcd.is_some()),
         ],
         allowed,
         &format!("to cc.kind = \"{kind}\" ({})", setup.cc.name()),

@@ -67,6 +67,9 @@ pub struct RawScenario {
     /// PB-FS section.
     #[serde(default)]
     pub pbfs: RawPbfs,
+    /// TCD section.
+    #[serde(default)]
+    pub tcd: RawTcd,
     /// Traffic generators (array of tables).
     #[serde(default)]
     pub traffic: Vec<RawTraffic>,
@@ -262,6 +265,32 @@ pub struct RawCc {
     pub t_high: Option<S>,
     /// TIMELY β.
     pub beta: Option<f64>,
+    /// DCQCN+TCD / TIMELY+TCD: react to TCD's CE/UE marks (needs `[tcd] enabled`).
+    pub tcd: Option<bool>,
+}
+
+/// `[tcd]`: ternary congestion detection at switch egress (lossless fabrics).
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawTcd {
+    /// On/off.
+    pub enabled: Option<bool>,
+    /// ε of Eq. (3) (default 0.05).
+    pub epsilon: Option<f64>,
+    /// Fixed max(T_on) (default: Eq. (3) per port).
+    pub max_ton: Option<S>,
+    /// Trend period T (default: max(T_on) per port).
+    pub period: Option<S>,
+    /// Feedback latency τ (default 2·MTU/C + 2·t_p per port).
+    pub tau: Option<S>,
+    /// B1 − B0 (default: the PFC XON hysteresis, 3 KiB).
+    pub hysteresis: Option<S>,
+    /// Congestion threshold (default: the port's ECN Kmin).
+    pub threshold: Option<S>,
+    /// Low threshold (default: one full data packet).
+    pub low_threshold: Option<S>,
+    /// `red` (default) or `step`.
+    pub ce_marking: Option<S>,
 }
 
 /// `[ecn]`: RED thresholds given for the host link rate and scaled linearly with port rate.
@@ -792,6 +821,11 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
     errs.take(resolve_pfc(&raw.pfc, ctx, &mut net));
     errs.take(resolve_sfc(&mut net, &raw.sfc, &raw.onramp, ctx));
     errs.take(resolve_pbfs(&mut net, &raw.pbfs, ctx));
+    errs.take(resolve_tcd(&raw.tcd, ctx, &mut net));
+    let cc = match cc {
+        Some(c) => errs.take(apply_cc_tcd(c, &raw.cc, &net, ctx)),
+        None => None,
+    };
     for i in net.issues() {
         errs.0.push(issue_error(&i, ctx));
     }
@@ -856,6 +890,7 @@ fn field_key(f: NetField) -> &'static str {
         NetField::PbfsDelta => "pbfs.delta",
         NetField::PbfsMu => "pbfs.mu",
         NetField::QueueMonitorInterval => "output.queue_interval",
+        NetField::Tcd(key) => key,
     }
 }
 
@@ -1163,6 +1198,63 @@ fn resolve_pfc(pf: &RawPfc, ctx: &Ctx, net: &mut NetConfig) -> Result<(), String
     net.pfc.alpha_host = pf.alpha.unwrap_or(net.pfc.alpha_host);
     net.pfc.reserve_bytes = ctx.bytes(&pf.reserve, "pfc.reserve", net.pfc.reserve_bytes)?;
     Ok(())
+}
+
+/// `[tcd]` (range checks: [`crate::scheme::tcd::TcdConfig::issues`] via [`NetConfig::issues`]).
+fn resolve_tcd(t: &RawTcd, ctx: &Ctx, net: &mut NetConfig) -> Result<(), String> {
+    use crate::scheme::tcd::CeMarking;
+    let c = &mut net.tcd;
+    c.enabled = t.enabled.unwrap_or(c.enabled);
+    c.epsilon = t.epsilon.unwrap_or(c.epsilon);
+    let opt_time = |v: &Option<S>, key: &str| -> Result<Option<u64>, String> {
+        v.as_ref()
+            .map(|s| parse_time_ps(s.get_ref()).map_err(|e| ctx.err(s, key, e)))
+            .transpose()
+    };
+    let opt_bytes = |v: &Option<S>, key: &str| -> Result<Option<u64>, String> {
+        v.as_ref()
+            .map(|s| parse_bytes(s.get_ref()).map_err(|e| ctx.err(s, key, e)))
+            .transpose()
+    };
+    c.max_ton_ps = opt_time(&t.max_ton, "tcd.max_ton")?.or(c.max_ton_ps);
+    c.period_ps = opt_time(&t.period, "tcd.period")?.or(c.period_ps);
+    c.tau_ps = opt_time(&t.tau, "tcd.tau")?.or(c.tau_ps);
+    c.hysteresis_bytes = opt_bytes(&t.hysteresis, "tcd.hysteresis")?.or(c.hysteresis_bytes);
+    c.threshold_bytes = opt_bytes(&t.threshold, "tcd.threshold")?.or(c.threshold_bytes);
+    c.low_threshold_bytes =
+        opt_bytes(&t.low_threshold, "tcd.low_threshold")?.or(c.low_threshold_bytes);
+    if let Some(m) = &t.ce_marking {
+        c.ce_marking = match m.get_ref().as_str() {
+            "red" => CeMarking::Red,
+            "step" => CeMarking::Step,
+            _ => return Err(ctx.err(m, "tcd.ce_marking", "expected `red` or `step`")),
+        };
+    }
+    Ok(())
+}
+
+/// `cc.tcd`: the controller's TCD reaction (DCQCN+TCD, TIMELY+TCD), which needs TCD marks.
+fn apply_cc_tcd(
+    mut cc: CcConfig,
+    c: &RawCc,
+    net: &NetConfig,
+    ctx: &Ctx,
+) -> Result<CcConfig, String> {
+    let Some(on) = c.tcd else {
+        return Ok(cc);
+    };
+    if on && !net.tcd.enabled {
+        return Err(ctx.err_key(
+            "cc.tcd",
+            "reacts to TCD's CE/UE marks, but no switch makes them: set `tcd.enabled = true`",
+        ));
+    }
+    match &mut cc {
+        CcConfig::Dcqcn(p) => p.tcd = on,
+        CcConfig::Timely(p) => p.tcd = on,
+        _ => {} // reported by the key check (applies to DCQCN and TIMELY only)
+    }
+    Ok(cc)
 }
 
 /// Timeouts against the topology's base RTT (see [`NetConfig::rtt_issues`]).

@@ -1,8 +1,8 @@
 //! Flow-control and switch-feedback schemes as plug-ins.
 //!
 //! A *scheme* is a mechanism with a switch half and (optionally) a host half: SFC, OnRamp,
-//! PFC, ECN marking, PB-FS — and, to come, BFC, TCD, NDP. Each lives in its own folder here
-//! (`sfc/`, `onramp/`, `pfc/`, `ecn/`, `pbfs/`), with its configuration, its pure data structures
+//! PFC, ECN marking, PB-FS, TCD — and, to come, BFC, NDP. Each lives in its own folder here
+//! (`sfc/`, `onramp/`, `pfc/`, `ecn/`, `pbfs/`, `tcd/`), with its configuration, its pure data structures
 //! (tested in isolation), its switch half (a [`SwitchHooks`] implementation) and its host half
 //! (a [`HostHooks`] implementation). Congestion controllers are a separate, per-QP concern
 //! ([`crate::cc`]): a scheme acts on packets and ports, a controller on one QP's rate/window.
@@ -49,6 +49,7 @@ pub mod onramp;
 pub mod pbfs;
 pub mod pfc;
 pub mod sfc;
+pub mod tcd;
 
 use crate::config::NetConfig;
 use crate::engine::arena::PacketArena;
@@ -791,6 +792,7 @@ schemes! {
     OnRamp = 2, onramp => onramp::OnRampSwitch;
     Pfc = 3, pfc => pfc::switch::PfcSwitch;
     Pbfs = 4, pbfs => pbfs::switch::PbfsSwitch;
+    Tcd = 5, tcd => tcd::switch::TcdSwitch;
 }
 
 impl HostHooks for HostScheme {

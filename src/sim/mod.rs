@@ -313,6 +313,7 @@ fn build_flows(
             last_pkt_bytes: 0,
             cc_timer_ps: 0,
             last_cnp_ps: u64::MAX,
+            last_ue_cnp_ps: u64::MAX,
         });
     }
     Ok(fl)

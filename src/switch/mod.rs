@@ -22,6 +22,9 @@ pub struct PktQueue {
     pub pkts: VecDeque<u32>,
     /// Bytes queued.
     pub bytes: u64,
+    /// End of the latest OFF (paused) period of this queue's priority, picoseconds (0 = never
+    /// paused): written by PFC when the pause is lifted (RESUME or expiry), read by TCD.
+    pub off_end_ps: u64,
 }
 
 /// One switch egress port. `repr(C)` with the fields every packet touches (transmit state,

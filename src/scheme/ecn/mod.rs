@@ -91,7 +91,11 @@ impl SwitchHooks for EcnSwitch {
 impl Scheme for EcnSwitch {
     type Host = NoHost;
 
+    /// Not where TCD runs: TCD replaces plain marking (it owns the CE code point there).
     fn build_switch(cfg: &NetConfig, _env: &Env, _tier: u8, ports: &[EgressPort]) -> Option<Self> {
+        if cfg.tcd.enabled && cfg.buffer.mode == crate::config::BufferMode::Lossless {
+            return None;
+        }
         let mut classes: Vec<EcnThresholds> = Vec::new();
         let mut port_class = Vec::with_capacity(ports.len());
         for ep in ports {

@@ -95,6 +95,15 @@ impl PfcSwitch {
     }
 }
 
+/// The pause of priority `q` of egress `port` was lifted now: record the end of its OFF
+/// period (TCD's T_on starts here).
+#[inline]
+fn mark_off_end(ctx: &mut SwitchCtx<'_>, port: u16, q: usize) {
+    if let Some(qq) = ctx.ports[port as usize].queues.get_mut(q) {
+        qq.off_end_ps = ctx.now_ps;
+    }
+}
+
 impl SwitchHooks for PfcSwitch {
     fn hooks(&self) -> u16 {
         if self.lossless.is_some() {
@@ -129,7 +138,10 @@ impl SwitchHooks for PfcSwitch {
                     which: timer::EXPIRE,
                     arg: f.prio,
                 }),
-                Received::Resumed => ctx.out.push(Emit::Kick { port: in_port }),
+                Received::Resumed => {
+                    mark_off_end(ctx, in_port, f.prio as usize);
+                    ctx.out.push(Emit::Kick { port: in_port });
+                }
             }
         }
         Verdict::Consumed
@@ -178,6 +190,7 @@ impl SwitchHooks for PfcSwitch {
             timer::EXPIRE => {
                 let tx = &mut ctx.ports[port as usize].tx;
                 if self.rx.expire(tx, port as usize, q, ctx.now_ps) {
+                    mark_off_end(ctx, port, q);
                     ctx.out.push(Emit::Kick { port });
                 }
             }
