@@ -415,8 +415,16 @@ pub trait Scheme: SwitchHooks + Sized {
     /// The switch half for a switch of `tier` with `ports`, or `None` where the scheme does not
     /// run (not configured, or not on this kind of switch).
     fn build_switch(cfg: &NetConfig, env: &Env, tier: u8, ports: &[EgressPort]) -> Option<Self>;
-    /// The host half for `hosts` hosts and `flows` flows, or `None` if it has none here.
-    fn build_host(cfg: &NetConfig, env: &Env, hosts: usize, flows: usize) -> Option<Self::Host>;
+    /// The host half for `hosts` hosts and `flows` flows, or `None` if it has none here
+    /// (the default: a switch-only scheme).
+    fn build_host(
+        _cfg: &NetConfig,
+        _env: &Env,
+        _hosts: usize,
+        _flows: usize,
+    ) -> Option<Self::Host> {
+        None
+    }
     /// The scheme's `summary.json` section (name, object) from all its switch instances and
     /// its host half; `None` = no section.
     fn summary(

@@ -224,6 +224,7 @@ fn build_nodes(topo: &TopologySpec, cfg: &NetConfig) -> (Vec<NodeRef>, Vec<HostN
                     schemes: SwitchSchemes::default(),
                     hooks: 0,
                     by_hook: [0; crate::scheme::hook::COUNT],
+                    hooked: 0,
                 });
             }
         }
@@ -326,8 +327,12 @@ fn install_schemes(cfg: &NetConfig, env: &Env, switches: &mut [Switch]) {
         sw.schemes = SwitchSchemes::build(cfg, env, sw.tier, &sw.ports);
         sw.hooks = 0;
         sw.by_hook = [0; crate::scheme::hook::COUNT];
+        sw.hooked = 0;
         for (id, h) in sw.schemes.hooks() {
             sw.hooks |= h;
+            if h != 0 {
+                sw.hooked |= 1 << id as u8;
+            }
             for (k, set) in sw.by_hook.iter_mut().enumerate() {
                 if h & (1 << k) != 0 {
                     *set |= 1 << id as u8;
@@ -638,9 +643,8 @@ impl Simulator {
     fn prefetch_schemes(&self, s: usize) {
         let sw = &self.switches[s];
         crate::engine::prefetch(std::ptr::addr_of!(sw.mmu) as *const u8);
-        if sw.hooks != 0 {
-            let present = sw.by_hook.iter().fold(0, |a, &b| a | b);
-            sw.schemes.prefetch_state(present);
+        if sw.hooked != 0 {
+            sw.schemes.prefetch_state(sw.hooked);
         }
     }
 

@@ -203,6 +203,9 @@ pub struct Switch {
     /// [`crate::scheme::SchemeId`]) here that implement it: a stage calls exactly those, in
     /// registry order, without touching the others.
     pub by_hook: [u16; crate::scheme::hook::COUNT],
+    /// Ids of the schemes here that have per-packet hooks (the union of `by_hook`): what the
+    /// event loop prefetches.
+    pub hooked: u16,
     /// Shared buffer.
     pub mmu: mmu::Mmu,
     /// Random stream of this switch (ECN marking).
@@ -211,7 +214,7 @@ pub struct Switch {
     pub schemes: SwitchSchemes,
 }
 
-const _: () = assert!(std::mem::offset_of!(Switch, by_hook) + 2 * crate::scheme::hook::COUNT <= 64);
+const _: () = assert!(std::mem::offset_of!(Switch, hooked) + 2 <= 64);
 
 /// Most schemes one switch can run at once (the registry is smaller).
 pub const MAX_SCHEMES_PER_SWITCH: usize = 16;

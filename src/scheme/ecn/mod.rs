@@ -119,10 +119,6 @@ impl Scheme for EcnSwitch {
         })
     }
 
-    fn build_host(_: &NetConfig, _: &Env, _: usize, _: usize) -> Option<NoHost> {
-        None
-    }
-
     fn summary(
         switches: &[&Self],
         _host: Option<&NoHost>,

@@ -176,10 +176,6 @@ impl Scheme for TcdSwitch {
         })
     }
 
-    fn build_host(_: &NetConfig, _: &Env, _: usize, _: usize) -> Option<NoHost> {
-        None
-    }
-
     /// `tcd`: marks, time per state (summed over the (port, priority) pairs that transmitted),
     /// transitions, the longest ON period ended by a PAUSE (and its largest ratio to the port's
     /// max(T_on)), and the same per (switch, port, priority) for every pair that left the
