@@ -138,9 +138,15 @@ pub struct Plot {
 pub struct Claim {
     /// What is compared, in words.
     pub text: String,
-    /// Summary metric path (dotted; array elements by index, e.g. `bins.3.slowdown.p99` or
-    /// `by_dport.0.slowdown.p99`).
+    /// Summary metric path: dotted keys; an array element by index (`bins.3.slowdown.p99`) or
+    /// by the value of one of its fields (`by_dport[dport=100].slowdown.p99` = background
+    /// flows only; `bins[hi_bytes=1000].slowdown.p99` = the size bin ending at 1000 B).
     pub metric: String,
+    /// A second metric path: the claim's value is then the ratio (num / den) at `metric`
+    /// divided by the same ratio at `versus` ("the gain is larger for small flows than for
+    /// large ones": `metric` = the small-flow bin, `versus` = the large-flow bin).
+    #[serde(default)]
+    pub versus: Option<String>,
     /// Series whose value is the numerator (or the value itself without `den`).
     pub num: String,
     /// Series for the denominator (ratio claims).
@@ -237,6 +243,25 @@ impl Experiment {
                     "{source}: plot `{}`: x = `{x}` is not a sweep axis key",
                     p.name
                 ));
+            }
+        }
+        for c in &raw.claim {
+            for m in std::iter::once(&c.metric).chain(&c.versus) {
+                if !runner::valid_metric_path(m) {
+                    return Err(format!(
+                        "{source}: claim `{}`: malformed metric path `{m}` (dotted keys, an \
+                         index, or `name[key=value]`)",
+                        c.text
+                    ));
+                }
+            }
+            for name in std::iter::once(&c.num).chain(&c.den) {
+                if !sweep.series.iter().any(|s| &s.name == name) {
+                    return Err(format!(
+                        "{source}: claim `{}`: `{name}` is not a series of the sweep",
+                        c.text
+                    ));
+                }
             }
         }
         Ok(Experiment {

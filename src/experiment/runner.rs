@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use super::{Experiment, Plot};
+use super::{Claim, Experiment, Plot};
 use crate::metrics::output::write_atomic;
 use crate::plot::{Chart, ChartKind, Series};
 
@@ -270,15 +270,109 @@ pub fn csv_field(s: &str) -> String {
 }
 
 /// Look up a dotted path in JSON (`slowdown.p99`, `sfc.bts_generated`, `counters.drops`).
+/// A step may index an array (`bins.3.slowdown.p99`) or select the element of an array whose
+/// field has a value (`by_dport[dport=100].slowdown.p99`, `bins[hi_bytes=1000].slowdown.p99`).
 pub fn json_path(v: &serde_json::Value, path: &str) -> Option<f64> {
     let mut cur = v;
-    for part in path.split('.') {
-        cur = match (cur, part.parse::<usize>()) {
-            (serde_json::Value::Array(a), Ok(i)) => a.get(i)?,
-            _ => cur.get(part)?,
+    for part in path_parts(path)? {
+        cur = match part {
+            PathPart::Key(k) => match (cur, k.parse::<usize>()) {
+                (serde_json::Value::Array(a), Ok(i)) => a.get(i)?,
+                _ => cur.get(k)?,
+            },
+            PathPart::Select { array, key, value } => cur
+                .get(array)?
+                .as_array()?
+                .iter()
+                .find(|e| e.get(key).is_some_and(|f| json_equals(f, value)))?,
         };
     }
     cur.as_f64()
+}
+
+/// One step of a summary metric path.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum PathPart<'a> {
+    /// An object key, or an array index.
+    Key(&'a str),
+    /// `array[key=value]`: the element of `array` whose field `key` equals `value`.
+    Select {
+        array: &'a str,
+        key: &'a str,
+        value: &'a str,
+    },
+}
+
+/// Split a metric path into its steps: dot-separated keys, where a step may be
+/// `name[key=value]` (dots inside the brackets belong to the value). `None` if malformed.
+fn path_parts(path: &str) -> Option<Vec<PathPart<'_>>> {
+    let mut out = Vec::new();
+    let mut rest = path;
+    while !rest.is_empty() {
+        let dot = rest.find('.').unwrap_or(rest.len());
+        let open = rest.find('[');
+        let (part, next) = match open {
+            Some(o) if o < dot => {
+                let close = o + rest[o..].find(']')?;
+                let (key, value) = rest[o + 1..close].split_once('=')?;
+                let part = PathPart::Select {
+                    array: &rest[..o],
+                    key: key.trim(),
+                    value: value.trim(),
+                };
+                let after = &rest[close + 1..];
+                match after.strip_prefix('.') {
+                    Some(a) => (part, a),
+                    None if after.is_empty() => (part, after),
+                    None => return None,
+                }
+            }
+            _ => (
+                PathPart::Key(&rest[..dot]),
+                rest.get(dot + 1..).unwrap_or(""),
+            ),
+        };
+        if matches!(part, PathPart::Key("")) || matches!(part, PathPart::Select { array: "", .. }) {
+            return None;
+        }
+        out.push(part);
+        rest = next;
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// Is JSON value `f` equal to the text `value` of a path selector (numbers compared as
+/// numbers, strings without quotes)?
+fn json_equals(f: &serde_json::Value, value: &str) -> bool {
+    match f {
+        serde_json::Value::Number(n) => match (n.as_f64(), value.parse::<f64>()) {
+            (Some(a), Ok(b)) => a == b,
+            _ => false,
+        },
+        serde_json::Value::String(s) => s == value.trim_matches('"'),
+        serde_json::Value::Bool(b) => value.parse::<bool>() == Ok(*b),
+        _ => false,
+    }
+}
+
+/// Is `path` a well-formed metric path (see [`json_path`])?
+pub fn valid_metric_path(path: &str) -> bool {
+    path_parts(path).is_some()
+}
+
+/// Our number for claim `c`, given `val(series, metric)` (the metric averaged over the
+/// series' points): the value of `num`; with `den`, the ratio num / den; with `versus` too,
+/// that ratio at `metric` divided by the same ratio at `versus` (e.g. the gain on small
+/// flows over the gain on large flows).
+fn claim_value(c: &Claim, val: impl Fn(&str, &str) -> Option<f64>) -> Option<f64> {
+    let at = |metric: &str| match &c.den {
+        Some(d) => val(&c.num, metric).zip(val(d, metric)).map(|(a, b)| a / b),
+        None => val(&c.num, metric),
+    };
+    match &c.versus {
+        Some(v) => at(&c.metric).zip(at(v)).map(|(a, b)| a / b),
+        None => at(&c.metric),
+    }
 }
 
 fn matches_filter(p: &Point, filter: &toml::Table) -> bool {
@@ -694,22 +788,15 @@ pub fn aggregate(
             "## Ours next to the paper\n\n| claim | ours | paper | verdict |\n|---|---|---|---|\n",
         );
         for c in &exp.claims {
-            let val = |series: &str| -> Option<f64> {
+            let val = |series: &str, metric: &str| -> Option<f64> {
                 let vals: Vec<f64> = pts
                     .iter()
                     .filter(|p| p.series == series && matches_filter(p, &c.filter))
-                    .filter_map(|p| {
-                        summary_of(base, p)
-                            .ok()
-                            .and_then(|s| json_path(&s, &c.metric))
-                    })
+                    .filter_map(|p| summary_of(base, p).ok().and_then(|s| json_path(&s, metric)))
                     .collect();
                 (!vals.is_empty()).then(|| vals.iter().sum::<f64>() / vals.len() as f64)
             };
-            let ours = match &c.den {
-                Some(d) => val(&c.num).zip(val(d)).map(|(a, b)| a / b),
-                None => val(&c.num),
-            };
+            let ours = claim_value(c, |series, metric| val(series, metric));
             let hi = c.paper_high.unwrap_or(c.paper_low);
             let tol = c.tolerance.unwrap_or(0.25);
             let verdict = match ours {
@@ -761,5 +848,102 @@ mod csv_tests {
         assert_eq!(super::csv_field("SFC (0.5, 1) BDP"), "\"SFC (0.5, 1) BDP\"");
         assert_eq!(super::csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
         assert_eq!(super::csv_field("none"), "none");
+    }
+}
+
+#[cfg(test)]
+mod path_tests {
+    use super::*;
+
+    fn summary() -> serde_json::Value {
+        serde_json::json!({
+            "slowdown": {"p99": 8.0},
+            "bins": [
+                {"hi_bytes": 1000, "slowdown": {"p99": 6.0}},
+                {"hi_bytes": 250000, "slowdown": {"p99": 3.0}},
+            ],
+            "by_dport": [
+                {"dport": 100, "slowdown": {"p99": 5.0}},
+                {"dport": 200, "slowdown": {"p99": 12.0}},
+            ],
+            "sfc": {"mode": "sfc"},
+        })
+    }
+
+    #[test]
+    fn paths_index_and_select_array_elements() {
+        let s = summary();
+        assert_eq!(json_path(&s, "slowdown.p99"), Some(8.0));
+        assert_eq!(json_path(&s, "bins.1.slowdown.p99"), Some(3.0));
+        assert_eq!(json_path(&s, "by_dport[dport=100].slowdown.p99"), Some(5.0));
+        assert_eq!(
+            json_path(&s, "by_dport[dport=200].slowdown.p99"),
+            Some(12.0)
+        );
+        assert_eq!(json_path(&s, "bins[hi_bytes=1000].slowdown.p99"), Some(6.0));
+        assert_eq!(json_path(&s, "bins[hi_bytes=1e3].slowdown.p99"), Some(6.0));
+        // No such element / field: no value, not a wrong one.
+        assert_eq!(json_path(&s, "by_dport[dport=300].slowdown.p99"), None);
+        assert_eq!(json_path(&s, "bins[lo_bytes=0].slowdown.p99"), None);
+        // A string field is not a number.
+        assert_eq!(json_path(&s, "sfc.mode"), None);
+    }
+
+    #[test]
+    fn malformed_paths_are_rejected() {
+        for p in [
+            "",
+            "a..b",
+            ".a",
+            "bins[hi_bytes=1000",
+            "bins[hi_bytes]",
+            "[dport=100].x",
+            "bins[hi_bytes=1]x",
+        ] {
+            assert!(!valid_metric_path(p), "{p}");
+        }
+        for p in [
+            "a",
+            "bins.0.slowdown.p99",
+            "by_dport[dport=100].slowdown.p99",
+        ] {
+            assert!(valid_metric_path(p), "{p}");
+        }
+    }
+
+    fn claim(den: Option<&str>, versus: Option<&str>) -> super::super::Claim {
+        super::super::Claim {
+            text: "t".into(),
+            metric: "small".into(),
+            versus: versus.map(String::from),
+            num: "none".into(),
+            den: den.map(String::from),
+            filter: Default::default(),
+            paper_low: 1.0,
+            paper_high: None,
+            tolerance: None,
+        }
+    }
+
+    #[test]
+    fn claim_values_are_values_ratios_and_ratios_of_ratios() {
+        // none: small 6, large 3; SFC: small 2, large 2.
+        let val = |series: &str, metric: &str| -> Option<f64> {
+            Some(match (series, metric) {
+                ("none", "small") => 6.0,
+                ("none", "large") => 3.0,
+                ("SFC", "small") => 2.0,
+                ("SFC", "large") => 2.0,
+                _ => return None,
+            })
+        };
+        assert_eq!(claim_value(&claim(None, None), val), Some(6.0));
+        assert_eq!(claim_value(&claim(Some("SFC"), None), val), Some(3.0));
+        // Gain on small flows (3×) over the gain on large ones (1.5×) = 2.
+        assert_eq!(
+            claim_value(&claim(Some("SFC"), Some("large")), val),
+            Some(2.0)
+        );
+        assert_eq!(claim_value(&claim(Some("other"), None), val), None);
     }
 }
