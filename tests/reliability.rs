@@ -506,3 +506,22 @@ fn builtin_experiments_match_the_directory() {
         assert_eq!(std::fs::read_to_string(dir.join(n)).unwrap(), *text);
     }
 }
+
+// A bare number is read like the same number written as a string: bytes need no unit, a
+// duration says which unit it wants, and a value of the wrong kind names what is expected.
+#[test]
+fn bare_numbers_read_like_strings() {
+    let d = TempDir::new("rel-bare");
+    let with = |extra: &str| TINY.to_string() + "\n[sfc]\nmode = \"sfc\"\n" + extra;
+    d.write("a.toml", &with("qth = 20000\n"));
+    d.write("b.toml", &with("qth = \"20000\"\n"));
+    let a = sfc(d.path(), &["run", "a.toml", "--out", "a"]);
+    let b = sfc(d.path(), &["run", "b.toml", "--out", "b"]);
+    a.assert_ok();
+    b.assert_ok();
+    assert_eq!(d.read("a/flows.csv"), d.read("b/flows.csv"));
+    let t = TINY.replace("host_delay = \"1us\"", "host_delay = 1");
+    assert_invalid(&t, &["s.toml:8", "topology.host_delay", "needs a unit"]);
+    let t = TINY.replace("host_delay = \"1us\"", "host_delay = true");
+    assert_invalid(&t, &["line 8", "expected a string", "or a number"]);
+}

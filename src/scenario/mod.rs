@@ -26,7 +26,58 @@ use crate::units::{parse_bytes, parse_rate_bps, parse_time_ps};
 use crate::workload::cdf::{CdfFormat, SizeCdf};
 use crate::workload::{FlowSpec, traffic};
 
-type S = Spanned<String>;
+type S = Spanned<Text>;
+
+/// A scenario value written as a string (`"10us"`, `"hpcc"`), or as a bare number where a
+/// quantity has a unit-free reading (`qth = 20000` = bytes, `load = 0.5`): the number is kept as
+/// its TOML text and parsed like the string would be, so `20000` and `"20000"` mean the same and
+/// a unit-needing key still says which unit it wants.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Text(String);
+
+impl std::ops::Deref for Text {
+    type Target = String;
+    fn deref(&self) -> &String {
+        &self.0
+    }
+}
+
+impl PartialEq<str> for Text {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl std::fmt::Display for Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Text {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Text;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string (e.g. \"10us\", \"100Gbps\", \"1MB\") or a number")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Text, E> {
+                Ok(Text(v.to_string()))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Text, E> {
+                Ok(Text(v.to_string()))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Text, E> {
+                Ok(Text(v.to_string()))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Text, E> {
+                Ok(Text(v.to_string()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
 
 /// Raw scenario file, as written by the user.
 #[derive(Debug, Deserialize)]
