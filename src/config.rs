@@ -98,6 +98,10 @@ pub enum SchedulerKind {
     /// Per-packet round robin over non-empty, non-paused queues (HPCC-sim).
     #[serde(rename = "rr")]
     RoundRobin,
+    /// Weighted round robin in packets: queue q sends up to `EgressPort::weights[q]`
+    /// packets per turn (NDP: 10 from the header queue per data packet).
+    #[serde(rename = "wrr")]
+    Wrr,
     /// Deficit round robin with the given quantum in bytes (BFC).
     Drr {
         /// Bytes added to a queue's deficit per round.
@@ -303,6 +307,8 @@ pub struct NetConfig {
     pub pbfs: crate::scheme::pbfs::PbfsConfig,
     /// TCD (ternary congestion detection) parameters.
     pub tcd: crate::scheme::tcd::TcdConfig,
+    /// NDP (trimming switches, receiver-pulled transport) parameters.
+    pub ndp: crate::scheme::ndp::NdpConfig,
     /// Switch egress ports whose queue (all priorities, bytes) is recorded as a time series:
     /// (switch node id, port number).
     pub queue_monitor: Vec<(u32, u32)>,
@@ -341,6 +347,7 @@ impl Default for NetConfig {
             onramp: crate::scheme::onramp::OnRampConfig::default(),
             pbfs: crate::scheme::pbfs::PbfsConfig::default(),
             tcd: crate::scheme::tcd::TcdConfig::default(),
+            ndp: crate::scheme::ndp::NdpConfig::default(),
             queue_monitor: Vec::new(),
             queue_monitor_ps: US,
         }
@@ -438,6 +445,8 @@ pub enum NetField {
     QueueMonitorInterval,
     /// A [`crate::scheme::tcd::TcdConfig`] value: its scenario key.
     Tcd(&'static str),
+    /// A [`crate::scheme::ndp::NdpConfig`] value (or a setting NDP needs): its scenario key.
+    Ndp(&'static str),
 }
 
 /// One invalid [`NetConfig`] value: which field, and what is wrong with it (without the
@@ -660,6 +669,15 @@ impl NetConfig {
             .issues(self.buffer.mode == BufferMode::Lossless, has_ecn)
         {
             bad(NetField::Tcd(key), msg);
+        }
+        for (key, msg) in self.ndp.issues(self.queues_per_port) {
+            bad(NetField::Ndp(key), msg);
+        }
+        if self.ndp.enabled && self.buffer.mode == BufferMode::Lossless {
+            bad(
+                NetField::Ndp("buffer.mode"),
+                "NDP trims instead of pausing: use a lossy or unlimited buffer".into(),
+            );
         }
         v
     }

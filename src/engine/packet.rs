@@ -26,6 +26,9 @@ pub enum PktKind {
     Bts,
     /// PB-FS CC-postcard (switch → sender).
     Postcard,
+    /// NDP control packet: trimmed header, return-to-sender header, ACK, NACK or PULL
+    /// ([`NdpHdr`]).
+    Ndp,
 }
 
 /// Header of a data packet.
@@ -124,6 +127,42 @@ pub struct PostcardHdr {
     pub hops: u8,
 }
 
+/// What an NDP control packet is ([`NdpHdr::kind`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(u8)]
+pub enum NdpKind {
+    /// A data packet trimmed to its header by a switch (travels on to the receiver, or back
+    /// to the sender when [`NdpHdr::bounced`]).
+    #[default]
+    Header,
+    /// The receiver got the full data packet `seq`.
+    Ack,
+    /// The receiver got only the header of data packet `seq` (its payload was trimmed).
+    Nack,
+    /// Credit from the receiver's pull pacer.
+    Pull,
+}
+
+/// Header of an NDP control packet. Every one carries the flow's cumulative pull credit, so a
+/// lost PULL is repaired by any later ACK, NACK or PULL of the flow.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NdpHdr {
+    /// First payload byte of the data packet it is about (Header, ACK, NACK).
+    pub seq: u64,
+    /// Receiver's cumulative in-order ACK, bytes (ACK, NACK, PULL).
+    pub cum_ack: u64,
+    /// Cumulative credit the receiver has granted this flow, bytes (ACK, NACK, PULL; 0 in a
+    /// trimmed header).
+    pub pull_bytes: u64,
+    /// Payload bytes of the data packet it is about (Header, ACK, NACK).
+    pub payload: u32,
+    /// Which NDP packet.
+    pub kind: NdpKind,
+    /// A trimmed header returned to its sender by a switch whose header queue was full
+    /// (Return-To-Sender): source and destination are swapped, and it is never bounced again.
+    pub bounced: bool,
+}
+
 /// The per-kind part of a packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Header {
@@ -141,6 +180,8 @@ pub enum Header {
     Bts(BtsHdr),
     /// See [`PostcardHdr`].
     Postcard(PostcardHdr),
+    /// See [`NdpHdr`].
+    Ndp(NdpHdr),
 }
 
 impl Default for Header {
@@ -207,6 +248,7 @@ impl Packet {
             Header::Pfc(_) => PktKind::Pfc,
             Header::Bts(_) => PktKind::Bts,
             Header::Postcard(_) => PktKind::Postcard,
+            Header::Ndp(_) => PktKind::Ndp,
         }
     }
 
@@ -328,6 +370,8 @@ pub struct WireSizes {
     pub irn_sack: bool,
     /// Size of an SFC BTS (the trimmed header), bytes.
     pub bts_bytes: u32,
+    /// Size of every NDP control packet (trimmed header, ACK, NACK, PULL), bytes.
+    pub ndp_bytes: u32,
 }
 
 impl WireSizes {
@@ -359,6 +403,11 @@ impl WireSizes {
     #[inline]
     pub fn bts(&self) -> u32 {
         self.bts_bytes
+    }
+    /// An NDP control packet (trimmed header, return-to-sender header, ACK, NACK, PULL).
+    #[inline]
+    pub fn ndp(&self) -> u32 {
+        self.ndp_bytes
     }
     /// A PB-FS CC-postcard: a data packet's headers (it is an IP/UDP packet the switch
     /// originates) plus [`POSTCARD_FIELDS_BYTES`], at least the minimum frame.
@@ -405,6 +454,7 @@ mod tests {
             int_bytes: 42,
             irn_sack: true,
             bts_bytes: 64,
+            ndp_bytes: 64,
         };
         assert_eq!(h.data(1000), 1090);
         assert_eq!(h.ack(false), 88);
@@ -416,6 +466,7 @@ mod tests {
             int_bytes: 0,
             irn_sack: false,
             bts_bytes: 64,
+            ndp_bytes: 64,
         };
         assert_eq!(e.data(1000), 1062);
         assert_eq!(e.ack(true), 66);

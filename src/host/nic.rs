@@ -79,8 +79,13 @@ impl Simulator {
                 min_wake = min_wake.min(ready);
                 continue;
             }
-            // Send it.
-            self.hosts[h].rr = (i + 1) % n;
+            // Send it. (NDP without sender round robin: the flow keeps the NIC while it has
+            // credit and data, the original NDP's FIFO send queue.)
+            self.hosts[h].rr = if self.cfg.ndp.enabled && !self.cfg.ndp.sender_rr {
+                i
+            } else {
+                (i + 1) % n
+            };
             let size = self.env.sizes.data(seg.len);
             let fl = &mut self.flows[f as usize];
             fl.tx.commit(seg);
@@ -151,7 +156,9 @@ impl Simulator {
     pub(crate) fn host_receive(&mut self, h: usize, p: u32) {
         let pkt = *self.arena.get(p);
         match pkt.hdr {
+            Header::Data(d) if self.cfg.ndp.enabled => self.ndp_receive_data(h, p, &pkt, &d),
             Header::Data(d) => self.host_receive_data(h, p, &pkt, &d),
+            Header::Ndp(n) => self.ndp_receive(h, p, &pkt, &n),
             Header::Ack(a) | Header::Nack(a) => {
                 self.host_receive_ack(p, &pkt, &a);
                 self.counters.packets_consumed += 1;
@@ -246,6 +253,11 @@ impl Simulator {
 
     /// A scheme timer of host `h` fired.
     pub(crate) fn host_timer(&mut self, h: usize, id: SchemeId, which: u8, arg: u8) {
+        if id == SchemeId::Ndp {
+            // NDP's pull pacer sends packets: it runs on the simulator, not a host context.
+            self.ndp_pacer_fire(h);
+            return;
+        }
         if let Some(i) = self.host_schemes.iter().position(|s| s.id() == id) {
             self.host_hook(h, i, |sc, ctx| sc.on_timer(ctx, which, arg));
         }
@@ -424,7 +436,7 @@ impl Simulator {
         }
     }
 
-    fn finish_flow(&mut self, f: u32) {
+    pub(crate) fn finish_flow(&mut self, f: u32) {
         let now = self.q.now();
         let fl = &mut self.flows[f as usize];
         fl.finish_ps = now;
@@ -447,6 +459,9 @@ impl Simulator {
 
     /// The RTO to use for flow `f` now.
     fn rto_for(&self, f: u32) -> u64 {
+        if self.cfg.ndp.enabled {
+            return self.cfg.ndp.rto_ps;
+        }
         match self.cfg.loss_recovery {
             crate::config::LossRecovery::Gbn { rto_ps, .. } => rto_ps,
             crate::config::LossRecovery::Irn {
@@ -496,9 +511,13 @@ impl Simulator {
             return;
         }
         // Timeout.
+        let ndp = fl.tx.ndp.is_some();
         fl.tx.on_timeout();
         fl.cc.on_timeout(now);
         self.counters.timeouts += 1;
+        if ndp {
+            self.ndp_count_timeout();
+        }
         self.arm_rto(f);
         self.sync_cc_timer(f);
         let h = self.host_index(self.flows[f as usize].src);

@@ -54,6 +54,9 @@ pub struct SendState {
     pub retx_limit: u64,
     /// Data packets retransmitted so far.
     pub retx_packets: u64,
+    /// NDP: the flow is receiver-credited ([`crate::scheme::ndp::NdpSender`]); its
+    /// retransmission queue and credit replace GBN/IRN on the send side.
+    pub ndp: Option<Box<crate::scheme::ndp::NdpSender>>,
 }
 
 /// A segment the sender may transmit next.
@@ -83,6 +86,7 @@ impl SendState {
             retx_next: 0,
             retx_limit: 0,
             retx_packets: 0,
+            ndp: None,
         }
     }
 
@@ -113,6 +117,13 @@ impl SendState {
     /// The next segment to send, if any, given that new data may only be sent when
     /// `new_allowed` (window/BDP-FC check done by the caller).
     pub fn peek(&self, new_allowed: bool) -> Option<Segment> {
+        if let Some(n) = &self.ndp {
+            return n.peek(self.snd_nxt, self.size).map(|(seq, retx)| Segment {
+                seq,
+                len: self.seg_len(seq),
+                retx,
+            });
+        }
         if self.scheme == Scheme::Irn && self.in_recovery {
             let mut s = self.retx_next.max(self.snd_una);
             while s < self.retx_limit.min(self.size) {
@@ -152,6 +163,14 @@ impl SendState {
         let end = seg.seq + seg.len as u64;
         if seg.retx {
             self.retx_packets += 1;
+        }
+        if let Some(n) = &mut self.ndp {
+            n.commit(seg.seq, seg.len, seg.retx, self.mtu);
+            if !seg.retx {
+                self.snd_nxt = end;
+            }
+            self.max_sent = self.max_sent.max(end);
+            return;
         }
         if self.scheme == Scheme::Irn && self.in_recovery && seg.seq < self.snd_nxt {
             self.retx_next = end;
@@ -221,6 +240,10 @@ impl SendState {
 
     /// The retransmission timer fired with data outstanding.
     pub fn on_timeout(&mut self) {
+        if let Some(n) = &mut self.ndp {
+            n.on_timeout(self.snd_una, self.max_sent, self.mtu);
+            return;
+        }
         match self.scheme {
             Scheme::Gbn => self.snd_nxt = self.snd_una,
             Scheme::Irn => {

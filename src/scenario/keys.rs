@@ -121,6 +121,32 @@ pub(super) fn check_applicable(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<Stri
             }
         }
     }
+    let nd = &raw.ndp;
+    if nd.enabled != Some(true) {
+        for (k, present) in [
+            ("queue_pkts", nd.queue_pkts.is_some()),
+            ("high_weight", nd.high_weight.is_some()),
+            ("iw", nd.iw.is_some()),
+            ("rto", nd.rto.is_some()),
+            ("byte_credits", nd.byte_credits.is_some()),
+            ("sender_rr", nd.sender_rr.is_some()),
+            ("pull_rate", nd.pull_rate.is_some()),
+            ("header_bytes", nd.header_bytes.is_some()),
+        ] {
+            if present {
+                // A `[[compare]]` variant may switch NDP on: a warning, not an error.
+                ctx.warn(ctx.err_key(
+                    &format!("ndp.{k}"),
+                    "has no effect: NDP runs only with `ndp.enabled = true`",
+                ));
+            }
+        }
+    } else if raw.network.scheduler.is_some() {
+        ctx.warn(ctx.err_key(
+            "network.scheduler",
+            "is replaced with NDP's weighted round robin (`ndp.high_weight`) when NDP is on",
+        ));
+    }
     let p = &raw.pfc;
     if !lossless {
         for (k, present) in [

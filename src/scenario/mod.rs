@@ -121,6 +121,9 @@ pub struct RawScenario {
     /// TCD section.
     #[serde(default)]
     pub tcd: RawTcd,
+    /// NDP section.
+    #[serde(default)]
+    pub ndp: RawNdp,
     /// Traffic generators (array of tables).
     #[serde(default)]
     pub traffic: Vec<RawTraffic>,
@@ -318,6 +321,30 @@ pub struct RawCc {
     pub beta: Option<f64>,
     /// DCQCN+TCD / TIMELY+TCD: react to TCD's CE/UE marks (needs `[tcd] enabled`).
     pub tcd: Option<bool>,
+}
+
+/// `[ndp]`: NDP — trimming switches and the receiver-pulled transport.
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawNdp {
+    /// On/off.
+    pub enabled: Option<bool>,
+    /// Capacity of each of a port's two queues, in full-size data packets (default 8).
+    pub queue_pkts: Option<u32>,
+    /// Header-queue packets per data-queue packet when both are backlogged (default 10).
+    pub high_weight: Option<u16>,
+    /// Initial window (default 1 BDP, max base RTT × host rate).
+    pub iw: Option<S>,
+    /// Retransmission timeout (default 5 ms).
+    pub rto: Option<S>,
+    /// Byte-level credits (default true; false = one packet per pull, original NDP).
+    pub byte_credits: Option<bool>,
+    /// Flow-level round robin at the sender (default true; false = FIFO, original NDP).
+    pub sender_rr: Option<bool>,
+    /// Pull rate as a fraction of the receiver's link rate (default 1).
+    pub pull_rate: Option<f64>,
+    /// Wire size of headers, ACKs, NACKs and PULLs (default 64 B).
+    pub header_bytes: Option<S>,
 }
 
 /// `[tcd]`: ternary congestion detection at switch egress (lossless fabrics).
@@ -873,6 +900,7 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
     errs.take(resolve_sfc(&mut net, &raw.sfc, &raw.onramp, ctx));
     errs.take(resolve_pbfs(&mut net, &raw.pbfs, ctx));
     errs.take(resolve_tcd(&raw.tcd, ctx, &mut net));
+    errs.take(resolve_ndp(&raw.ndp, ctx, &mut net));
     let cc = match cc {
         Some(c) => errs.take(apply_cc_tcd(c, &raw.cc, &net, ctx)),
         None => None,
@@ -942,6 +970,7 @@ fn field_key(f: NetField) -> &'static str {
         NetField::PbfsMu => "pbfs.mu",
         NetField::QueueMonitorInterval => "output.queue_interval",
         NetField::Tcd(key) => key,
+        NetField::Ndp(key) => key,
     }
 }
 
@@ -1281,6 +1310,22 @@ fn resolve_tcd(t: &RawTcd, ctx: &Ctx, net: &mut NetConfig) -> Result<(), String>
             _ => return Err(ctx.err(m, "tcd.ce_marking", "expected `red` or `step`")),
         };
     }
+    Ok(())
+}
+
+/// `[ndp]` (range checks: [`crate::scheme::ndp::NdpConfig::issues`] via [`NetConfig::issues`]).
+fn resolve_ndp(r: &RawNdp, ctx: &Ctx, net: &mut NetConfig) -> Result<(), String> {
+    let c = &mut net.ndp;
+    c.enabled = r.enabled.unwrap_or(c.enabled);
+    c.queue_pkts = r.queue_pkts.unwrap_or(c.queue_pkts);
+    c.high_weight = r.high_weight.unwrap_or(c.high_weight);
+    c.iw_bytes = ctx.bytes(&r.iw, "ndp.iw", c.iw_bytes)?;
+    c.rto_ps = ctx.time(&r.rto, "ndp.rto", c.rto_ps)?;
+    c.byte_credits = r.byte_credits.unwrap_or(c.byte_credits);
+    c.sender_rr = r.sender_rr.unwrap_or(c.sender_rr);
+    c.pull_rate = r.pull_rate.unwrap_or(c.pull_rate);
+    let hb = ctx.bytes(&r.header_bytes, "ndp.header_bytes", c.header_bytes as u64)?;
+    c.header_bytes = hb.min(u32::MAX as u64) as u32;
     Ok(())
 }
 

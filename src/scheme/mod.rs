@@ -1,8 +1,8 @@
 //! Flow-control and switch-feedback schemes as plug-ins.
 //!
 //! A *scheme* is a mechanism with a switch half and (optionally) a host half: SFC, OnRamp,
-//! PFC, ECN marking, PB-FS, TCD — and, to come, BFC, NDP. Each lives in its own folder here
-//! (`sfc/`, `onramp/`, `pfc/`, `ecn/`, `pbfs/`, `tcd/`), with its configuration, its pure data structures
+//! PFC, ECN marking, PB-FS, TCD, NDP — and, to come, BFC. Each lives in its own folder here
+//! (`sfc/`, `onramp/`, `pfc/`, `ecn/`, `pbfs/`, `tcd/`, `ndp/`), with its configuration, its pure data structures
 //! (tested in isolation), its switch half (a [`SwitchHooks`] implementation) and its host half
 //! (a [`HostHooks`] implementation). Congestion controllers are a separate, per-QP concern
 //! ([`crate::cc`]): a scheme acts on packets and ports, a controller on one QP's rate/window.
@@ -45,6 +45,7 @@
 //! schemes act at the same point.
 
 pub mod ecn;
+pub mod ndp;
 pub mod onramp;
 pub mod pbfs;
 pub mod pfc;
@@ -199,6 +200,9 @@ pub struct SwitchCtx<'a> {
     pub arena: &'a mut PacketArena,
     /// The switch's random stream.
     pub rng: &'a mut Rng,
+    /// The switch's shared-buffer accounting (a scheme that takes a queued packet back
+    /// releases its bytes here).
+    pub mmu: &'a mut crate::switch::mmu::Mmu,
     /// Static environment.
     pub env: &'a Env,
     /// Routing tables (read-only).
@@ -222,6 +226,7 @@ impl SwitchCtx<'_> {
             ports: &mut *self.ports,
             arena: &mut *self.arena,
             rng: &mut *self.rng,
+            mmu: &mut *self.mmu,
             env: self.env,
             routes: self.routes,
             out: &mut *self.out,
@@ -278,7 +283,9 @@ pub trait SwitchHooks {
     fn on_control(&mut self, _ctx: &mut SwitchCtx<'_>, _pkt: u32, _in_port: u16) -> Verdict {
         Verdict::Pass
     }
-    /// Pick the egress queue of data packet `pkt` going out of `egress` (None = its priority).
+    /// Pick the egress queue of packet `pkt` going out of `egress` (any kind that reaches the
+    /// lookup: data, ACK, NACK, CNP and schemes' own packets; None = the default, its
+    /// priority for data/ACK/NACK, the control class otherwise).
     fn select_queue(&mut self, _ctx: &mut SwitchCtx<'_>, _pkt: u32, _egress: u16) -> Option<usize> {
         None
     }
@@ -801,6 +808,7 @@ schemes! {
     Pfc = 3, pfc => pfc::switch::PfcSwitch;
     Pbfs = 4, pbfs => pbfs::switch::PbfsSwitch;
     Tcd = 5, tcd => tcd::switch::TcdSwitch;
+    Ndp = 6, ndp => ndp::switch::NdpSwitch;
 }
 
 impl HostHooks for HostScheme {

@@ -410,8 +410,16 @@ impl Simulator {
                 int_bytes: cfg.int_bytes,
                 irn_sack: matches!(cfg.loss_recovery, LossRecovery::Irn { .. }),
                 bts_bytes: cfg.sfc.bts_bytes,
+                ndp_bytes: cfg.ndp.header_bytes,
             },
         };
+        if cfg.ndp.enabled && !matches!(cc, CcConfig::None(_)) {
+            return Err(format!(
+                "NDP is its own transport (receiver-pulled, no congestion control): set cc.mode \
+                 = \"none\" (got {})",
+                cc.name()
+            ));
+        }
         let fl = build_flows(&topo, &routes, &cfg, &cc, flows, &nodes, &hosts, &bounds)?;
         install_schemes(&cfg, &env, &mut switches);
         let host_schemes = crate::scheme::build_host_schemes(&cfg, &env, hosts.len(), fl.len());
@@ -429,7 +437,7 @@ impl Simulator {
             cfg.queue_monitor_ps,
         );
         let sw_ids = switches.iter().map(|s: &Switch| s.node).collect();
-        Ok(Simulator {
+        let mut sim = Simulator {
             buffer_mon: BufferMonitor::new(switches.len(), cfg.buffer_sample_ps)
                 .with_node_ids(sw_ids),
             throughput: ThroughputMeter::new(hosts.len(), 100 * crate::units::US),
@@ -459,7 +467,9 @@ impl Simulator {
             host_schemes,
             outbox: Outbox::new(),
             host_out: Outbox::new(),
-        })
+        };
+        sim.ndp_install();
+        Ok(sim)
     }
 
     /// Host index of node `node` (which must be a host).

@@ -56,6 +56,7 @@ impl Simulator {
             ports: &mut sw.ports,
             arena: &mut self.arena,
             rng: &mut sw.rng,
+            mmu: &mut sw.mmu,
             env: &self.env,
             routes: &self.routes,
             out: &mut self.outbox,
@@ -193,7 +194,6 @@ impl Simulator {
             0
         };
         if hooks & hook::SELECT_QUEUE != 0
-            && pkt.kind == PktKind::Data
             && let Some(sel) = self.switch_stage(s, hook::SELECT_QUEUE, |sc, set, ctx| {
                 sc.select_queue(set, ctx, p, egress)
             })

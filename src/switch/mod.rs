@@ -49,6 +49,10 @@ pub struct EgressPort {
     pub rr: usize,
     /// DRR deficits, bytes (DRR only).
     pub deficit: Vec<i64>,
+    /// Weighted round robin: packets a queue may send per turn (WRR only; empty = 1 each).
+    pub weights: Vec<u16>,
+    /// Weighted round robin: packets the queue at the round-robin pointer sent this turn.
+    pub wrr_used: u16,
 }
 
 impl EgressPort {
@@ -59,6 +63,8 @@ impl EgressPort {
             queues: vec![PktQueue::default(); nq],
             rr: 1,
             deficit: vec![0; nq],
+            weights: Vec::new(),
+            wrr_used: 0,
             bytes: 0,
             nonempty: 0,
             host_facing,
@@ -119,6 +125,21 @@ impl EgressPort {
         Some((p, s))
     }
 
+    /// Remove the tail of queue `q` (the most recently queued packet), whose size is given by
+    /// `size`, bytes: for a scheme that takes a queued packet back (NDP trims the tail).
+    #[inline]
+    pub fn remove_tail(&mut self, q: usize, size: impl Fn(u32) -> u64) -> Option<(u32, u64)> {
+        let qq = &mut self.queues[q];
+        let p = qq.pkts.pop_back()?;
+        let s = size(p);
+        qq.bytes -= s;
+        self.bytes -= s;
+        if qq.pkts.is_empty() {
+            self.nonempty &= !(1 << q);
+        }
+        Some((p, s))
+    }
+
     /// Pick the queue to serve next: queue 0 if non-empty, else round robin (or DRR) over
     /// non-empty, non-paused data queues. `head_size` gives the head packet's size (DRR).
     #[inline]
@@ -139,6 +160,21 @@ impl EgressPort {
             SchedulerKind::RoundRobin => {
                 let q = self.rr_pick(ready);
                 self.rr = next_data_queue(q, n);
+                Some(q)
+            }
+            SchedulerKind::Wrr => {
+                // Weighted round robin in packets: the queue at the pointer keeps the turn for
+                // `weights[q]` packets while it has some, then the turn passes on.
+                let cur = self.rr;
+                let w = self.weights.get(cur).copied().unwrap_or(1);
+                if ready & (1 << cur) != 0 && self.wrr_used < w {
+                    self.wrr_used += 1;
+                    return Some(cur);
+                }
+                self.rr = next_data_queue(cur, n);
+                let q = self.rr_pick(ready);
+                self.rr = q;
+                self.wrr_used = 1;
                 Some(q)
             }
             SchedulerKind::Drr { quantum_bytes } => {
