@@ -303,6 +303,8 @@ pub struct NetConfig {
     pub pbfs: crate::scheme::pbfs::PbfsConfig,
     /// TCD (ternary congestion detection) parameters.
     pub tcd: crate::scheme::tcd::TcdConfig,
+    /// BFC (backpressure flow control) parameters.
+    pub bfc: crate::scheme::bfc::BfcConfig,
     /// Switch egress ports whose queue (all priorities, bytes) is recorded as a time series:
     /// (switch node id, port number).
     pub queue_monitor: Vec<(u32, u32)>,
@@ -341,6 +343,7 @@ impl Default for NetConfig {
             onramp: crate::scheme::onramp::OnRampConfig::default(),
             pbfs: crate::scheme::pbfs::PbfsConfig::default(),
             tcd: crate::scheme::tcd::TcdConfig::default(),
+            bfc: crate::scheme::bfc::BfcConfig::default(),
             queue_monitor: Vec::new(),
             queue_monitor_ps: US,
         }
@@ -438,6 +441,8 @@ pub enum NetField {
     QueueMonitorInterval,
     /// A [`crate::scheme::tcd::TcdConfig`] value: its scenario key.
     Tcd(&'static str),
+    /// A [`crate::scheme::bfc::BfcConfig`] value: its scenario key.
+    Bfc(&'static str),
 }
 
 /// One invalid [`NetConfig`] value: which field, and what is wrong with it (without the
@@ -660,6 +665,9 @@ impl NetConfig {
             .issues(self.buffer.mode == BufferMode::Lossless, has_ecn)
         {
             bad(NetField::Tcd(key), msg);
+        }
+        for (key, msg) in self.bfc.issues(self.queues_per_port) {
+            bad(NetField::Bfc(key), msg);
         }
         v
     }

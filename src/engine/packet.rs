@@ -26,6 +26,8 @@ pub enum PktKind {
     Bts,
     /// PB-FS CC-postcard (switch → sender).
     Postcard,
+    /// BFC pause frame (hop-by-hop Bloom filter of paused flows, never forwarded).
+    Bfc,
 }
 
 /// Header of a data packet.
@@ -124,6 +126,17 @@ pub struct PostcardHdr {
     pub hops: u8,
 }
 
+/// Header of a BFC pause frame. The Bloom filter itself (up to 1024 bits) travels in the
+/// arena's payload side table ([`crate::engine::arena::PacketArena::payload`]): it does not fit
+/// the packet's cache line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BfcHdr {
+    /// Bits of the filter (8 × its size in bytes).
+    pub bits: u16,
+    /// Number of hash functions.
+    pub hashes: u8,
+}
+
 /// The per-kind part of a packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Header {
@@ -141,6 +154,8 @@ pub enum Header {
     Bts(BtsHdr),
     /// See [`PostcardHdr`].
     Postcard(PostcardHdr),
+    /// See [`BfcHdr`].
+    Bfc(BfcHdr),
 }
 
 impl Default for Header {
@@ -207,6 +222,7 @@ impl Packet {
             Header::Pfc(_) => PktKind::Pfc,
             Header::Bts(_) => PktKind::Bts,
             Header::Postcard(_) => PktKind::Postcard,
+            Header::Bfc(_) => PktKind::Bfc,
         }
     }
 
@@ -355,6 +371,12 @@ impl WireSizes {
             Framing::Ethernet => 64,
         }
     }
+    /// A BFC pause frame carrying a `bloom_bytes` Bloom filter: a PFC-sized MAC control frame
+    /// ([`Self::pfc`]) plus the filter (HPCC framing: 43 + 128 = 171 B; Ethernet: 64 + 128 B).
+    #[inline]
+    pub fn bfc(&self, bloom_bytes: u32) -> u32 {
+        self.pfc() + bloom_bytes
+    }
     /// An SFC BTS.
     #[inline]
     pub fn bts(&self) -> u32 {
@@ -423,6 +445,9 @@ mod tests {
         assert_eq!(e.cnp(), 66);
         // Postcards: 48 + 40 = 88 B (HPCC framing), 62 + 40 = 102 B (Ethernet).
         assert_eq!(h.postcard(), 88);
+        // BFC pause frames: the PFC frame plus the 128 B filter.
+        assert_eq!(h.bfc(128), 171);
+        assert_eq!(e.bfc(128), 192);
         assert_eq!(e.postcard(), 102);
         let p = Packet {
             hdr: Header::Postcard(PostcardHdr::default()),

@@ -193,7 +193,8 @@ impl Simulator {
             0
         };
         if hooks & hook::SELECT_QUEUE != 0
-            && pkt.kind == PktKind::Data
+            && transport
+            && pkt.kind != PktKind::Cnp
             && let Some(sel) = self.switch_stage(s, hook::SELECT_QUEUE, |sc, set, ctx| {
                 sc.select_queue(set, ctx, p, egress)
             })
