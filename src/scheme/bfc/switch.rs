@@ -113,6 +113,8 @@ pub struct BfcSwitch {
     /// Histogram of a physical queue's depth after each enqueue ([`OCC_BIN_BYTES`] bins, the
     /// last one open-ended).
     pub occupancy_hist: Vec<u64>,
+    /// Deepest physical queue seen (after an enqueue), bytes.
+    pub max_occupancy_bytes: u64,
 }
 
 impl BfcSwitch {
@@ -161,6 +163,7 @@ impl BfcSwitch {
             c: BfcCounters::default(),
             active_hist: vec![0; 65],
             occupancy_hist: vec![0; OCC_BINS],
+            max_occupancy_bytes: 0,
         }
     }
 
@@ -430,6 +433,7 @@ impl SwitchHooks for BfcSwitch {
         ps.max_active = ps.max_active.max(n_active);
         self.active_hist[n_active as usize] += 1;
         self.occupancy_hist[((depth / OCC_BIN_BYTES) as usize).min(OCC_BINS - 1)] += 1;
+        self.max_occupancy_bytes = self.max_occupancy_bytes.max(depth);
         if self.mode == BfcMode::Sfq {
             return;
         }
@@ -551,6 +555,7 @@ impl Scheme for BfcSwitch {
         let mut occ = vec![0u64; OCC_BINS];
         let mut max_active = 0u32;
         let mut table_peak = 0usize;
+        let mut max_occ = 0u64;
         for s in switches {
             let x = &s.c;
             c.pause_frames += x.pause_frames;
@@ -570,6 +575,7 @@ impl Scheme for BfcSwitch {
             }
             max_active = max_active.max(s.ports.iter().map(|p| p.max_active).max().unwrap_or(0));
             table_peak = table_peak.max(s.table.table_used + s.table.cache_used);
+            max_occ = max_occ.max(s.max_occupancy_bytes);
         }
         let samples: u64 = active.iter().sum();
         let mut acc = 0u64;
@@ -609,7 +615,7 @@ impl Scheme for BfcSwitch {
                 "flow_table_peak_entries_per_switch": table_peak,
                 "physical_queue_occupancy_bytes": {
                     "p50": q(0.5), "p90": q(0.9), "p99": q(0.99), "p999": q(0.999),
-                    "bin_bytes": OCC_BIN_BYTES,
+                    "max": max_occ, "bin_bytes": OCC_BIN_BYTES,
                 },
             }),
         ))
