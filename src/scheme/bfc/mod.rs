@@ -176,7 +176,7 @@ impl BfcConfig {
                 format!("must be in 1..=8 (got {})", self.bloom_hashes),
             ));
         } else if !(1..=MAX_BLOOM_BYTES).contains(&self.bloom_bytes)
-            || (self.bloom_bytes * 8) % self.bloom_hashes != 0
+            || !(self.bloom_bytes * 8).is_multiple_of(self.bloom_hashes)
         {
             v.push((
                 "bfc.bloom_bytes",
