@@ -78,6 +78,7 @@ fn n_long_flows(n: u32) {
     let b = sim.switches[0].schemes.bfc.as_mut().unwrap();
     let startup_max = b.max_occupancy_bytes;
     b.max_occupancy_bytes = 0;
+    b.occupancy_hist.iter_mut().for_each(|h| *h = 0);
     sim.cfg.stop_ps = t1;
     sim.run_quiet();
     sim.finish();
@@ -126,6 +127,19 @@ fn n_long_flows(n: u32) {
     // 2 × 1-hop BDP + 2 packets = 2 × 25,000 + 2 × 1,048 = 52,096 B.
     let b = bfc_of(&sim);
     eprintln!("N = {n}: steady max queue {} B", b.max_occupancy_bytes);
+    // The paper's own occupancy claim (§4.3, Fig. 10) is on the P99 of the per-physical-queue
+    // occupancy: "about twice the per-hop BDP, regardless of the number of concurrent flows"
+    // (depth after each enqueue, 256 B bins, upper bin edge: conservative).
+    let p99 = BfcSwitch::occupancy_quantile(&b.occupancy_hist, 0.99);
+    eprintln!("N = {n}: steady P99 queue {p99} B");
+    if n <= 32 {
+        assert!(
+            p99 <= 2 * 25_000 + 2 * PKT,
+            "N = {n}: P99 physical-queue occupancy {p99} B"
+        );
+    }
+    // KNOWN GAP (N > 32): the P99 exceeds it too (experiment bfc-fig10: ≈ 165 KB at 64
+    // flows, ≈ 510 KB at 256); see docs/model.md "BFC". Not asserted until fixed.
     if n <= 32 {
         assert!(
             b.max_occupancy_bytes <= 2 * 25_000 + 2 * PKT,

@@ -4,6 +4,34 @@
 /// (file name, contents) of every shipped experiment file.
 pub const BUILTIN: &[(&str, &str)] = &[
     (
+        "bfc-fig10.toml",
+        include_str!("../../experiments/bfc-fig10.toml"),
+    ),
+    (
+        "bfc-fig11.toml",
+        include_str!("../../experiments/bfc-fig11.toml"),
+    ),
+    (
+        "bfc-fig12.toml",
+        include_str!("../../experiments/bfc-fig12.toml"),
+    ),
+    (
+        "bfc-fig13.toml",
+        include_str!("../../experiments/bfc-fig13.toml"),
+    ),
+    (
+        "bfc-fig14.toml",
+        include_str!("../../experiments/bfc-fig14.toml"),
+    ),
+    (
+        "bfc-fig5.toml",
+        include_str!("../../experiments/bfc-fig5.toml"),
+    ),
+    (
+        "bfc-fig7.toml",
+        include_str!("../../experiments/bfc-fig7.toml"),
+    ),
+    (
         "hpcc-fig11-50.toml",
         include_str!("../../experiments/hpcc-fig11-50.toml"),
     ),
