@@ -41,6 +41,14 @@ pub const BENCHES: &[Bench] = &[
         about: "HPCC fat.txt (320 hosts, 100/400G), WebSearch 30%, 5 ms of arrivals, IRN, 1-BDP window",
     },
     Bench {
+        name: "bfc-t1-google-bfc",
+        about: "BFC paper T1 (128 hosts, 8 ToRs × 16, 8 spines, 100 G, 1 µs, 12 MB lossless), Google 60 % lognormal + 5 % 100→1 × 20 MB incast, 1 ms of arrivals (seed 1); BFC, no CC",
+    },
+    Bench {
+        name: "bfc-t1-google-dcqcn",
+        about: "bfc-t1-google-bfc with DCQCN (Kmin 100 KB, Kmax 400 KB) instead of BFC: the issue's BFC ≤ 1.5× DCQCN per packet-hop",
+    },
+    Bench {
         name: "scale-64",
         about: "leaf-spine 64 hosts, FB_Hadoop 40%, 1 ms of arrivals",
     },
@@ -67,6 +75,42 @@ fn hpcc_config(cc_mode: u32) -> String {
          PMAX_MAP 2 100000000000 0.2 400000000000 0.2\nBUFFER_SIZE 32\n"
     )
 }
+
+/// The BFC paper's Fig. 5a setting (`experiments/bfc-fig5.toml`) as a scenario: T1, Google
+/// (`homa_w3`) 60 % with lognormal (σ = 2) arrivals + 5 % 100→1 incasts of 20 MB aggregate,
+/// `{dur}` of arrivals. The benchmarks add the scheme with overrides.
+const BFC_T1: &str = r#"
+name = "bench-bfc-t1"
+seed = 1
+[topology]
+kind = "leaf_spine"
+spines = 8
+tors = 8
+hosts_per_tor = 16
+host_rate = "100Gbps"
+host_delay = "1us"
+fabric_rate = "100Gbps"
+fabric_delay = "1us"
+[buffer]
+mode = "lossless"
+size = "12MB"
+[loss_recovery]
+kind = "gbn"
+[output]
+flows_csv = false
+[[traffic]]
+kind = "lognormal"
+cdf = "homa_w3"
+load = 0.6
+sigma = 2.0
+duration = "{dur}"
+[[traffic]]
+kind = "incast"
+degree = 100
+size = "200KB"
+load = 0.05
+duration = "{dur}"
+"#;
 
 /// Build the simulator of benchmark `name`.
 pub fn build(name: &str, quick: bool) -> Result<Simulator, String> {
@@ -102,6 +146,23 @@ pub fn build(name: &str, quick: bool) -> Result<Simulator, String> {
         let _ = std::fs::remove_dir_all(&dir);
         r.net.pbfs.enabled = pbfs;
         return Simulator::new(r.topo, r.net, r.cc, &r.flows);
+    }
+    if let Some(scheme) = name.strip_prefix("bfc-t1-google-") {
+        // 1 ms of arrivals (four 20 MB incasts expected); quick: 200 µs.
+        let dur = if quick { "200us" } else { "1ms" };
+        let sets: Vec<String> = match scheme {
+            "bfc" => vec!["bfc.enabled=true".into(), "cc.kind=\"none\"".into()],
+            "dcqcn" => vec![
+                "cc.kind=\"dcqcn\"".into(),
+                "ecn.kmin=\"100KB\"".into(),
+                "ecn.kmax=\"400KB\"".into(),
+                "ecn.pmax=0.2".into(),
+            ],
+            _ => return Err(format!("unknown benchmark `{name}`")),
+        };
+        let text = BFC_T1.replace("{dur}", dur);
+        let sc = crate::scenario::from_str(&text, name, std::path::Path::new("."), &sets)?;
+        return Simulator::new(sc.topo, sc.net, sc.cc, &sc.flows);
     }
     let net = NetConfig {
         loss_recovery: LossRecovery::irn(),
@@ -282,6 +343,12 @@ pub fn run(quick: bool, filter: Option<&str>, repeat: u32) -> Result<(), String>
         println!(
             "cost per packet-hop, PB-FS on vs off (DCQCN, fat tree): {:.2}× ({on:.0} vs {off:.0} ns)",
             on / off
+        );
+    }
+    if let (Some(dcqcn), Some(bfc)) = (ns("bfc-t1-google-dcqcn"), ns("bfc-t1-google-bfc")) {
+        println!(
+            "cost per packet-hop, BFC vs DCQCN (T1, Google 60 % + incast): {:.2}× ({bfc:.0} vs {dcqcn:.0} ns)",
+            bfc / dcqcn
         );
     }
     if let (Some(small), Some(large)) = (ns("scale-64"), ns("scale-1024")) {

@@ -309,6 +309,8 @@ pub struct NetConfig {
     pub tcd: crate::scheme::tcd::TcdConfig,
     /// NDP (trimming switches, receiver-pulled transport) parameters.
     pub ndp: crate::scheme::ndp::NdpConfig,
+    /// BFC (backpressure flow control) parameters.
+    pub bfc: crate::scheme::bfc::BfcConfig,
     /// Switch egress ports whose queue (all priorities, bytes) is recorded as a time series:
     /// (switch node id, port number).
     pub queue_monitor: Vec<(u32, u32)>,
@@ -348,6 +350,7 @@ impl Default for NetConfig {
             pbfs: crate::scheme::pbfs::PbfsConfig::default(),
             tcd: crate::scheme::tcd::TcdConfig::default(),
             ndp: crate::scheme::ndp::NdpConfig::default(),
+            bfc: crate::scheme::bfc::BfcConfig::default(),
             queue_monitor: Vec::new(),
             queue_monitor_ps: US,
         }
@@ -447,6 +450,8 @@ pub enum NetField {
     Tcd(&'static str),
     /// A [`crate::scheme::ndp::NdpConfig`] value (or a setting NDP needs): its scenario key.
     Ndp(&'static str),
+    /// A [`crate::scheme::bfc::BfcConfig`] value: its scenario key.
+    Bfc(&'static str),
 }
 
 /// One invalid [`NetConfig`] value: which field, and what is wrong with it (without the
@@ -670,8 +675,17 @@ impl NetConfig {
         {
             bad(NetField::Tcd(key), msg);
         }
+        for (key, msg) in self.bfc.issues(self.queues_per_port) {
+            bad(NetField::Bfc(key), msg);
+        }
         for (key, msg) in self.ndp.issues(self.queues_per_port) {
             bad(NetField::Ndp(key), msg);
+        }
+        if self.ndp.enabled && self.bfc.enabled {
+            bad(
+                NetField::Bfc("bfc.enabled"),
+                "BFC and NDP both own the switch queues and scheduler: enable one of them".into(),
+            );
         }
         if self.ndp.enabled && self.buffer.mode == BufferMode::Lossless {
             bad(

@@ -6,12 +6,18 @@
 
 use crate::engine::packet::{IntHop, MAX_INT_HOPS, Packet};
 
+/// Words of a frame payload ([`PacketArena::payload_mut`]): 128 B.
+pub const PAYLOAD_WORDS: usize = 16;
+
 /// Slab of packets with a free list. INT records live in a parallel array, touched only when
 /// INT is in use, so that the packets themselves stay small (≈ 64 B) and cache-friendly.
 #[derive(Default)]
 pub struct PacketArena {
     slots: Vec<Packet>,
     ints: Vec<[IntHop; MAX_INT_HOPS]>,
+    /// Payload words of scheme frames too large for a header (BFC's Bloom filter), indexed
+    /// by slot; grown only when a scheme writes one, so other runs never allocate it.
+    payloads: Vec<[u64; PAYLOAD_WORDS]>,
     free: Vec<u32>,
     live: usize,
     peak_live: usize,
@@ -105,6 +111,24 @@ impl PacketArena {
     #[inline]
     pub fn int_mut(&mut self, i: u32) -> &mut [IntHop; MAX_INT_HOPS] {
         &mut self.ints[i as usize]
+    }
+
+    /// Payload of slot `i` (BFC pause frames), if a scheme ever wrote one there. Only
+    /// meaningful for a packet kind that carries a payload: the words are not cleared when the
+    /// slot is reused.
+    #[inline]
+    pub fn payload(&self, i: u32) -> Option<&[u64; PAYLOAD_WORDS]> {
+        self.payloads.get(i as usize)
+    }
+
+    /// Mutable payload of slot `i`, allocated (zeroed) on first use.
+    pub fn payload_mut(&mut self, i: u32) -> &mut [u64; PAYLOAD_WORDS] {
+        let i = i as usize;
+        if self.payloads.len() <= i {
+            self.payloads
+                .resize(i.max(self.slots.len()) + 1, [0; PAYLOAD_WORDS]);
+        }
+        &mut self.payloads[i]
     }
 
     /// Packets currently alive (queued or on a wire).

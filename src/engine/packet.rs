@@ -29,6 +29,8 @@ pub enum PktKind {
     /// NDP control packet: trimmed header, return-to-sender header, ACK, NACK or PULL
     /// ([`NdpHdr`]).
     Ndp,
+    /// BFC pause frame (hop-by-hop Bloom filter of paused flows, never forwarded).
+    Bfc,
 }
 
 /// Header of a data packet.
@@ -163,6 +165,17 @@ pub struct NdpHdr {
     pub bounced: bool,
 }
 
+/// Header of a BFC pause frame. The Bloom filter itself (up to 1024 bits) travels in the
+/// arena's payload side table ([`crate::engine::arena::PacketArena::payload`]): it does not fit
+/// the packet's cache line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BfcHdr {
+    /// Bits of the filter (8 × its size in bytes).
+    pub bits: u16,
+    /// Number of hash functions.
+    pub hashes: u8,
+}
+
 /// The per-kind part of a packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Header {
@@ -182,6 +195,8 @@ pub enum Header {
     Postcard(PostcardHdr),
     /// See [`NdpHdr`].
     Ndp(NdpHdr),
+    /// See [`BfcHdr`].
+    Bfc(BfcHdr),
 }
 
 impl Default for Header {
@@ -249,6 +264,7 @@ impl Packet {
             Header::Bts(_) => PktKind::Bts,
             Header::Postcard(_) => PktKind::Postcard,
             Header::Ndp(_) => PktKind::Ndp,
+            Header::Bfc(_) => PktKind::Bfc,
         }
     }
 
@@ -399,6 +415,12 @@ impl WireSizes {
             Framing::Ethernet => 64,
         }
     }
+    /// A BFC pause frame carrying a `bloom_bytes` Bloom filter: a PFC-sized MAC control frame
+    /// ([`Self::pfc`]) plus the filter (HPCC framing: 43 + 128 = 171 B; Ethernet: 64 + 128 B).
+    #[inline]
+    pub fn bfc(&self, bloom_bytes: u32) -> u32 {
+        self.pfc() + bloom_bytes
+    }
     /// An SFC BTS.
     #[inline]
     pub fn bts(&self) -> u32 {
@@ -474,6 +496,9 @@ mod tests {
         assert_eq!(e.cnp(), 66);
         // Postcards: 48 + 40 = 88 B (HPCC framing), 62 + 40 = 102 B (Ethernet).
         assert_eq!(h.postcard(), 88);
+        // BFC pause frames: the PFC frame plus the 128 B filter.
+        assert_eq!(h.bfc(128), 171);
+        assert_eq!(e.bfc(128), 192);
         assert_eq!(e.postcard(), 102);
         let p = Packet {
             hdr: Header::Postcard(PostcardHdr::default()),

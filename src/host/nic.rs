@@ -67,6 +67,24 @@ impl Simulator {
             if self.hosts[h].tx.paused(fl.prio as usize) {
                 continue;
             }
+            // Host halves that veto single flows (BFC: the flow matches the ToR's pause
+            // filter); only when some scheme does.
+            if self.host_gate {
+                let key = crate::scheme::FlowKey {
+                    flow: f,
+                    src: fl.src,
+                    dst: fl.dst,
+                    sport: fl.sport,
+                    dport: fl.dport,
+                };
+                if !self
+                    .host_schemes
+                    .iter()
+                    .all(|s| !s.gates_sends() || s.may_send(h, &key))
+                {
+                    continue;
+                }
+            }
             let mut win = fl.cc.window_bytes();
             if fl.tx.scheme == Scheme::Irn {
                 win = win.min(self.irn_cap_bytes);
@@ -183,7 +201,8 @@ impl Simulator {
             _ => {
                 // A scheme's own packet (BTS, PFC frame): its host half acts on it.
                 if let Some(i) = self.host_schemes.iter().position(|s| s.owns(&pkt)) {
-                    self.host_hook(h, i, |sc, ctx| sc.on_control(ctx, &pkt));
+                    let payload = self.arena.payload(p).copied();
+                    self.host_hook(h, i, |sc, ctx| sc.on_frame(ctx, &pkt, payload.as_ref()));
                 }
                 self.counters.packets_consumed += 1;
                 self.arena.free(p);

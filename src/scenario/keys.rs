@@ -121,6 +121,28 @@ pub(super) fn check_applicable(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<Stri
             }
         }
     }
+    let b = &raw.bfc;
+    if !b.enabled.unwrap_or(false) {
+        for (k, present) in [
+            ("mode", b.mode.is_some()),
+            ("queues", b.queues.is_some()),
+            ("high_priority_queue", b.high_priority_queue.is_some()),
+            ("vfid_table", b.vfid_table.is_some()),
+            ("overflow_cache", b.overflow_cache.is_some()),
+            ("bloom_bytes", b.bloom_bytes.is_some()),
+            ("bloom_hashes", b.bloom_hashes.is_some()),
+            ("hrtt", b.hrtt.is_some()),
+            ("tau", b.tau.is_some()),
+            ("resumes_per_tau", b.resumes_per_tau.is_some()),
+        ] {
+            if present {
+                ctx.warn(ctx.err_key(
+                    &format!("bfc.{k}"),
+                    "has no effect: BFC runs only with `bfc.enabled = true`",
+                ));
+            }
+        }
+    }
     let nd = &raw.ndp;
     if nd.enabled != Some(true) {
         for (k, present) in [

@@ -124,6 +124,9 @@ pub struct RawScenario {
     /// NDP section.
     #[serde(default)]
     pub ndp: RawNdp,
+    /// BFC section.
+    #[serde(default)]
+    pub bfc: RawBfc,
     /// Traffic generators (array of tables).
     #[serde(default)]
     pub traffic: Vec<RawTraffic>,
@@ -369,6 +372,34 @@ pub struct RawTcd {
     pub low_threshold: Option<S>,
     /// `red` (default) or `step`.
     pub ce_marking: Option<S>,
+}
+
+/// `[bfc]`: backpressure flow control (switches and NICs).
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawBfc {
+    /// On/off.
+    pub enabled: Option<bool>,
+    /// `bfc` (default), `vfid`, `sfq` or `ideal_fq`.
+    pub mode: Option<S>,
+    /// Physical queues per port (default 32).
+    pub queues: Option<usize>,
+    /// First packets in the high-priority queue (default: on for bfc/vfid, off otherwise).
+    pub high_priority_queue: Option<bool>,
+    /// VFID space / flow-table buckets (default 16384).
+    pub vfid_table: Option<u32>,
+    /// Overflow-cache entries (default 100).
+    pub overflow_cache: Option<usize>,
+    /// Bloom filter size (default 128 B).
+    pub bloom_bytes: Option<S>,
+    /// Bloom filter hashes (default 4).
+    pub bloom_hashes: Option<u32>,
+    /// One-hop RTT of the threshold (default: 2 × the ingress link's delay).
+    pub hrtt: Option<S>,
+    /// Pause-frame period τ (default HRTT / 2).
+    pub tau: Option<S>,
+    /// Flows resumed per physical queue per τ (default 1).
+    pub resumes_per_tau: Option<u32>,
 }
 
 /// `[ecn]`: RED thresholds given for the host link rate and scaled linearly with port rate.
@@ -901,6 +932,7 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
     errs.take(resolve_pbfs(&mut net, &raw.pbfs, ctx));
     errs.take(resolve_tcd(&raw.tcd, ctx, &mut net));
     errs.take(resolve_ndp(&raw.ndp, ctx, &mut net));
+    errs.take(resolve_bfc(&raw.bfc, &raw.network, ctx, &mut net));
     let cc = match cc {
         Some(c) => errs.take(apply_cc_tcd(c, &raw.cc, &net, ctx)),
         None => None,
@@ -969,8 +1001,7 @@ fn field_key(f: NetField) -> &'static str {
         NetField::PbfsDelta => "pbfs.delta",
         NetField::PbfsMu => "pbfs.mu",
         NetField::QueueMonitorInterval => "output.queue_interval",
-        NetField::Tcd(key) => key,
-        NetField::Ndp(key) => key,
+        NetField::Tcd(key) | NetField::Ndp(key) | NetField::Bfc(key) => key,
     }
 }
 
@@ -1326,6 +1357,54 @@ fn resolve_ndp(r: &RawNdp, ctx: &Ctx, net: &mut NetConfig) -> Result<(), String>
     c.pull_rate = r.pull_rate.unwrap_or(c.pull_rate);
     let hb = ctx.bytes(&r.header_bytes, "ndp.header_bytes", c.header_bytes as u64)?;
     c.header_bytes = hb.min(u32::MAX as u64) as u32;
+    Ok(())
+}
+
+/// `[bfc]` (range checks: [`crate::scheme::bfc::BfcConfig::issues`] via
+/// [`NetConfig::issues`]). When on, the ports get `queues + 3` queues and a DRR scheduler of
+/// quantum one full data packet (paper: 1 MTU), unless `[network]` sets them.
+fn resolve_bfc(b: &RawBfc, n: &RawNetwork, ctx: &Ctx, net: &mut NetConfig) -> Result<(), String> {
+    use crate::scheme::bfc::BfcMode;
+    let c = &mut net.bfc;
+    c.enabled = b.enabled.unwrap_or(c.enabled);
+    if let Some(m) = &b.mode {
+        c.mode = match m.get_ref().as_str() {
+            "bfc" => BfcMode::Bfc,
+            "vfid" => BfcMode::Vfid,
+            "sfq" => BfcMode::Sfq,
+            "ideal_fq" => BfcMode::IdealFq,
+            _ => {
+                return Err(ctx.err(m, "bfc.mode", "expected `bfc`, `vfid`, `sfq` or `ideal_fq`"));
+            }
+        };
+    }
+    c.physical_queues = b.queues.unwrap_or(c.physical_queues);
+    c.high_priority_queue = b.high_priority_queue.or(c.high_priority_queue);
+    c.vfid_table = b.vfid_table.unwrap_or(c.vfid_table);
+    c.overflow_cache = b.overflow_cache.unwrap_or(c.overflow_cache);
+    c.bloom_hashes = b.bloom_hashes.unwrap_or(c.bloom_hashes);
+    c.resumes_per_tau = b.resumes_per_tau.unwrap_or(c.resumes_per_tau);
+    if let Some(v) = &b.bloom_bytes {
+        let bytes = parse_bytes(v.get_ref()).map_err(|e| ctx.err(v, "bfc.bloom_bytes", e))?;
+        c.bloom_bytes = u32::try_from(bytes).unwrap_or(u32::MAX);
+    }
+    let opt_time = |v: &Option<S>, key: &str| -> Result<Option<u64>, String> {
+        v.as_ref()
+            .map(|s| parse_time_ps(s.get_ref()).map_err(|e| ctx.err(s, key, e)))
+            .transpose()
+    };
+    c.hrtt_ps = opt_time(&b.hrtt, "bfc.hrtt")?.or(c.hrtt_ps);
+    c.tau_ps = opt_time(&b.tau, "bfc.tau")?.or(c.tau_ps);
+    if c.enabled {
+        if n.queues_per_port.is_none() {
+            net.queues_per_port = c.queues_per_port();
+        }
+        if n.scheduler.is_none() {
+            net.scheduler = SchedulerKind::Drr {
+                quantum_bytes: net.max_packet_bytes() as u32,
+            };
+        }
+    }
     Ok(())
 }
 

@@ -1,8 +1,8 @@
 //! Flow-control and switch-feedback schemes as plug-ins.
 //!
 //! A *scheme* is a mechanism with a switch half and (optionally) a host half: SFC, OnRamp,
-//! PFC, ECN marking, PB-FS, TCD, NDP — and, to come, BFC. Each lives in its own folder here
-//! (`sfc/`, `onramp/`, `pfc/`, `ecn/`, `pbfs/`, `tcd/`, `ndp/`), with its configuration, its pure data structures
+//! PFC, ECN marking, PB-FS, TCD, NDP, BFC. Each lives in its own folder here
+//! (`sfc/`, `onramp/`, `pfc/`, `ecn/`, `pbfs/`, `tcd/`, `ndp/`, `bfc/`), with its configuration, its pure data structures
 //! (tested in isolation), its switch half (a [`SwitchHooks`] implementation) and its host half
 //! (a [`HostHooks`] implementation). Congestion controllers are a separate, per-QP concern
 //! ([`crate::cc`]): a scheme acts on packets and ports, a controller on one QP's rate/window.
@@ -44,6 +44,7 @@
 //! scenario keys. The order of that list is the order in which hooks run when several
 //! schemes act at the same point.
 
+pub mod bfc;
 pub mod ecn;
 pub mod ndp;
 pub mod onramp;
@@ -285,7 +286,9 @@ pub trait SwitchHooks {
     }
     /// Pick the egress queue of packet `pkt` going out of `egress` (any kind that reaches the
     /// lookup: data, ACK, NACK, CNP and schemes' own packets; None = the default, its
-    /// priority for data/ACK/NACK, the control class otherwise).
+    /// priority for data/ACK/NACK, the control class otherwise). Called before admission:
+    /// a choice that needs bookkeeping commits it in [`Self::on_enqueue`], when the packet
+    /// is known to be queued.
     fn select_queue(&mut self, _ctx: &mut SwitchCtx<'_>, _pkt: u32, _egress: u16) -> Option<usize> {
         None
     }
@@ -385,6 +388,22 @@ pub struct AckEvent<'a> {
     pub rate_changed: bool,
 }
 
+/// The 5-tuple of a flow as the NIC arbiter hands it to [`HostHooks::may_send`] (the protocol
+/// is always UDP).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowKey {
+    /// Flow index.
+    pub flow: u32,
+    /// Source node.
+    pub src: u32,
+    /// Destination node.
+    pub dst: u32,
+    /// UDP source port.
+    pub sport: u16,
+    /// UDP destination port.
+    pub dport: u16,
+}
+
 /// The host half of a scheme: one instance for all hosts (per-host or per-flow state inside).
 pub trait HostHooks {
     /// Does this scheme take part in ACK processing ([`Self::on_ack`])?
@@ -397,6 +416,27 @@ pub trait HostHooks {
     }
     /// A packet of a kind the scheme owns reached the NIC (it is consumed afterwards).
     fn on_control(&mut self, _ctx: &mut HostCtx<'_>, _pkt: &Packet) {}
+    /// Like [`Self::on_control`], with the packet's payload words if it carries any (BFC's
+    /// Bloom filter; see [`crate::engine::arena::PacketArena::payload`]). The NIC calls this
+    /// one; the default ignores the payload.
+    fn on_frame(
+        &mut self,
+        ctx: &mut HostCtx<'_>,
+        pkt: &Packet,
+        _payload: Option<&[u64; crate::engine::arena::PAYLOAD_WORDS]>,
+    ) {
+        self.on_control(ctx, pkt)
+    }
+    /// Does this scheme veto individual flows in the NIC arbiter ([`Self::may_send`])?
+    fn gates_sends(&self) -> bool {
+        false
+    }
+    /// May flow `flow` (5-tuple `src`, `dst`, `sport`, `dport`) of host `host` send now? A
+    /// flow refused here is skipped by the arbiter until the scheme asks for a
+    /// [`HostAction::Kick`] (BFC: its flow matches the ToR's latest pause filter).
+    fn may_send(&self, _host: usize, _flow: &FlowKey) -> bool {
+        true
+    }
     /// The sender of flow `ev.flow` processed an ACK.
     fn on_ack(&mut self, _ctx: &mut HostCtx<'_>, _ev: &AckEvent<'_>) {}
     /// Does this scheme see every data packet a NIC sends ([`Self::on_data_send`])?
@@ -809,6 +849,7 @@ schemes! {
     Pbfs = 4, pbfs => pbfs::switch::PbfsSwitch;
     Tcd = 5, tcd => tcd::switch::TcdSwitch;
     Ndp = 6, ndp => ndp::switch::NdpSwitch;
+    Bfc = 7, bfc => bfc::switch::BfcSwitch;
 }
 
 impl HostHooks for HostScheme {
@@ -823,6 +864,23 @@ impl HostHooks for HostScheme {
     #[inline]
     fn on_control(&mut self, ctx: &mut HostCtx<'_>, pkt: &Packet) {
         dispatch_host!(self, s => s.on_control(ctx, pkt))
+    }
+    #[inline]
+    fn on_frame(
+        &mut self,
+        ctx: &mut HostCtx<'_>,
+        pkt: &Packet,
+        payload: Option<&[u64; crate::engine::arena::PAYLOAD_WORDS]>,
+    ) {
+        dispatch_host!(self, s => s.on_frame(ctx, pkt, payload))
+    }
+    #[inline]
+    fn gates_sends(&self) -> bool {
+        dispatch_host!(self, s => s.gates_sends())
+    }
+    #[inline]
+    fn may_send(&self, host: usize, flow: &FlowKey) -> bool {
+        dispatch_host!(self, s => s.may_send(host, flow))
     }
     #[inline]
     fn on_ack(&mut self, ctx: &mut HostCtx<'_>, ev: &AckEvent<'_>) {

@@ -111,6 +111,9 @@ pub struct Simulator {
     /// Some host half sees every data packet sent ([`crate::scheme::HostHooks::wants_sends`]):
     /// checked once per packet instead of asking each scheme.
     pub(crate) host_send_hooks: bool,
+    /// Some host half vetoes single flows in the NIC arbiter
+    /// ([`crate::scheme::HostHooks::may_send`]).
+    pub(crate) host_gate: bool,
     /// Requests of switch-side schemes waiting to be carried out (reused).
     pub(crate) outbox: Outbox<Emit>,
     /// Requests of host-side schemes waiting to be carried out (reused).
@@ -463,6 +466,10 @@ impl Simulator {
             host_send_hooks: {
                 use crate::scheme::HostHooks;
                 host_schemes.iter().any(|h| h.wants_sends())
+            },
+            host_gate: {
+                use crate::scheme::HostHooks;
+                host_schemes.iter().any(|h| h.gates_sends())
             },
             host_schemes,
             outbox: Outbox::new(),

@@ -39,6 +39,14 @@ pub struct EgressPort {
     pub bytes: u64,
     /// Bit q set = queue q holds at least one packet.
     pub nonempty: u64,
+    /// Strict-priority queues, served (lowest index first) before the round robin / DRR of
+    /// the others: bit 0, the control class, always; a scheme may add data queues (BFC's
+    /// first-packet queue).
+    pub strict: u64,
+    /// Bit q set = a scheme holds data queue q back (BFC: its head packet's flow is paused
+    /// by the downstream device). Honoured by the scheduler like a PFC pause bit, but kept
+    /// apart from [`TxPort::paused_mask`] so that PFC and the scheme never clear each other's.
+    pub held: u64,
     /// Queues; index 0 is the strict-priority control class.
     pub queues: Vec<PktQueue>,
     /// Index in the queue monitor (`u32::MAX` = not monitored).
@@ -67,6 +75,8 @@ impl EgressPort {
             wrr_used: 0,
             bytes: 0,
             nonempty: 0,
+            strict: 1,
+            held: 0,
             host_facing,
             mon: u32::MAX,
         }
@@ -86,11 +96,19 @@ impl EgressPort {
     /// without changing any state: for prefetching.
     #[inline]
     pub fn next_queue_hint(&self) -> Option<usize> {
-        if self.nonempty & 1 != 0 {
-            return Some(0);
+        let top = self.nonempty & self.strict & !self.tx.paused_mask;
+        if top != 0 {
+            return Some(top.trailing_zeros() as usize);
         }
-        let ready = self.nonempty & !self.tx.paused_mask & !1;
+        let ready = self.ready();
         (ready != 0).then(|| self.rr_pick(ready))
+    }
+
+    /// Non-empty data queues the round robin / DRR may serve: not strict, not paused, not
+    /// held.
+    #[inline(always)]
+    fn ready(&self) -> u64 {
+        self.nonempty & !(self.tx.paused_mask | self.held | self.strict)
     }
 
     /// Round robin over the data queues in `ready` (non-zero bitmask): the first at or after
@@ -140,19 +158,22 @@ impl EgressPort {
         Some((p, s))
     }
 
-    /// Pick the queue to serve next: queue 0 if non-empty, else round robin (or DRR) over
-    /// non-empty, non-paused data queues. `head_size` gives the head packet's size (DRR).
+    /// Pick the queue to serve next: the first non-empty strict-priority queue (queue 0, the
+    /// control class, and any a scheme added), else round robin (or DRR) over the non-empty
+    /// data queues that are neither paused nor held. `head_size` gives the head packet's size
+    /// (DRR).
     #[inline]
     pub fn select(
         &mut self,
         sched: SchedulerKind,
         head_size: impl Fn(u32) -> u32,
     ) -> Option<usize> {
-        if self.nonempty & 1 != 0 {
-            return Some(0);
+        let top = self.nonempty & self.strict & !self.tx.paused_mask;
+        if top != 0 {
+            return Some(top.trailing_zeros() as usize);
         }
         let n = self.queues.len();
-        let ready = self.nonempty & !self.tx.paused_mask & !1;
+        let ready = self.ready();
         if ready == 0 {
             return None;
         }
@@ -178,33 +199,26 @@ impl EgressPort {
                 Some(q)
             }
             SchedulerKind::Drr { quantum_bytes } => {
-                // Classic DRR: visit queues in order; a queue keeps the turn while its deficit
-                // covers its head packet; when it cannot, it gets a quantum and the turn passes.
-                let any = (1..n).any(|q| {
-                    !self.queues[q].pkts.is_empty() && self.tx.paused_mask & (1 << q) == 0
-                });
-                if !any {
-                    return None;
-                }
+                // Classic DRR: `rr` is the queue holding the turn. It is served while its
+                // deficit covers its head packet; otherwise the turn passes to the next ready
+                // queue (wrapping, possibly back to itself), which gets one quantum. A queue
+                // found empty when its turn ends loses its deficit; a paused or held one keeps
+                // it. Each pass adds a quantum to a ready queue, so the loop ends.
                 loop {
                     let q = self.rr;
-                    let eligible =
-                        !self.queues[q].pkts.is_empty() && self.tx.paused_mask & (1 << q) == 0;
-                    if eligible {
+                    if ready & (1u64 << q) != 0 {
                         let sz = head_size(self.queues[q].pkts[0]) as i64;
                         if self.deficit[q] >= sz {
                             self.deficit[q] -= sz;
                             return Some(q);
                         }
-                        self.deficit[q] += quantum_bytes as i64;
-                        if self.deficit[q] >= sz {
-                            self.deficit[q] -= sz;
-                            return Some(q);
-                        }
-                    } else if self.queues[q].pkts.is_empty() {
+                    } else if self.nonempty & (1u64 << q) == 0 {
                         self.deficit[q] = 0;
                     }
-                    self.rr = next_data_queue(self.rr, n);
+                    let after = ready & (!0u64).checked_shl(q as u32 + 1).unwrap_or(0);
+                    let next = if after != 0 { after } else { ready }.trailing_zeros() as usize;
+                    self.rr = next;
+                    self.deficit[next] += quantum_bytes as i64;
                 }
             }
         }
@@ -287,5 +301,56 @@ mod tests {
                 ep.nonempty, ep.tx.paused_mask
             );
         }
+    }
+
+    fn port(nq: usize) -> EgressPort {
+        let link = PortLink {
+            peer: 1,
+            peer_port: 0,
+            rate_bps: 100_000_000_000,
+            delay_ps: 1_000_000,
+            error_rate: 0.0,
+            tx_bytes: 0,
+        };
+        EgressPort::new(link, nq, false)
+    }
+
+    #[test]
+    fn drr_shares_bytes_equally_and_honours_strict_and_held_queues() {
+        // Queue 1 holds 1000 B packets, queue 2 500 B packets, quantum 1000 B: per round
+        // queue 1 sends one packet (1000 B) and queue 2 two (2 × 500 B), so after 300
+        // services the bytes served differ by at most one quantum plus one packet.
+        let mut ep = port(4);
+        let size = |p: u32| if p < 1000 { 1000 } else { 500 };
+        for i in 0..400u32 {
+            ep.enqueue(1, i, 1000);
+            ep.enqueue(2, 1000 + i, 500);
+        }
+        let sched = SchedulerKind::Drr {
+            quantum_bytes: 1000,
+        };
+        let mut served = [0u64; 4];
+        for _ in 0..300 {
+            let q = ep.select(sched, size).unwrap();
+            let (_, s) = ep.dequeue(q, |p| size(p) as u64).unwrap();
+            served[q] += s;
+        }
+        assert!(
+            served[1].abs_diff(served[2]) <= 2000,
+            "DRR byte shares {served:?}"
+        );
+        // A strict data queue goes first; a held queue is skipped, keeping its packets.
+        ep.strict |= 1 << 3;
+        ep.enqueue(3, 5000, 100);
+        assert_eq!(ep.select(sched, |_| 100), Some(3));
+        ep.dequeue(3, |_| 100);
+        ep.held = 1 << 1;
+        for _ in 0..10 {
+            assert_eq!(ep.select(sched, size), Some(2));
+            ep.dequeue(2, |p| size(p) as u64);
+        }
+        ep.held = (1 << 1) | (1 << 2);
+        assert_eq!(ep.select(sched, size), None);
+        assert_eq!(ep.next_queue_hint(), None);
     }
 }

@@ -1,0 +1,919 @@
+//! The switch half of BFC: queue assignment ([`SwitchHooks::select_queue`]), per-flow
+//! bookkeeping and the pause decision when a packet is queued ([`SwitchHooks::on_enqueue`]),
+//! the resume decision when it leaves ([`SwitchHooks::on_departure`]), the τ tick that paces
+//! resumes and sends pause frames, and — as the upstream of its neighbours — receipt of their
+//! pause frames, which hold back the physical queues whose head packet they match
+//! ([`crate::switch::EgressPort::held`]).
+
+use std::collections::VecDeque;
+
+use super::{
+    BfcConfig, BfcMode, CountingBloom, FIRST_PHYSICAL, FlowTable, HPQ, NO_QUEUE, PAUSED,
+    RESUME_PENDING, bloom_contains, threshold_bytes, vfid,
+};
+use crate::config::NetConfig;
+use crate::engine::packet::{BfcHdr, Header, Packet, PktKind};
+use crate::scheme::{Emit, Env, Hop, Scheme, SwitchCtx, SwitchHooks, Verdict, hook};
+use crate::switch::EgressPort;
+
+/// Timer kinds (`which` of [`Emit::Timer`]).
+pub mod timer {
+    /// The τ tick of a port: resume paced flows of its physical queues, send its pause frame.
+    pub const TICK: u8 = 0;
+}
+
+/// Bins of the physical-queue occupancy histogram ([`BfcSwitch::occupancy_hist`]).
+pub const OCC_BINS: usize = 4096;
+/// Width of one occupancy bin, bytes.
+pub const OCC_BIN_BYTES: u64 = 256;
+
+/// BFC state of one port of a switch, in its three roles.
+#[derive(Clone, Debug)]
+pub struct BfcPort {
+    /// As an ingress: the VFIDs paused on this link (sent upstream every τ).
+    pub bloom: CountingBloom,
+    /// The filter changed since the last frame.
+    pub dirty: bool,
+    /// A tick is scheduled.
+    pub armed: bool,
+    /// One-hop RTT of this link, picoseconds.
+    pub hrtt_ps: u64,
+    /// τ of this link, picoseconds.
+    pub tau_ps: u64,
+    /// As an egress: flows due for resumption, per physical queue (entry ids).
+    pub resume: Vec<VecDeque<u32>>,
+    /// Physical queues (port queue bits) whose resume list is not empty.
+    pub resume_due: u64,
+    /// As an upstream: the latest filter received from the downstream device on this link.
+    pub rx_bits: [u64; 16],
+    /// Size of the received filter, bits (0 = none received).
+    pub rx_m: u32,
+    /// Hashes of the received filter.
+    pub rx_k: u32,
+    /// The received filter has a bit set.
+    pub rx_any: bool,
+    /// Most physical queues of this egress active at once (sampled at enqueue).
+    pub max_active: u32,
+}
+
+/// Counters of one switch (summed into the `bfc` summary section).
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct BfcCounters {
+    /// Pause frames sent.
+    pub pause_frames: u64,
+    /// Pause frames received from downstream switches.
+    pub frames_received: u64,
+    /// Flows paused.
+    pub flows_paused: u64,
+    /// Flows resumed.
+    pub flows_resumed: u64,
+    /// Physical-queue assignments of flows.
+    pub assignments: u64,
+    /// Assignments to an occupied queue (no free one).
+    pub collisions: u64,
+    /// Entries placed in the overflow cache.
+    pub overflow_cache: u64,
+    /// Packets sent to the overflow queue (table and cache full).
+    pub overflow_queue: u64,
+    /// Data packets placed in the high-priority queue.
+    pub hpq_packets: u64,
+}
+
+/// BFC on one switch.
+#[derive(Clone, Debug)]
+pub struct BfcSwitch {
+    /// Mode.
+    pub mode: BfcMode,
+    /// First packets use the high-priority queue.
+    pub hpq: bool,
+    /// Physical queues per port.
+    pub physical: usize,
+    /// Port-queue bits of the physical queues.
+    pub phys_mask: u64,
+    /// Port queue index of the overflow queue.
+    pub overflow_q: usize,
+    /// VFID space.
+    pub vfid_table: u32,
+    /// Bloom filter bits.
+    pub m_bits: u32,
+    /// Bloom filter hashes.
+    pub k: u32,
+    /// Bloom filter bytes (frame payload).
+    pub bloom_bytes: u32,
+    /// Resumes per physical queue per τ.
+    pub resumes_per_tau: u32,
+    /// Flow table.
+    pub table: FlowTable,
+    /// Per-port state.
+    pub ports: Vec<BfcPort>,
+    /// Counters.
+    pub c: BfcCounters,
+    /// Histogram of active physical queues of the egress at each enqueue (index = count).
+    pub active_hist: Vec<u64>,
+    /// Histogram of a physical queue's depth after each enqueue ([`OCC_BIN_BYTES`] bins, the
+    /// last one open-ended).
+    pub occupancy_hist: Vec<u64>,
+    /// Deepest physical queue seen (after an enqueue), bytes.
+    pub max_occupancy_bytes: u64,
+}
+
+impl BfcSwitch {
+    /// Built from `cfg` for a switch with `ports`.
+    pub fn new(cfg: &BfcConfig, ports: &[EgressPort]) -> Self {
+        let m_bits = cfg.bloom_bytes * 8;
+        let p = cfg.physical_queues;
+        let phys_mask = ((1u64 << p) - 1) << FIRST_PHYSICAL;
+        let table_size = if cfg.mode == BfcMode::Sfq {
+            1
+        } else {
+            cfg.vfid_table
+        };
+        BfcSwitch {
+            mode: cfg.mode,
+            hpq: cfg.hpq(),
+            physical: p,
+            phys_mask,
+            overflow_q: FIRST_PHYSICAL + p,
+            vfid_table: cfg.vfid_table,
+            m_bits,
+            k: cfg.bloom_hashes,
+            bloom_bytes: cfg.bloom_bytes,
+            resumes_per_tau: cfg.resumes_per_tau,
+            table: FlowTable::new(table_size, cfg.overflow_cache),
+            ports: ports
+                .iter()
+                .map(|e| {
+                    let hrtt = cfg.hrtt_ps.unwrap_or(2 * e.tx.link.delay_ps).max(1);
+                    BfcPort {
+                        bloom: CountingBloom::new(m_bits, cfg.bloom_hashes),
+                        dirty: false,
+                        armed: false,
+                        hrtt_ps: hrtt,
+                        tau_ps: cfg.tau_ps.unwrap_or(hrtt / 2).max(1),
+                        resume: vec![VecDeque::new(); p],
+                        resume_due: 0,
+                        rx_bits: [0; 16],
+                        rx_m: 0,
+                        rx_k: 0,
+                        rx_any: false,
+                        max_active: 0,
+                    }
+                })
+                .collect(),
+            c: BfcCounters::default(),
+            active_hist: vec![0; 65],
+            occupancy_hist: vec![0; OCC_BINS],
+            max_occupancy_bytes: 0,
+        }
+    }
+
+    /// Is port queue `q` a physical queue?
+    #[inline]
+    fn is_physical(&self, q: usize) -> bool {
+        self.phys_mask & (1u64 << q) != 0
+    }
+
+    /// Active physical queues of egress `port`: non-empty and not held by the downstream.
+    #[inline]
+    pub fn n_active(&self, ep: &EgressPort) -> u32 {
+        (ep.nonempty & !ep.held & self.phys_mask).count_ones()
+    }
+
+    /// Pause threshold of egress `egress` for a flow from `in_port`, bytes.
+    #[inline]
+    pub fn threshold(&self, ctx: &SwitchCtx<'_>, in_port: u16, egress: u16) -> u64 {
+        let ip = &self.ports[in_port as usize];
+        let ep = &ctx.ports[egress as usize];
+        threshold_bytes(
+            ip.hrtt_ps,
+            ip.tau_ps,
+            ep.tx.link.rate_bps,
+            self.n_active(ep),
+        )
+    }
+
+    /// Make sure port `port`'s τ tick is scheduled (on the port's τ grid, as if the timer ran
+    /// all the time).
+    fn arm(&mut self, ctx: &mut SwitchCtx<'_>, port: u16) {
+        let ps = &mut self.ports[port as usize];
+        if !ps.armed {
+            ps.armed = true;
+            let at = (ctx.now_ps / ps.tau_ps + 1) * ps.tau_ps;
+            ctx.out.push(Emit::Timer {
+                at_ps: at,
+                port,
+                which: timer::TICK,
+                arg: 0,
+            });
+        }
+    }
+
+    /// Pause flow entry `id` (VFID `v`) arriving on `in_port`.
+    fn pause(&mut self, ctx: &mut SwitchCtx<'_>, id: u32, v: u32, in_port: u16) {
+        self.table.get_mut(id).flags |= PAUSED;
+        let ps = &mut self.ports[in_port as usize];
+        ps.bloom.insert(v);
+        ps.dirty = true;
+        self.c.flows_paused += 1;
+        self.arm(ctx, in_port);
+    }
+
+    /// Resume flow entry `id` now (remove it from its ingress filter).
+    fn resume(&mut self, ctx: &mut SwitchCtx<'_>, id: u32) {
+        let v = self.table.vfid_of(id);
+        let e = self.table.get_mut(id);
+        e.flags &= !(PAUSED | RESUME_PENDING);
+        let (in_port, empty) = (e.in_port, e.packets == 0);
+        if empty {
+            self.table.remove(id);
+        }
+        let ps = &mut self.ports[in_port as usize];
+        ps.bloom.remove(v);
+        ps.dirty = true;
+        self.c.flows_resumed += 1;
+        self.arm(ctx, in_port);
+    }
+
+    /// Recompute whether physical (or overflow) queue `q` of egress `port` is held: its head
+    /// packet's flow matches the latest filter from downstream.
+    #[inline]
+    fn check_head(&self, ctx: &mut SwitchCtx<'_>, port: u16, q: usize) {
+        let ps = &self.ports[port as usize];
+        let ep = &ctx.ports[port as usize];
+        let hold = ps.rx_any
+            && match ep.head(q) {
+                Some(h) => {
+                    let p = ctx.arena.get(h);
+                    p.kind() == PktKind::Data
+                        && bloom_contains(
+                            &ps.rx_bits,
+                            ps.rx_m,
+                            ps.rx_k,
+                            vfid(p.src, p.dst, p.sport, p.dport, self.vfid_table),
+                        )
+                }
+                None => false,
+            };
+        let ep = &mut ctx.ports[port as usize];
+        if hold {
+            ep.held |= 1u64 << q;
+        } else {
+            ep.held &= !(1u64 << q);
+        }
+    }
+
+    /// The τ tick of `port`.
+    fn tick(&mut self, ctx: &mut SwitchCtx<'_>, port: u16) {
+        self.ports[port as usize].armed = false;
+        // Resume pacing: at most `resumes_per_tau` flows per physical queue of this egress.
+        let mut due = self.ports[port as usize].resume_due;
+        while due != 0 {
+            let q = due.trailing_zeros() as usize;
+            due &= due - 1;
+            let mut left = self.resumes_per_tau;
+            while left > 0 {
+                let Some(id) = self.ports[port as usize].resume[q - FIRST_PHYSICAL].pop_front()
+                else {
+                    break;
+                };
+                // Skip stale items (the flow was paused again while waiting).
+                if self.table.get(id).has(RESUME_PENDING) {
+                    self.resume(ctx, id);
+                    left -= 1;
+                }
+            }
+            if self.ports[port as usize].resume[q - FIRST_PHYSICAL].is_empty() {
+                self.ports[port as usize].resume_due &= !(1u64 << q);
+            }
+        }
+        // The pause frame of this link, to its upstream device.
+        let ps = &mut self.ports[port as usize];
+        if ps.bloom.members > 0 || ps.dirty {
+            ps.dirty = false;
+            let bits = ps.bloom.bits;
+            let frame = Packet {
+                src: ctx.node,
+                dst: ctx.ports[port as usize].tx.link.peer,
+                size: ctx.env.sizes.bfc(self.bloom_bytes),
+                prio: 0,
+                hdr: Header::Bfc(BfcHdr {
+                    bits: self.m_bits as u16,
+                    hashes: self.k as u8,
+                }),
+                ..Packet::default()
+            };
+            let slot = ctx.arena.alloc(frame);
+            *ctx.arena.payload_mut(slot) = bits;
+            ctx.out.push(Emit::Control { port, pkt: slot });
+            self.c.pause_frames += 1;
+        }
+        let ps = &self.ports[port as usize];
+        if ps.bloom.members > 0 || ps.resume_due != 0 {
+            self.arm(ctx, port);
+        }
+    }
+
+    /// Occupancy tail: the smallest depth (bytes, bin upper edge) at or below which a
+    /// fraction `p` of the enqueue-time samples of physical queues lie.
+    pub fn occupancy_quantile(hist: &[u64], p: f64) -> u64 {
+        let total: u64 = hist.iter().sum();
+        if total == 0 {
+            return 0;
+        }
+        let want = (p * total as f64).ceil() as u64;
+        let mut acc = 0;
+        for (i, &h) in hist.iter().enumerate() {
+            acc += h;
+            if acc >= want {
+                return (i as u64 + 1) * OCC_BIN_BYTES;
+            }
+        }
+        hist.len() as u64 * OCC_BIN_BYTES
+    }
+}
+
+impl SwitchHooks for BfcSwitch {
+    fn hooks(&self) -> u16 {
+        hook::SELECT_QUEUE | hook::ENQUEUE | hook::DEPARTURE
+    }
+
+    #[inline]
+    fn owns(&self, pkt: &Packet) -> bool {
+        pkt.kind() == PktKind::Bfc
+    }
+
+    /// A pause frame from the downstream device on `in_port`: it replaces the filter of that
+    /// link; every physical queue of egress `in_port` is checked against it.
+    fn on_control(&mut self, ctx: &mut SwitchCtx<'_>, p: u32, in_port: u16) -> Verdict {
+        if let Header::Bfc(h) = ctx.arena.get(p).hdr
+            && let Some(words) = ctx.arena.payload(p)
+        {
+            let words = *words;
+            let ps = &mut self.ports[in_port as usize];
+            ps.rx_bits = words;
+            ps.rx_m = h.bits as u32;
+            ps.rx_k = h.hashes as u32;
+            ps.rx_any = words.iter().any(|&w| w != 0);
+            self.c.frames_received += 1;
+            let before = ctx.ports[in_port as usize].held;
+            let mut qs =
+                ctx.ports[in_port as usize].nonempty & (self.phys_mask | (1u64 << self.overflow_q));
+            while qs != 0 {
+                let q = qs.trailing_zeros() as usize;
+                qs &= qs - 1;
+                self.check_head(ctx, in_port, q);
+            }
+            if before & !ctx.ports[in_port as usize].held != 0 {
+                ctx.out.push(Emit::Kick { port: in_port });
+            }
+        }
+        Verdict::Consumed
+    }
+
+    #[inline]
+    fn select_queue(&mut self, ctx: &mut SwitchCtx<'_>, pkt: u32, egress: u16) -> Option<usize> {
+        let p = ctx.arena.get(pkt);
+        let d = match p.hdr {
+            Header::Data(d) => d,
+            Header::Ack(_) | Header::Nack(_) => {
+                // ACKs and NACKs: the strict high-priority queue.
+                ctx.ports[egress as usize].strict |= 1u64 << HPQ;
+                return Some(HPQ);
+            }
+            // CNPs and other schemes' packets: the default (the control class).
+            _ => return None,
+        };
+        let first = self.hpq && d.seq == 0 && !d.retx;
+        let v = vfid(p.src, p.dst, p.sport, p.dport, self.vfid_table);
+        let in_port = p.in_port;
+        if self.mode == BfcMode::Sfq {
+            return Some(FIRST_PHYSICAL + v as usize % self.physical);
+        }
+        let entry = self.table.lookup(v, in_port, egress);
+        if let Some(id) = entry {
+            let q = self.table.get(id).queue;
+            if q != NO_QUEUE {
+                return Some(q as usize);
+            }
+        } else if first {
+            ctx.ports[egress as usize].strict |= 1u64 << HPQ;
+            return Some(HPQ);
+        } else if !self.table.has_room(v) {
+            return Some(self.overflow_q);
+        }
+        if !self.mode.dynamic() {
+            return Some(FIRST_PHYSICAL + v as usize % self.physical);
+        }
+        let free = self.phys_mask & !ctx.ports[egress as usize].nonempty;
+        Some(if free != 0 {
+            free.trailing_zeros() as usize
+        } else {
+            FIRST_PHYSICAL + ctx.rng.below(self.physical as u64) as usize
+        })
+    }
+
+    fn on_enqueue(&mut self, ctx: &mut SwitchCtx<'_>, pkt: u32, at: &Hop, depth_before: u64) {
+        let q = at.q;
+        if q == HPQ {
+            if ctx.arena.get(pkt).kind() == PktKind::Data {
+                self.c.hpq_packets += 1;
+            }
+            return;
+        }
+        if depth_before == 0 && self.ports[at.egress as usize].rx_any {
+            // A new head packet: the upstream role checks it against the downstream filter.
+            self.check_head(ctx, at.egress, q);
+        }
+        if q == self.overflow_q {
+            self.c.overflow_queue += 1;
+            return;
+        }
+        if !self.is_physical(q) {
+            return;
+        }
+        let ep = &ctx.ports[at.egress as usize];
+        let n_active = self.n_active(ep);
+        let depth = ep.queues[q].bytes;
+        let ps = &mut self.ports[at.egress as usize];
+        ps.max_active = ps.max_active.max(n_active);
+        self.active_hist[n_active as usize] += 1;
+        self.occupancy_hist[((depth / OCC_BIN_BYTES) as usize).min(OCC_BINS - 1)] += 1;
+        self.max_occupancy_bytes = self.max_occupancy_bytes.max(depth);
+        if self.mode == BfcMode::Sfq {
+            return;
+        }
+        let p = ctx.arena.get(pkt);
+        let v = vfid(p.src, p.dst, p.sport, p.dport, self.vfid_table);
+        let id = match self.table.lookup(v, at.in_port, at.egress) {
+            Some(id) => id,
+            None => match self.table.insert(v, at.in_port, at.egress) {
+                Some(id) => {
+                    if self.table.in_cache(id) {
+                        self.c.overflow_cache += 1;
+                    }
+                    id
+                }
+                // Cannot happen: queue selection saw room. Leave the packet untracked.
+                None => return,
+            },
+        };
+        let e = self.table.get_mut(id);
+        if e.queue == NO_QUEUE {
+            e.queue = q as u8;
+            self.c.assignments += 1;
+            if depth_before > 0 {
+                self.c.collisions += 1;
+            }
+        }
+        e.packets += 1;
+        if !self.mode.pauses() {
+            return;
+        }
+        let (paused, pending) = (e.has(PAUSED), e.has(RESUME_PENDING));
+        if !paused || pending {
+            let th = self.threshold(ctx, at.in_port, at.egress);
+            if depth > th {
+                if pending {
+                    // Still too much queued: it stays paused (its resume-list item is stale).
+                    self.table.get_mut(id).flags &= !RESUME_PENDING;
+                } else {
+                    self.pause(ctx, id, v, at.in_port);
+                }
+            }
+        }
+    }
+
+    fn on_departure(&mut self, ctx: &mut SwitchCtx<'_>, pkt: u32, at: &Hop) {
+        let q = at.q;
+        if q == HPQ || q == 0 {
+            return;
+        }
+        if self.ports[at.egress as usize].rx_any {
+            self.check_head(ctx, at.egress, q);
+        } else {
+            ctx.ports[at.egress as usize].held &= !(1u64 << q);
+        }
+        if self.mode == BfcMode::Sfq || !self.is_physical(q) {
+            return;
+        }
+        let p = ctx.arena.get(pkt);
+        let v = vfid(p.src, p.dst, p.sport, p.dport, self.vfid_table);
+        let Some(id) = self.table.lookup(v, at.in_port, at.egress) else {
+            return;
+        };
+        let e = self.table.get_mut(id);
+        e.packets = e.packets.saturating_sub(1);
+        if e.packets == 0 {
+            e.queue = NO_QUEUE;
+        }
+        let (paused, pending, left) = (e.has(PAUSED), e.has(RESUME_PENDING), e.packets);
+        if !paused {
+            if left == 0 {
+                self.table.remove(id);
+            }
+            return;
+        }
+        if pending {
+            return;
+        }
+        let due = left == 0
+            || ctx.ports[at.egress as usize].queues[q].bytes
+                <= self.threshold(ctx, at.in_port, at.egress);
+        if due {
+            self.table.get_mut(id).flags |= RESUME_PENDING;
+            let ps = &mut self.ports[at.egress as usize];
+            ps.resume[q - FIRST_PHYSICAL].push_back(id);
+            ps.resume_due |= 1u64 << q;
+            self.arm(ctx, at.egress);
+        }
+    }
+
+    fn on_timer(&mut self, ctx: &mut SwitchCtx<'_>, port: u16, which: u8, _arg: u8) {
+        if which == timer::TICK && (port as usize) < self.ports.len() {
+            self.tick(ctx, port);
+        }
+    }
+}
+
+impl Scheme for BfcSwitch {
+    type Host = super::host::BfcHost;
+
+    fn build_switch(cfg: &NetConfig, _env: &Env, _tier: u8, ports: &[EgressPort]) -> Option<Self> {
+        cfg.bfc.enabled.then(|| BfcSwitch::new(&cfg.bfc, ports))
+    }
+
+    fn build_host(cfg: &NetConfig, _env: &Env, hosts: usize, _flows: usize) -> Option<Self::Host> {
+        (cfg.bfc.enabled && cfg.bfc.mode.pauses())
+            .then(|| super::host::BfcHost::new(hosts, cfg.bfc.vfid_table))
+    }
+
+    fn summary(
+        switches: &[&Self],
+        host: Option<&Self::Host>,
+        cfg: &NetConfig,
+    ) -> Option<(&'static str, serde_json::Value)> {
+        if switches.is_empty() {
+            return None;
+        }
+        let mut c = BfcCounters::default();
+        let mut active = vec![0u64; 65];
+        let mut occ = vec![0u64; OCC_BINS];
+        let mut max_active = 0u32;
+        let mut table_peak = 0usize;
+        let mut max_occ = 0u64;
+        for s in switches {
+            let x = &s.c;
+            c.pause_frames += x.pause_frames;
+            c.frames_received += x.frames_received;
+            c.flows_paused += x.flows_paused;
+            c.flows_resumed += x.flows_resumed;
+            c.assignments += x.assignments;
+            c.collisions += x.collisions;
+            c.overflow_cache += x.overflow_cache;
+            c.overflow_queue += x.overflow_queue;
+            c.hpq_packets += x.hpq_packets;
+            for (a, b) in active.iter_mut().zip(&s.active_hist) {
+                *a += b;
+            }
+            for (a, b) in occ.iter_mut().zip(&s.occupancy_hist) {
+                *a += b;
+            }
+            max_active = max_active.max(s.ports.iter().map(|p| p.max_active).max().unwrap_or(0));
+            table_peak = table_peak.max(s.table.table_used + s.table.cache_used);
+            max_occ = max_occ.max(s.max_occupancy_bytes);
+        }
+        let samples: u64 = active.iter().sum();
+        let mut acc = 0u64;
+        let cdf: Vec<serde_json::Value> = active
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| **n > 0)
+            .map(|(i, n)| {
+                acc += n;
+                serde_json::json!([i, acc as f64 / samples.max(1) as f64])
+            })
+            .collect();
+        let q = |p| BfcSwitch::occupancy_quantile(&occ, p);
+        Some((
+            "bfc",
+            serde_json::json!({
+                "mode": cfg.bfc.mode,
+                "physical_queues": cfg.bfc.physical_queues,
+                "high_priority_queue": cfg.bfc.hpq(),
+                "pause_frames": c.pause_frames,
+                "frames_received_switches": c.frames_received,
+                "frames_received_hosts": host.map_or(0, |h| h.frames_received),
+                "flows_paused": c.flows_paused,
+                "flows_resumed": c.flows_resumed,
+                "assignments": c.assignments,
+                "collisions": c.collisions,
+                "collision_fraction": if c.assignments > 0 {
+                    c.collisions as f64 / c.assignments as f64
+                } else {
+                    0.0
+                },
+                "overflow_cache_entries": c.overflow_cache,
+                "overflow_queue_packets": c.overflow_queue,
+                "hpq_packets": c.hpq_packets,
+                "max_active_queues_per_port": max_active,
+                "active_queues_cdf": cdf,
+                "flow_table_peak_entries_per_switch": table_peak,
+                "physical_queue_occupancy_bytes": {
+                    "p50": q(0.5), "p90": q(0.9), "p99": q(0.99), "p999": q(0.999),
+                    "max": max_occ, "bin_bytes": OCC_BIN_BYTES,
+                },
+            }),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Framing;
+    use crate::engine::arena::PacketArena;
+    use crate::engine::packet::{DataHdr, WireSizes};
+    use crate::link::PortLink;
+    use crate::rng::Rng;
+    use crate::scheme::Outbox;
+    use crate::topology::routing::RouteTable;
+    use crate::units::{GBPS, US};
+
+    /// A switch with two 100 G, 1 µs ports (0 = from the upstream, 1 = the egress), driven by
+    /// hand: HRTT = 2 µs, τ = 1 µs.
+    struct Rig {
+        sw: BfcSwitch,
+        ports: Vec<EgressPort>,
+        arena: PacketArena,
+        rng: Rng,
+        env: Env,
+        routes: RouteTable,
+        out: Outbox<Emit>,
+        mmu: crate::switch::mmu::Mmu,
+        now_ps: u64,
+    }
+
+    impl Rig {
+        fn new(cfg: &BfcConfig) -> Rig {
+            let link = PortLink {
+                peer: 9,
+                peer_port: 0,
+                rate_bps: 100 * GBPS,
+                delay_ps: US,
+                error_rate: 0.0,
+                tx_bytes: 0,
+            };
+            let ports = vec![
+                EgressPort::new(link.clone(), cfg.queues_per_port(), false),
+                EgressPort::new(link, cfg.queues_per_port(), false),
+            ];
+            let topo = crate::topology::shapes::star(2, 100 * GBPS, US).unwrap();
+            Rig {
+                sw: BfcSwitch::new(cfg, &ports),
+                ports,
+                arena: PacketArena::new(),
+                rng: Rng::new(1),
+                env: Env {
+                    host_rate_bps: 100 * GBPS,
+                    base_rtt_ps: 4 * US,
+                    queues_per_port: cfg.queues_per_port(),
+                    num_hosts: 2,
+                    sizes: WireSizes {
+                        framing: Framing::Hpcc,
+                        int_bytes: 0,
+                        irn_sack: false,
+                        bts_bytes: 64,
+                        ndp_bytes: 64,
+                    },
+                },
+                routes: RouteTable::try_build(&topo).unwrap(),
+                out: Outbox::new(),
+                mmu: crate::switch::mmu::Mmu::new(
+                    crate::config::BufferConfig {
+                        mode: crate::config::BufferMode::Unlimited,
+                        size_bytes: 0,
+                        dt_alpha: 1.0,
+                    },
+                    2,
+                    cfg.queues_per_port(),
+                ),
+                now_ps: 0,
+            }
+        }
+
+        fn with<R>(&mut self, f: impl FnOnce(&mut BfcSwitch, &mut SwitchCtx<'_>) -> R) -> R {
+            let mut ctx = SwitchCtx {
+                now_ps: self.now_ps,
+                node: 0,
+                tier: 1,
+                ports: &mut self.ports,
+                arena: &mut self.arena,
+                rng: &mut self.rng,
+                mmu: &mut self.mmu,
+                env: &self.env,
+                routes: &self.routes,
+                out: &mut self.out,
+                event_no: 0,
+            };
+            f(&mut self.sw, &mut ctx)
+        }
+
+        /// A 1000 B data packet (not a first packet) of flow `src` arrives on `in_port` for
+        /// egress 1: queue selection, enqueue, enqueue hook. Returns its queue.
+        fn arrive(&mut self, src: u32, in_port: u16) -> usize {
+            let p = self.arena.alloc(Packet {
+                src,
+                dst: 100,
+                size: 1000,
+                sport: 7,
+                dport: 100,
+                in_port,
+                hdr: Header::Data(DataHdr {
+                    seq: 1000,
+                    payload: 952,
+                    ..DataHdr::default()
+                }),
+                ..Packet::default()
+            });
+            let q = self.with(|s, c| s.select_queue(c, p, 1)).unwrap();
+            let before = self.ports[1].queues[q].bytes;
+            self.ports[1].enqueue(q, p, 1000);
+            let at = Hop {
+                in_port,
+                egress: 1,
+                q,
+                size: 1000,
+            };
+            self.with(|s, c| s.on_enqueue(c, p, &at, before));
+            q
+        }
+
+        /// The head of queue `q` of egress 1 leaves.
+        fn depart(&mut self, q: usize) {
+            let (p, size) = self.ports[1].dequeue(q, |_| 1000).unwrap();
+            let at = Hop {
+                in_port: self.arena.get(p).in_port,
+                egress: 1,
+                q,
+                size,
+            };
+            self.with(|s, c| s.on_departure(c, p, &at));
+            self.arena.free(p);
+        }
+
+        fn tick(&mut self, port: u16) {
+            self.with(|s, c| s.on_timer(c, port, timer::TICK, 0));
+        }
+
+        fn entry(&self, src: u32, in_port: u16) -> super::super::FlowEntry {
+            let v = vfid(src, 100, 7, 100, self.sw.vfid_table);
+            *self
+                .sw
+                .table
+                .get(self.sw.table.lookup(v, in_port, 1).unwrap())
+        }
+    }
+
+    fn cfg() -> BfcConfig {
+        BfcConfig {
+            enabled: true,
+            ..BfcConfig::default()
+        }
+    }
+
+    #[test]
+    fn pause_and_resume_one_flow_at_exactly_the_threshold() {
+        // One flow, so N_active = 1: Th = (2 µs + 1 µs) × 100 Gb/s / 8 = 37,500 B. The 37th
+        // packet leaves the queue at 37,000 B ≤ Th; the 38th brings it to 38,000 B > Th and
+        // pauses the flow: its VFID enters the filter of ingress 0.
+        let mut r = Rig::new(&cfg());
+        let v = vfid(1, 100, 7, 100, r.sw.vfid_table);
+        for i in 1..=37 {
+            let q = r.arrive(1, 0);
+            assert_eq!(q, FIRST_PHYSICAL, "the first free physical queue");
+            assert_eq!(r.sw.c.flows_paused, 0, "paused after {i} packets");
+        }
+        r.arrive(1, 0);
+        assert_eq!(r.sw.c.flows_paused, 1);
+        assert!(r.entry(1, 0).has(PAUSED));
+        assert!(r.sw.ports[0].bloom.contains(v));
+        // More packets in flight keep it paused (no second pause).
+        r.arrive(1, 0);
+        assert_eq!(r.sw.c.flows_paused, 1);
+        // 39 packets: the first departure leaves 38,000 B > Th, the second 37,000 B ≤ Th:
+        // only then is the flow due for resumption.
+        r.depart(FIRST_PHYSICAL);
+        assert!(!r.entry(1, 0).has(RESUME_PENDING));
+        r.depart(FIRST_PHYSICAL);
+        assert!(r.entry(1, 0).has(RESUME_PENDING));
+        assert!(
+            r.sw.ports[0].bloom.contains(v),
+            "resumed only at the τ tick"
+        );
+        r.now_ps = US;
+        r.tick(1);
+        assert_eq!(r.sw.c.flows_resumed, 1);
+        assert!(!r.entry(1, 0).has(PAUSED));
+        assert!(!r.sw.ports[0].bloom.contains(v));
+        // The tick of ingress 0 sends the (now empty, changed) filter upstream.
+        r.tick(0);
+        assert_eq!(r.sw.c.pause_frames, 1);
+        assert!(
+            r.out
+                .items
+                .iter()
+                .any(|(_, e)| matches!(e, Emit::Control { port: 0, .. }))
+        );
+    }
+
+    #[test]
+    fn at_most_one_resume_per_queue_per_tau() {
+        // One physical queue, so flows 1 and 2 (ingresses 0 and 1... both on ingress 0 here)
+        // share it. Both are paused above Th; both become due when the queue drains; one tick
+        // resumes exactly one, the next tick the other.
+        let mut r = Rig::new(&BfcConfig {
+            physical_queues: 1,
+            ..cfg()
+        });
+        for _ in 0..40 {
+            r.arrive(1, 0);
+            r.arrive(2, 0);
+        }
+        assert_eq!(r.sw.c.flows_paused, 2);
+        assert!(r.sw.c.collisions >= 1, "the second flow collided");
+        for _ in 0..80 {
+            r.depart(FIRST_PHYSICAL);
+        }
+        assert_eq!(r.sw.ports[1].resume[0].len(), 2);
+        r.now_ps = US;
+        r.tick(1);
+        assert_eq!(r.sw.c.flows_resumed, 1, "one resume per queue per τ");
+        r.now_ps = 2 * US;
+        r.tick(1);
+        assert_eq!(r.sw.c.flows_resumed, 2);
+        // Both flows left the switch entirely: their entries are gone, the queue is free.
+        assert_eq!(r.sw.table.table_used + r.sw.table.cache_used, 0);
+    }
+
+    #[test]
+    fn dynamic_assignment_distinct_queues_collisions_and_release() {
+        // 20 flows (< 32 queues) get 20 distinct queues and no collision.
+        let mut r = Rig::new(&cfg());
+        let qs: std::collections::HashSet<usize> = (0..20).map(|f| r.arrive(f, 0)).collect();
+        assert_eq!(qs.len(), 20);
+        assert_eq!(r.sw.c.collisions, 0);
+        // 20 more: the first 12 take the remaining free queues, the last 8 collide.
+        for f in 20..40 {
+            r.arrive(f, 0);
+        }
+        assert_eq!(r.sw.c.assignments, 40);
+        assert_eq!(r.sw.c.collisions, 8);
+        // A queue whose last packet leaves is free again: drain queue FIRST_PHYSICAL + 31
+        // (flow 31 and a colliding one), then a new flow gets exactly that queue.
+        let last = FIRST_PHYSICAL + 31;
+        while r.ports[1].queues[last].bytes > 0 {
+            r.depart(last);
+        }
+        assert_eq!(r.arrive(1000, 0), last);
+        assert_eq!(r.sw.c.collisions, 8);
+    }
+
+    #[test]
+    fn upstream_holds_a_queue_whose_head_matches_the_filter() {
+        let mut r = Rig::new(&cfg());
+        let q1 = r.arrive(1, 0);
+        let q2 = r.arrive(2, 0);
+        // A filter from the downstream of egress 1 that pauses flow 1.
+        let mut f = CountingBloom::new(1024, 4);
+        f.insert(vfid(1, 100, 7, 100, r.sw.vfid_table));
+        let frame = r.arena.alloc(Packet {
+            hdr: Header::Bfc(BfcHdr {
+                bits: 1024,
+                hashes: 4,
+            }),
+            ..Packet::default()
+        });
+        *r.arena.payload_mut(frame) = f.bits;
+        assert_eq!(r.with(|s, c| s.on_control(c, frame, 1)), Verdict::Consumed);
+        assert_eq!(r.ports[1].held, 1u64 << q1);
+        let q = r.ports[1].select(crate::config::SchedulerKind::RoundRobin, |_| 1000);
+        assert_eq!(q, Some(q2), "the held queue is skipped");
+        // An empty filter releases it (and kicks the port).
+        let frame = r.arena.alloc(Packet {
+            hdr: Header::Bfc(BfcHdr {
+                bits: 1024,
+                hashes: 4,
+            }),
+            ..Packet::default()
+        });
+        *r.arena.payload_mut(frame) = [0; 16];
+        r.with(|s, c| s.on_control(c, frame, 1));
+        assert_eq!(r.ports[1].held, 0);
+        assert!(
+            r.out
+                .items
+                .iter()
+                .any(|(_, e)| matches!(e, Emit::Kick { port: 1 }))
+        );
+    }
+}
