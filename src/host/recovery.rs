@@ -114,15 +114,37 @@ impl SendState {
             .map(|b| b.1)
     }
 
+    /// [`Self::peek`] of an NDP flow (kept out of line: the GBN/IRN path stays small).
+    #[cold]
+    #[inline(never)]
+    fn ndp_peek(&self) -> Option<Segment> {
+        let n = self.ndp.as_ref()?;
+        n.peek(self.snd_nxt, self.size).map(|(seq, retx)| Segment {
+            seq,
+            len: self.seg_len(seq),
+            retx,
+        })
+    }
+
+    /// [`Self::commit`] of an NDP flow (out of line, like [`Self::ndp_peek`]).
+    #[cold]
+    #[inline(never)]
+    fn ndp_commit(&mut self, seg: Segment, end: u64) {
+        if let Some(n) = &mut self.ndp {
+            n.commit(seg.seq, seg.len, seg.retx, self.mtu);
+        }
+        if !seg.retx {
+            self.snd_nxt = end;
+        }
+        self.max_sent = self.max_sent.max(end);
+    }
+
     /// The next segment to send, if any, given that new data may only be sent when
     /// `new_allowed` (window/BDP-FC check done by the caller).
+    #[inline]
     pub fn peek(&self, new_allowed: bool) -> Option<Segment> {
-        if let Some(n) = &self.ndp {
-            return n.peek(self.snd_nxt, self.size).map(|(seq, retx)| Segment {
-                seq,
-                len: self.seg_len(seq),
-                retx,
-            });
+        if self.ndp.is_some() {
+            return self.ndp_peek();
         }
         if self.scheme == Scheme::Irn && self.in_recovery {
             let mut s = self.retx_next.max(self.snd_una);
@@ -159,17 +181,14 @@ impl SendState {
     }
 
     /// Record that `seg` (from [`Self::peek`]) was transmitted.
+    #[inline]
     pub fn commit(&mut self, seg: Segment) {
         let end = seg.seq + seg.len as u64;
         if seg.retx {
             self.retx_packets += 1;
         }
-        if let Some(n) = &mut self.ndp {
-            n.commit(seg.seq, seg.len, seg.retx, self.mtu);
-            if !seg.retx {
-                self.snd_nxt = end;
-            }
-            self.max_sent = self.max_sent.max(end);
+        if self.ndp.is_some() {
+            self.ndp_commit(seg, end);
             return;
         }
         if self.scheme == Scheme::Irn && self.in_recovery && seg.seq < self.snd_nxt {

@@ -90,6 +90,17 @@ pub enum Emit {
         /// Packet slot.
         pkt: u32,
     },
+    /// Give back `bytes` of shared buffer charged to (`in_port`, queue `q`): for a scheme that
+    /// took a queued packet out of its queue (NDP trims the tail). Carried out in order, so a
+    /// release before a [`Emit::Recirculate`] of the same packet happens first.
+    Release {
+        /// Ingress port the bytes were charged to.
+        in_port: u16,
+        /// Queue they were charged to.
+        q: u16,
+        /// Bytes.
+        bytes: u64,
+    },
     /// Restart transmission on `port` (e.g. a pause was lifted).
     Kick {
         /// Egress port.
@@ -201,9 +212,6 @@ pub struct SwitchCtx<'a> {
     pub arena: &'a mut PacketArena,
     /// The switch's random stream.
     pub rng: &'a mut Rng,
-    /// The switch's shared-buffer accounting (a scheme that takes a queued packet back
-    /// releases its bytes here).
-    pub mmu: &'a mut crate::switch::mmu::Mmu,
     /// Static environment.
     pub env: &'a Env,
     /// Routing tables (read-only).
@@ -227,7 +235,6 @@ impl SwitchCtx<'_> {
             ports: &mut *self.ports,
             arena: &mut *self.arena,
             rng: &mut *self.rng,
-            mmu: &mut *self.mmu,
             env: self.env,
             routes: self.routes,
             out: &mut *self.out,

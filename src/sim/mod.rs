@@ -665,7 +665,7 @@ impl Simulator {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn dispatch(&mut self, ev: Event) {
         match ev {
             Event::Arrive {

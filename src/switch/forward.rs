@@ -56,7 +56,6 @@ impl Simulator {
             ports: &mut sw.ports,
             arena: &mut self.arena,
             rng: &mut sw.rng,
-            mmu: &mut sw.mmu,
             env: &self.env,
             routes: &self.routes,
             out: &mut self.outbox,
@@ -116,6 +115,9 @@ impl Simulator {
                     self.switch_try_send(s, port);
                 }
                 Emit::Kick { port } => self.switch_try_send(s, port),
+                Emit::Release { in_port, q, bytes } => {
+                    self.switches[s].mmu.release(in_port, q as usize, bytes);
+                }
                 Emit::Timer {
                     at_ps,
                     port,

@@ -649,7 +649,6 @@ mod tests {
         env: Env,
         routes: RouteTable,
         out: Outbox<Emit>,
-        mmu: crate::switch::mmu::Mmu,
         now_ps: u64,
     }
 
@@ -688,15 +687,6 @@ mod tests {
                 },
                 routes: RouteTable::try_build(&topo).unwrap(),
                 out: Outbox::new(),
-                mmu: crate::switch::mmu::Mmu::new(
-                    crate::config::BufferConfig {
-                        mode: crate::config::BufferMode::Unlimited,
-                        size_bytes: 0,
-                        dt_alpha: 1.0,
-                    },
-                    2,
-                    cfg.queues_per_port(),
-                ),
                 now_ps: 0,
             }
         }
@@ -709,7 +699,6 @@ mod tests {
                 ports: &mut self.ports,
                 arena: &mut self.arena,
                 rng: &mut self.rng,
-                mmu: &mut self.mmu,
                 env: &self.env,
                 routes: &self.routes,
                 out: &mut self.out,

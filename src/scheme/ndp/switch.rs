@@ -126,7 +126,11 @@ impl SwitchHooks for NdpSwitch {
                         return Verdict::Pass;
                     };
                     let tp = ctx.arena.get_mut(t);
-                    ctx.mmu.release(tp.in_port, LOW_QUEUE, bytes);
+                    ctx.out.push(Emit::Release {
+                        in_port: tp.in_port,
+                        q: LOW_QUEUE as u16,
+                        bytes,
+                    });
                     trim(tp, self.header_bytes);
                     ctx.out.push(Emit::Recirculate(t));
                     self.c.trims += 1;
