@@ -346,6 +346,8 @@ pub struct FlowTable {
     pub cache_used: usize,
     /// Entries in use in the table.
     pub table_used: usize,
+    /// Highest number of entries in use at once (table + cache).
+    pub peak_used: usize,
 }
 
 impl FlowTable {
@@ -356,6 +358,7 @@ impl FlowTable {
             cache: vec![(0, FlowEntry::default()); cache],
             cache_used: 0,
             table_used: 0,
+            peak_used: 0,
         }
     }
 
@@ -406,12 +409,14 @@ impl FlowTable {
         if let Some(w) = b.iter().position(|e| e.flags & VALID == 0) {
             b[w] = fresh;
             self.table_used += 1;
+            self.peak_used = self.peak_used.max(self.table_used + self.cache_used);
             return Some(vfid * WAYS as u32 + w as u32);
         }
         let base = self.base();
         let i = self.cache.iter().position(|(_, e)| e.flags & VALID == 0)?;
         self.cache[i] = (vfid, fresh);
         self.cache_used += 1;
+        self.peak_used = self.peak_used.max(self.table_used + self.cache_used);
         Some(base + i as u32)
     }
 
@@ -543,6 +548,12 @@ mod tests {
         assert_eq!(t.lookup(3, 1, 9), None);
         assert_eq!(t.insert(3, 6, 9), Some(13));
         assert_eq!((t.table_used, t.cache_used), (4, 2));
+        // The peak counts entries in use at once: 6, and it stays after removals.
+        assert_eq!(t.peak_used, 6);
+        for id in ids {
+            t.remove(id);
+        }
+        assert_eq!(t.peak_used, 6);
     }
 
     #[test]

@@ -579,7 +579,7 @@ impl Scheme for BfcSwitch {
                 *a += b;
             }
             max_active = max_active.max(s.ports.iter().map(|p| p.max_active).max().unwrap_or(0));
-            table_peak = table_peak.max(s.table.table_used + s.table.cache_used);
+            table_peak = table_peak.max(s.table.peak_used);
             max_occ = max_occ.max(s.max_occupancy_bytes);
         }
         let samples: u64 = active.iter().sum();

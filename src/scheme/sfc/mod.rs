@@ -205,8 +205,7 @@ impl PauseCache {
         self.keys[s] = k;
         self.ends[s] = self.ends[s].max(end_ps);
         // Occupancy: live entries (end in the future).
-        let (keys, ends) = (&self.keys, &self.ends);
-        let _ = keys;
+        let ends = &self.ends;
         self.live
             .retain(|&i| ends[i as usize] > now_ps && i as usize != s);
         self.live.push(s as u32);
