@@ -7,7 +7,7 @@
 //! 1-hop BDP = 100 Gb/s × 2 µs = 25,000 B.
 
 use sfc::cc::CcConfig;
-use sfc::cc::none::{NoneParams, NoneWindow};
+
 use sfc::config::{BufferConfig, BufferMode, NetConfig, SchedulerKind};
 use sfc::scheme::bfc::switch::BfcSwitch;
 use sfc::scheme::bfc::{BfcConfig, BfcMode};
@@ -20,20 +20,7 @@ use sfc::workload::FlowSpec;
 const PKT: u64 = 1048;
 
 fn flow_at(src: u32, dst: u32, size: u64, start_ps: u64) -> FlowSpec {
-    FlowSpec {
-        src,
-        dst,
-        size_bytes: size,
-        start_ps,
-        prio: 3,
-        dport: 100,
-    }
-}
-
-fn none_cc() -> CcConfig {
-    CcConfig::None(NoneParams {
-        window: NoneWindow::Unlimited,
-    })
+    FlowSpec::background(src, dst, size, start_ps)
 }
 
 /// BFC in `mode` on a lossless (PFC) 12 MB buffer: PFC stays as the backstop, and must never
@@ -68,7 +55,8 @@ fn bfc_of(sim: &Simulator) -> &BfcSwitch {
 fn n_long_flows(n: u32) {
     let topo = shapes::star(n + 1, 100 * GBPS, US).unwrap();
     let flows: Vec<FlowSpec> = (1..=n).map(|s| flow_at(s, 0, 1 << 30, 0)).collect();
-    let mut sim = Simulator::new(topo, net(BfcMode::Bfc), none_cc(), &flows).unwrap();
+    let mut sim =
+        Simulator::new(topo, net(BfcMode::Bfc), CcConfig::none_unlimited(), &flows).unwrap();
     let (t0, t1) = (200 * US, 1_200 * US);
     sim.cfg.stop_ps = t0;
     sim.run_quiet();
@@ -197,7 +185,8 @@ fn first_packet_overtakes_paused_bulk_flows() {
         flow_at(2, 0, 20_000_000, 0),
         flow_at(1, 0, 1000, small),
     ];
-    let mut sim = Simulator::new(topo, net(BfcMode::Bfc), none_cc(), &flows).unwrap();
+    let mut sim =
+        Simulator::new(topo, net(BfcMode::Bfc), CcConfig::none_unlimited(), &flows).unwrap();
     sim.cfg.stop_ps = 5_000 * US;
     sim.run_quiet();
     sim.finish();
@@ -225,7 +214,8 @@ fn first_packet_overtakes_paused_bulk_flows() {
 fn forty_flows_collide_and_the_summary_reports_it() {
     let topo = shapes::star(41, 100 * GBPS, US).unwrap();
     let flows: Vec<FlowSpec> = (1..=40).map(|s| flow_at(s, 0, 200_000, 0)).collect();
-    let mut sim = Simulator::new(topo, net(BfcMode::Bfc), none_cc(), &flows).unwrap();
+    let mut sim =
+        Simulator::new(topo, net(BfcMode::Bfc), CcConfig::none_unlimited(), &flows).unwrap();
     sim.run_quiet();
     sim.finish();
     sim.check_invariants().unwrap();
@@ -247,7 +237,8 @@ fn sfq_and_vfid_modes() {
         if mode != BfcMode::Vfid {
             cfg.buffer.mode = BufferMode::Unlimited;
         }
-        let mut sim = Simulator::new(topo.clone(), cfg, none_cc(), &flows).unwrap();
+        let mut sim =
+            Simulator::new(topo.clone(), cfg, CcConfig::none_unlimited(), &flows).unwrap();
         sim.run_quiet();
         sim.finish();
         sim.check_invariants().unwrap();

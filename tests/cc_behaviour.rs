@@ -23,14 +23,7 @@ mod util {
     pub const LONG: u64 = 1 << 40;
 
     pub fn flow(src: u32, dst: u32, size: u64, start_ps: u64) -> FlowSpec {
-        FlowSpec {
-            src,
-            dst,
-            size_bytes: size,
-            start_ps,
-            prio: 3,
-            dport: 100,
-        }
+        FlowSpec::background(src, dst, size, start_ps)
     }
 
     /// Network config with the features preset `name` relies on (ECN, INT, ACK priority, CNP

@@ -10,20 +10,7 @@ use sfc::units::{GBPS, MS, NS, US, ser_time_ps, ser_time_ps_hpcc};
 use sfc::workload::FlowSpec;
 
 fn flow(src: u32, dst: u32, size: u64, start_ps: u64) -> FlowSpec {
-    FlowSpec {
-        src,
-        dst,
-        size_bytes: size,
-        start_ps,
-        prio: 3,
-        dport: 100,
-    }
-}
-
-fn none_cc() -> CcConfig {
-    CcConfig::None(NoneParams {
-        window: NoneWindow::Unlimited,
-    })
+    FlowSpec::background(src, dst, size, start_ps)
 }
 
 fn run(sim: &mut Simulator) {
@@ -96,8 +83,13 @@ fn single_flow_on_star_is_exact() {
                 framing,
                 ..NetConfig::default()
             };
-            let mut sim =
-                Simulator::new(topo, cfg, none_cc(), &[flow(0, 1, size, 5 * US)]).unwrap();
+            let mut sim = Simulator::new(
+                topo,
+                cfg,
+                CcConfig::none_unlimited(),
+                &[flow(0, 1, size, 5 * US)],
+            )
+            .unwrap();
             run(&mut sim);
             assert_drained(&sim);
             let fct = sim.flow_records()[0].fct_ps.unwrap();
@@ -143,8 +135,13 @@ fn single_flow_across_three_switches_is_exact() {
         ..NetConfig::default()
     };
     for size in [1000u64, 5500, 300_000] {
-        let mut sim =
-            Simulator::new(topo.clone(), cfg.clone(), none_cc(), &[flow(0, 1, size, 0)]).unwrap();
+        let mut sim = Simulator::new(
+            topo.clone(),
+            cfg.clone(),
+            CcConfig::none_unlimited(),
+            &[flow(0, 1, size, 0)],
+        )
+        .unwrap();
         run(&mut sim);
         assert_drained(&sim);
         let fct = sim.flow_records()[0].fct_ps.unwrap();
@@ -177,7 +174,7 @@ fn incast_last_flow_and_peak_queue_match_arrivals_minus_departures() {
         let flows: Vec<_> = (1..=n_senders)
             .map(|s| flow(s, 0, pkts * 1000, 0))
             .collect();
-        let mut sim = Simulator::new(topo, cfg, none_cc(), &flows).unwrap();
+        let mut sim = Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap();
         run(&mut sim);
         assert_drained(&sim);
         let s = ser_time_ps_hpcc(1048, 100 * GBPS); // 83 ns per data packet at every link
@@ -228,7 +225,7 @@ fn dynamic_threshold_steady_state() {
             flows.push(flow(s_queues + 2 * q, dst, 1 << 40, 0));
             flows.push(flow(s_queues + 2 * q + 1, dst, 1 << 40, 0));
         }
-        let mut sim = Simulator::new(topo, cfg, none_cc(), &flows).unwrap();
+        let mut sim = Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap();
         run(&mut sim);
         let want = alpha * b as f64 / (1.0 + alpha * s_queues as f64);
         let sw = &sim.switches[0];
@@ -298,7 +295,7 @@ fn link_errors_are_recovered() {
                 loss_recovery: lr,
                 ..NetConfig::default()
             },
-            none_cc(),
+            CcConfig::none_unlimited(),
             &[flow(0, 1, 2_000_000, 0)],
         )
         .unwrap();
@@ -327,7 +324,13 @@ fn ecmp_spreads_flows_and_never_moves_them() {
     for i in 0..2000u32 {
         flows.push(flow(i % 16, 16 + (i / 16) % 16, 1000, i as u64 * 10 * NS));
     }
-    let mut sim = Simulator::new(topo, NetConfig::default(), none_cc(), &flows).unwrap();
+    let mut sim = Simulator::new(
+        topo,
+        NetConfig::default(),
+        CcConfig::none_unlimited(),
+        &flows,
+    )
+    .unwrap();
     run(&mut sim);
     assert_drained(&sim);
     // ToR 0 is node 32; its uplinks are ports 16..20. One packet per flow: count packets by tx bytes.
@@ -400,9 +403,14 @@ fn bad_flows_are_errors_not_panics() {
             "priority",
         ),
     ] {
-        let e = Simulator::new(topo.clone(), NetConfig::default(), none_cc(), &[f])
-            .err()
-            .expect("must fail");
+        let e = Simulator::new(
+            topo.clone(),
+            NetConfig::default(),
+            CcConfig::none_unlimited(),
+            &[f],
+        )
+        .err()
+        .expect("must fail");
         assert!(e.contains(needle), "{e}");
     }
 }

@@ -15,7 +15,6 @@
 
 use sfc::cc::CcConfig;
 use sfc::cc::CongestionControl;
-use sfc::cc::none::{NoneParams, NoneWindow};
 use sfc::config::{BufferConfig, BufferMode, NetConfig};
 use sfc::scheme::pbfs::host::PbfsHost;
 use sfc::scheme::pbfs::switch::PbfsSwitch;
@@ -41,12 +40,6 @@ fn flow(src: u32, dst: u32, size: u64) -> FlowSpec {
     }
 }
 
-fn none_cc() -> CcConfig {
-    CcConfig::None(NoneParams {
-        window: NoneWindow::Unlimited,
-    })
-}
-
 fn pbfs() -> PbfsConfig {
     PbfsConfig {
         enabled: true,
@@ -58,7 +51,7 @@ fn pbfs() -> PbfsConfig {
 
 fn star_sim(hosts: u32, cfg: NetConfig, flows: &[FlowSpec]) -> Simulator {
     let topo = shapes::star(hosts, LINE, US).unwrap();
-    Simulator::new(topo, cfg, none_cc(), flows).unwrap()
+    Simulator::new(topo, cfg, CcConfig::none_unlimited(), flows).unwrap()
 }
 
 fn run_to(sim: &mut Simulator, t_ps: u64) {
@@ -519,7 +512,7 @@ fn postcards_from_the_remote_tor_travel_three_links() {
     let mut sim = Simulator::new(
         topo,
         cfg,
-        none_cc(),
+        CcConfig::none_unlimited(),
         &[flow(0, 2, 1_000_000), flow(1, 2, 1_000_000)],
     )
     .unwrap();

@@ -6,9 +6,10 @@
 //! leads to host `i`. Every link here is 100 G with 1 µs delay unless stated, so HPCC-sim's
 //! headroom per port is 3 × 100 G × 1 µs / 8 = 37 500 B and α = 1/8 at every host port.
 
+use sfc::cc::CcConfig;
+
 mod util {
     use sfc::cc::CcConfig;
-    use sfc::cc::none::{NoneParams, NoneWindow};
     use sfc::config::{BufferConfig, BufferMode, NetConfig, PfcConfig};
     use sfc::scenario::cc::preset;
     use sfc::scheme::pfc::PfcRecord;
@@ -24,20 +25,7 @@ mod util {
     pub const PKT: u64 = 1048;
 
     pub fn flow(src: u32, dst: u32, size: u64, start_ps: u64) -> FlowSpec {
-        FlowSpec {
-            src,
-            dst,
-            size_bytes: size,
-            start_ps,
-            prio: 3,
-            dport: 100,
-        }
-    }
-
-    pub fn none_cc() -> CcConfig {
-        CcConfig::None(NoneParams {
-            window: NoneWindow::Unlimited,
-        })
+        FlowSpec::background(src, dst, size, start_ps)
     }
 
     /// Lossless network with a `buffer`-byte switch buffer and PFC settings `pfc`.
@@ -215,7 +203,12 @@ fn lossless_incast_pauses_senders_and_never_drops() {
 // 2. PAUSE/RESUME, expiry and refresh.
 
 fn incast_with(pfc: PfcConfig) -> Simulator {
-    let mut sim = incast(8, 500_000, lossless(1_000_000, pfc), none_cc());
+    let mut sim = incast(
+        8,
+        500_000,
+        lossless(1_000_000, pfc),
+        CcConfig::none_unlimited(),
+    );
     run_all(&mut sim);
     assert_lossless_and_drained(&sim);
     sim
@@ -339,7 +332,13 @@ fn pause_expires_when_its_refresh_comes_too_late() {
             quanta,
             ..PfcConfig::default()
         };
-        let mut sim = Simulator::new(topo, lossless(1_000_000, pfc), none_cc(), &flows).unwrap();
+        let mut sim = Simulator::new(
+            topo,
+            lossless(1_000_000, pfc),
+            CcConfig::none_unlimited(),
+            &flows,
+        )
+        .unwrap();
         run_all(&mut sim);
         assert_eq!(sim.counters.flows_completed, 9);
         let dur = quanta_ps(quanta, 100 * GBPS);
@@ -386,7 +385,7 @@ fn victim_fct(mode: BufferMode, with_incast: bool) -> (u64, Simulator) {
     if with_incast {
         flows.extend((0..4).map(|s| flow(s, 5, 2_000_000, 0)));
     }
-    let mut sim = Simulator::new(topo, cfg, none_cc(), &flows).unwrap();
+    let mut sim = Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap();
     run_all(&mut sim);
     assert_eq!(sim.counters.drops, 0);
     assert_eq!(sim.counters.flows_completed, flows.len() as u64);
@@ -437,7 +436,7 @@ fn headroom_run(hf: f64) -> (Simulator, u64) {
             ..PfcConfig::default()
         },
     );
-    let mut sim = incast(16, 300_000, cfg, none_cc());
+    let mut sim = incast(16, 300_000, cfg, CcConfig::none_unlimited());
     let mut peak = 0;
     let mut t = 0;
     while t < 200 * US {
@@ -495,7 +494,7 @@ fn paused_ingress_holds_shared_over_eight_plus_n() {
         let b_shared = b - ports * 3 * HOP_BDP - ports * 4096;
         let want = b_shared as f64 / (8.0 + n as f64);
         let cfg = lossless(b, PfcConfig::default());
-        let mut sim = incast(n, 1 << 40, cfg, none_cc());
+        let mut sim = incast(n, 1 << 40, cfg, CcConfig::none_unlimited());
         assert_eq!(pfc_state(&sim.switches[0]).carved_bytes, b - b_shared);
         let mut samples = 0;
         let mut t = 200 * US;
@@ -539,7 +538,7 @@ fn paused_time_does_not_depend_on_stopping_and_resuming() {
                     ..PfcConfig::default()
                 },
             ),
-            none_cc(),
+            CcConfig::none_unlimited(),
         )
     };
     let mut once = mk();
@@ -579,7 +578,7 @@ fn priority_nine_is_paused_and_resumed_like_priority_three() {
                 ..flow(s, 0, 500_000, 0)
             })
             .collect();
-        let mut sim = Simulator::new(topo, cfg, none_cc(), &flows).unwrap();
+        let mut sim = Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap();
         run_all(&mut sim);
         sim
     };

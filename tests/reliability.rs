@@ -520,6 +520,20 @@ fn bare_numbers_read_like_strings() {
     a.assert_ok();
     b.assert_ok();
     assert_eq!(d.read("a/flows.csv"), d.read("b/flows.csv"));
+    // Not vacuous: the bare value is the threshold SFC uses. 3 senders × 20 KB into one port
+    // queue up to ≈ 40 KB: above 20 000 B SFC sends BTS, with a 1 MB threshold it never does.
+    d.write("c.toml", &with("qth = 1000000\n"));
+    sfc(d.path(), &["run", "c.toml", "--out", "c"]).assert_ok();
+    let bts = |dir: &str| -> u64 {
+        let v: serde_json::Value =
+            serde_json::from_str(&d.read(&format!("{dir}/summary.json"))).expect("summary.json");
+        v["sfc"]["bts_generated"]
+            .as_u64()
+            .expect("sfc.bts_generated")
+    };
+    assert!(bts("a") > 0, "qth = 20000 must trigger BTS");
+    assert_eq!(bts("a"), bts("b"));
+    assert_eq!(bts("c"), 0);
     let t = TINY.replace("host_delay = \"1us\"", "host_delay = 1");
     assert_invalid(&t, &["s.toml:8", "topology.host_delay", "needs a unit"]);
     let t = TINY.replace("host_delay = \"1us\"", "host_delay = true");

@@ -19,9 +19,9 @@
 //! Topology numbering (`shapes`): hosts first, then switches; a switch's ports follow the
 //! order in which its links were declared (host links first, then the uplinks/core link).
 
+use sfc::cc::CcConfig;
+
 mod util {
-    use sfc::cc::CcConfig;
-    use sfc::cc::none::{NoneParams, NoneWindow};
     use sfc::config::{BufferConfig, BufferMode, NetConfig};
     use sfc::scheme::sfc::{SfcConfig, SfcMode};
     use sfc::sim::Simulator;
@@ -51,12 +51,6 @@ mod util {
             prio: PRIO as u8,
             dport: 100,
         }
-    }
-
-    pub fn none_cc() -> CcConfig {
-        CcConfig::None(NoneParams {
-            window: NoneWindow::Unlimited,
-        })
     }
 
     /// Unlimited switch buffer (the paper's analysis setting).
@@ -231,7 +225,7 @@ fn c1_two_flow_peak_queue_is_b_bts_below_b_ack() {
     let mut cfg = unlimited();
     cfg.sfc = sfc(SfcMode::Ingress, k * PKT, 1);
     let flows = [flow(0, 2, BIG, 0), flow(1, 2, BIG, t0)];
-    let mut sim = Simulator::new(topo, cfg, none_cc(), &flows).unwrap();
+    let mut sim = Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap();
     let mut fp = FirstPause::new(2);
     let mut series = Vec::new();
     step(&mut sim, 0, 80 * US, 10 * NS, |s, t| {
@@ -324,7 +318,7 @@ fn c2_synchronized_incast_first_wave_is_n_r_tf() {
     cfg.sfc = sfc(SfcMode::Ingress, qth, 1);
     let mut flows = vec![flow(1, 0, BIG, 0)];
     flows.extend((2..n + 2).map(|h| flow(h, 0, BIG, t0)));
-    let mut sim = Simulator::new(topo, cfg, none_cc(), &flows).unwrap();
+    let mut sim = Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap();
     let mut fp = FirstPause::new(flows.len());
     let mut series = Vec::new();
     step(&mut sim, 0, 300 * US, 10 * NS, |s, t| {
@@ -389,7 +383,7 @@ fn c3_sim(t2: u64) -> Simulator {
         flow(0, 3, BIG, 20 * US),
         flow(1, 3, BIG, t2),
     ];
-    Simulator::new(two_racks(3), cfg, none_cc(), &flows).unwrap()
+    Simulator::new(two_racks(3), cfg, CcConfig::none_unlimited(), &flows).unwrap()
 }
 
 /// ToR 0's cache entry for the receiver (host 3) is live.
@@ -517,7 +511,7 @@ fn pause_cache_pauses_local_senders_before_they_reach_the_congestion() {
             flow(1, 4, BIG, t2),
             flow(2, 4, BIG, t2),
         ];
-        let mut sim = Simulator::new(topo, cfg, none_cc(), &flows).unwrap();
+        let mut sim = Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap();
         let mut fp = FirstPause::new(4);
         let mut first_cache = None;
         let mut from_cache = (0, 0);
@@ -612,7 +606,7 @@ fn bottleneck_use(n: u32, qth: u64, qtg: u64) -> (f64, u64) {
     let mut cfg = unlimited();
     cfg.sfc = sfc(SfcMode::Ingress, qth, qtg);
     let flows: Vec<_> = (1..=n).map(|h| flow(h, 0, BIG, 0)).collect();
-    let mut sim = Simulator::new(topo, cfg, none_cc(), &flows).unwrap();
+    let mut sim = Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap();
     let (from, to) = (100 * US, 1000 * US);
     run_to(&mut sim, from);
     let b0 = sim.switches[0].ports[0].tx.link.tx_bytes;
@@ -680,7 +674,7 @@ fn bloom_lets_one_bts_per_flow_per_reset_period() {
         cfg.sfc = sfc(SfcMode::Ingress, 10_000, 10_000);
         cfg.sfc.bloom_reset_ps = reset;
         let flows: Vec<_> = (1..=3).map(|h| flow(h, 0, 1_000_000, 0)).collect();
-        let mut sim = Simulator::new(topo, cfg, none_cc(), &flows).unwrap();
+        let mut sim = Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap();
         // White-box: a target depth no queue reaches makes every BTS carry a zero pause, so
         // the senders never stop and the trigger fires on every packet (a scenario may not
         // set Q_tg > Q_th; the switch state may be set directly here).
@@ -838,7 +832,7 @@ fn fig1(mode: SfcMode, onramp: bool) -> (u64, [u64; 4], f64, Simulator) {
     let flows: Vec<_> = (0..63)
         .map(|h| flow(h, 63, BIG, h as u64 * 50 * US / 62))
         .collect();
-    let mut sim = Simulator::new(topo, cfg, none_cc(), &flows).unwrap();
+    let mut sim = Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap();
     let mut per_ms = [0u64; 4];
     let (mut sum, mut cnt) = (0u64, 0u64);
     step(&mut sim, 0, 4000 * US, 10 * US, |s, t| {
@@ -942,7 +936,7 @@ fn deploy_all_signals_from_the_spine_and_tor_does_not() {
         cfg.sfc = sfc(SfcMode::Sfc, 0, 0);
         cfg.sfc.deploy = deploy;
         let flows = [flow(0, 4, BIG, 0), flow(2, 5, BIG, 0)];
-        let mut sim = Simulator::new(topo, cfg, none_cc(), &flows).unwrap();
+        let mut sim = Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap();
         run_to(&mut sim, 500 * US);
         sim
     };
@@ -1015,7 +1009,7 @@ fn bts_is_triggered_by_packets_the_mmu_drops() {
         ..NetConfig::default()
     };
     let flows = [flow(1, 0, BIG, 0), flow(2, 0, BIG, 0)];
-    let mut sim = Simulator::new(topo, cfg, none_cc(), &flows).unwrap();
+    let mut sim = Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap();
     run_to(&mut sim, 50 * US);
     assert!(
         sim.counters.drops > 0,

@@ -13,7 +13,6 @@
 
 use sfc::cc::CcConfig;
 use sfc::cc::CongestionControl;
-use sfc::cc::none::{NoneParams, NoneWindow};
 use sfc::config::{BufferConfig, BufferMode, EcnConfig, EcnThresholds, NetConfig};
 use sfc::scheme::tcd::switch::TcdSwitch;
 use sfc::scheme::tcd::{CeMarking, TcdConfig, TcdState};
@@ -36,20 +35,7 @@ fn flow(src: u32, dst: u32, size: u64) -> FlowSpec {
 }
 
 fn flow_at(src: u32, dst: u32, size: u64, start_ps: u64) -> FlowSpec {
-    FlowSpec {
-        src,
-        dst,
-        size_bytes: size,
-        start_ps,
-        prio: 3,
-        dport: 100,
-    }
-}
-
-fn none_cc() -> CcConfig {
-    CcConfig::None(NoneParams {
-        window: NoneWindow::Unlimited,
-    })
+    FlowSpec::background(src, dst, size, start_ps)
 }
 
 /// Lossless fabric, step ECN at `K` at every rate; TCD on or off.
@@ -159,7 +145,13 @@ fn victim_port_gets_ue_never_ce_and_the_overloaded_port_gets_ce() {
     let stop = 1_000 * US;
     // Plain ECN: the paused port's queue exceeds K, so the victim's packets are CE-marked
     // on the left switch (its only data port is the one to the right switch).
-    let plain = run_on(victim_topo(), net(false), none_cc(), &flows, stop);
+    let plain = run_on(
+        victim_topo(),
+        net(false),
+        CcConfig::none_unlimited(),
+        &flows,
+        stop,
+    );
     assert!(
         ecn_marks(&plain, LEFT) > 100,
         "the victim port must build a queue above K without TCD ({} marks)",
@@ -167,7 +159,13 @@ fn victim_port_gets_ue_never_ce_and_the_overloaded_port_gets_ce() {
     );
     assert!(plain.scheme_stat("pfc", "pauses") > 0);
 
-    let sim = run_on(victim_topo(), net(true), none_cc(), &flows, stop);
+    let sim = run_on(
+        victim_topo(),
+        net(true),
+        CcConfig::none_unlimited(),
+        &flows,
+        stop,
+    );
     assert_eq!(ecn_marks(&sim, LEFT), 0, "ECN must not run next to TCD");
     let l = tcd_of(&sim, LEFT);
     let victim = port_to(&sim, LEFT, RIGHT) * l.nq + 3;
@@ -209,7 +207,13 @@ fn victim_port_gets_ue_never_ce_and_the_overloaded_port_gets_ce() {
 fn overloaded_port_gets_ce_once_on_longer_than_max_ton() {
     let mut flows = vec![flow(0, 2, 8_000_000), flow_at(1, 3, 8_000_000, 150 * US)];
     flows.extend((4..=7).map(|s| flow(s, 2, 300_000)));
-    let sim = run(100 * GBPS, net(true), none_cc(), &flows, 600 * US);
+    let sim = run(
+        100 * GBPS,
+        net(true),
+        CcConfig::none_unlimited(),
+        &flows,
+        600 * US,
+    );
     let l = tcd_of(&sim, LEFT);
     let port = port_to(&sim, LEFT, RIGHT);
     let i = port * l.nq + 3;

@@ -89,6 +89,13 @@ pub enum CcConfig {
 }
 
 impl CcConfig {
+    /// No congestion control and no window: flows send at line rate.
+    pub fn none_unlimited() -> CcConfig {
+        CcConfig::None(none::NoneParams {
+            window: none::NoneWindow::Unlimited,
+        })
+    }
+
     /// Short name for reports.
     pub fn name(&self) -> &'static str {
         match self {

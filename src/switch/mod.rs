@@ -132,30 +132,28 @@ impl EgressPort {
     /// Remove the head of queue `q`, whose size is `size` bytes.
     #[inline]
     pub fn dequeue(&mut self, q: usize, size: impl Fn(u32) -> u64) -> Option<(u32, u64)> {
+        let p = self.queues[q].pkts.pop_front()?;
+        Some((p, self.account_removed(q, size(p))))
+    }
+
+    /// Byte and non-empty bookkeeping after a `s`-byte packet left queue `q`; returns `s`.
+    #[inline(always)]
+    fn account_removed(&mut self, q: usize, s: u64) -> u64 {
         let qq = &mut self.queues[q];
-        let p = qq.pkts.pop_front()?;
-        let s = size(p);
         qq.bytes -= s;
         self.bytes -= s;
         if qq.pkts.is_empty() {
             self.nonempty &= !(1 << q);
         }
-        Some((p, s))
+        s
     }
 
     /// Remove the tail of queue `q` (the most recently queued packet), whose size is given by
     /// `size`, bytes: for a scheme that takes a queued packet back (NDP trims the tail).
     #[inline]
     pub fn remove_tail(&mut self, q: usize, size: impl Fn(u32) -> u64) -> Option<(u32, u64)> {
-        let qq = &mut self.queues[q];
-        let p = qq.pkts.pop_back()?;
-        let s = size(p);
-        qq.bytes -= s;
-        self.bytes -= s;
-        if qq.pkts.is_empty() {
-            self.nonempty &= !(1 << q);
-        }
-        Some((p, s))
+        let p = self.queues[q].pkts.pop_back()?;
+        Some((p, self.account_removed(q, size(p))))
     }
 
     /// Pick the queue to serve next: the first non-empty strict-priority queue (queue 0, the

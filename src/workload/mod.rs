@@ -23,6 +23,20 @@ pub struct FlowSpec {
     pub dport: u16,
 }
 
+impl FlowSpec {
+    /// A background flow with the HPCC conventions (priority group 3, dport 100).
+    pub fn background(src: u32, dst: u32, size_bytes: u64, start_ps: u64) -> FlowSpec {
+        FlowSpec {
+            src,
+            dst,
+            size_bytes,
+            start_ps,
+            prio: traffic::DEFAULT_PRIO,
+            dport: DPORT_BACKGROUND,
+        }
+    }
+}
+
 /// HPCC convention: destination port of background flows.
 pub const DPORT_BACKGROUND: u16 = 100;
 /// HPCC convention: destination port of incast flows.

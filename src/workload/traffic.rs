@@ -8,7 +8,7 @@
 //! sizes of the others.
 
 use super::cdf::SizeCdf;
-use super::{DPORT_BACKGROUND, DPORT_INCAST, FlowSpec};
+use super::{DPORT_INCAST, FlowSpec};
 use crate::rng::Rng;
 use std::collections::{HashMap, HashSet};
 
@@ -102,18 +102,6 @@ fn check_count(expected: f64) -> Result<(), String> {
     Ok(())
 }
 
-/// Background flow with the HPCC conventions (pg 3, dport 100).
-fn bg_flow(src: u32, dst: u32, size_bytes: u64, start_ps: u64) -> FlowSpec {
-    FlowSpec {
-        src,
-        dst,
-        size_bytes,
-        start_ps,
-        prio: DEFAULT_PRIO,
-        dport: DPORT_BACKGROUND,
-    }
-}
-
 /// Inter-arrival law of an open-loop source.
 #[derive(Clone, Copy)]
 enum Gaps {
@@ -165,7 +153,7 @@ fn open_loop(
                 k += 1;
             }
             let size = cdf.sample(&mut sizes);
-            flows.push(bg_flow(
+            flows.push(FlowSpec::background(
                 src,
                 hosts[k],
                 size,
@@ -412,7 +400,7 @@ pub fn all_to_all(hosts: &[u32], size_bytes: u64, start_ps: u64) -> Result<Vec<F
     for &s in hosts {
         for &d in hosts {
             if s != d {
-                flows.push(bg_flow(s, d, size_bytes, start_ps));
+                flows.push(FlowSpec::background(s, d, size_bytes, start_ps));
             }
         }
     }
@@ -451,7 +439,7 @@ pub fn permutation(
         }
     }
     let mut flows: Vec<FlowSpec> = (0..n)
-        .map(|i| bg_flow(hosts[i], hosts[perm[i]], size_bytes, start_ps))
+        .map(|i| FlowSpec::background(hosts[i], hosts[perm[i]], size_bytes, start_ps))
         .collect();
     sort_flows(&mut flows);
     Ok(flows)
@@ -470,7 +458,7 @@ pub fn long_lived(
         if s == d {
             return Err(format!("long-lived flow from host {s} to itself"));
         }
-        flows.push(bg_flow(s, d, size_bytes, start_ps));
+        flows.push(FlowSpec::background(s, d, size_bytes, start_ps));
     }
     sort_flows(&mut flows);
     Ok(flows)
@@ -480,6 +468,7 @@ pub fn long_lived(
 mod tests {
     use super::*;
     use crate::units::{GBPS, MS, NS, SEC, US};
+    use crate::workload::DPORT_BACKGROUND;
     use crate::workload::cdf::{Interp, builtin};
 
     fn hosts(n: u32) -> Vec<u32> {
