@@ -49,6 +49,18 @@ pub const BENCHES: &[Bench] = &[
         about: "bfc-t1-google-bfc with DCQCN (Kmin 100 KB, Kmax 400 KB) instead of BFC: the issue's BFC ≤ 1.5× DCQCN per packet-hop",
     },
     Bench {
+        name: "sec53-hadoop50-incast-none",
+        about: "SFC paper §5.3 default (sfc-fig7): 512 hosts (8 spines, 16 ToRs × 32, 100/400 G), 32 MiB DT buffer, HPCC + IRN, Hadoop 50 % + 8 % 128:1 incast of 250 KB, 2 ms of arrivals; no flow control. Quick: 128 hosts, 32:1, 500 µs",
+    },
+    Bench {
+        name: "sec53-hadoop50-incast-sfc",
+        about: "sec53-hadoop50-incast-none with SFC (paper defaults)",
+    },
+    Bench {
+        name: "sec53-rpc30-incast-none",
+        about: "SFC paper §5.3 (sfc-fig8): as sec53-hadoop50-incast-none with Google RPC 30 % (mean 3.6 KB: ~0.7 M flows in 2 ms) instead of Hadoop",
+    },
+    Bench {
         name: "scale-64",
         about: "leaf-spine 64 hosts, FB_Hadoop 40%, 1 ms of arrivals",
     },
@@ -112,6 +124,45 @@ load = 0.05
 duration = "{dur}"
 "#;
 
+/// The SFC paper's §5.3 default setting (`experiments/sfc-fig7.toml`): `{cdf}` Poisson at
+/// `{load}` plus 8 % `{degree}`:1 incasts of 250 KB, `{dur}` of arrivals, on `{spines}` spines
+/// × `{tors}` ToRs × `{hpt}` hosts. The SFC benchmark adds the scheme with an override.
+const SEC53: &str = r#"
+name = "bench-sec53"
+seed = 1
+[topology]
+kind = "leaf_spine"
+spines = {spines}
+tors = {tors}
+hosts_per_tor = {hpt}
+host_rate = "100Gbps"
+host_delay = "1us"
+fabric_rate = "400Gbps"
+fabric_delay = "1.5us"
+[buffer]
+mode = "lossy"
+size = "32MiB"
+dt_alpha = 1.0
+[loss_recovery]
+kind = "irn"
+[cc]
+kind = "hpcc"
+[output]
+flows_csv = false
+[[traffic]]
+kind = "poisson"
+cdf = "{cdf}"
+load = {load}
+duration = "{dur}"
+[[traffic]]
+kind = "incast"
+degree = {degree}
+size = "250KB"
+load = 0.08
+sync_window = "100us"
+duration = "{dur}"
+"#;
+
 /// Build the simulator of benchmark `name`.
 pub fn build(name: &str, quick: bool) -> Result<Simulator, String> {
     let scale = if quick { 5 } else { 1 };
@@ -161,6 +212,30 @@ pub fn build(name: &str, quick: bool) -> Result<Simulator, String> {
             _ => return Err(format!("unknown benchmark `{name}`")),
         };
         let text = BFC_T1.replace("{dur}", dur);
+        let sc = crate::scenario::from_str(&text, name, std::path::Path::new("."), &sets)?;
+        return Simulator::new(sc.topo, sc.net, sc.cc, &sc.flows);
+    }
+    if let Some(rest) = name.strip_prefix("sec53-") {
+        let (cdf, load, scheme) = match rest {
+            "hadoop50-incast-none" => ("fb_hadoop", "0.5", None),
+            "hadoop50-incast-sfc" => ("fb_hadoop", "0.5", Some("sfc.mode=\"sfc\"")),
+            "rpc30-incast-none" => ("google_rpc", "0.3", None),
+            _ => return Err(format!("unknown benchmark `{name}`")),
+        };
+        let (spines, tors, hpt, degree, dur) = if quick {
+            ("4", "8", "16", "32", "500us")
+        } else {
+            ("8", "16", "32", "128", "2ms")
+        };
+        let text = SEC53
+            .replace("{spines}", spines)
+            .replace("{tors}", tors)
+            .replace("{hpt}", hpt)
+            .replace("{degree}", degree)
+            .replace("{dur}", dur)
+            .replace("{cdf}", cdf)
+            .replace("{load}", load);
+        let sets: Vec<String> = scheme.into_iter().map(String::from).collect();
         let sc = crate::scenario::from_str(&text, name, std::path::Path::new("."), &sets)?;
         return Simulator::new(sc.topo, sc.net, sc.cc, &sc.flows);
     }
@@ -236,6 +311,7 @@ pub fn run_one(name: &str, quick: bool) -> Result<serde_json::Value, String> {
         "packet_hops_per_second": hops as f64 / wall,
         "ns_per_packet_hop": wall * 1e9 / hops.max(1) as f64,
         "peak_rss_bytes": crate::report::peak_rss_bytes(),
+        "rss_bytes_per_million_flows": crate::report::peak_rss_bytes() as f64 * 1e6 / sim.flows.len().max(1) as f64,
         "pfc_pauses": sim.scheme_stat("pfc", "pauses"),
         "drops": sim.counters.drops,
         "slowdown_p99": p99,
@@ -269,7 +345,7 @@ pub fn run(quick: bool, filter: Option<&str>, repeat: u32) -> Result<(), String>
     let exe = std::env::current_exe().map_err(|e| format!("cannot locate the sfc binary: {e}"))?;
     let mut results = Vec::new();
     println!(
-        "{:<24} {:>6} {:>7} {:>12} {:>12} {:>9} {:>10} {:>10} {:>8} {:>9}",
+        "{:<28} {:>6} {:>7} {:>12} {:>12} {:>9} {:>10} {:>10} {:>8} {:>9}",
         "benchmark",
         "hosts",
         "flows",
@@ -318,7 +394,7 @@ pub fn run(quick: bool, filter: Option<&str>, repeat: u32) -> Result<(), String>
         v["wall_seconds_median"] = json!(walls[walls.len() / 2]);
         let g = |k: &str| v[k].as_f64().unwrap_or(0.0);
         println!(
-            "{:<24} {:>6} {:>7} {:>12} {:>12} {:>9.3} {:>10.2} {:>10.2} {:>8.1} {:>9.1}",
+            "{:<28} {:>6} {:>7} {:>12} {:>12} {:>9.3} {:>10.2} {:>10.2} {:>8.1} {:>9.1}",
             b.name,
             g("hosts"),
             g("flows"),

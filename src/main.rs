@@ -105,6 +105,10 @@ enum ExpCmd {
         /// Directory of experiment files [default: the experiments built into sfc].
         #[arg(long)]
         dir: Option<PathBuf>,
+        /// Run only this point (by id) into --out: how the sweep runs each point in a child
+        /// process of its own.
+        #[arg(long, hide = true, requires = "out")]
+        point: Option<String>,
     },
 }
 
@@ -137,8 +141,22 @@ fn cmd_experiment(cmd: ExpCmd) -> Result<(), String> {
             jobs,
             out,
             dir,
+            point,
         } => {
             let e = sfc::experiment::find_in(&name, dir.as_deref())?;
+            if let (Some(id), Some(base)) = (&point, &out) {
+                die_with_parent();
+                return sfc::experiment::runner::run_single(&e, base, id, quick);
+            }
+            let mut args: Vec<std::ffi::OsString> =
+                vec!["experiment".into(), "run".into(), name.clone().into()];
+            if let Some(d) = &dir {
+                args.push("--dir".into());
+                args.push(d.clone().into_os_string());
+            }
+            let child = std::env::current_exe()
+                .ok()
+                .map(|exe| sfc::experiment::runner::ChildCmd { exe, args });
             let jobs = jobs.map_or_else(
                 || std::thread::available_parallelism().map_or(1, |n| n.get()),
                 |j| j as usize,
@@ -148,6 +166,7 @@ fn cmd_experiment(cmd: ExpCmd) -> Result<(), String> {
                 jobs,
                 out,
                 progress: true,
+                child,
             };
             let base = sfc::experiment::runner::run(&e, &o)?;
             println!(
@@ -156,6 +175,20 @@ fn cmd_experiment(cmd: ExpCmd) -> Result<(), String> {
             );
             eprintln!("report, CSVs and plots in {}", base.display());
             Ok(())
+        }
+    }
+}
+
+/// A point's child process ends with the sweep that started it (a killed sweep leaves no
+/// orphan finishing its point behind the resumed one's back).
+fn die_with_parent() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl(PR_SET_PDEATHSIG) and getppid only affect this process's signal setup.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        if libc::getppid() == 1 {
+            // The parent died before the line above took effect.
+            std::process::exit(1);
         }
     }
 }

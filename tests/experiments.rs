@@ -477,3 +477,61 @@ fn every_experiment_lists_parses_and_resolves() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// (e) each point runs in a process of its own
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn each_point_runs_in_its_own_process() {
+    let tmp = TempDir::new("point");
+    // Two series: a big run first (Google RPC, ~50 K flows), then a small one. Run one after
+    // the other in one process, the second would report at least the first one's peak RSS
+    // (a process's high-water mark only grows); each in its own process, it reports its own.
+    let text = TINY_53
+        .replace("DURATION", "300us")
+        .replace("SEEDS", "")
+        .replace(
+            r#"  { name = "none", set = [] },
+  { name = "SFC", set = ['sfc.mode="sfc"'] },"#,
+            r#"  { name = "big", set = ['traffic.0.cdf="google_rpc"', 'traffic.0.duration="2ms"'] },
+  { name = "small", set = [] },"#,
+        )
+        .replace("num = \"none\"", "num = \"big\"")
+        .replace("den = \"SFC\"", "den = \"small\"");
+    let file = tmp.write("tiny.toml", &text);
+    let out = tmp.path().join("out");
+    let f = file.to_str().expect("utf-8");
+    let o = out.to_str().expect("utf-8");
+    // What the sweep asks of a child: exactly one point, no report.
+    sfc_ok(&["experiment", "run", f, "--out", o, "--point", "small"]);
+    let dirs: Vec<String> = std::fs::read_dir(out.join("points"))
+        .expect("points dir")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(dirs, ["small"], "one point, and only it");
+    assert!(!out.join("REPORT.md").exists());
+    // An unknown point is an error naming it.
+    let bad = Command::new(SFC)
+        .args(["experiment", "run", f, "--out", o, "--point", "nope"])
+        .output()
+        .expect("spawn sfc");
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("no point `nope`"), "{err}");
+    // The whole sweep, one point at a time, big first.
+    std::fs::remove_dir_all(&out).expect("clean");
+    sfc_ok(&["experiment", "run", f, "--out", o, "--jobs", "1"]);
+    let rss = |id: &str| {
+        summary(&out.join("points").join(id))["peak_rss_bytes"]
+            .as_u64()
+            .expect("peak_rss_bytes")
+    };
+    let (big, small) = (rss("big"), rss("small"));
+    assert!(
+        small < big,
+        "the small point reports {small} B, the big one {big} B: not per-process figures"
+    );
+    assert!(out.join("REPORT.md").exists());
+}

@@ -57,7 +57,9 @@ pub enum Event {
         /// Host node id.
         node: u32,
     },
-    /// Flow `flow` starts (its QP is created and becomes eligible).
+    /// Flow `flow` starts (its QP is created and becomes eligible). One is pending at a time:
+    /// the simulator schedules the next flow's start when this one fires (streaming arrivals,
+    /// no event per flow held from the beginning).
     FlowStart {
         /// Flow index.
         flow: u32,
@@ -91,19 +93,23 @@ pub enum Event {
 }
 
 /// Order class of an event among events of the same picosecond: packet arrivals (0) come
-/// before everything else (1), so a packet arriving at the instant a port finishes a
-/// transmission is queued before the port picks its next packet ("arrivals, then departures").
+/// before everything else, so a packet arriving at the instant a port finishes a transmission
+/// is queued before the port picks its next packet ("arrivals, then departures"); flow starts
+/// (1) come before the remaining events (2). Flow starts are scheduled one at a time as the
+/// previous one fires (streaming arrivals); their class gives them the place they had when every
+/// flow start was scheduled up front, before any other event (the lowest sequence numbers).
 #[inline]
 fn class(ev: &Event) -> u8 {
     match ev {
         Event::Arrive { .. } => 0,
-        _ => 1,
+        Event::FlowStart { .. } => 1,
+        _ => 2,
     }
 }
 
 #[inline]
 fn key(time_ps: u64, class: u8, seq: u64) -> u128 {
-    ((time_ps as u128) << 64) | ((class as u128) << 63) | (seq as u128 & ((1u128 << 63) - 1))
+    ((time_ps as u128) << 64) | ((class as u128) << 62) | (seq as u128 & ((1u128 << 62) - 1))
 }
 
 #[inline]
@@ -358,9 +364,9 @@ impl EventQueue {
         // Entries were appended in scheduling order (overflow migrants, which were scheduled
         // earlier, always arrive before any direct insertion into a slot), so a *stable* sort
         // by time keeps same-time events in scheduling order; reversed, the next is last.
-        // One u64 key (time, class): all entries share the bucket's high bits, so the
-        // shifted-out top bit cannot reorder them.
-        self.cur.sort_by_key(|e| (e.0 << 1) | class(&e.1) as u64);
+        // One u64 key (time, class): all entries share the bucket's high bits, so the two
+        // shifted-out top bits cannot reorder them.
+        self.cur.sort_by_key(|e| (e.0 << 2) | class(&e.1) as u64);
         self.cur.reverse();
         // Remember the following bucket for `peek_ahead` (a hint: later insertions may land
         // before it).
@@ -488,7 +494,7 @@ mod tests {
     #[test]
     fn dense_buckets_keep_time_class_then_insertion_order() {
         // Hundreds of events per bucket (the counting-sort path), many at the same instant,
-        // arrivals and others mixed: order must be (time, arrivals first, scheduling order).
+        // arrivals, flow starts and others mixed: order must be (time, class, scheduling order).
         let mut rng = crate::rng::Rng::new(9);
         let mut q = EventQueue::new();
         let mut reference = Vec::new();
@@ -499,19 +505,20 @@ mod tests {
                 id += 1;
                 // Few distinct instants (ties), spread over ~3 buckets.
                 let t = base + rng.below(24) * 128;
-                let arrive = rng.below(3) == 0;
-                let ev = if arrive {
-                    Event::Arrive {
+                // Classes: arrival (0), flow start (1), anything else (2).
+                let class = rng.below(3) as u8;
+                let ev = match class {
+                    0 => Event::Arrive {
                         node: id,
                         port: 0,
                         pkt: 0,
                         egress: 0,
-                    }
-                } else {
-                    Event::NicWake { node: id }
+                    },
+                    1 => Event::FlowStart { flow: id },
+                    _ => Event::NicWake { node: id },
                 };
                 q.schedule(t, ev);
-                reference.push((t, !arrive as u8, id));
+                reference.push((t, class, id));
             }
             reference.sort();
             // Drain about half, then schedule more on top (insertions into a running bucket).
@@ -524,6 +531,7 @@ mod tests {
                 let (t, e) = q.pop().unwrap();
                 let node = match e {
                     Event::Arrive { node, .. } | Event::NicWake { node } => node,
+                    Event::FlowStart { flow } => flow,
                     _ => unreachable!(),
                 };
                 let want = reference.remove(0);

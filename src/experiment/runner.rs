@@ -36,6 +36,20 @@ pub struct RunOpts {
     pub out: Option<PathBuf>,
     /// Show a progress bar.
     pub progress: bool,
+    /// Run each point in its own child process (`None`: in this process, on a thread).
+    pub child: Option<ChildCmd>,
+}
+
+/// How to run one point in a child process: `exe args… --out BASE --point ID [--quick]`, i.e.
+/// `sfc experiment run NAME [--dir D]` with the point to run. A child per point gives each
+/// point's `summary.json` its own peak RSS (not its siblings') and keeps a crash in one point
+/// from taking the sweep down.
+#[derive(Clone, Debug)]
+pub struct ChildCmd {
+    /// The `sfc` executable.
+    pub exe: PathBuf,
+    /// Arguments before `--out`: `experiment run NAME [--dir D]`.
+    pub args: Vec<std::ffi::OsString>,
 }
 
 fn slug(s: &str) -> String {
@@ -170,6 +184,57 @@ fn run_point(exp: &Experiment, base: &Path, p: &Point) -> Result<(), String> {
     Ok(())
 }
 
+/// Run point `p` in a child process (see [`ChildCmd`]).
+fn run_point_child(c: &ChildCmd, base: &Path, p: &Point, quick: bool) -> Result<(), String> {
+    let mut cmd = std::process::Command::new(&c.exe);
+    cmd.args(&c.args)
+        .arg("--out")
+        .arg(base)
+        .arg("--point")
+        .arg(&p.id)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    if quick {
+        cmd.arg("--quick");
+    }
+    let out = cmd
+        .output()
+        .map_err(|e| format!("point {}: cannot start {}: {e}", p.id, c.exe.display()))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let err = String::from_utf8_lossy(&out.stderr);
+    let err = err.trim().trim_start_matches("error: ");
+    #[cfg(unix)]
+    if let Some(sig) = std::os::unix::process::ExitStatusExt::signal(&out.status) {
+        return Err(format!(
+            "point {}: its process was killed by signal {sig}{}{err}",
+            p.id,
+            if err.is_empty() { "" } else { ": " }
+        ));
+    }
+    Err(if err.is_empty() {
+        format!("point {}: failed ({})", p.id, out.status)
+    } else {
+        err.to_string()
+    })
+}
+
+/// `sfc experiment run NAME --point ID --out BASE`: run the one point `id` of the sweep into
+/// `base` (what [`run`] asks of each child process).
+pub fn run_single(exp: &Experiment, base: &Path, id: &str, quick: bool) -> Result<(), String> {
+    let pts = points(exp, quick);
+    let p = pts.iter().find(|p| p.id == id).ok_or_else(|| {
+        format!(
+            "experiment `{}`{} has no point `{id}`",
+            exp.meta.name,
+            if quick { " (quick)" } else { "" }
+        )
+    })?;
+    run_point(exp, base, p)
+}
+
 /// `sfc experiment run`: returns the output directory.
 pub fn run(exp: &Experiment, o: &RunOpts) -> Result<PathBuf, String> {
     let base = o.out.clone().unwrap_or_else(|| {
@@ -213,7 +278,11 @@ pub fn run(exp: &Experiment, o: &RunOpts) -> Result<PathBuf, String> {
                         break;
                     };
                     let t = Instant::now();
-                    match run_point(exp, &base, p) {
+                    let r = match &o.child {
+                        Some(c) => run_point_child(c, &base, p, o.quick),
+                        None => run_point(exp, &base, p),
+                    };
+                    match r {
                         Ok(()) => {
                             if let Some(b) = &bar {
                                 b.set_message(p.id.clone());

@@ -2,6 +2,7 @@
 //! host halves of flow-control schemes), per-QP state ([`Flow`]) and loss recovery
 //! ([`recovery`]).
 
+pub mod arbiter;
 pub mod nic;
 pub mod recovery;
 
@@ -19,10 +20,9 @@ pub struct HostNic {
     pub tx: TxPort,
     /// ACK/NACK (and other control) packets waiting; strict priority over data.
     pub ctrl: VecDeque<u32>,
-    /// Flows with this host as sender that have started and not finished.
-    pub active: Vec<u32>,
-    /// Round-robin position in `active`.
-    pub rr: usize,
+    /// Round-robin arbiter over the flows with this host as sender that have started and not
+    /// finished.
+    pub arb: arbiter::Arbiter,
     /// Time of the pending wake-up event (0 = none).
     pub wake_at_ps: u64,
 }
@@ -77,6 +77,9 @@ pub struct Flow {
     pub last_cnp_ps: u64,
     /// Time of the last UE CNP (TCD) sent by the receiver for this flow (`u64::MAX` = never).
     pub last_ue_cnp_ps: u64,
+    /// Position in the sender NIC's arbiter ([`arbiter::NO_POS`] before start and after
+    /// completion).
+    pub nic_pos: u32,
 }
 
 impl Flow {

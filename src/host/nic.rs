@@ -15,6 +15,7 @@
 use crate::cc::{AckInfo, CongestionControl};
 use crate::engine::Event;
 use crate::engine::packet::{AckHdr, DataHdr, Header, Packet, PktKind};
+use crate::host::arbiter::{Class, NO_POS};
 use crate::host::recovery::{Response, Scheme};
 use crate::scheme::{AckEvent, HostAction, HostCtx, HostHooks, HostScheme, SchemeId};
 use crate::sim::Simulator;
@@ -24,9 +25,54 @@ impl Simulator {
     pub(crate) fn flow_start(&mut self, f: u32) {
         let h = self.host_index(self.flows[f as usize].src);
         let now = self.q.now();
-        self.flows[f as usize].next_avail_ps = now;
-        self.hosts[h].active.push(f);
+        let fl = &mut self.flows[f as usize];
+        fl.next_avail_ps = now;
+        fl.nic_pos = self.hosts[h].arb.add(f, fl.prio);
+        self.nic_refile_at(h, f);
         self.host_try_send(h);
+    }
+
+    /// What flow `f`'s QP at host `h` can do now (see [`crate::host::arbiter`]): blocked
+    /// (window full or nothing to send), ready, or waiting for its pacing time or pause end.
+    /// A wait that ends before the NIC's link is free again counts as ready: the arbiter only
+    /// picks when the link is idle, so nothing can tell the difference, and the common case
+    /// (pacing at line rate) costs no timer.
+    #[inline]
+    fn nic_class(&self, h: usize, f: u32) -> Class {
+        let fl = &self.flows[f as usize];
+        let mut win = fl.cc.window_bytes();
+        if fl.tx.scheme == Scheme::Irn {
+            win = win.min(self.irn_cap_bytes);
+        }
+        if fl.tx.peek(fl.tx.inflight() < win).is_none() {
+            return Class::Blocked;
+        }
+        let ready = fl.next_avail_ps.max(fl.pause_until_ps);
+        if ready > self.q.now().max(self.hosts[h].tx.busy_until_ps) {
+            Class::Wait(ready)
+        } else {
+            Class::Ready
+        }
+    }
+
+    /// Re-file flow `f` in its sender's arbiter after something that decides whether it may
+    /// send changed (a send, an ACK, a CNP, a controller timer, a timeout, a pause, a rate).
+    /// Every such change must be followed by this call, or the QP stays in a stale class.
+    #[inline]
+    pub(crate) fn nic_refile(&mut self, f: u32) {
+        if self.flows[f as usize].nic_pos == NO_POS {
+            return; // not started, or finished
+        }
+        let h = self.host_index(self.flows[f as usize].src);
+        self.nic_refile_at(h, f);
+    }
+
+    /// [`Self::nic_refile`] for a started, unfinished flow whose sender is host `h`.
+    #[inline]
+    fn nic_refile_at(&mut self, h: usize, f: u32) {
+        let pos = self.flows[f as usize].nic_pos;
+        let c = self.nic_class(h, f);
+        self.hosts[h].arb.set(pos, c);
     }
 
     /// Run the NIC arbiter of host `h` if its link is idle.
@@ -56,20 +102,14 @@ impl Simulator {
                 return;
             }
         }
-        // 2. Round robin over eligible QPs.
-        let n = self.hosts[h].active.len();
-        let mut min_wake = u64::MAX;
-        let start = self.hosts[h].rr;
-        for k in 0..n {
-            let i = (start + k) % n;
-            let f = self.hosts[h].active[i];
-            let fl = &self.flows[f as usize];
-            if self.hosts[h].tx.paused(fl.prio as usize) {
-                continue;
-            }
-            // Host halves that veto single flows (BFC: the flow matches the ToR's pause
-            // filter); only when some scheme does.
-            if self.host_gate {
+        // 2. Round robin over the ready QPs whose priority is not PFC-paused and that no host
+        // half vetoes (BFC: the flow matches the ToR's pause filter; only when some scheme
+        // gates sends).
+        let paused = self.hosts[h].tx.paused_mask;
+        let picked = if self.host_gate {
+            let (flows, schemes) = (&self.flows, &self.host_schemes);
+            self.hosts[h].arb.pick(now, paused, |f| {
+                let fl = &flows[f as usize];
                 let key = crate::scheme::FlowKey {
                     flow: f,
                     src: fl.src,
@@ -77,33 +117,29 @@ impl Simulator {
                     sport: fl.sport,
                     dport: fl.dport,
                 };
-                if !self
-                    .host_schemes
+                schemes
                     .iter()
                     .all(|s| !s.gates_sends() || s.may_send(h, &key))
-                {
-                    continue;
-                }
-            }
+            })
+        } else {
+            self.hosts[h].arb.pick(now, paused, |_| true)
+        };
+        if let Some((pos, f)) = picked {
+            let fl = &self.flows[f as usize];
             let mut win = fl.cc.window_bytes();
             if fl.tx.scheme == Scheme::Irn {
                 win = win.min(self.irn_cap_bytes);
             }
             let Some(seg) = fl.tx.peek(fl.tx.inflight() < win) else {
-                continue;
+                // A state change without `nic_refile`: a bug, but recoverable.
+                debug_assert!(false, "flow {f} filed as ready with nothing to send");
+                self.nic_refile(f);
+                return self.host_try_send(h);
             };
-            let ready = fl.next_avail_ps.max(fl.pause_until_ps);
-            if ready > now {
-                min_wake = min_wake.min(ready);
-                continue;
-            }
             // Send it. (NDP without sender round robin: the flow keeps the NIC while it has
             // credit and data, the original NDP's FIFO send queue.)
-            self.hosts[h].rr = if self.cfg.ndp.enabled && !self.cfg.ndp.sender_rr {
-                i
-            } else {
-                (i + 1) % n
-            };
+            let stay = self.cfg.ndp.enabled && !self.cfg.ndp.sender_rr;
+            self.hosts[h].arb.served(pos, stay);
             let size = self.env.sizes.data(seg.len);
             let fl = &mut self.flows[f as usize];
             fl.tx.commit(seg);
@@ -158,9 +194,12 @@ impl Simulator {
             let p = self.arena.alloc(pkt);
             let node = self.hosts[h].node;
             self.transmit(node, 0, p);
+            // Filed after `transmit`, which set when the link is free again.
+            self.nic_refile_at(h, f);
             return;
         }
-        if min_wake != u64::MAX {
+        // Nothing can send now: wake up when the earliest wait (of an unpaused priority) ends.
+        if let Some(min_wake) = self.hosts[h].arb.next_wake(paused) {
             let w = self.hosts[h].wake_at_ps;
             if w <= now || min_wake < w {
                 self.hosts[h].wake_at_ps = min_wake;
@@ -193,6 +232,7 @@ impl Simulator {
                         self.flows[f as usize].cc.on_feedback(now);
                     }
                     self.sync_cc_timer(f);
+                    self.nic_refile(f);
                 }
                 self.counters.packets_consumed += 1;
                 self.arena.free(p);
@@ -250,6 +290,7 @@ impl Simulator {
                         let now = self.q.now();
                         fl.cc.set_rate(now, rate_bps);
                         self.sync_cc_timer(flow);
+                        self.nic_refile(flow);
                     }
                 }
                 HostAction::Timer { at_ps, which, arg } => {
@@ -452,6 +493,7 @@ impl Simulator {
                 self.arm_rto(f);
             }
             self.sync_cc_timer(f);
+            self.nic_refile(f);
         }
     }
 
@@ -461,18 +503,15 @@ impl Simulator {
         fl.finish_ps = now;
         fl.rto_deadline_ps = 0;
         let src = fl.src;
+        let pos = std::mem::replace(&mut fl.nic_pos, NO_POS);
         self.completion_order.push(f);
         self.counters.flows_completed += 1;
         let h = self.host_index(src);
-        let nic = &mut self.hosts[h];
-        if let Some(i) = nic.active.iter().position(|&x| x == f) {
-            nic.active.remove(i);
-            if nic.rr > i {
-                nic.rr -= 1;
-            }
-            if nic.rr >= nic.active.len() {
-                nic.rr = 0;
-            }
+        if pos != NO_POS {
+            let flows = &mut self.flows;
+            self.hosts[h]
+                .arb
+                .remove(pos, |g, np| flows[g as usize].nic_pos = np);
         }
     }
 
@@ -539,6 +578,7 @@ impl Simulator {
         }
         self.arm_rto(f);
         self.sync_cc_timer(f);
+        self.nic_refile(f);
         let h = self.host_index(self.flows[f as usize].src);
         self.host_try_send(h);
     }
@@ -573,6 +613,7 @@ impl Simulator {
             guard += 1;
         }
         self.sync_cc_timer(f);
+        self.nic_refile(f);
         let h = self.host_index(self.flows[f as usize].src);
         self.host_try_send(h);
     }
@@ -595,6 +636,7 @@ impl Simulator {
         fl.pause_until_ps = until_ps;
         fl.pauses += 1;
         let src = fl.src;
+        self.nic_refile(f);
         let h = self.host_index(src);
         self.host_try_send(h);
     }

@@ -96,6 +96,10 @@ pub struct Simulator {
     pub queue_mon: crate::metrics::buffer::QueueSampler,
     /// Flow ids in completion order.
     pub completion_order: Vec<u32>,
+    /// Flow ids in start order (ties in workload order): the arrival stream.
+    arrivals: Vec<u32>,
+    /// Index in `arrivals` of the flow whose `FlowStart` is pending.
+    next_arrival: usize,
     /// Max base RTT over host pairs (HPCC-sim definition), picoseconds.
     pub base_rtt_ps: u64,
     /// Max BDP over host pairs (HPCC-sim definition), bytes.
@@ -203,8 +207,7 @@ fn build_nodes(topo: &TopologySpec, cfg: &NetConfig) -> (Vec<NodeRef>, Vec<HostN
                     node: n as u32,
                     tx: TxPort::new(link_of(n, 0)),
                     ctrl: Default::default(),
-                    active: Vec::new(),
-                    rr: 0,
+                    arb: Default::default(),
                     wake_at_ps: 0,
                 });
             }
@@ -318,6 +321,7 @@ fn build_flows(
             cc_timer_ps: 0,
             last_cnp_ps: u64::MAX,
             last_ue_cnp_ps: u64::MAX,
+            nic_pos: crate::host::arbiter::NO_POS,
         });
     }
     Ok(fl)
@@ -428,8 +432,15 @@ impl Simulator {
         let host_schemes = crate::scheme::build_host_schemes(&cfg, &env, hosts.len(), fl.len());
         tag_monitored_ports(&cfg, &nodes, &mut switches)?;
         let mut q = event_queue_for(&topo, &cfg);
-        for (i, f) in fl.iter().enumerate() {
-            q.schedule(f.start_ps, Event::FlowStart { flow: i as u32 });
+        // Streaming arrivals: flows in start order (ties in workload order), one `FlowStart`
+        // pending at a time (see `Event::FlowStart`).
+        let mut arrivals: Vec<u32> = (0..fl.len() as u32).collect();
+        arrivals.sort_by_key(|&i| fl[i as usize].start_ps);
+        if let Some(&first) = arrivals.first() {
+            q.schedule(
+                fl[first as usize].start_ps,
+                Event::FlowStart { flow: first },
+            );
         }
         let irn_cap_bytes = match cfg.loss_recovery {
             LossRecovery::Irn { bdp_cap_bytes, .. } if bdp_cap_bytes > 0 => bdp_cap_bytes,
@@ -456,6 +467,8 @@ impl Simulator {
             hosts,
             switches,
             flows: fl,
+            arrivals,
+            next_arrival: 0,
             counters: Counters::default(),
             completion_order: Vec::new(),
             base_rtt_ps: bounds.max_base_rtt_ps,
@@ -505,7 +518,7 @@ impl Simulator {
         let (tx, more) = match self.nodes[node as usize] {
             NodeRef::Host(h) => {
                 let nic = &mut self.hosts[h as usize];
-                let more = !nic.ctrl.is_empty() || !nic.active.is_empty();
+                let more = !nic.ctrl.is_empty() || !nic.arb.is_empty();
                 (&mut nic.tx, more)
             }
             NodeRef::Switch(s) => {
@@ -710,7 +723,15 @@ impl Simulator {
                 }
                 self.host_try_send(h);
             }
-            Event::FlowStart { flow } => self.flow_start(flow),
+            Event::FlowStart { flow } => {
+                // Streaming arrivals: schedule the next flow start, then start this one.
+                self.next_arrival += 1;
+                if let Some(&g) = self.arrivals.get(self.next_arrival) {
+                    let t = self.flows[g as usize].start_ps;
+                    self.q.schedule(t, Event::FlowStart { flow: g });
+                }
+                self.flow_start(flow)
+            }
             Event::Rto { flow } => self.rto_fire(flow),
             Event::CcTimer { flow, .. } => self.cc_timer_fire(flow),
             Event::SchemeTimer {

@@ -367,6 +367,7 @@ impl Simulator {
             self.finish_flow(f);
         } else {
             self.arm_rto(f);
+            self.nic_refile(f);
             self.host_try_send(h);
         }
     }

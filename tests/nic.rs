@@ -1,0 +1,191 @@
+//! The NIC arbiter (`sfc::host::arbiter`) inside the simulator: which QP sends when, derived
+//! by hand. One sender on a star, CC `none` at line rate without a window, so the sender's
+//! link is the only constraint and packet k leaves at exactly k × T (T = serialization time of
+//! a full data packet): the sender of each packet is then fully determined by the round robin.
+
+use sfc::cc::CcConfig;
+use sfc::config::NetConfig;
+use sfc::sim::Simulator;
+use sfc::topology::shapes;
+use sfc::units::{GBPS, US};
+use sfc::workload::FlowSpec;
+
+const MTU: u64 = 1000;
+
+fn sim(hosts: u32, flows: &[FlowSpec]) -> Simulator {
+    let topo = shapes::star(hosts, 100 * GBPS, US).unwrap();
+    Simulator::new(
+        topo,
+        NetConfig::default(),
+        CcConfig::none_unlimited(),
+        flows,
+    )
+    .unwrap()
+}
+
+/// Serialization time of a full data packet at 100 G, picoseconds.
+fn t_pkt(s: &Simulator) -> u64 {
+    let f = s.cfg.framing;
+    f.ser_ps(MTU as u32 + f.data_header_bytes(), 100 * GBPS)
+}
+
+/// Run until (and including) events at `t_ps`.
+fn run_to(s: &mut Simulator, t_ps: u64) {
+    s.cfg.stop_ps = t_ps;
+    s.run_quiet();
+}
+
+/// Payload bytes flow `f` has sent (first transmissions).
+fn sent(s: &Simulator, f: usize) -> u64 {
+    s.flows[f].tx.snd_nxt
+}
+
+/// Run to the end and check that everything was delivered.
+fn finish(s: &mut Simulator) {
+    run_to(s, u64::MAX);
+    s.check_invariants().unwrap();
+    assert!(s.flows.iter().all(|f| f.finished()));
+}
+
+#[test]
+fn round_robin_among_ready_qps_in_start_order() {
+    // A, B, C start at 0 in that order (to three receivers); D starts at 2.5 T and joins the end
+    // of the list. The cursor is a list position that wraps as soon as the last QP is served: A
+    // sends at 0 while it is alone, so the cursor wraps to A, which sends again at T although B
+    // and C have joined meanwhile. Then B (2 T), C (3 T), D (4 T, it joined at 2.5 T), and
+    // strict rotation from there.
+    let probe = sim(5, &[]);
+    let t = t_pkt(&probe);
+    let mut s = sim(
+        5,
+        &[
+            FlowSpec::background(0, 1, 100 * MTU, 0),
+            FlowSpec::background(0, 2, 100 * MTU, 0),
+            FlowSpec::background(0, 3, 100 * MTU, 0),
+            FlowSpec::background(0, 4, 100 * MTU, 5 * t / 2),
+        ],
+    );
+    let want = [0, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3];
+    let mut count = [0u64; 4];
+    for (k, &f) in want.iter().enumerate() {
+        run_to(&mut s, k as u64 * t);
+        count[f] += 1;
+        for (g, &c) in count.iter().enumerate() {
+            assert_eq!(
+                sent(&s, g),
+                c * MTU,
+                "after packet {k} (at {k} T), flow {g}"
+            );
+        }
+    }
+    finish(&mut s);
+}
+
+#[test]
+fn paused_qp_never_sends_and_resumes_when_its_pause_ends() {
+    // A and B alternate from 0 (A at even k, B at odd k). At 10 T A is paused until 30.5 T: B
+    // alone sends every packet from 11 T to 30 T; at 31 T (the first packet boundary after the
+    // pause end) the cursor, past B, wraps to A, which sends again.
+    let probe = sim(2, &[]);
+    let t = t_pkt(&probe);
+    let mut s = sim(
+        2,
+        &[
+            FlowSpec::background(0, 1, 200 * MTU, 0),
+            FlowSpec::background(0, 1, 200 * MTU, 0),
+        ],
+    );
+    run_to(&mut s, 10 * t);
+    assert_eq!((sent(&s, 0), sent(&s, 1)), (6 * MTU, 5 * MTU));
+    s.pause_qp(0, 30 * t + t / 2);
+    for k in 11..=30 {
+        run_to(&mut s, k * t);
+        assert_eq!(sent(&s, 0), 6 * MTU, "paused A sent at {k} T");
+        assert_eq!(sent(&s, 1), (5 + k - 10) * MTU, "B at {k} T");
+    }
+    run_to(&mut s, 31 * t - 1);
+    assert_eq!(
+        sent(&s, 0),
+        6 * MTU,
+        "A sent before the first boundary after its pause"
+    );
+    run_to(&mut s, 31 * t);
+    assert_eq!((sent(&s, 0), sent(&s, 1)), (7 * MTU, 25 * MTU));
+    run_to(&mut s, 32 * t);
+    assert_eq!((sent(&s, 0), sent(&s, 1)), (7 * MTU, 26 * MTU));
+    assert_eq!(s.flows[0].paused_ps, 30 * t + t / 2 - 10 * t);
+    finish(&mut s);
+}
+
+#[test]
+fn lone_paused_qp_wakes_exactly_at_its_pause_end() {
+    // Nothing else to send: the NIC is idle during the pause and must wake up by itself at the
+    // pause end (not at the next unrelated event).
+    let probe = sim(2, &[]);
+    let t = t_pkt(&probe);
+    let mut s = sim(2, &[FlowSpec::background(0, 1, 50 * MTU, 0)]);
+    run_to(&mut s, 4 * t);
+    assert_eq!(sent(&s, 0), 5 * MTU);
+    let end = 20 * t + 123;
+    s.pause_qp(0, end);
+    run_to(&mut s, end - 1);
+    assert_eq!(sent(&s, 0), 5 * MTU, "sent during its pause");
+    run_to(&mut s, end);
+    assert_eq!(sent(&s, 0), 6 * MTU, "did not send at its pause end");
+    // Line rate again from there.
+    run_to(&mut s, end + 3 * t);
+    assert_eq!(sent(&s, 0), 9 * MTU);
+    finish(&mut s);
+}
+
+#[test]
+fn a_shortened_pause_takes_effect() {
+    // A pause replaced by an earlier end (SFC's resume) wakes the QP at the new end.
+    let probe = sim(2, &[]);
+    let t = t_pkt(&probe);
+    let mut s = sim(2, &[FlowSpec::background(0, 1, 50 * MTU, 0)]);
+    run_to(&mut s, 2 * t);
+    s.pause_qp(0, 100 * t);
+    run_to(&mut s, 5 * t);
+    s.pause_qp(0, 8 * t);
+    run_to(&mut s, 8 * t - 1);
+    assert_eq!(sent(&s, 0), 3 * MTU);
+    run_to(&mut s, 8 * t);
+    assert_eq!(sent(&s, 0), 4 * MTU);
+    finish(&mut s);
+}
+
+#[test]
+fn flow_starts_are_streamed_in_start_then_workload_order() {
+    // Workload order is not start order: flow 2 starts first; flows 0 and 1 start together
+    // (ties go in workload order). Only one flow start is pending at a time, however many flows.
+    let probe = sim(2, &[]);
+    let t = t_pkt(&probe);
+    let mut flows = vec![
+        FlowSpec::background(0, 1, 10 * MTU, 100 * t),
+        FlowSpec::background(0, 1, 10 * MTU, 100 * t),
+        FlowSpec::background(0, 1, 10 * MTU, 50 * t),
+    ];
+    // Then 10,000 one-packet flows, one every 200 T (each done before the next starts).
+    flows.extend((0..10_000u64).map(|i| FlowSpec::background(0, 1, MTU, (1000 + 200 * i) * t)));
+    let mut s = sim(2, &flows);
+    assert_eq!(s.q.len(), 1, "one pending flow start, not one per flow");
+    run_to(&mut s, 50 * t);
+    assert_eq!((sent(&s, 0), sent(&s, 1), sent(&s, 2)), (0, 0, MTU));
+    // At 100 T flow 0 (listed first) starts and sends at once; the cursor wraps past it before
+    // flow 1 joins, so flow 0 sends again at 101 T and flow 1 first at 102 T.
+    run_to(&mut s, 100 * t);
+    assert_eq!((sent(&s, 0), sent(&s, 1)), (MTU, 0));
+    run_to(&mut s, 101 * t);
+    assert_eq!((sent(&s, 0), sent(&s, 1)), (2 * MTU, 0));
+    run_to(&mut s, 102 * t);
+    assert_eq!((sent(&s, 0), sent(&s, 1)), (2 * MTU, MTU));
+    finish(&mut s);
+    // What stays pending: per flow started within the last RTO (4 ms ≈ 240 flows here), its
+    // lazy retransmission check; not 10,003 flow starts.
+    assert!(
+        s.q.peak_len() < 1000,
+        "peak pending events {} with 10,003 flows",
+        s.q.peak_len()
+    );
+}
