@@ -4,7 +4,7 @@
 //! a full data packet): the sender of each packet is then fully determined by the round robin.
 
 use sfc::cc::CcConfig;
-use sfc::config::NetConfig;
+use sfc::config::{LossRecovery, NetConfig};
 use sfc::sim::Simulator;
 use sfc::topology::shapes;
 use sfc::units::{GBPS, US};
@@ -181,11 +181,59 @@ fn flow_starts_are_streamed_in_start_then_workload_order() {
     run_to(&mut s, 102 * t);
     assert_eq!((sent(&s, 0), sent(&s, 1)), (2 * MTU, MTU));
     finish(&mut s);
+    // Controller state follows the active flows (at most the three that overlap at 100 T).
+    assert!(s.cc_slots_peak() <= 3, "{} controllers", s.cc_slots_peak());
     // What stays pending: per flow started within the last RTO (4 ms ≈ 240 flows here), its
     // lazy retransmission check; not 10,003 flow starts.
     assert!(
         s.q.peak_len() < 1000,
         "peak pending events {} with 10,003 flows",
         s.q.peak_len()
+    );
+}
+
+#[test]
+fn controller_state_is_recycled_and_late_acks_are_harmless() {
+    // Flow A (0 → 1, 10 packets) with a 2 µs Go-Back-N timeout, shorter than the ~4.3 µs RTT:
+    // it times out and resends, so duplicates and their ACKs are still in flight when A
+    // completes. Flow B (2 → 3, a disjoint path) starts just after A completes and takes the
+    // controller slot A released; A's late ACKs must neither touch B's controller nor trip
+    // anything: B's FCT equals that of B alone, to the picosecond.
+    let cfg = NetConfig {
+        loss_recovery: LossRecovery::Gbn {
+            rto_ps: 2 * US,
+            nack_interval_ps: 500 * US,
+        },
+        ..NetConfig::default()
+    };
+    let mk = |flows: &[FlowSpec]| {
+        let topo = shapes::star(4, 100 * GBPS, US).unwrap();
+        Simulator::new(topo, cfg.clone(), CcConfig::none_unlimited(), flows).unwrap()
+    };
+    let a = FlowSpec::background(0, 1, 10 * MTU, 0);
+    let mut alone = mk(&[a.clone()]);
+    run_to(&mut alone, u64::MAX);
+    let t_a = alone.flows[0].finish_ps;
+    assert!(alone.counters.timeouts > 0, "A never timed out");
+    assert!(
+        alone.q.now() > t_a,
+        "nothing was in flight after A completed"
+    );
+    let b = FlowSpec::background(2, 3, 200 * MTU, t_a + 1);
+    let mut b_alone = mk(&[b.clone()]);
+    run_to(&mut b_alone, u64::MAX);
+    let mut both = mk(&[a, b]);
+    run_to(&mut both, t_a + 2);
+    assert!(both.flows[0].finished() && both.flow_cc(0).is_none());
+    assert!(both.flow_cc(1).is_some());
+    finish(&mut both);
+    assert_eq!(
+        both.cc_slots_peak(),
+        1,
+        "B did not reuse A's controller slot"
+    );
+    assert_eq!(
+        both.flows[1].finish_ps - both.flows[1].start_ps,
+        b_alone.flows[0].finish_ps - b_alone.flows[0].start_ps
     );
 }

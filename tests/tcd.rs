@@ -270,7 +270,7 @@ fn dcqcn_tcd_victim_keeps_line_rate_where_dcqcn_cuts_it() {
     let i = port_to(&with, 4 + n, 5 + n) * l.nq + 3;
     assert!(l.marks[i].ue > 0);
     assert_eq!(l.marks[i].ce, 0);
-    let victim_rate = |s: &Simulator| s.flows[1].cc.rate_bps();
+    let victim_rate = |s: &Simulator| s.flow_cc(1).expect("flow active").rate_bps();
     assert!(
         victim_rate(&plain) < LINE / 2,
         "plain DCQCN must cut the victim ({} b/s)",
@@ -282,8 +282,8 @@ fn dcqcn_tcd_victim_keeps_line_rate_where_dcqcn_cuts_it() {
         "DCQCN+TCD must not cut the victim"
     );
     // The contributors still get cut under TCD (CE at the hot port).
-    assert!(with.flows[0].cc.rate_bps() < LINE / 2);
-    assert!(with.flows[2].cc.rate_bps() < HOST / 2);
+    assert!(with.flow_cc(0).expect("flow active").rate_bps() < LINE / 2);
+    assert!(with.flow_cc(2).expect("flow active").rate_bps() < HOST / 2);
     // And the victim delivers more (≈ 5.6 MB vs ≈ 1.1 MB in 1 ms).
     let delivered = |s: &Simulator| s.flows[1].rx.delivered_bytes;
     assert!(
@@ -403,7 +403,7 @@ fn ack_ue_echo_reaches_timely() {
         p.tcd = tcd;
         CcConfig::Timely(p)
     };
-    let held = |s: &Simulator| match &s.flows[1].cc {
+    let held = |s: &Simulator| match s.flow_cc(1).expect("flow active") {
         sfc::cc::Cc::Timely(t) => t.held_updates(),
         c => panic!("{c:?}"),
     };
@@ -431,8 +431,8 @@ fn ue_cnp_variant_is_sent_and_does_not_cut() {
         "no UE CNP was sent for the victim"
     );
     assert_eq!(v.last_cnp_ps, u64::MAX, "a CE CNP was sent for the victim");
-    assert_eq!(v.cc.rate_bps(), 50 * GBPS);
+    assert_eq!(with.flow_cc(1).expect("flow active").rate_bps(), 50 * GBPS);
     let plain = victim12(false, paper(false), true);
     assert_ne!(plain.flows[1].last_cnp_ps, u64::MAX);
-    assert!(plain.flows[1].cc.rate_bps() < 50 * GBPS);
+    assert!(plain.flow_cc(1).expect("flow active").rate_bps() < 50 * GBPS);
 }

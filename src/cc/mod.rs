@@ -124,6 +124,57 @@ impl CcConfig {
     }
 }
 
+/// A flow without controller state (not started, or finished).
+pub const NO_SLOT: u32 = u32::MAX;
+
+/// Controller state of the active flows (started, not finished): a slot each, taken at flow
+/// start and recycled (LIFO, deterministic) at completion, so this memory follows the number of
+/// flows active at once, not the number in the run. A finished flow has no controller.
+#[derive(Clone, Debug, Default)]
+pub struct CcSlab {
+    slots: Vec<Cc>,
+    free: Vec<u32>,
+}
+
+impl CcSlab {
+    /// Store `c` in a free slot; returns the slot.
+    pub fn alloc(&mut self, c: Cc) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = c;
+                i
+            }
+            None => {
+                self.slots.push(c);
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Give slot `i` back.
+    pub fn release(&mut self, i: u32) {
+        debug_assert!((i as usize) < self.slots.len());
+        self.free.push(i);
+    }
+
+    /// The controller in slot `i`.
+    #[inline]
+    pub fn get(&self, i: u32) -> &Cc {
+        &self.slots[i as usize]
+    }
+
+    /// The controller in slot `i`, mutably.
+    #[inline]
+    pub fn get_mut(&mut self, i: u32) -> &mut Cc {
+        &mut self.slots[i as usize]
+    }
+
+    /// Most controllers alive at once (slots ever created).
+    pub fn peak(&self) -> usize {
+        self.slots.len()
+    }
+}
+
 /// Enum dispatch over all controllers.
 #[derive(Clone, Debug)]
 pub enum Cc {

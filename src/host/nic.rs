@@ -12,7 +12,7 @@
 //! PFC frames) and every ACK after the CC; their requests (pause a QP, restart the arbiter,
 //! set a timer) are carried out by [`Simulator::host_apply`].
 
-use crate::cc::{AckInfo, CongestionControl};
+use crate::cc::{AckInfo, CongestionControl, NO_SLOT};
 use crate::engine::Event;
 use crate::engine::packet::{AckHdr, DataHdr, Header, Packet, PktKind};
 use crate::host::arbiter::{Class, NO_POS};
@@ -25,7 +25,11 @@ impl Simulator {
     pub(crate) fn flow_start(&mut self, f: u32) {
         let h = self.host_index(self.flows[f as usize].src);
         let now = self.q.now();
+        // Controller state lives while the flow is active (built now, recycled at completion).
+        let line = self.hosts[h].tx.link.rate_bps;
+        let cc = self.cc_cfg.build(line, self.base_rtt_ps, self.bdp_bytes);
         let fl = &mut self.flows[f as usize];
+        fl.cc_slot = self.ccs.alloc(cc);
         fl.next_avail_ps = now;
         fl.nic_pos = self.hosts[h].arb.add(f, fl.prio);
         self.nic_refile_at(h, f);
@@ -40,7 +44,7 @@ impl Simulator {
     #[inline]
     fn nic_class(&self, h: usize, f: u32) -> Class {
         let fl = &self.flows[f as usize];
-        let mut win = fl.cc.window_bytes();
+        let mut win = self.ccs.get(fl.cc_slot).window_bytes();
         if fl.tx.scheme == Scheme::Irn {
             win = win.min(self.irn_cap_bytes);
         }
@@ -126,13 +130,15 @@ impl Simulator {
         };
         if let Some((pos, f)) = picked {
             let fl = &self.flows[f as usize];
-            let mut win = fl.cc.window_bytes();
+            let mut win = self.ccs.get(fl.cc_slot).window_bytes();
             if fl.tx.scheme == Scheme::Irn {
                 win = win.min(self.irn_cap_bytes);
             }
             let Some(seg) = fl.tx.peek(fl.tx.inflight() < win) else {
-                // A state change without `nic_refile`: a bug, but recoverable.
+                // A state change without `nic_refile`: a bug, but recoverable; counted, and
+                // `check_invariants` reports it.
                 debug_assert!(false, "flow {f} filed as ready with nothing to send");
+                self.nic_misfiled += 1;
                 self.nic_refile(f);
                 return self.host_try_send(h);
             };
@@ -142,11 +148,12 @@ impl Simulator {
             self.hosts[h].arb.served(pos, stay);
             let size = self.env.sizes.data(seg.len);
             let fl = &mut self.flows[f as usize];
+            let cc = self.ccs.get_mut(fl.cc_slot);
             fl.tx.commit(seg);
-            let rate = fl.cc.rate_bps().max(1);
+            let rate = cc.rate_bps().max(1);
             fl.next_avail_ps = now + self.cfg.framing.ser_ps(size, rate);
             fl.last_pkt_bytes = size;
-            fl.cc.on_send(now, size as u64);
+            cc.on_send(now, size as u64);
             let pkt = Packet {
                 src: fl.src,
                 dst: fl.dst,
@@ -226,10 +233,11 @@ impl Simulator {
                 let f = pkt.flow;
                 let now = self.q.now();
                 if !self.flows[f as usize].finished() {
+                    let cc = self.ccs.get_mut(self.flows[f as usize].cc_slot);
                     if pkt.ue_echo {
-                        self.flows[f as usize].cc.on_feedback_ue(now);
+                        cc.on_feedback_ue(now);
                     } else {
-                        self.flows[f as usize].cc.on_feedback(now);
+                        cc.on_feedback(now);
                     }
                     self.sync_cc_timer(f);
                     self.nic_refile(f);
@@ -288,7 +296,7 @@ impl Simulator {
                         && !fl.finished()
                     {
                         let now = self.q.now();
-                        fl.cc.set_rate(now, rate_bps);
+                        self.ccs.get_mut(fl.cc_slot).set_rate(now, rate_bps);
                         self.sync_cc_timer(flow);
                         self.nic_refile(flow);
                     }
@@ -444,7 +452,8 @@ impl Simulator {
         let nack = pkt.kind() == PktKind::Nack;
         let sack = nack.then(|| a.sack());
         let newly = fl.tx.on_ack(a.ack_seq, nack, sack);
-        let old_rate = fl.cc.rate_bps();
+        let cc = self.ccs.get_mut(fl.cc_slot);
+        let old_rate = cc.rate_bps();
         let info = AckInfo {
             now_ps: now,
             ack_seq: a.ack_seq,
@@ -456,11 +465,11 @@ impl Simulator {
             nack,
             int: &self.arena.int(p)[..a.int_n as usize],
         };
-        fl.cc.on_ack(&info);
-        let rate_changed = fl.cc.rate_bps() != old_rate;
-        if fl.cc.adjusts_pacing() && fl.last_pkt_bytes > 0 {
+        cc.on_ack(&info);
+        let rate_changed = cc.rate_bps() != old_rate;
+        if cc.adjusts_pacing() && fl.last_pkt_bytes > 0 {
             // HPCC-sim ChangeRate: nextAvail += tx(last, new) − tx(last, old).
-            let new_rate = fl.cc.rate_bps();
+            let new_rate = cc.rate_bps();
             if new_rate != old_rate {
                 let f_ = self.cfg.framing;
                 let t_new = f_.ser_ps(fl.last_pkt_bytes, new_rate.max(1));
@@ -504,6 +513,10 @@ impl Simulator {
         fl.rto_deadline_ps = 0;
         let src = fl.src;
         let pos = std::mem::replace(&mut fl.nic_pos, NO_POS);
+        let slot = std::mem::replace(&mut fl.cc_slot, NO_SLOT);
+        if slot != NO_SLOT {
+            self.ccs.release(slot);
+        }
         self.completion_order.push(f);
         self.counters.flows_completed += 1;
         let h = self.host_index(src);
@@ -571,7 +584,7 @@ impl Simulator {
         // Timeout.
         let ndp = fl.tx.ndp.is_some();
         fl.tx.on_timeout();
-        fl.cc.on_timeout(now);
+        self.ccs.get_mut(fl.cc_slot).on_timeout(now);
         self.counters.timeouts += 1;
         if ndp {
             self.ndp_count_timeout();
@@ -587,7 +600,10 @@ impl Simulator {
     /// at most one useful pending event per flow; stale ones are recognised and ignored).
     pub(crate) fn sync_cc_timer(&mut self, f: u32) {
         let fl = &mut self.flows[f as usize];
-        if let Some((t, which)) = fl.cc.next_timer()
+        if fl.cc_slot == NO_SLOT {
+            return; // not started, or finished: no controller
+        }
+        if let Some((t, which)) = self.ccs.get(fl.cc_slot).next_timer()
             && (fl.cc_timer_ps == 0 || t < fl.cc_timer_ps)
         {
             let t = t.max(self.q.now());
@@ -605,11 +621,12 @@ impl Simulator {
         }
         fl.cc_timer_ps = 0;
         let mut guard = 0;
-        while let Some((t, which)) = fl.cc.next_timer() {
+        let cc = self.ccs.get_mut(fl.cc_slot);
+        while let Some((t, which)) = cc.next_timer() {
             if t > now || guard > 64 {
                 break;
             }
-            fl.cc.on_timer(now, which);
+            cc.on_timer(now, which);
             guard += 1;
         }
         self.sync_cc_timer(f);

@@ -96,6 +96,8 @@ pub struct Simulator {
     pub queue_mon: crate::metrics::buffer::QueueSampler,
     /// Flow ids in completion order.
     pub completion_order: Vec<u32>,
+    /// Controller state of the active flows (`Flow::cc_slot`).
+    pub(crate) ccs: crate::cc::CcSlab,
     /// Flow ids in start order (ties in workload order): the arrival stream.
     arrivals: Vec<u32>,
     /// Index in `arrivals` of the flow whose `FlowStart` is pending.
@@ -118,6 +120,9 @@ pub struct Simulator {
     /// Some host half vetoes single flows in the NIC arbiter
     /// ([`crate::scheme::HostHooks::may_send`]).
     pub(crate) host_gate: bool,
+    /// Times the NIC arbiter picked a QP filed as ready that had nothing to send (a state
+    /// change without `nic_refile`); must stay 0 ([`Self::check_invariants`]).
+    pub(crate) nic_misfiled: u64,
     /// Requests of switch-side schemes waiting to be carried out (reused).
     pub(crate) outbox: Outbox<Emit>,
     /// Requests of host-side schemes waiting to be carried out (reused).
@@ -240,16 +245,12 @@ fn build_nodes(topo: &TopologySpec, cfg: &NetConfig) -> (Vec<NodeRef>, Vec<HostN
 
 /// Build step of [`Simulator::new`]: check every flow and create its QP state (UDP source
 /// ports numbered per host pair from 10000, as HPCC-sim; ideal FCT from the pair's path).
-#[allow(clippy::too_many_arguments)]
 fn build_flows(
     topo: &TopologySpec,
     routes: &RouteTable,
     cfg: &NetConfig,
-    cc: &CcConfig,
     flows: &[FlowSpec],
     nodes: &[NodeRef],
-    hosts: &[HostNic],
-    bounds: &crate::topology::routing::RttBounds,
 ) -> Result<Vec<Flow>, String> {
     let mtu = cfg.mtu_bytes as u64;
     let scheme = match cfg.loss_recovery {
@@ -294,10 +295,9 @@ fn build_flows(
                 mtu,
             )
         });
-        let NodeRef::Host(h) = nodes[f.src as usize] else {
+        if !matches!(nodes[f.src as usize], NodeRef::Host(_)) {
             return bad("source is not a host".into());
-        };
-        let line = hosts[h as usize].tx.link.rate_bps;
+        }
         fl.push(Flow {
             src: f.src,
             dst: f.dst,
@@ -308,7 +308,7 @@ fn build_flows(
             prio: f.prio,
             tx: SendState::new(scheme, f.size_bytes, mtu),
             rx: RecvState::new(scheme),
-            cc: cc.build(line, bounds.max_base_rtt_ps, bounds.max_bdp_bytes),
+            cc_slot: crate::cc::NO_SLOT,
             next_avail_ps: 0,
             pause_until_ps: 0,
             pauses: 0,
@@ -427,7 +427,7 @@ impl Simulator {
                 cc.name()
             ));
         }
-        let fl = build_flows(&topo, &routes, &cfg, &cc, flows, &nodes, &hosts, &bounds)?;
+        let fl = build_flows(&topo, &routes, &cfg, flows, &nodes)?;
         install_schemes(&cfg, &env, &mut switches);
         let host_schemes = crate::scheme::build_host_schemes(&cfg, &env, hosts.len(), fl.len());
         tag_monitored_ports(&cfg, &nodes, &mut switches)?;
@@ -467,6 +467,7 @@ impl Simulator {
             hosts,
             switches,
             flows: fl,
+            ccs: Default::default(),
             arrivals,
             next_arrival: 0,
             counters: Counters::default(),
@@ -480,6 +481,7 @@ impl Simulator {
                 use crate::scheme::HostHooks;
                 host_schemes.iter().any(|h| h.wants_sends())
             },
+            nic_misfiled: 0,
             host_gate: {
                 use crate::scheme::HostHooks;
                 host_schemes.iter().any(|h| h.gates_sends())
@@ -490,6 +492,19 @@ impl Simulator {
         };
         sim.ndp_install();
         Ok(sim)
+    }
+
+    /// The congestion controller of flow `f` while it is active (started, not finished);
+    /// `None` before its start and after its completion (its state is recycled).
+    pub fn flow_cc(&self, f: usize) -> Option<&crate::cc::Cc> {
+        let slot = self.flows.get(f)?.cc_slot;
+        (slot != crate::cc::NO_SLOT).then(|| self.ccs.get(slot))
+    }
+
+    /// Most congestion controllers alive at once: the flows active at the same time, not
+    /// all flows of the run.
+    pub fn cc_slots_peak(&self) -> usize {
+        self.ccs.peak()
     }
 
     /// Host index of node `node` (which must be a host).
@@ -899,6 +914,12 @@ impl Simulator {
     /// packets created = consumed + dropped + alive (queued or on a wire); per-queue, per-port
     /// and MMU byte counters consistent with the queue contents.
     pub fn check_invariants(&self) -> Result<(), String> {
+        if self.nic_misfiled > 0 {
+            return Err(format!(
+                "NIC arbiter: {} picks of a QP filed as ready with nothing to send",
+                self.nic_misfiled
+            ));
+        }
         let c = &self.counters;
         let dropped = c.drops + c.drops_link_error + c.drops_no_route;
         let created = self.arena.created();
