@@ -211,7 +211,7 @@ fn controller_state_is_recycled_and_late_acks_are_harmless() {
         Simulator::new(topo, cfg.clone(), CcConfig::none_unlimited(), flows).unwrap()
     };
     let a = FlowSpec::background(0, 1, 10 * MTU, 0);
-    let mut alone = mk(&[a.clone()]);
+    let mut alone = mk(std::slice::from_ref(&a));
     run_to(&mut alone, u64::MAX);
     let t_a = alone.flows[0].finish_ps;
     assert!(alone.counters.timeouts > 0, "A never timed out");
@@ -220,7 +220,7 @@ fn controller_state_is_recycled_and_late_acks_are_harmless() {
         "nothing was in flight after A completed"
     );
     let b = FlowSpec::background(2, 3, 200 * MTU, t_a + 1);
-    let mut b_alone = mk(&[b.clone()]);
+    let mut b_alone = mk(std::slice::from_ref(&b));
     run_to(&mut b_alone, u64::MAX);
     let mut both = mk(&[a, b]);
     run_to(&mut both, t_a + 2);
