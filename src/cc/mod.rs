@@ -169,6 +169,16 @@ impl CcSlab {
         &mut self.slots[i as usize]
     }
 
+    /// Prefetch hint for the first two cache lines of slot `i` (no effect on state; any `i`).
+    #[inline]
+    pub fn prefetch(&self, i: u32) {
+        if let Some(c) = self.slots.get(i as usize) {
+            let line = c as *const Cc as *const u8;
+            crate::engine::prefetch(line);
+            crate::engine::prefetch(line.wrapping_add(64));
+        }
+    }
+
     /// Most controllers alive at once (slots ever created).
     pub fn peak(&self) -> usize {
         self.slots.len()

@@ -44,6 +44,10 @@ pub struct Flow {
     pub prio: u8,
     /// Wire size of the last data packet sent (HPCC pacing adjustment), bytes.
     pub last_pkt_bytes: u32,
+    /// Slot of its congestion controller's state in [`crate::cc::CcSlab`] while the flow is
+    /// active ([`crate::cc::NO_SLOT`] before its start and after completion). In the first
+    /// cache line: the event loop reads it to prefetch the controller.
+    pub cc_slot: u32,
     /// Earliest time the next packet may leave (pacing), picoseconds.
     pub next_avail_ps: u64,
     /// The QP is paused by flow control (SFC/OnRamp) until this time, picoseconds.
@@ -58,9 +62,6 @@ pub struct Flow {
     pub tx: recovery::SendState,
     /// Receiver reliability state.
     pub rx: recovery::RecvState,
-    /// Slot of its congestion controller's state in [`crate::cc::CcSlab`] while the flow is
-    /// active ([`crate::cc::NO_SLOT`] before its start and after completion).
-    pub cc_slot: u32,
     /// Start time, picoseconds.
     pub start_ps: u64,
     /// Pauses received.

@@ -652,7 +652,8 @@ impl Simulator {
                     if let Some(p) = self.arena.try_get(pkt)
                         && let Some(f) = self.flows.get(p.flow as usize)
                     {
-                        // Header and send state; receive state; the controller's first line.
+                        // Header, send state and receive state (the controller follows in
+                        // the next stage, through the flow's first line).
                         let line = f as *const Flow as *const u8;
                         for k in 0..4 {
                             prefetch(line.wrapping_add(64 * k));
@@ -678,6 +679,17 @@ impl Simulator {
                 }
             }
             _ => {}
+        }
+        // Third stage, half as far: an arrival at a host (ACK, CNP) runs the flow's controller,
+        // which lives in the controller slab; the flow's first line (prefetched a stage ago)
+        // names its slot.
+        if let Some(&Event::Arrive { node, pkt, .. }) = self.q.peek_ahead(PREFETCH_DISTANCE / 2)
+            && let Some(NodeRef::Host(_)) = self.nodes.get(node as usize)
+            && let Some(p) = self.arena.try_get(pkt)
+            && let Some(f) = self.flows.get(p.flow as usize)
+            && f.cc_slot != crate::cc::NO_SLOT
+        {
+            self.ccs.prefetch(f.cc_slot);
         }
     }
 
