@@ -891,12 +891,9 @@ pub fn run_config(path: &Path) -> Result<(), String> {
         .map_err(|e| format!("internal invariant violated: {e}"))?;
     let records = sim.flow_records();
     if let Some(p) = &r.fct_file {
-        let done: Vec<_> = sim
-            .completion_order
-            .iter()
-            .map(|&f| records[f as usize].clone())
-            .collect();
-        write_fct_file(p, &done).map_err(|e| format!("{}: {e}", p.display()))?;
+        // Completion order, by reference (no copy of the records).
+        let done = sim.completion_order.iter().map(|&f| &records[f as usize]);
+        write_fct_file(p, done).map_err(|e| format!("{}: {e}", p.display()))?;
     }
     if let Some(p) = &r.pfc_file {
         // One line per PFC frame received: time_ns node_id node_type if_index type(1 = pause).

@@ -237,12 +237,9 @@ pub fn write_outputs(
     if flows_csv {
         write_flows_csv(&dir.join("flows.csv"), records)?;
     }
-    let done: Vec<FlowRecord> = sim
-        .completion_order
-        .iter()
-        .map(|&f| records[f as usize].clone())
-        .collect();
-    write_fct_file(&dir.join("fct.txt"), &done)?;
+    // Completion order, by reference (no copy of the records).
+    let done = sim.completion_order.iter().map(|&f| &records[f as usize]);
+    write_fct_file(&dir.join("fct.txt"), done)?;
     sim.buffer_mon.write_csv(&dir.join("buffer.csv"))?;
     // Link utilization per direction.
     let mut l = String::from("node,port,peer,rate_bps,tx_bytes,utilization\n");

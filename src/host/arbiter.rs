@@ -19,7 +19,9 @@
 //!
 //! PFC pauses (per priority, for all QPs of the host) and host-scheme vetoes (BFC's pause
 //! filter) change for many QPs at once, so they are checked when a ready QP comes up in the
-//! scan, exactly as before; a host with every ready priority paused skips the scan.
+//! scan, exactly as before; a host with every ready priority paused skips the scan. A vetoed
+//! QP is set aside (*gated*) until the veto may have changed — the scheme's new filter kicks
+//! the NIC, which calls [`Arbiter::ungate_all`] — so it is not checked again on every send.
 //!
 //! The list keeps its order without shifting: a finished QP leaves a hole, trailing holes are
 //! trimmed, and the list is compacted (positions renumbered, the owner told through a
@@ -46,6 +48,9 @@ const BLOCKED: u8 = 0;
 const READY: u8 = 1;
 const WAIT: u8 = 2;
 const HOLE: u8 = 3;
+/// Ready, but vetoed by a host scheme (BFC's pause filter) the last time the scan met it: out
+/// of the ready bitmap until the veto may have changed ([`Arbiter::ungate_all`]).
+const GATED: u8 = 4;
 
 /// One position of the round-robin list.
 #[derive(Clone, Copy, Debug)]
@@ -54,7 +59,7 @@ struct Slot {
     flow: u32,
     /// Its priority (PFC class), < 64.
     prio: u8,
-    /// `BLOCKED`, `READY`, `WAIT` or `HOLE`.
+    /// `BLOCKED`, `READY`, `WAIT`, `GATED` or `HOLE`.
     state: u8,
     /// For `WAIT`: the time it becomes ready, picoseconds.
     wait_ps: u64,
@@ -78,6 +83,8 @@ pub struct Arbiter {
     prios: u64,
     /// Live (non-hole) positions.
     live: u32,
+    /// Positions in state `GATED`.
+    gated: u32,
     /// Holes in `slots`.
     holes: u32,
     /// Round-robin cursor: the scan starts at the first live position ≥ `rr`.
@@ -119,8 +126,14 @@ impl Arbiter {
     /// File the QP at `pos` in class `c`.
     pub fn set(&mut self, pos: u32, c: Class) {
         let i = pos as usize;
-        let s = self.slots[i];
+        let mut s = self.slots[i];
         debug_assert_ne!(s.state, HOLE);
+        if s.state == GATED {
+            // Re-filed by an event on the QP: its veto is checked again when the scan meets it.
+            self.gated -= 1;
+            self.slots[i].state = BLOCKED;
+            s.state = BLOCKED;
+        }
         match c {
             Class::Ready => {
                 if s.state != READY {
@@ -171,8 +184,10 @@ impl Arbiter {
     /// (compaction): `moved(flow, new_pos)` is called for each that moved.
     pub fn remove(&mut self, pos: u32, mut moved: impl FnMut(u32, u32)) {
         let i = pos as usize;
-        if self.slots[i].state == READY {
-            self.unmark_ready(i);
+        match self.slots[i].state {
+            READY => self.unmark_ready(i),
+            GATED => self.gated -= 1,
+            _ => {}
         }
         self.slots[i].state = HOLE;
         self.live -= 1;
@@ -279,8 +294,14 @@ impl Arbiter {
                 }
             };
             let s = self.slots[i];
-            if paused_mask & (1 << s.prio) == 0 && allowed(s.flow) {
-                return Some((i as u32, s.flow));
+            if paused_mask & (1 << s.prio) == 0 {
+                if allowed(s.flow) {
+                    return Some((i as u32, s.flow));
+                }
+                // Vetoed: set aside until the veto may have changed (no rescan per send).
+                self.unmark_ready(i);
+                self.slots[i].state = GATED;
+                self.gated += 1;
             }
             from = i + 1;
         }
@@ -304,6 +325,20 @@ impl Arbiter {
             }
             bits = self.ready[w];
         }
+    }
+
+    /// The vetoes of host schemes may have changed (a new BFC pause filter arrived): every QP
+    /// set aside as vetoed is ready again, to be checked when the scan meets it.
+    pub fn ungate_all(&mut self) {
+        if self.gated == 0 {
+            return;
+        }
+        for i in 0..self.slots.len() {
+            if self.slots[i].state == GATED {
+                self.mark_ready(i);
+            }
+        }
+        self.gated = 0;
     }
 
     /// The QP at `pos` was served: the next scan starts just after it (or at it, when `stay`:
@@ -442,6 +477,7 @@ mod tests {
             let mut st: Vec<(u32, Class)> = vec![];
             let mut next_flow = 0u32;
             let mut now = 0u64;
+            let mut last_veto = 7u32;
             for _ in 0..3000 {
                 now += rng.below(5);
                 match rng.below(10) {
@@ -477,8 +513,13 @@ mod tests {
                     }
                     _ => {
                         let paused = if rng.below(4) == 0 { 1 << 2 } else { 0 };
-                        // 7 = no veto (f % 7 is never 7).
+                        // 7 = no veto (f % 7 is never 7). A new veto is a new filter: the
+                        // NIC is kicked and ungates.
                         let veto = rng.below(8) as u32;
+                        if veto != last_veto {
+                            a.ungate_all();
+                            last_veto = veto;
+                        }
                         let elig = |f: u32, prio: u8| {
                             paused & (1 << prio) == 0
                                 && f % 7 != veto

@@ -44,11 +44,7 @@ impl Simulator {
     #[inline]
     fn nic_class(&self, h: usize, f: u32) -> Class {
         let fl = &self.flows[f as usize];
-        let mut win = self.ccs.get(fl.cc_slot).window_bytes();
-        if fl.tx.scheme == Scheme::Irn {
-            win = win.min(self.irn_cap_bytes);
-        }
-        if fl.tx.peek(fl.tx.inflight() < win).is_none() {
+        if self.next_segment(f).is_none() {
             return Class::Blocked;
         }
         let ready = fl.next_avail_ps.max(fl.pause_until_ps);
@@ -57,6 +53,18 @@ impl Simulator {
         } else {
             Class::Ready
         }
+    }
+
+    /// The segment active flow `f` would send next, if its window (the controller's, capped
+    /// for IRN) allows one.
+    #[inline]
+    fn next_segment(&self, f: u32) -> Option<crate::host::recovery::Segment> {
+        let fl = &self.flows[f as usize];
+        let mut win = self.ccs.get(fl.cc_slot).window_bytes();
+        if fl.tx.scheme == Scheme::Irn {
+            win = win.min(self.irn_cap_bytes);
+        }
+        fl.tx.peek(fl.tx.inflight() < win)
     }
 
     /// Re-file flow `f` in its sender's arbiter after something that decides whether it may
@@ -129,12 +137,7 @@ impl Simulator {
             self.hosts[h].arb.pick(now, paused, |_| true)
         };
         if let Some((pos, f)) = picked {
-            let fl = &self.flows[f as usize];
-            let mut win = self.ccs.get(fl.cc_slot).window_bytes();
-            if fl.tx.scheme == Scheme::Irn {
-                win = win.min(self.irn_cap_bytes);
-            }
-            let Some(seg) = fl.tx.peek(fl.tx.inflight() < win) else {
+            let Some(seg) = self.next_segment(f) else {
                 // A state change without `nic_refile`: a bug, but recoverable; counted, and
                 // `check_invariants` reports it.
                 debug_assert!(false, "flow {f} filed as ready with nothing to send");
@@ -290,7 +293,11 @@ impl Simulator {
                         self.pause_qp(flow, until_ps);
                     }
                 }
-                HostAction::Kick => self.host_try_send(h),
+                HostAction::Kick => {
+                    // A kick may mean new vetoes (BFC's filter): re-check the QPs set aside.
+                    self.hosts[h].arb.ungate_all();
+                    self.host_try_send(h)
+                }
                 HostAction::SetRate { flow, rate_bps } => {
                     if let Some(fl) = self.flows.get_mut(flow as usize)
                         && !fl.finished()

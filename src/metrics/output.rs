@@ -166,9 +166,12 @@ pub fn fct_line(rec: &FlowRecord) -> String {
 /// Write an HPCC-sim FCT file (atomically): one [`fct_line`] per **completed** flow, in the
 /// order given (pass records in completion order to match HPCC-sim); unfinished flows are
 /// skipped as HPCC-sim never writes them.
-pub fn write_fct_file(path: &Path, records: &[FlowRecord]) -> io::Result<()> {
+pub fn write_fct_file<'a>(
+    path: &Path,
+    records: impl IntoIterator<Item = &'a FlowRecord>,
+) -> io::Result<()> {
     let mut w = AtomicWriter::create(path)?;
-    for r in records.iter().filter(|r| r.fct_ps.is_some()) {
+    for r in records.into_iter().filter(|r| r.fct_ps.is_some()) {
         writeln!(w, "{}", fct_line(r))?;
     }
     w.finish()
