@@ -424,6 +424,27 @@ fn class7_non_utf8_and_ecn_errors_have_positions() {
 }
 
 #[test]
+fn class7_every_unknown_key_is_reported_with_its_line() {
+    // Three misspelt keys in three sections: all three, each with its line, in one run.
+    let text = tiny_with("host_delay = \"1us\"", "bogus = 1").replacen(
+        "at = \"1us\"",
+        "at = \"1us\"\nsise = \"20KB\"",
+        1,
+    ) + "\n[buffer]\nsize = \"1MB\"\nmdoe = \"lossy\"\n";
+    assert_invalid(
+        &text,
+        &[
+            "line 9",
+            "unknown field `bogus`",
+            "line 17",
+            "unknown field `sise`",
+            "line 21",
+            "unknown field `mdoe`",
+        ],
+    );
+}
+
+#[test]
 fn class7_cli_edges() {
     let d = TempDir::new("rel-cli");
     let r = sfc(d.path(), &["experiment", "run", "sfc-fig1", "--jobs", "0"]);

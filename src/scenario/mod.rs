@@ -810,7 +810,13 @@ pub fn from_str(text: &str, file: &str, dir: &Path, sets: &[String]) -> Result<S
     };
     let raw: RawScenario = match toml::from_str(eff) {
         Ok(r) => r,
-        Err(e) => return Err(deserialize_error(text, file, sets, &e)),
+        Err(e) => {
+            let mut msgs = vec![deserialize_error(text, file, sets, &e)];
+            if sets.is_empty() {
+                msgs.extend(more_unknown_keys(text, file, &e));
+            }
+            return Err(msgs.join("\n"));
+        }
     };
     let ctx = Ctx {
         file,
@@ -824,6 +830,44 @@ pub fn from_str(text: &str, file: &str, dir: &Path, sets: &[String]) -> Result<S
     sc.warnings = ctx.warnings.into_inner();
     sc.document = doc;
     Ok(sc)
+}
+
+/// After an unknown-key error, the file's other unknown keys (serde stops at the first): blank
+/// the offending line (offsets and line numbers stay) and read again, up to 20 times. Stops at
+/// the first error of another kind, or when blanking breaks the TOML (a multi-line value).
+fn more_unknown_keys(text: &str, file: &str, first: &toml::de::Error) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut work = text.to_string();
+    let mut e = first.clone();
+    for _ in 0..20 {
+        if !e.message().starts_with("unknown field") {
+            break;
+        }
+        let Some(span) = e.span() else { break };
+        // Blank whole lines from the span's line start to its line end.
+        let start = work[..span.start].rfind('\n').map_or(0, |i| i + 1);
+        let end = work[span.end..]
+            .find('\n')
+            .map_or(work.len(), |i| span.end + i);
+        let blank: String = work[start..end]
+            .chars()
+            .map(|c| if c == '\n' { '\n' } else { ' ' })
+            .collect();
+        work.replace_range(start..end, &blank);
+        if work.parse::<toml::Table>().is_err() {
+            break;
+        }
+        match toml::from_str::<RawScenario>(&work) {
+            Ok(_) => break,
+            Err(next) => {
+                if next.message().starts_with("unknown field") {
+                    out.push(format!("{file}: {next}"));
+                }
+                e = next;
+            }
+        }
+    }
+    out
 }
 
 /// A TOML reader error in the document with overrides applied, attributed to the user's
