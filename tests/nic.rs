@@ -23,9 +23,9 @@ fn sim(hosts: u32, flows: &[FlowSpec]) -> Simulator {
     .unwrap()
 }
 
-/// Serialization time of a full data packet at 100 G, picoseconds.
-fn t_pkt(s: &Simulator) -> u64 {
-    let f = s.cfg.framing;
+/// Serialization time of a full data packet at 100 G with the default framing, picoseconds.
+fn t_pkt() -> u64 {
+    let f = NetConfig::default().framing;
     f.ser_ps(MTU as u32 + f.data_header_bytes(), 100 * GBPS)
 }
 
@@ -54,8 +54,7 @@ fn round_robin_among_ready_qps_in_start_order() {
     // sends at 0 while it is alone, so the cursor wraps to A, which sends again at T although B
     // and C have joined meanwhile. Then B (2 T), C (3 T), D (4 T, it joined at 2.5 T), and
     // strict rotation from there.
-    let probe = sim(5, &[]);
-    let t = t_pkt(&probe);
+    let t = t_pkt();
     let mut s = sim(
         5,
         &[
@@ -86,8 +85,7 @@ fn paused_qp_never_sends_and_resumes_when_its_pause_ends() {
     // A and B alternate from 0 (A at even k, B at odd k). At 10 T A is paused until 30.5 T: B
     // alone sends every packet from 11 T to 30 T; at 31 T (the first packet boundary after the
     // pause end) the cursor, past B, wraps to A, which sends again.
-    let probe = sim(2, &[]);
-    let t = t_pkt(&probe);
+    let t = t_pkt();
     let mut s = sim(
         2,
         &[
@@ -121,8 +119,7 @@ fn paused_qp_never_sends_and_resumes_when_its_pause_ends() {
 fn lone_paused_qp_wakes_exactly_at_its_pause_end() {
     // Nothing else to send: the NIC is idle during the pause and must wake up by itself at the
     // pause end (not at the next unrelated event).
-    let probe = sim(2, &[]);
-    let t = t_pkt(&probe);
+    let t = t_pkt();
     let mut s = sim(2, &[FlowSpec::background(0, 1, 50 * MTU, 0)]);
     run_to(&mut s, 4 * t);
     assert_eq!(sent(&s, 0), 5 * MTU);
@@ -141,8 +138,7 @@ fn lone_paused_qp_wakes_exactly_at_its_pause_end() {
 #[test]
 fn a_shortened_pause_takes_effect() {
     // A pause replaced by an earlier end (SFC's resume) wakes the QP at the new end.
-    let probe = sim(2, &[]);
-    let t = t_pkt(&probe);
+    let t = t_pkt();
     let mut s = sim(2, &[FlowSpec::background(0, 1, 50 * MTU, 0)]);
     run_to(&mut s, 2 * t);
     s.pause_qp(0, 100 * t);
@@ -159,8 +155,7 @@ fn a_shortened_pause_takes_effect() {
 fn flow_starts_are_streamed_in_start_then_workload_order() {
     // Workload order is not start order: flow 2 starts first; flows 0 and 1 start together
     // (ties go in workload order). Only one flow start is pending at a time, however many flows.
-    let probe = sim(2, &[]);
-    let t = t_pkt(&probe);
+    let t = t_pkt();
     let mut flows = vec![
         FlowSpec::background(0, 1, 10 * MTU, 100 * t),
         FlowSpec::background(0, 1, 10 * MTU, 100 * t),

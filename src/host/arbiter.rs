@@ -79,7 +79,8 @@ pub struct Arbiter {
     /// `(time, position)` of waiting QPs, earliest first. Entries whose QP has since changed
     /// class or time are stale and skipped; every waiting QP has an entry with its current time.
     waits: BinaryHeap<Reverse<(u64, u32)>>,
-    /// Bit p set = some active QP has priority p (for the PFC fast path of [`Self::next_wake`]).
+    /// Bit p set = some QP of priority p was ever added (never cleared: a superset of the
+    /// active priorities, enough for the PFC fast path of [`Self::next_wake`]).
     prios: u64,
     /// Live (non-hole) positions.
     live: u32,
