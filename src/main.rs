@@ -442,12 +442,76 @@ fn print_warnings(w: &[String]) {
 }
 
 fn cmd_validate(scenario: PathBuf, sets: Vec<String>) -> Result<(), String> {
-    let sc = sfc::scenario::load(&scenario, &sets)?;
-    print_warnings(&sc.warnings);
-    sfc::sim::Simulator::new(sc.topo.clone(), sc.net.clone(), sc.cc.clone(), &sc.flows)
-        .map_err(|e| format!("{}: {e}", scenario.display()))?;
+    // As `run` would: every `[[compare]]` variant with its overrides, then the command line's;
+    // each is built (topology, routes, flows) and its memory estimated, so a scenario that
+    // `validate` calls ok does not fail as soon as `run` starts.
+    let text = sfc::fsutil::read_text(&scenario)?;
+    let label = scenario.display().to_string();
+    let dir = scenario.parent().map(PathBuf::from).unwrap_or_default();
+    let variants = sfc::scenario::variants(&text, &label)?;
+    let runs: Vec<(String, Vec<String>)> = if variants.is_empty() {
+        vec![(String::new(), sets.clone())]
+    } else {
+        variants
+            .iter()
+            .map(|(v, vs)| (v.clone(), vs.iter().chain(&sets).cloned().collect()))
+            .collect()
+    };
+    let mut errors = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut first = None;
+    for (vname, all) in &runs {
+        let vlabel = if vname.is_empty() {
+            label.clone()
+        } else {
+            format!("{label} [{vname}]")
+        };
+        let sc = match sfc::scenario::from_str(&text, &vlabel, &dir, all) {
+            Ok(sc) => sc,
+            Err(e) => {
+                errors.push(e);
+                continue;
+            }
+        };
+        print_warnings(
+            &sc.warnings
+                .iter()
+                .filter(|w| seen.insert((*w).clone()))
+                .cloned()
+                .collect::<Vec<_>>(),
+        );
+        if let Err(e) = sfc::runguard::check_memory(&sc.topo, &sc.net, &sc.flows) {
+            errors.push(format!("{vlabel}: {e}"));
+            continue;
+        }
+        if let Err(e) =
+            sfc::sim::Simulator::new(sc.topo.clone(), sc.net.clone(), sc.cc.clone(), &sc.flows)
+        {
+            errors.push(format!("{vlabel}: {e}"));
+            continue;
+        }
+        first.get_or_insert(sc);
+    }
+    if !errors.is_empty() {
+        // A problem of the file itself shows in every variant: report it once.
+        let mut shown = std::collections::HashSet::new();
+        errors.retain(|e| {
+            let mut key = e.clone();
+            for (v, _) in &runs {
+                key = key.replace(&format!("{label} [{v}]"), &label);
+            }
+            shown.insert(key)
+        });
+        return Err(errors.join("\n"));
+    }
+    let sc = first.expect("at least one variant");
+    let vs = if variants.is_empty() {
+        String::new()
+    } else {
+        format!(", {} variants", variants.len())
+    };
     println!(
-        "{}: ok — {} hosts, {} switches, {} links, {} flows, cc {}",
+        "{}: ok — {} hosts, {} switches, {} links, {} flows, cc {}{vs}",
         scenario.display(),
         sc.topo.hosts().len(),
         sc.topo.switches().len(),

@@ -325,6 +325,9 @@ fn class5_sample_intervals_and_memory_are_bounded() {
         "of memory",
         "output.buffer_interval",
     ]);
+    // `validate` makes the same estimate: it never calls ok what `run` refuses at once.
+    let r = sfc(d.path(), &["validate", "s.toml"]);
+    r.assert_error(&["this run would need about", "of memory"]);
     // Tens of millions of flows are refused before they are generated.
     let t = TINY.replace(
         "[[traffic]]\nkind = \"incast\"",
@@ -442,6 +445,34 @@ fn class7_every_unknown_key_is_reported_with_its_line() {
             "unknown field `mdoe`",
         ],
     );
+}
+
+#[test]
+fn class7_unknown_keys_in_the_file_and_in_every_set_are_all_reported() {
+    // One misspelt key in the file and two in `--set`s (with a valid one between them): all
+    // three are listed, the file's with its line, each override cited as given.
+    let d = TempDir::new("rel-set-many");
+    d.write("s.toml", &tiny_with("host_delay = \"1us\"", "bogus = 1"));
+    let r = sfc(
+        d.path(),
+        &[
+            "validate",
+            "s.toml",
+            "--set",
+            "cc.etaa=1",
+            "--set",
+            "seed=3",
+            "--set",
+            "buffer.mdoe=\"lossy\"",
+        ],
+    );
+    r.assert_error(&[
+        "line 9",
+        "unknown field `bogus`",
+        "--set `cc.etaa=1`: unknown field `etaa`",
+        "--set `buffer.mdoe=\"lossy\"`: unknown field `mdoe`",
+    ]);
+    assert!(!r.stderr.contains("seed=3"), "{}", r.stderr);
 }
 
 #[test]

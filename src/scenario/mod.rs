@@ -812,9 +812,24 @@ pub fn from_str(text: &str, file: &str, dir: &Path, sets: &[String]) -> Result<S
         Ok(r) => r,
         Err(e) => {
             let mut msgs = vec![deserialize_error(text, file, sets, &e)];
-            if sets.is_empty() {
-                msgs.extend(more_unknown_keys(text, file, &e));
+            // The file's own unknown keys, each with its line; then, on the file with those
+            // lines blanked, every `--set` that names an unknown key on its own.
+            let (file_msgs, cleaned) = match toml::from_str::<RawScenario>(text) {
+                Err(e0) => {
+                    let (mut m, cleaned) = more_unknown_keys(text, file, &e0);
+                    m.insert(0, format!("{file}: {e0}"));
+                    (m, cleaned)
+                }
+                Ok(_) => (Vec::new(), text.to_string()),
+            };
+            msgs.extend(file_msgs);
+            for s in sets {
+                if let Some(m) = set_unknown_key(&cleaned, file, s) {
+                    msgs.push(m);
+                }
             }
+            let mut seen = std::collections::HashSet::new();
+            msgs.retain(|m| seen.insert(m.clone()));
             return Err(msgs.join("\n"));
         }
     };
@@ -835,7 +850,8 @@ pub fn from_str(text: &str, file: &str, dir: &Path, sets: &[String]) -> Result<S
 /// After an unknown-key error, the file's other unknown keys (serde stops at the first): blank
 /// the offending line (offsets and line numbers stay) and read again, up to 20 times. Stops at
 /// the first error of another kind, or when blanking breaks the TOML (a multi-line value).
-fn more_unknown_keys(text: &str, file: &str, first: &toml::de::Error) -> Vec<String> {
+/// Returns the messages and the text with every reported line blanked.
+fn more_unknown_keys(text: &str, file: &str, first: &toml::de::Error) -> (Vec<String>, String) {
     let mut out = Vec::new();
     let mut work = text.to_string();
     let mut e = first.clone();
@@ -867,7 +883,21 @@ fn more_unknown_keys(text: &str, file: &str, first: &toml::de::Error) -> Vec<Str
             }
         }
     }
-    out
+    (out, work)
+}
+
+/// The unknown-key error that the single override `set` causes on `text` (the file with its
+/// own unknown keys blanked), cited as that `--set`; `None` if it names a known key.
+fn set_unknown_key(text: &str, file: &str, set: &str) -> Option<String> {
+    let mut d = text.parse::<toml::Table>().ok()?;
+    apply_overrides(&mut d, std::slice::from_ref(&set.to_string())).ok()?;
+    let t = toml::to_string(&d).ok()?;
+    match toml::from_str::<RawScenario>(&t) {
+        Err(e) if e.message().starts_with("unknown field") => {
+            Some(format!("{file}: --set `{set}`: {}", e.message().trim_end()))
+        }
+        _ => None,
+    }
 }
 
 /// A TOML reader error in the document with overrides applied, attributed to the user's
