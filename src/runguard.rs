@@ -88,7 +88,7 @@ pub struct MemoryEstimate {
     pub flows_bytes: u64,
     /// Buffer and queue monitor time series.
     pub monitors_bytes: u64,
-    /// Simulated time the monitors are sized for, picoseconds.
+    /// Simulated time the monitors are sized for (from the first flow's start), picoseconds.
     pub horizon_ps: u64,
 }
 
@@ -101,7 +101,7 @@ impl MemoryEstimate {
 
 /// Estimate the memory of running `flows` on `topo` with `net`: flow state, plus one 4-byte
 /// watermark per switch per buffer interval and per monitored port per queue interval over
-/// the simulated time (until `stop`, else the last flow start plus the time the hosts need to
+/// the simulated time from the first flow's start (until `stop`, else the last flow start plus the time the hosts need to
 /// send every byte at line rate, plus 10 ms).
 pub fn estimate_memory(topo: &TopologySpec, net: &NetConfig, flows: &[FlowSpec]) -> MemoryEstimate {
     let last_start = flows.iter().map(|f| f.start_ps).max().unwrap_or(0);
@@ -114,7 +114,10 @@ pub fn estimate_memory(topo: &TopologySpec, net: &NetConfig, flows: &[FlowSpec])
     } else {
         last_start.saturating_add(drain_ps).saturating_add(10 * MS)
     };
-    let samples = |interval: u64| (horizon_ps / interval.max(1)).saturating_add(1);
+    // The series start at the first flow's start (`BufferMonitor::with_origin`).
+    let first_start = flows.iter().map(|f| f.start_ps).min().unwrap_or(0);
+    let span_ps = horizon_ps.saturating_sub(first_start);
+    let samples = |interval: u64| (span_ps / interval.max(1)).saturating_add(1);
     let monitors_bytes = (topo.switches().len() as u64)
         .saturating_mul(samples(net.buffer_sample_ps))
         .saturating_add(
@@ -124,7 +127,7 @@ pub fn estimate_memory(topo: &TopologySpec, net: &NetConfig, flows: &[FlowSpec])
     MemoryEstimate {
         flows_bytes: (flows.len() as u64).saturating_mul(bytes_per_flow()),
         monitors_bytes,
-        horizon_ps,
+        horizon_ps: span_ps,
     }
 }
 

@@ -6,6 +6,9 @@
 //! has the carried-over level as its watermark (gaps are filled, never skipped). The hot path
 //! (`update`) is a compare and two stores; it allocates only when it closes an interval.
 //!
+//! The series start at an origin, the interval holding the first flow's start
+//! ([`BufferMonitor::with_origin`]), so idle time before the traffic costs nothing.
+//!
 //! Storage: one `u32` per (series, interval), holding **exact bytes** saturated at
 //! `u32::MAX` (≈ 4.29 GB, far above any switch buffer). One simulated second at the default
 //! 10 µs interval is 100 000 samples = 400 KB per switch, i.e. 40 MB for 100 switches (≤ 52 MB
@@ -91,6 +94,9 @@ impl Track {
 #[derive(Clone, Debug)]
 struct Watermarks {
     interval_ps: u64,
+    /// Start of interval 0, ps (a multiple of `interval_ps`): the idle time before it is not
+    /// stored.
+    origin_ps: u64,
     tracks: Vec<Track>,
     /// Latest update time seen, ps (meaningful only if `any_update`).
     last_ps: u64,
@@ -107,16 +113,30 @@ impl Watermarks {
         };
         Watermarks {
             interval_ps,
+            origin_ps: 0,
             tracks: (0..n).map(|_| Track::new(interval_ps)).collect(),
             last_ps: 0,
             any_update: false,
         }
     }
 
+    /// Start the series at the interval holding `first_ps` (rounded down to a multiple of the
+    /// interval). Call before any update.
+    fn set_origin(&mut self, first_ps: u64) {
+        self.origin_ps = first_ps - first_ps % self.interval_ps;
+        for t in &mut self.tracks {
+            *t = Track::new(self.interval_ps);
+        }
+    }
+
     #[inline]
     fn update(&mut self, i: usize, now_ps: u64, bytes: u64) {
         if let Some(t) = self.tracks.get_mut(i) {
-            t.update(self.interval_ps, now_ps, bytes);
+            t.update(
+                self.interval_ps,
+                now_ps.saturating_sub(self.origin_ps),
+                bytes,
+            );
             self.last_ps = self.last_ps.max(now_ps);
             self.any_update = true;
         }
@@ -126,9 +146,9 @@ impl Watermarks {
     /// so all series get the same length `max(ceil(end/T), last_update/T + 1)`.
     fn finish(&mut self, end_ps: u64) {
         let iv = self.interval_ps;
-        let mut n = end_ps.div_ceil(iv);
+        let mut n = end_ps.saturating_sub(self.origin_ps).div_ceil(iv);
         if self.any_update {
-            n = n.max(self.last_ps / iv + 1);
+            n = n.max(self.last_ps.saturating_sub(self.origin_ps) / iv + 1);
         }
         for t in &mut self.tracks {
             t.roll_to(iv, n);
@@ -158,7 +178,9 @@ impl Watermarks {
     /// Visit `(interval start ps, track index, bytes)` time-major, then by track index.
     fn for_each(&self, mut f: impl FnMut(u64, usize, u32) -> io::Result<()>) -> io::Result<()> {
         for k in 0..self.max_len() {
-            let t_ps = (k as u64).saturating_mul(self.interval_ps);
+            let t_ps = (k as u64)
+                .saturating_mul(self.interval_ps)
+                .saturating_add(self.origin_ps);
             for (i, t) in self.tracks.iter().enumerate() {
                 if let Some(&b) = t.series.get(k) {
                     f(t_ps, i, b)?;
@@ -199,6 +221,20 @@ impl BufferMonitor {
         self
     }
 
+    /// Start the series at the interval holding `first_ps` (normally the first flow's start):
+    /// idle simulated time before it costs no memory and no output rows. Element `k` of a
+    /// series then covers `[origin + k·T, origin + (k+1)·T)` with `origin` = `first_ps` rounded
+    /// down to a multiple of T. Call before any update.
+    pub fn with_origin(mut self, first_ps: u64) -> BufferMonitor {
+        self.w.set_origin(first_ps);
+        self
+    }
+
+    /// Start of interval 0, picoseconds (see [`with_origin`](Self::with_origin)).
+    pub fn origin_ps(&self) -> u64 {
+        self.w.origin_ps
+    }
+
     fn label(&self, sw: usize) -> u64 {
         match &self.node_ids {
             Some(ids) => ids.get(sw).map_or(sw as u64, |&n| n as u64),
@@ -225,14 +261,15 @@ impl BufferMonitor {
     }
 
     /// Close all intervals up to the end of the run at `end_ps` (ps): afterwards every switch
-    /// has `max(ceil(end_ps / T), last_update / T + 1)` watermarks, the last possibly covering
-    /// a partial interval.
+    /// has `max(ceil((end_ps − origin) / T), (last_update − origin) / T + 1)` watermarks, the
+    /// last possibly covering a partial interval.
     pub fn finish(&mut self, end_ps: u64) {
         self.w.finish(end_ps);
     }
 
     /// Closed-interval watermarks of switch `sw`, bytes (saturated at `u32::MAX`); element `k`
-    /// covers `[k·T, (k+1)·T)`. Empty for an unknown switch.
+    /// covers `[origin + k·T, origin + (k+1)·T)` (origin 0 unless
+    /// [`with_origin`](Self::with_origin) moved it). Empty for an unknown switch.
     pub fn series(&self, sw: usize) -> &[u32] {
         self.w.series(sw)
     }
@@ -317,6 +354,13 @@ impl QueueSampler {
             w: Watermarks::new(keys.len(), interval_ps, DEFAULT_BUFFER_INTERVAL_PS),
             keys,
         }
+    }
+
+    /// Start the series at the interval holding `first_ps` (see
+    /// [`BufferMonitor::with_origin`]). Call before any update.
+    pub fn with_origin(mut self, first_ps: u64) -> QueueSampler {
+        self.w.set_origin(first_ps);
+        self
     }
 
     /// Key index of `(switch, port)`, if sampled (linear search; resolve once, not per packet).
@@ -539,6 +583,26 @@ mod tests {
         assert_eq!(m.peak_all(), 5000);
         assert!(m.series(9).is_empty());
         m.update(9, 0, 1); // ignored
+    }
+
+    #[test]
+    fn origin_skips_the_idle_lead() {
+        // First flow at 1 s + 25 µs, 10 µs intervals: interval 0 starts at 1 s + 20 µs; the
+        // 100 002 idle intervals before it are not stored.
+        let first = crate::units::SEC + 25 * US;
+        let mut m = BufferMonitor::new(1, 10 * US).with_origin(first);
+        assert_eq!(m.origin_ps(), crate::units::SEC + 20 * US);
+        m.update(0, first, 4000);
+        m.update(0, first + 10 * US, 1000); // 1 s + 35 µs: interval 1
+        m.finish(first + 20 * US); // 1 s + 45 µs: ceil(25 µs / 10 µs) = 3 intervals
+        assert_eq!(m.series(0), &[4000, 4000, 1000]);
+        let lines = m.hpcc_mon_lines();
+        assert_eq!(lines.lines().next(), Some("1000020000 0 4000"));
+        assert_eq!(lines.lines().last(), Some("1000040000 0 1000"));
+        let mut q = QueueSampler::new(vec![(5, 1)], 10 * US).with_origin(first);
+        q.update(0, first, 7);
+        q.finish(first + 1);
+        assert_eq!(q.rows(), vec![(1_000_020_000, 5, 1, 7)]);
     }
 
     #[test]

@@ -446,14 +446,19 @@ impl Simulator {
             LossRecovery::Irn { bdp_cap_bytes, .. } if bdp_cap_bytes > 0 => bdp_cap_bytes,
             _ => bounds.max_bdp_bytes.max(mtu),
         };
+        // The time series start at the interval holding the first flow's start: idle time
+        // before it (HPCC flow files start at 2 s) costs no memory and no output rows.
+        let first_start_ps = arrivals.first().map_or(0, |&f| fl[f as usize].start_ps);
         let queue_mon = crate::metrics::buffer::QueueSampler::new(
             cfg.queue_monitor.clone(),
             cfg.queue_monitor_ps,
-        );
+        )
+        .with_origin(first_start_ps);
         let sw_ids = switches.iter().map(|s: &Switch| s.node).collect();
         let mut sim = Simulator {
             buffer_mon: BufferMonitor::new(switches.len(), cfg.buffer_sample_ps)
-                .with_node_ids(sw_ids),
+                .with_node_ids(sw_ids)
+                .with_origin(first_start_ps),
             throughput: ThroughputMeter::new(hosts.len(), 100 * crate::units::US),
             queue_mon,
             link_rng: Rng::derive(cfg.seed, "link-errors", 0),
