@@ -704,7 +704,7 @@ impl NetConfig {
     /// Returns (errors, warnings); IRN's low timeout below the RTT is only a warning (it applies
     /// to the last few packets of a window and recovers).
     pub fn rtt_issues(&self, base_rtt_ps: u64) -> (Vec<ConfigIssue>, Vec<ConfigIssue>) {
-        let (mut errs, mut warns) = (Vec::new(), Vec::new());
+        let (mut errs, warns) = (Vec::new(), Vec::new());
         let short = |t: u64| {
             format!(
                 "{} is shorter than the base RTT ({}): every packet would time out before its ACK could arrive",
@@ -730,14 +730,32 @@ impl NetConfig {
                         message: short(rto_high_ps),
                     });
                 }
+                // RTO_low serves flows with few packets outstanding: below the RTT it fires
+                // before any of them can be ACKed, over and over (a 1 ps RTO_low never ends).
                 if rto_low_ps > 0 && rto_low_ps < base_rtt_ps {
-                    warns.push(ConfigIssue {
+                    errs.push(ConfigIssue {
                         field: NetField::IrnRtoLow,
                         message: short(rto_low_ps),
                     });
                 }
+                if rto_low_ps > rto_high_ps && rto_high_ps > 0 {
+                    errs.push(ConfigIssue {
+                        field: NetField::IrnRtoLow,
+                        message: format!(
+                            "{} exceeds rto_high ({}): IRN's short timeout must be the shorter",
+                            crate::units::fmt_time(rto_low_ps),
+                            crate::units::fmt_time(rto_high_ps)
+                        ),
+                    });
+                }
             }
             _ => {}
+        }
+        if self.ndp.enabled && self.ndp.rto_ps > 0 && self.ndp.rto_ps < base_rtt_ps {
+            errs.push(ConfigIssue {
+                field: NetField::Ndp("ndp.rto"),
+                message: short(self.ndp.rto_ps),
+            });
         }
         (errs, warns)
     }
@@ -764,10 +782,35 @@ mod tests {
             rto_high_ps: 10 * US,
             bdp_cap_bytes: 0,
         };
-        // rto_high = RTT is accepted; rto_low below it only warns.
+        // rto_high = RTT is accepted; rto_low below it is an error too (it would fire before
+        // any ACK, forever).
         let (e, w) = c.rtt_issues(10 * US);
-        assert_eq!((e.len(), w.len()), (0, 1));
-        assert_eq!(w[0].field, NetField::IrnRtoLow);
+        assert_eq!((e.len(), w.len()), (1, 0));
+        assert_eq!(e[0].field, NetField::IrnRtoLow);
+        // rto_low above rto_high: an error.
+        c.loss_recovery = LossRecovery::Irn {
+            rto_low_ps: 20 * US,
+            rto_high_ps: 15 * US,
+            bdp_cap_bytes: 0,
+        };
+        let (e, _) = c.rtt_issues(10 * US);
+        assert_eq!(e.len(), 1);
+        assert!(
+            e[0].message.contains("exceeds rto_high"),
+            "{}",
+            e[0].message
+        );
+        // NDP's RTO below the RTT.
+        c.loss_recovery = LossRecovery::Irn {
+            rto_low_ps: 100 * US,
+            rto_high_ps: 3 * MS,
+            bdp_cap_bytes: 0,
+        };
+        c.ndp.enabled = true;
+        c.ndp.rto_ps = 1;
+        let (e, _) = c.rtt_issues(10 * US);
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].field, NetField::Ndp("ndp.rto"));
     }
 
     #[test]

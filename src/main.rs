@@ -259,6 +259,10 @@ fn cmd_run(
             (!no_output).then(|| out.unwrap_or_else(|| PathBuf::from("out").join(&sc.name)));
         let name = sc.name.clone();
         if let Some(d) = &out_dir {
+            let mut inputs = sc.inputs.clone();
+            inputs.extend(scenario.clone());
+            sfc::runguard::check_outputs_spare_inputs(d, &inputs)
+                .map_err(|e| format!("{label}: {e}"))?;
             sfc::runguard::prepare_output_dir(d).map_err(|e| format!("{label}: {e}"))?;
         }
         eprintln!(
@@ -285,6 +289,9 @@ fn cmd_run(
         }
         if let Some(d) = out_dir {
             eprintln!("outputs written to {}", d.display());
+        }
+        if let Some(n) = &r.note {
+            eprintln!("{label}: {n}");
         }
         return match r.failure {
             Some(f) => Err(format!("{label}: {f}")),
@@ -325,6 +332,12 @@ fn cmd_run(
     );
     // Every variant's directory is checked (and its previous set invalidated) before any runs.
     if let Some(b) = &base {
+        for (vname, sc) in &scenarios {
+            let mut inputs = sc.inputs.clone();
+            inputs.extend(scenario.clone());
+            sfc::runguard::check_outputs_spare_inputs(&b.join(vname), &inputs)
+                .map_err(|e| format!("{label} [{vname}]: {e}"))?;
+        }
         for (vname, _) in &variants {
             sfc::runguard::prepare_output_dir(&b.join(vname))
                 .map_err(|e| format!("{label} [{vname}]: {e}"))?;
@@ -365,6 +378,11 @@ fn cmd_run(
         let r = r.expect("every variant ran")?;
         summaries.insert(vname.clone(), r.summary.clone());
         cols.push((vname.clone(), r));
+    }
+    for (n, r) in &cols {
+        if let Some(note) = &r.note {
+            eprintln!("{label} [{n}]: {note}");
+        }
     }
     let failures: Vec<String> = cols
         .iter()

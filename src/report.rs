@@ -39,6 +39,8 @@ pub struct RunResult {
     /// The failure to report after the outputs are written (a stalled run, or flows left
     /// unfinished without a deliberate `stop`): the caller prints it and exits non-zero.
     pub failure: Option<String>,
+    /// A note for stderr (a deliberate `stop` left flows unfinished), not a failure.
+    pub note: Option<String>,
 }
 
 /// Peak resident set size of this process, bytes (Linux `VmHWM`; 0 elsewhere).
@@ -212,6 +214,7 @@ pub fn run(sc: Scenario, opts: &RunOptions) -> Result<RunResult, String> {
             .map_err(|e| format!("{}: {e}", dir.display()))?;
     }
     let failure = outcome.failure(stop_set);
+    let note = outcome.stop_note(stop_set);
     Ok(RunResult {
         records,
         stats,
@@ -220,6 +223,7 @@ pub fn run(sc: Scenario, opts: &RunOptions) -> Result<RunResult, String> {
         wall_seconds: wall,
         outcome,
         failure,
+        note,
     })
 }
 

@@ -58,17 +58,73 @@ pub fn prepare_output_dir(dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// Memory this process may use: `MemAvailable` of `/proc/meminfo` (16 GiB when unknown).
+/// Refuse an output directory in which a run would overwrite (or, removing stale outputs,
+/// delete) one of its own input files: `inputs` are the scenario file and the files it reads.
+/// Paths are compared after resolving symlinks and `.`/`..`.
+pub fn check_outputs_spare_inputs(dir: &Path, inputs: &[PathBuf]) -> Result<(), String> {
+    let Ok(dir_c) = std::fs::canonicalize(dir) else {
+        return Ok(()); // not created yet: nothing in it can be an input
+    };
+    for input in inputs {
+        let Ok(inp) = std::fs::canonicalize(input) else {
+            continue;
+        };
+        for f in OUTPUT_FILES {
+            let out = dir_c.join(f);
+            let same = std::fs::canonicalize(&out).map_or(out == inp, |o| o == inp);
+            if same {
+                return Err(format!(
+                    "output directory {}: the run writes `{f}` there, which is the input file {}; choose another --out",
+                    dir.display(),
+                    input.display()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Memory this process may use, bytes: the least of `MemAvailable` (`/proc/meminfo`; 16 GiB
+/// when unknown), the address-space limit (`ulimit -v`, RLIMIT_AS) less the address space
+/// already mapped, and the cgroup v2 limit (`memory.max`) less the cgroup's current use — so a
+/// run refused here never aborts later on an allocation the limits forbid.
 pub fn available_memory_bytes() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
+    let kb = |text: &str, key: &str| {
+        text.lines()
+            .find(|l| l.starts_with(key))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<u64>().ok())
+            .map(|kb| kb * 1024)
+    };
+    let mut avail = std::fs::read_to_string("/proc/meminfo")
         .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("MemAvailable:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse::<u64>().ok())
-        })
-        .map_or(16 << 30, |kb| kb * 1024)
+        .and_then(|s| kb(&s, "MemAvailable:"))
+        .unwrap_or(16 << 30);
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit only writes the struct it is given.
+    if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut lim) } == 0
+        && lim.rlim_cur != libc::RLIM_INFINITY
+    {
+        let mapped = std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| kb(&s, "VmSize:"))
+            .unwrap_or(0);
+        #[allow(clippy::unnecessary_cast)] // rlim_t is u64 on Linux, not on every target
+        let cur = lim.rlim_cur as u64;
+        avail = avail.min(cur.saturating_sub(mapped));
+    }
+    let cg = |f: &str| {
+        std::fs::read_to_string(format!("/sys/fs/cgroup/{f}"))
+            .ok()
+            .and_then(|s| s.trim().parse::<u64>().ok())
+    };
+    if let Some(max) = cg("memory.max") {
+        avail = avail.min(max.saturating_sub(cg("memory.current").unwrap_or(0)));
+    }
+    avail
 }
 
 /// Bytes of memory per flow during a run: the simulator's flow state, the workload entry and
@@ -175,6 +231,21 @@ impl Outcome {
     /// Flows that did not complete.
     pub fn incomplete(&self) -> u64 {
         self.flows_total - self.flows_completed
+    }
+
+    /// A note for stderr when a deliberate `stop` (at `stop_ps`) left flows unfinished: not a
+    /// failure, but never silent.
+    pub fn stop_note(&self, stop_set: bool) -> Option<String> {
+        (stop_set && self.stalled.is_none() && self.incomplete() > 0).then(|| {
+            format!(
+                "note: the run stopped at `stop` = {} with {} of {} flows completed ({} unfinished, {} of them never started); their FCTs are missing from fct.txt and empty in flows.csv",
+                fmt_time(self.end_ps),
+                self.flows_completed,
+                self.flows_total,
+                self.incomplete(),
+                self.flows_not_started
+            )
+        })
     }
 
     /// The failure to report (stderr, exit status), if any: a stalled run always; a run with

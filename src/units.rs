@@ -173,11 +173,11 @@ pub fn parse_bytes(s: &str) -> Result<u64, UnitError> {
         "GiB" => 1073741824.0,
         _ => {
             return Err(UnitError(format!(
-                "`{s}`: unknown size unit `{u}` (use B, KB, MB, KiB, MiB)"
+                "`{s}`: unknown size unit `{u}` (use B, KB, MB, GB, KiB, MiB, GiB)"
             )));
         }
     };
-    checked_u64((v * mult).round(), s, "size", MAX_BYTES, "1PB")
+    checked_u64((v * mult).round(), s, "size", MAX_BYTES, "1e6GB")
 }
 
 /// Format picoseconds as a short human string (`12.24us`).
@@ -188,8 +188,26 @@ pub fn fmt_time(ps: u64) -> String {
         format!("{:.3}ms", ps as f64 / MS as f64)
     } else if ps >= US {
         format!("{:.2}us", ps as f64 / US as f64)
-    } else {
+    } else if ps >= NS {
         format!("{:.1}ns", ps as f64 / NS as f64)
+    } else {
+        format!("{ps}ps")
+    }
+}
+
+/// Format a rate in bits per second as a short human string (`100Gbps`, `2.5Gbps`, `10Mbps`).
+pub fn fmt_rate(bps: u64) -> String {
+    let (v, u) = if bps >= 1_000_000_000 {
+        (bps as f64 / 1e9, "Gbps")
+    } else if bps >= 1_000_000 {
+        (bps as f64 / 1e6, "Mbps")
+    } else {
+        (bps as f64, "bps")
+    };
+    if v.fract() == 0.0 {
+        format!("{v:.0}{u}")
+    } else {
+        format!("{v}{u}")
     }
 }
 

@@ -604,3 +604,116 @@ fn bare_numbers_read_like_strings() {
     let t = TINY.replace("host_delay = \"1us\"", "host_delay = true");
     assert_invalid(&t, &["line 8", "expected a string", "or a number"]);
 }
+
+// Audit follow-ups (issue 16): outputs never overwrite inputs, names stay inside the output
+// directory, `[[compare]]` cannot be half-overridden, a variant's directory re-runs alone.
+#[test]
+fn class3_outputs_never_overwrite_inputs() {
+    let d = TempDir::new("rel-inout");
+    d.write("sc/scenario.toml", TINY);
+    // `--out` the scenario's own directory: the run would write `scenario.toml` over it.
+    let r = sfc(d.path(), &["run", "sc/scenario.toml", "--out", "sc"]);
+    r.assert_error(&["writes `scenario.toml` there", "input file"]);
+    assert_eq!(d.read("sc/scenario.toml"), TINY);
+    // A flow file named like an output, inside `--out`.
+    d.write("ff/fct.txt", "1\n0 3 3 100 2000 0.000001\n");
+    let t = TINY.replace(
+        "[[traffic]]\nkind = \"incast\"\nsenders = [0, 1, 2]\nreceivers = [3]\nsize = \"20KB\"\nat = \"1us\"\n",
+        "[[traffic]]\nkind = \"flow_file\"\nfile = \"ff/fct.txt\"\n",
+    );
+    d.write("f.toml", &t);
+    let r = sfc(d.path(), &["run", "f.toml", "--out", "ff"]);
+    r.assert_error(&["writes `fct.txt` there", "ff/fct.txt"]);
+    assert!(d.read("ff/fct.txt").starts_with("1\n"));
+    // A name that would leave `out/`.
+    let r = sfc(
+        d.path(),
+        &["validate", "sc/scenario.toml", "--set", "name=\"..\""],
+    );
+    r.assert_error(&["`name` = \"..\"", "plain name"]);
+}
+
+#[test]
+fn class8_compare_variants_are_not_overridable_and_rerun_alone() {
+    let d = TempDir::new("rel-cmp");
+    let t = TINY.to_string()
+        + "\n[[compare]]\nname = \"a\"\n\n[[compare]]\nname = \"b\"\nset = [\"seed=9\"]\n";
+    d.write("c.toml", &t);
+    let r = sfc(
+        d.path(),
+        &["run", "c.toml", "--no-output", "--set", "compare=[]"],
+    );
+    r.assert_error(&["--set `compare=[]`", "cannot be overridden"]);
+    let r = sfc(d.path(), &["run", "c.toml", "--out", "o"]);
+    assert_eq!(r.status.and_then(|s| s.code()), Some(0), "{}", r.stderr);
+    // Variant b's resolved scenario has its override and no [[compare]]: it re-runs b alone,
+    // with identical results.
+    let sc = d.read("o/b/scenario.toml");
+    assert!(!sc.contains("compare"), "{sc}");
+    assert!(sc.contains("seed = 9"), "{sc}");
+    let r = sfc(d.path(), &["run", "o/b/scenario.toml", "--out", "again"]);
+    assert_eq!(r.status.and_then(|s| s.code()), Some(0), "{}", r.stderr);
+    assert_eq!(d.read("again/fct.txt"), d.read("o/b/fct.txt"));
+}
+
+#[test]
+fn class6_timers_below_the_rtt_are_errors() {
+    // IRN's RTO_low of 1 ps used to warn and then run forever.
+    let t = tiny_with(
+        "seed = 7",
+        "\n[loss_recovery]\nkind = \"irn\"\nrto_low = \"1ps\"",
+    );
+    assert_invalid(
+        &t,
+        &["loss_recovery.rto_low", "1ps is shorter than the base RTT"],
+    );
+    let t = tiny_with(
+        "seed = 7",
+        "\n[loss_recovery]\nkind = \"irn\"\nrto_low = \"5ms\"\nrto_high = \"3ms\"",
+    );
+    assert_invalid(&t, &["loss_recovery.rto_low", "exceeds rto_high"]);
+    let t = tiny_with(
+        "seed = 7",
+        "\n[cc]\nkind = \"none\"\n\n[ndp]\nenabled = true\nrto = \"1ps\"",
+    );
+    assert_invalid(&t, &["ndp.rto", "shorter than the base RTT"]);
+    let t = tiny_with("seed = 7", "\n[bfc]\nenabled = true\ntau = \"1ps\"");
+    assert_invalid(&t, &["bfc.tau", "1ps is below the shortest accepted"]);
+}
+
+#[test]
+fn class6_a_deliberate_stop_with_unfinished_flows_says_so() {
+    let d = TempDir::new("rel-stopnote");
+    d.write(
+        "s.toml",
+        &TINY.replacen("seed = 7", "seed = 7\nstop = \"3us\"", 1),
+    );
+    let r = sfc(d.path(), &["run", "s.toml", "--no-output"]);
+    assert_eq!(r.status.and_then(|s| s.code()), Some(0), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("note: the run stopped at `stop` = 3.00us with 0 of 3 flows completed"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn class5_memory_limits_of_the_process_are_respected() {
+    // Under `ulimit -v` (2 GB) a workload that fits the machine but not the limit is refused
+    // with the estimate instead of aborting on an allocation.
+    let d = TempDir::new("rel-ulimit");
+    let t = TINY.replace(
+        "[[traffic]]\nkind = \"incast\"",
+        "[[traffic]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 1.0\nduration = \"100s\"\n\n[[traffic]]\nkind = \"incast\"",
+    );
+    d.write("s.toml", &t);
+    let mut cmd = Command::new("sh");
+    cmd.args([
+        "-c",
+        &format!("ulimit -v 2000000 && exec {SFC} validate s.toml"),
+    ])
+    .current_dir(d.path());
+    let r = run_with_timeout(cmd, Duration::from_secs(30));
+    r.assert_error(&["memory", "available"]);
+}

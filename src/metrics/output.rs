@@ -286,6 +286,19 @@ fn distinct_bin_labels(bins: &[BinStats]) -> Vec<String> {
             }
         }
     }
+    // Equal-count bins of flows of one size (e.g. an incast of equal flows: HPCC's deciles
+    // split them by flow id) keep identical ranges: number them.
+    for i in 0..labels.len() {
+        let dup = labels[i].clone();
+        let n = labels.iter().filter(|l| **l == dup).count();
+        if n > 1 {
+            let mut k = 0;
+            for l in labels.iter_mut().filter(|l| **l == dup) {
+                k += 1;
+                *l = format!("{dup} #{k}/{n}");
+            }
+        }
+    }
     labels
 }
 
@@ -411,6 +424,17 @@ mod tests {
         assert_eq!(
             distinct_bin_labels(&bins),
             ["1000-1040B", "1041-1049B", "2.0KB-5.0KB"]
+        );
+        // Four deciles of one 8,700 B incast: same exact range, numbered.
+        let bins = [
+            bin(100, 100),
+            bin(8700, 8700),
+            bin(8700, 8700),
+            bin(8700, 8700),
+        ];
+        assert_eq!(
+            distinct_bin_labels(&bins),
+            ["100B", "8700B #1/3", "8700B #2/3", "8700B #3/3"]
         );
     }
 

@@ -149,6 +149,11 @@ pub struct RawCompare {
     pub set: Vec<String>,
 }
 
+/// A name usable as one directory component: not empty, no path separator, not `.`/`..`.
+fn is_plain_name(n: &str) -> bool {
+    !n.trim().is_empty() && !n.contains(['/', '\\']) && n != "." && n != ".."
+}
+
 /// The `[[compare]]` variants of a scenario text: (name, overrides). Empty = a single run.
 pub fn variants(text: &str, file: &str) -> Result<Vec<(String, Vec<String>)>, String> {
     let doc: toml::Table = text
@@ -166,7 +171,7 @@ pub fn variants(text: &str, file: &str) -> Result<Vec<(String, Vec<String>)>, St
             .clone()
             .try_into()
             .map_err(|e| format!("{file}: compare[{i}]: {e}"))?;
-        if c.name.is_empty() || c.name.contains(['/', '\\']) {
+        if !is_plain_name(&c.name) {
             return Err(format!(
                 "{file}: compare[{i}].name must be a non-empty plain name"
             ));
@@ -577,8 +582,12 @@ pub struct Scenario {
     pub stop_set: bool,
     /// Warnings found while resolving (harmless but probably unintended settings).
     pub warnings: Vec<String>,
-    /// The scenario document with every override applied (recorded in `summary.json`).
+    /// The scenario document with every override applied (recorded in `summary.json`); a
+    /// `[[compare]]` variant's has no `[[compare]]`, so it re-runs that variant alone.
     pub document: toml::Table,
+    /// Files the scenario reads (flow, CDF, topology files), resolved paths; outputs must never
+    /// overwrite them.
+    pub inputs: Vec<PathBuf>,
 }
 
 /// Resolution context: file name and text, for `file:line` messages, and the overrides that
@@ -596,6 +605,8 @@ struct Ctx<'a> {
     dir: PathBuf,
     /// Warnings found while resolving (printed by the caller, kept in the scenario).
     warnings: std::cell::RefCell<Vec<String>>,
+    /// Input files named by the scenario (see [`Scenario::inputs`]).
+    inputs: std::cell::RefCell<Vec<PathBuf>>,
 }
 
 impl Ctx<'_> {
@@ -676,11 +687,13 @@ impl Ctx<'_> {
     }
     fn path(&self, p: &str) -> PathBuf {
         let pb = PathBuf::from(p);
-        if pb.is_absolute() {
+        let pb = if pb.is_absolute() {
             pb
         } else {
             self.dir.join(pb)
-        }
+        };
+        self.inputs.borrow_mut().push(pb.clone());
+        pb
     }
 }
 
@@ -753,6 +766,12 @@ pub fn apply_overrides(doc: &mut toml::Table, sets: &[String]) -> Result<(), Str
             .and_then(|mut t| t.remove("x"))
             .unwrap_or_else(|| toml::Value::String(v.to_string()));
         let parts: Vec<&str> = k.trim().split('.').collect();
+        if parts[0] == "compare" {
+            return Err(format!(
+                "--set `{s}`: `[[compare]]` variants cannot be overridden; edit the file, or run \
+                 one variant by giving its overrides as --set on a file without [[compare]]"
+            ));
+        }
         set_in_table(doc, &parts, val).map_err(|e| format!("--set `{k}`: {e}"))?;
     }
     Ok(())
@@ -811,18 +830,22 @@ pub fn from_str(text: &str, file: &str, dir: &Path, sets: &[String]) -> Result<S
     let raw: RawScenario = match toml::from_str(eff) {
         Ok(r) => r,
         Err(e) => {
-            let mut msgs = vec![deserialize_error(text, file, sets, &e)];
-            // The file's own unknown keys, each with its line; then, on the file with those
-            // lines blanked, every `--set` that names an unknown key on its own.
-            let (file_msgs, cleaned) = match toml::from_str::<RawScenario>(text) {
-                Err(e0) => {
-                    let (mut m, cleaned) = more_unknown_keys(text, file, &e0);
-                    m.insert(0, format!("{file}: {e0}"));
-                    (m, cleaned)
+            // The file's own unknown keys first, each with its line (never blamed on a
+            // `--set`); then, on the file with those lines blanked, every `--set` that names
+            // an unknown key on its own. Other errors: attributed by `deserialize_error`.
+            let mut msgs = Vec::new();
+            let cleaned = match toml::from_str::<RawScenario>(text) {
+                Err(e0) if e0.message().starts_with("unknown field") => {
+                    let (more, cleaned) = more_unknown_keys(text, file, &e0);
+                    msgs.push(format!("{file}: {e0}"));
+                    msgs.extend(more);
+                    cleaned
                 }
-                Ok(_) => (Vec::new(), text.to_string()),
+                _ => {
+                    msgs.push(deserialize_error(text, file, sets, &e));
+                    text.to_string()
+                }
             };
-            msgs.extend(file_msgs);
             for s in sets {
                 if let Some(m) = set_unknown_key(&cleaned, file, s) {
                     msgs.push(m);
@@ -840,9 +863,12 @@ pub fn from_str(text: &str, file: &str, dir: &Path, sets: &[String]) -> Result<S
         sets,
         dir: dir.to_path_buf(),
         warnings: Default::default(),
+        inputs: Default::default(),
     };
     let mut sc = resolve(raw, &ctx)?;
     sc.warnings = ctx.warnings.into_inner();
+    sc.inputs = ctx.inputs.into_inner();
+    doc.remove("compare");
     sc.document = doc;
     Ok(sc)
 }
@@ -987,6 +1013,24 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
     let mut errs = Errors::default();
     keys::check_applicable(&raw, ctx, &mut errs.0);
     let topo = errs.take(resolve_topology(&raw.topology, ctx));
+    if let Some(t) = &topo {
+        let rates = t.links.iter().filter(|l| {
+            t.kinds[l.a as usize] == crate::topology::NodeKind::Host
+                || t.kinds[l.b as usize] == crate::topology::NodeKind::Host
+        });
+        let (lo, hi) = rates.fold((u64::MAX, 0), |(lo, hi), l| {
+            (lo.min(l.rate_bps), hi.max(l.rate_bps))
+        });
+        if lo < hi && !raw.traffic.is_empty() {
+            ctx.warn(format!(
+                "{}: host links have different rates ({} to {}): every traffic `load` is a fraction of the slowest, {}",
+                ctx.file,
+                crate::units::fmt_rate(lo),
+                crate::units::fmt_rate(hi),
+                crate::units::fmt_rate(lo)
+            ));
+        }
+    }
     // The host link rate as built (a topology file or the fixed HPCC fat tree decide it).
     let host_rate = topo
         .as_ref()
@@ -1024,6 +1068,15 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
         }
     }
     let bins = errs.take(resolve_bins(&raw.output, ctx));
+    if let Some(n) = &raw.name
+        && !is_plain_name(n)
+    {
+        errs.0.push(format!(
+            "{}: `name` = {n:?}: must be a plain name (the default output directory is out/NAME): \
+             not empty, no `/` or `\\`, not `.` or `..`",
+            ctx.file
+        ));
+    }
     if !errs.0.is_empty() {
         return Err(errs.0.join("\n"));
     }
@@ -1045,6 +1098,7 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
         stop_set: raw.stop.is_some(),
         warnings: Vec::new(),
         document: toml::Table::new(),
+        inputs: Vec::new(),
     })
 }
 

@@ -189,8 +189,18 @@ impl BfcConfig {
         if self.hrtt_ps == Some(0) {
             v.push(("bfc.hrtt", "must be positive".into()));
         }
-        if self.tau_ps == Some(0) {
-            v.push(("bfc.tau", "must be positive".into()));
+        // One pause frame per τ per link: below 100 ns the frames alone (≈ 15 ns each at
+        // 100 Gb/s) take a large share of the link, and the run drowns in timer events.
+        if let Some(t) = self.tau_ps
+            && t < 100 * crate::units::NS
+        {
+            v.push((
+                "bfc.tau",
+                format!(
+                    "{} is below the shortest accepted pause-frame period, 100ns",
+                    crate::units::fmt_time(t)
+                ),
+            ));
         }
         if self.resumes_per_tau == 0 {
             v.push((
