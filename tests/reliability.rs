@@ -717,3 +717,35 @@ fn class5_memory_limits_of_the_process_are_respected() {
     let r = run_with_timeout(cmd, Duration::from_secs(30));
     r.assert_error(&["memory", "available"]);
 }
+
+#[test]
+fn class2_ecn_and_buffer_keys_that_cannot_act() {
+    // `pmax` alone used to give Kmin = Kmax = 0: every packet marked.
+    let t = tiny_with("seed = 7", "\n[ecn]\npmax = 0.5");
+    assert_invalid(&t, &["ecn.pmax", "needs `ecn.kmin`"]);
+    // Thresholds with marking off, and the Dynamic Threshold α of a lossless buffer: warnings.
+    let d = TempDir::new("rel-ecnoff");
+    d.write(
+        "s.toml",
+        &tiny_with("seed = 7", "\n[ecn]\nenabled = false\nkmin = \"10KB\""),
+    );
+    let r = sfc(d.path(), &["validate", "s.toml"]);
+    assert!(
+        r.stderr.contains("`ecn.kmin`: has no effect"),
+        "{}",
+        r.stderr
+    );
+    d.write(
+        "l.toml",
+        &tiny_with(
+            "seed = 7",
+            "\n[buffer]\nmode = \"lossless\"\ndt_alpha = 0.5",
+        ),
+    );
+    let r = sfc(d.path(), &["validate", "l.toml"]);
+    assert!(
+        r.stderr.contains("`buffer.dt_alpha`: has no effect"),
+        "{}",
+        r.stderr
+    );
+}

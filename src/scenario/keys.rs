@@ -169,6 +169,23 @@ pub(super) fn check_applicable(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<Stri
             "is replaced with NDP's weighted round robin (`ndp.high_weight`) when NDP is on",
         ));
     }
+    // Buffer keys the chosen mode does not read: warnings (a `[[compare]]` variant may change
+    // the mode).
+    let mode = raw
+        .buffer
+        .mode
+        .as_ref()
+        .map_or("lossy", |m| m.get_ref().as_str());
+    if raw.buffer.dt_alpha.is_some() && mode != "lossy" {
+        ctx.warn(ctx.err_key(
+            "buffer.dt_alpha",
+            &format!(
+                "has no effect with buffer.mode = \"{mode}\": the Dynamic Threshold admits packets only in lossy mode (lossless: `pfc.alpha`)"
+            ),
+        ));
+    }
+    // (`buffer.size` with "unlimited" is not flagged: sweeps switch a sized base to
+    // "unlimited" for an infinite-buffer reference, e.g. bfc-fig5's Ideal-FQ.)
     let p = &raw.pfc;
     if !lossless {
         for (k, present) in [

@@ -1407,7 +1407,25 @@ fn resolve_cc(
     }
     net.ecn = setup.ecn.clone();
     let e = &raw.ecn;
-    if e.kmin.is_some() || e.kmax.is_some() || e.pmax.is_some() {
+    if e.kmin.is_none() && (e.kmax.is_some() || e.pmax.is_some()) {
+        let k = if e.kmax.is_some() {
+            "ecn.kmax"
+        } else {
+            "ecn.pmax"
+        };
+        return Err(ctx.err_key(
+            k,
+            "needs `ecn.kmin` as well: custom thresholds start from Kmin (without it Kmin = 0 \
+             and every packet would be marked)",
+        ));
+    }
+    if e.enabled == Some(false) && (e.kmin.is_some() || e.kmax.is_some() || e.pmax.is_some()) {
+        ctx.warn(ctx.err_key(
+            "ecn.kmin",
+            "has no effect: `ecn.enabled = false` turns marking off",
+        ));
+    }
+    if e.kmin.is_some() {
         let kmin = ctx.bytes(&e.kmin, "ecn.kmin", 0)?;
         let kmax = ctx.bytes(&e.kmax, "ecn.kmax", kmin)?;
         net.ecn = crate::config::EcnConfig {
