@@ -179,7 +179,7 @@ pub(super) fn check_applicable(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<Stri
     if raw.buffer.dt_alpha.is_some() && mode != "lossy" {
         ctx.warn(ctx.err_key(
             "buffer.dt_alpha",
-            &format!(
+            format!(
                 "has no effect with buffer.mode = \"{mode}\": the Dynamic Threshold admits packets only in lossy mode (lossless: `pfc.alpha`)"
             ),
         ));
