@@ -6,8 +6,9 @@
 //! analysis scripts work unchanged.
 //!
 //! Keys of features not implemented yet are errors naming the key; unknown keys are warnings
-//! (HPCC-sim silently skips them). Later occurrences of a key override earlier ones, as in
-//! HPCC-sim. Our extension keys: `BUFFER_MODE`, `DT_ALPHA`, `LOSS_RECOVERY`, `SUMMARY_FILE`,
+//! (HPCC-sim silently skips them), and so are keys the chosen settings never read ("has no
+//! effect"). Every problem of a config is reported at once, in file order ([`resolve`]).
+//! Later occurrences of a key override earlier ones, as in HPCC-sim. Our extension keys: `BUFFER_MODE`, `DT_ALPHA`, `LOSS_RECOVERY`, `SUMMARY_FILE`,
 //! `BUFFER_MON_FILE`, `FRAMING`, `SEED`, `IRN_RTO_LOW_US`, `IRN_RTO_HIGH_US`, `GBN_RTO_US`.
 
 use std::collections::HashMap;
