@@ -66,6 +66,11 @@ pub fn check_output_dir(dir: &Path) -> Result<(), String> {
 /// Make sure an output *file* can be written at `path`: its directory exists and is writable,
 /// and `path` is not a directory. `inputs` are the run's input files: writing over one of them
 /// is refused.
+///
+/// A symbolic link is checked as its target (the writers write the target, see
+/// [`crate::metrics::output::AtomicWriter`]). An existing target that is neither a regular
+/// file nor a directory (a FIFO, a character device) is written in place: it must be
+/// writable, and it is never opened here (opening a FIFO would wait for a reader).
 pub fn check_output_file(path: &Path, inputs: &[PathBuf]) -> Result<(), String> {
     if path.is_dir() || path.file_name().is_none() {
         return Err(format!(
@@ -73,7 +78,17 @@ pub fn check_output_file(path: &Path, inputs: &[PathBuf]) -> Result<(), String> 
             path.display()
         ));
     }
-    let parent = match path.parent() {
+    if is_special(path) {
+        return check_writable(path);
+    }
+    let target = resolve_symlinks(path).map_err(|e| describe("cannot resolve", path, &e))?;
+    if target.file_name().is_none() {
+        return Err(format!(
+            "{} is a directory, not a file path",
+            path.display()
+        ));
+    }
+    let parent = match target.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
@@ -84,7 +99,7 @@ pub fn check_output_file(path: &Path, inputs: &[PathBuf]) -> Result<(), String> 
             parent.display()
         ));
     }
-    let me = canonical_target(path);
+    let me = canonical_target(&target);
     for i in inputs {
         if let Ok(ci) = i.canonicalize()
             && Some(&ci) == me.as_ref()
@@ -96,6 +111,61 @@ pub fn check_output_file(path: &Path, inputs: &[PathBuf]) -> Result<(), String> 
         }
     }
     probe_write(&parent)
+}
+
+/// `path` exists and is neither a regular file nor a directory (after following symbolic
+/// links): a FIFO, a character or block device, a socket.
+pub fn is_special(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
+}
+
+/// The existing special file `path` may be opened for writing by this process.
+fn check_writable(path: &Path) -> Result<(), String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+            return Err(format!("{}: the path contains a NUL byte", path.display()));
+        };
+        // SAFETY: `c` is a valid NUL-terminated string; access() only reads it.
+        if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
+            let e = io::Error::last_os_error();
+            return Err(describe("cannot write", path, &e));
+        }
+    }
+    Ok(())
+}
+
+/// Follow `path` while it is a symbolic link (a relative link is relative to the link's
+/// directory) and return the final path, which need not exist (a dangling link yields its
+/// target). Only the last component is followed: directories on the way stay as given. A
+/// chain of more than 40 links is an error (a loop).
+pub fn resolve_symlinks(path: &Path) -> io::Result<PathBuf> {
+    let mut p = path.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let t = std::fs::read_link(&p)?;
+                p = if t.is_absolute() {
+                    t
+                } else {
+                    p.parent().unwrap_or(Path::new("")).join(t)
+                };
+            }
+            _ => return Ok(p),
+        }
+    }
+    Err(io::Error::other(format!(
+        "{}: too many levels of symbolic links",
+        path.display()
+    )))
+}
+
+/// The file an output path designates, for telling whether two paths name the same file:
+/// symbolic links followed, `.`/`..` and relative paths resolved against the current
+/// directory. `None` when its directory does not exist.
+pub fn output_identity(path: &Path) -> Option<PathBuf> {
+    canonical_target(&resolve_symlinks(path).ok()?)
 }
 
 /// Canonical form of a (possibly not yet existing) file path: its canonical parent joined
@@ -129,5 +199,26 @@ mod tests {
         let e = text_from_bytes(b"x = 1\nab\xff\n".to_vec(), "f.toml").unwrap_err();
         assert!(e.starts_with("f.toml:2:3: not UTF-8"), "{e}");
         assert!(e.contains("0xff"), "{e}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinks_are_followed_to_a_dangling_target() {
+        let d = std::env::temp_dir().join(format!("sfc-fsutil-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join("sub")).unwrap();
+        std::os::unix::fs::symlink("sub/b.txt", d.join("a.txt")).unwrap();
+        std::os::unix::fs::symlink("c.txt", d.join("sub/b.txt")).unwrap();
+        assert_eq!(
+            resolve_symlinks(&d.join("a.txt")).unwrap(),
+            d.join("sub/c.txt")
+        );
+        std::os::unix::fs::symlink("loop", d.join("loop")).unwrap();
+        assert!(resolve_symlinks(&d.join("loop")).is_err());
+        assert_eq!(
+            output_identity(&d.join("a.txt")),
+            output_identity(&d.join("sub/./c.txt"))
+        );
+        let _ = std::fs::remove_dir_all(&d);
     }
 }

@@ -6,11 +6,13 @@
 //! analysis scripts work unchanged.
 //!
 //! Keys of features not implemented yet are errors naming the key; unknown keys are warnings
-//! (HPCC-sim silently skips them). Later occurrences of a key override earlier ones, as in
-//! HPCC-sim. Our extension keys: `BUFFER_MODE`, `DT_ALPHA`, `LOSS_RECOVERY`, `SUMMARY_FILE`,
+//! (HPCC-sim silently skips them), and so are keys the chosen settings never read ("has no
+//! effect"). Every problem of a config is reported at once, in file order ([`resolve`]).
+//! Later occurrences of a key override earlier ones, as in HPCC-sim. Our extension keys: `BUFFER_MODE`, `DT_ALPHA`, `LOSS_RECOVERY`, `SUMMARY_FILE`,
 //! `BUFFER_MON_FILE`, `FRAMING`, `SEED`, `IRN_RTO_LOW_US`, `IRN_RTO_HIGH_US`, `GBN_RTO_US`.
 
 use std::collections::HashMap;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::cc::CcConfig;
@@ -25,7 +27,7 @@ use crate::config::{
 use crate::metrics::output::{write_atomic, write_fct_file};
 use crate::metrics::stats::{RunStats, SizeBins};
 use crate::topology::TopologySpec;
-use crate::units::{SEC, US, parse_rate_bps};
+use crate::units::{MAX_BYTES, MAX_TIME_PS, SEC, US, parse_rate_bps};
 use crate::workload::FlowSpec;
 
 /// One `KEY values…` line of a config file.
@@ -46,7 +48,26 @@ pub struct HpccConfig {
     pub entries: HashMap<String, Entry>,
     /// Keys in first-appearance order.
     pub order: Vec<String>,
+    /// Problems found while reading the lines (a key without a value, extra values): line and
+    /// message. [`resolve`] reports them with every other problem, in file order.
+    pub parse_errors: Vec<(usize, String)>,
 }
+
+/// Keys that take several values; every other key takes exactly one.
+const MULTI_VALUE_KEYS: &[&str] = &["LINK_DOWN", "KMAX_MAP", "KMIN_MAP", "PMAX_MAP"];
+
+/// Output files written by `sfc hpcc`, in the order they are written (`SUMMARY_FILE`, the
+/// record of a complete run, last).
+const OUTPUT_KEYS: &[&str] = &[
+    "FCT_OUTPUT_FILE",
+    "PFC_OUTPUT_FILE",
+    "BUFFER_MON_FILE",
+    "SUMMARY_FILE",
+];
+
+/// Keys without which nothing else can be checked: a problem with one of them ends the search
+/// for further problems.
+const REQUIRED_KEYS: &[&str] = &["TOPOLOGY_FILE", "FLOW_FILE", "CC_MODE"];
 
 /// What we do with a key.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -136,7 +157,10 @@ const KEYS: &[(&str, KeyUse)] = &[
 ];
 
 impl HpccConfig {
-    /// Parse config text. Returns the config and warnings (unknown keys).
+    /// Parse config text. Returns the config and warnings (unknown keys). A key without a
+    /// value, or with several where it takes one, is recorded in
+    /// [`HpccConfig::parse_errors`] (reported by [`resolve`] with every other problem); the
+    /// `Err` case is kept for API stability and not currently produced.
     pub fn parse(text: &str, name: &str) -> Result<(HpccConfig, Vec<String>), String> {
         let mut c = HpccConfig {
             name: name.to_string(),
@@ -155,7 +179,21 @@ impl HpccConfig {
                 continue;
             }
             if values.is_empty() {
-                return Err(format!("{name}:{}: `{key}` has no value", i + 1));
+                c.parse_errors
+                    .push((i + 1, format!("{name}:{}: `{key}` has no value", i + 1)));
+                continue;
+            }
+            if values.len() > 1 && !MULTI_VALUE_KEYS.contains(&key) {
+                // HPCC-sim would read the extra tokens as the next keys.
+                c.parse_errors.push((
+                    i + 1,
+                    format!(
+                        "{name}:{}: `{key} {}`: takes one value, got {}",
+                        i + 1,
+                        values.join(" "),
+                        values.len()
+                    ),
+                ));
             }
             if !c.entries.contains_key(key) {
                 c.order.push(key.to_string());
@@ -173,6 +211,26 @@ impl HpccConfig {
 
     fn get(&self, key: &str) -> Option<&Entry> {
         self.entries.get(key)
+    }
+
+    /// The key (and its line) an error message of [`HpccConfig::err`] is about, when it names
+    /// a line of this config.
+    fn key_of_error(&self, e: &str) -> Option<(String, usize)> {
+        let rest = e.strip_prefix(&self.name)?.strip_prefix(':')?;
+        let (line, rest) = rest.split_once(':')?;
+        let line: usize = line.parse().ok()?;
+        self.entries
+            .iter()
+            .find(|(k, en)| en.line == line && rest.starts_with(&format!(" `{k}")))
+            .map(|(k, _)| (k.clone(), line))
+    }
+
+    /// This config without `key` (as if its line were blank).
+    fn without(&self, key: &str) -> HpccConfig {
+        let mut c = self.clone();
+        c.entries.remove(key);
+        c.order.retain(|k| k != key);
+        c
     }
 
     fn err(&self, key: &str, msg: impl std::fmt::Display) -> String {
@@ -240,9 +298,73 @@ pub struct HpccRun {
 }
 
 /// Turn a parsed config into a runnable model, reading the topology and flow files relative to
-/// `cwd`.
+/// `cwd`, and check it as a run would need it: outputs writable, distinct and not inputs
+/// (see [`crate::fsutil::check_output_file`]), timeouts against the base RTT, the memory
+/// estimate.
+///
+/// Every problem is reported, in file order, one per line of the error, each naming its
+/// file, line and key: a key found wrong is set aside (as if its line were blank) and the
+/// config checked again, until it passes or a problem that is not one key's (a file that
+/// cannot be read, a required key missing or wrong) ends the search.
 pub fn resolve(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
+    let mut errs: Vec<(usize, String)> = c.parse_errors.clone();
+    let mut cur = c.clone();
+    let run = loop {
+        match resolve_once(&cur, cwd) {
+            Ok(r) => break Some(r),
+            Err(e) => match cur.key_of_error(&e) {
+                Some((key, line)) if !REQUIRED_KEYS.contains(&key.as_str()) => {
+                    errs.push((line, e));
+                    cur = cur.without(&key);
+                }
+                other => {
+                    errs.push((other.map_or(usize::MAX, |k| k.1), e));
+                    break None;
+                }
+            },
+        }
+    };
+    if let (Some(r), true) = (&run, errs.is_empty()) {
+        check_memory(c, r)?;
+    }
+    match run {
+        Some(r) if errs.is_empty() => Ok(r),
+        _ => {
+            // File order; a problem of another file (line unknown) last.
+            errs.sort_by_key(|e| e.0);
+            Err(errs.into_iter().map(|e| e.1).collect::<Vec<_>>().join("\n"))
+        }
+    }
+}
+
+/// [`crate::runguard::check_memory_hinted`] with advice in HPCC-sim config terms, naming
+/// `SIMULATOR_STOP_TIME` (the monitors dominate) or `FLOW_FILE` (the flows do).
+fn check_memory(c: &HpccConfig, r: &HpccRun) -> Result<(), String> {
+    let est = crate::runguard::estimate_memory(&r.topo, &r.net, &r.flows);
+    let monitors = est.monitors_bytes >= est.flows_bytes;
+    crate::runguard::check_memory_hinted(&r.topo, &r.net, &r.flows, &|_| {
+        if monitors {
+            "The buffer monitor keeps one sample per switch per interval from the first flow's start to SIMULATOR_STOP_TIME: an earlier SIMULATOR_STOP_TIME reduces it".to_string()
+        } else {
+            "Fewer flows in FLOW_FILE (or an earlier SIMULATOR_STOP_TIME, which the flows starting after it do not need) reduce it".to_string()
+        }
+    })
+    .map_err(|e| {
+        c.err(
+            if monitors {
+                "SIMULATOR_STOP_TIME"
+            } else {
+                "FLOW_FILE"
+            },
+            e,
+        )
+    })
+}
+
+/// One pass of [`resolve`]: the first problem found, or the run.
+fn resolve_once(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
     check_cc_param_types(c)?;
+    check_ecn_map_syntax(c)?;
     let cc_mode = c
         .str("CC_MODE")
         .ok_or_else(|| c.err("CC_MODE", "missing (required)"))?;
@@ -281,9 +403,7 @@ pub fn resolve(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
         crate::workload::flow_file::parse_with(&text, &flow_path.display().to_string(), |f| {
             crate::workload::flow_file::check_endpoints(f, &topo)
         })?;
-    for w in warns {
-        eprintln!("warning: {w}");
-    }
+    warnings.extend(warns);
     if flows.is_empty() {
         return Err(c.err(
             "FLOW_FILE",
@@ -296,6 +416,10 @@ pub fn resolve(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
             "every flow starts at or after the stop time: the run would simulate nothing",
         ));
     }
+    check_rtt(c, &topo, &net, &mut warnings)?;
+    warnings.extend(no_effect_warnings(c, &net));
+    let inputs = vec![topo_path.clone(), flow_path.clone(), cwd.join(&c.name)];
+    check_outputs(c, cwd, &inputs)?;
     let out = |k: &str| -> Result<Option<PathBuf>, String> { Ok(c.path(k)?.map(|p| cwd.join(p))) };
     Ok(HpccRun {
         warnings,
@@ -309,6 +433,182 @@ pub fn resolve(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
         buffer_mon_file: out("BUFFER_MON_FILE")?,
         inputs: vec![topo_path, flow_path],
     })
+}
+
+/// Every output path is writable and not an input ([`crate::fsutil::check_output_file`]),
+/// and no two output keys name the same file (after `./`, absolute paths and symbolic links):
+/// one output would overwrite the other.
+fn check_outputs(c: &HpccConfig, cwd: &Path, inputs: &[PathBuf]) -> Result<(), String> {
+    let mut seen: Vec<(&str, PathBuf)> = Vec::new();
+    // In file order, so the later key is the one reported.
+    let mut keys: Vec<&str> = OUTPUT_KEYS
+        .iter()
+        .copied()
+        .filter(|k| c.get(k).is_some())
+        .collect();
+    keys.sort_by_key(|k| c.get(k).map_or(0, |e| e.line));
+    for key in keys {
+        let Some(p) = c.path(key)?.map(|p| cwd.join(p)) else {
+            continue;
+        };
+        crate::fsutil::check_output_file(&p, inputs).map_err(|e| c.err(key, e))?;
+        if let Some(id) = crate::fsutil::output_identity(&p) {
+            if let Some((other, _)) = seen.iter().find(|(_, o)| *o == id) {
+                let line = c.get(other).map_or(0, |e| e.line);
+                return Err(c.err(
+                    key,
+                    format!(
+                        "names the same file as {other} ({}:{line}): one output would overwrite the other; give each its own path",
+                        c.name
+                    ),
+                ));
+            }
+            seen.push((key, id));
+        }
+    }
+    Ok(())
+}
+
+/// Timeouts against the topology's base RTT, as for TOML scenarios
+/// ([`NetConfig::rtt_issues`]): a retransmission timeout shorter than the base RTT is an
+/// error (every packet would time out), IRN's low timeout a warning.
+fn check_rtt(
+    c: &HpccConfig,
+    topo: &TopologySpec,
+    net: &NetConfig,
+    warnings: &mut Vec<String>,
+) -> Result<(), String> {
+    let routes = crate::topology::routing::RouteTable::try_build(topo)
+        .map_err(|e| c.err("TOPOLOGY_FILE", e))?;
+    let rtt = routes
+        .max_base_rtt(topo, net.mtu_bytes as u64)
+        .max_base_rtt_ps;
+    let (errs, warns) = net.rtt_issues(rtt);
+    for w in warns {
+        warnings.push(c.err(hpcc_key(w.field), w.message));
+    }
+    match errs.first() {
+        Some(i) => Err(c.err(hpcc_key(i.field), &i.message)),
+        None => Ok(()),
+    }
+}
+
+/// Keys present that the chosen settings never read (warnings, as a TOML scenario's scheme
+/// keys while the scheme is off: "has no effect").
+fn no_effect_warnings(c: &HpccConfig, net: &NetConfig) -> Vec<String> {
+    use crate::scheme::sfc::SfcMode;
+    let mut w = Vec::new();
+    let mut unused = |keys: &[&str], why: &str| {
+        for k in keys {
+            if c.get(k).is_some() {
+                w.push(c.err(k, format!("has no effect: {why}")));
+            }
+        }
+    };
+    if net.buffer.mode != BufferMode::Lossless {
+        unused(
+            &["PFC_EXPIRY"],
+            "PFC runs only with BUFFER_MODE lossless (the default)",
+        );
+    }
+    if net.buffer.mode != BufferMode::Lossy {
+        unused(
+            &["DT_ALPHA"],
+            "the dynamic threshold applies only with BUFFER_MODE lossy",
+        );
+    }
+    match net.loss_recovery {
+        LossRecovery::Gbn { .. } => unused(
+            &["IRN_RTO_LOW_US", "IRN_RTO_HIGH_US"],
+            "IRN's timeouts apply only with LOSS_RECOVERY irn",
+        ),
+        LossRecovery::Irn { .. } => unused(
+            &["GBN_RTO_US"],
+            "go-back-N's timeout applies only with LOSS_RECOVERY gbn (the default)",
+        ),
+    }
+    if net.sfc.mode == SfcMode::Off {
+        unused(
+            &[
+                "SFC_DEPLOY",
+                "SFC_QTH_BYTES",
+                "SFC_QTG_BYTES",
+                "SFC_BLOOM_RESET_NS",
+                "SFC_ESTIMATOR",
+                "SFC_ESTIMATOR_TAU_NS",
+            ],
+            "SFC is off (set SFC_MODE)",
+        );
+    } else if net.sfc.estimator_tau_ps == 0 {
+        unused(
+            &["SFC_ESTIMATOR_TAU_NS"],
+            "the estimator is off (set SFC_ESTIMATOR 1)",
+        );
+    }
+    if !net.onramp.enabled {
+        unused(
+            &["ONRAMP_THRESHOLD_NS", "ONRAMP_GAIN", "ONRAMP_EWMA"],
+            "OnRamp is off (set ONRAMP 1)",
+        );
+    }
+    let maps = ["KMIN_MAP", "KMAX_MAP", "PMAX_MAP"];
+    let given = maps.iter().filter(|k| c.get(k).is_some()).count();
+    if given > 0 && given < 3 && c.str("CC_MODE") != Some("none") {
+        unused(
+            &maps,
+            "the ECN maps apply only when KMIN_MAP, KMAX_MAP and PMAX_MAP are all given",
+        );
+    }
+    w
+}
+
+/// One ECN map (`KMIN_MAP`/`KMAX_MAP`/`PMAX_MAP`): `n rate₁ value₁ … rateₙ valueₙ`, exactly
+/// `2n` values after the count, integer rates (bps) and non-negative values (`PMAX_MAP` at
+/// most 1).
+fn parse_map(c: &HpccConfig, key: &str) -> Result<Option<Vec<(u64, f64)>>, String> {
+    let Some(e) = c.get(key) else {
+        return Ok(None);
+    };
+    let n: usize = e.values[0]
+        .parse()
+        .map_err(|_| c.err(key, "first value must be the entry count"))?;
+    let got = e.values.len() - 1;
+    if got != 2 * n {
+        return Err(c.err(
+            key,
+            format!(
+                "declares {n} rate/value pairs ({} values) but has {got} values after the count",
+                2 * n
+            ),
+        ));
+    }
+    (0..n)
+        .map(|i| {
+            let r: u64 = e.values[1 + 2 * i]
+                .parse()
+                .ok()
+                .filter(|&r| r > 0)
+                .ok_or_else(|| c.err(key, "rate must be a positive integer bps"))?;
+            let v: f64 = e.values[2 + 2 * i]
+                .parse()
+                .ok()
+                .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+                .ok_or_else(|| c.err(key, "value must be a non-negative number"))?;
+            if key == "PMAX_MAP" && v > 1.0 {
+                return Err(c.err(key, "a marking probability must be at most 1"));
+            }
+            Ok((r, v))
+        })
+        .collect::<Result<Vec<_>, String>>()
+        .map(Some)
+}
+
+/// Every ECN map given is well-formed ([`parse_map`]), whether or not it is used.
+fn check_ecn_map_syntax(c: &HpccConfig) -> Result<(), String> {
+    for key in ["KMIN_MAP", "KMAX_MAP", "PMAX_MAP"] {
+        parse_map(c, key)?;
+    }
+    Ok(())
 }
 
 /// Validate every CC parameter's type even when unused, so typos surface early.
@@ -520,31 +820,11 @@ fn resolve_ecn_maps(
 ) -> Result<(), String> {
     // ECN maps (K in units of 1000 B). As in HPCC-sim, every link rate needs an entry.
     if cc_mode != "none" {
-        if let (Some(kmin), Some(kmax), Some(pmax)) =
-            (c.get("KMIN_MAP"), c.get("KMAX_MAP"), c.get("PMAX_MAP"))
-        {
-            let parse_map = |e: &Entry, key: &str| -> Result<Vec<(u64, f64)>, String> {
-                let n: usize = e.values[0]
-                    .parse()
-                    .map_err(|_| c.err(key, "first value must be the entry count"))?;
-                if e.values.len() < 1 + 2 * n {
-                    return Err(c.err(key, format!("declares {n} entries but has fewer values")));
-                }
-                (0..n)
-                    .map(|i| {
-                        let r: u64 = e.values[1 + 2 * i]
-                            .parse()
-                            .map_err(|_| c.err(key, "rate must be an integer bps"))?;
-                        let v: f64 = e.values[2 + 2 * i]
-                            .parse()
-                            .map_err(|_| c.err(key, "value must be a number"))?;
-                        Ok((r, v))
-                    })
-                    .collect()
-            };
-            let kmin = parse_map(kmin, "KMIN_MAP")?;
-            let kmax = parse_map(kmax, "KMAX_MAP")?;
-            let pmax = parse_map(pmax, "PMAX_MAP")?;
+        if let (Some(kmin), Some(kmax), Some(pmax)) = (
+            parse_map(c, "KMIN_MAP")?,
+            parse_map(c, "KMAX_MAP")?,
+            parse_map(c, "PMAX_MAP")?,
+        ) {
             let mut th = Vec::new();
             for &(r, kmn) in &kmin {
                 let kmx = kmax
@@ -649,6 +929,14 @@ fn resolve_net(
             "must be a positive number of seconds",
         ));
     }
+    // The scenario front end's limit (`units::MAX_TIME_PS`): beyond it a stop time would
+    // saturate to "no stop".
+    if stop_s * SEC as f64 > MAX_TIME_PS as f64 {
+        return Err(c.err(
+            "SIMULATOR_STOP_TIME",
+            "out of range (the largest accepted is 1e7 s, about 116 days)",
+        ));
+    }
     let stop_ps = (stop_s * SEC as f64).round() as u64;
     if c.get("QLEN_MON_FILE").is_some() {
         let start = c.num::<u64>("QLEN_MON_START")?.unwrap_or(0);
@@ -664,6 +952,16 @@ fn resolve_net(
     let buf_mib = c.num::<f64>("BUFFER_SIZE")?.unwrap_or(16.0);
     if !(buf_mib > 0.0 && buf_mib.is_finite()) {
         return Err(c.err("BUFFER_SIZE", "must be a positive number of MiB"));
+    }
+    // The scenario front end's cap on sizes (`units::MAX_BYTES`, 1 PB).
+    if buf_mib * 1048576.0 > MAX_BYTES as f64 {
+        return Err(c.err(
+            "BUFFER_SIZE",
+            format!(
+                "out of range (the largest accepted is 1 PB, {} MiB)",
+                MAX_BYTES / 1048576
+            ),
+        ));
     }
     let mode = match c.str("BUFFER_MODE").unwrap_or("lossless") {
         "lossless" => BufferMode::Lossless,
@@ -844,43 +1142,66 @@ fn ignored_cc_keys(c: &HpccConfig) -> Vec<String> {
         .collect()
 }
 
+/// A line on stdout; a closed stdout (`sfc hpcc … | head -1`) is ignored, so the run goes on
+/// and writes its output files (the caller ignores SIGPIPE, see `main`).
+fn say(line: &str) {
+    let _ = writeln!(std::io::stdout(), "{line}");
+}
+
+/// A line on stderr, ignoring a closed stderr (never a panic).
+fn tell(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+/// What an interrupted `sfc hpcc` says about its outputs.
+const INTERRUPT_NOTE: &str = "this run's output files (the config's FCT_OUTPUT_FILE, PFC_OUTPUT_FILE, BUFFER_MON_FILE, SUMMARY_FILE) are absent or incomplete: those of a previous run were removed before it started";
+
 /// `sfc hpcc CONFIG`: run and write HPCC-format outputs.
+///
+/// Before simulating, every problem of the config is reported ([`resolve`]) and the output
+/// files of a previous run at the config's output paths are removed
+/// ([`crate::runguard::remove_stale_outputs`]), so an interrupted run never leaves new
+/// outputs beside stale ones. Lines on stdout are written as HPCC-sim's; a closed stdout
+/// does not stop the run.
 pub fn run_config(path: &Path) -> Result<(), String> {
     let text = crate::fsutil::read_text(path)?;
     let (c, warns) = HpccConfig::parse(&text, &path.display().to_string())?;
     for w in warns {
-        eprintln!("warning: {w}");
+        tell(&format!("warning: {w}"));
     }
     let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
     let r = resolve(&c, &cwd)?;
     for w in &r.warnings {
-        eprintln!("warning: {w}");
+        tell(&format!("warning: {w}"));
     }
     if matches!(r.cc, CcConfig::None(_)) {
         let ign = ignored_cc_keys(&c);
         if !ign.is_empty() {
-            eprintln!("note: CC_MODE none ignores {}", ign.join(", "));
+            tell(&format!("note: CC_MODE none ignores {}", ign.join(", ")));
         }
     }
     let nflows = r.flows.len();
-    // Every output location is checked before the simulation, never after it.
-    let mut inputs = r.inputs.clone();
-    inputs.push(path.to_path_buf());
-    for (key, p) in [
-        ("FCT_OUTPUT_FILE", &r.fct_file),
-        ("PFC_OUTPUT_FILE", &r.pfc_file),
-        ("SUMMARY_FILE", &r.summary_file),
-        ("BUFFER_MON_FILE", &r.buffer_mon_file),
-    ] {
-        if let Some(p) = p {
-            crate::fsutil::check_output_file(p, &inputs).map_err(|e| c.err(key, e))?;
-        }
-    }
-    crate::runguard::check_memory(&r.topo, &r.net, &r.flows)?;
+    // Every output location was checked by `resolve`; the previous run's files go now, the
+    // completion record (SUMMARY_FILE) first.
+    let outputs: Vec<&Path> = [
+        &r.summary_file,
+        &r.fct_file,
+        &r.pfc_file,
+        &r.buffer_mon_file,
+    ]
+    .into_iter()
+    .filter_map(|p| p.as_deref())
+    .collect();
+    crate::runguard::remove_stale_outputs(&outputs).map_err(|e| format!("{}: {e}", c.name))?;
+    crate::runguard::set_interrupt_note(INTERRUPT_NOTE);
     let seed = r.net.seed;
     let mut sim = crate::sim::Simulator::new(r.topo, r.net, r.cc, &r.flows)?;
-    println!("maxRtt={} maxBdp={}", sim.base_rtt_ps / 1000, sim.bdp_bytes);
-    println!("Running Simulation.");
+    say(&format!(
+        "maxRtt={} maxBdp={}",
+        sim.base_rtt_ps / 1000,
+        sim.bdp_bytes
+    ));
+    say("Running Simulation.");
     let t0 = std::time::Instant::now();
     let stop = sim.cfg.stop_ps;
     let mut cb = crate::report::progress_bar(true, stop);
@@ -912,9 +1233,9 @@ pub fn run_config(path: &Path) -> Result<(), String> {
     }
     let drops_lossless = sim.scheme_stat("pfc", "drops_lossless");
     if drops_lossless > 0 {
-        eprintln!(
+        tell(&format!(
             "WARNING: {drops_lossless} packets dropped in the lossless fabric (PFC headroom overflow): check the headroom settings"
-        );
+        ));
     }
     if let Some(p) = &r.buffer_mon_file {
         write_atomic(p, sim.buffer_mon.hpcc_mon_lines().as_bytes())
@@ -935,20 +1256,20 @@ pub fn run_config(path: &Path) -> Result<(), String> {
         let txt = serde_json::to_string_pretty(&s).map_err(|e| e.to_string())?;
         write_atomic(p, txt.as_bytes()).map_err(|e| format!("{}: {e}", p.display()))?;
     }
-    eprintln!(
+    tell(&format!(
         "{} of {nflows} flows completed; {} events in {wall:.3} s",
         stats.flows_completed,
         sim.q.events()
-    );
-    println!("{wall:.3}");
+    ));
+    say(&format!("{wall:.3}"));
     if let Some(st) = &outcome.stalled {
         return Err(format!("{}: {st}", path.display()));
     }
     if outcome.incomplete() > 0 {
-        eprintln!(
+        tell(&format!(
             "note: {} flows did not complete by SIMULATOR_STOP_TIME (their FCTs are absent from the FCT file)",
             outcome.incomplete()
-        );
+        ));
     }
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! `sfc` command-line interface.
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -212,7 +213,18 @@ fn main() -> ExitCode {
             json,
         } => cmd_run(scenario, out, sets, no_output, json),
         Cmd::Validate { scenario, sets } => cmd_validate(scenario, sets),
-        Cmd::Hpcc { config } => sfc::hpcc::run_config(&config),
+        Cmd::Hpcc { config } => {
+            // `sfc hpcc config.txt | head -1`: HPCC-sim's stdout lines come before and after
+            // the simulation; a closed pipe must not kill the run before it writes its output
+            // files. With SIGPIPE ignored, writes to the closed stdout fail (and are ignored
+            // by `hpcc`), the outputs are written and the exit status is the run's.
+            #[cfg(unix)]
+            // SAFETY: changing a signal's disposition; no handler code runs.
+            unsafe {
+                libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+            }
+            sfc::hpcc::run_config(&config)
+        }
         Cmd::Bench {
             quick,
             filter,
@@ -224,8 +236,10 @@ fn main() -> ExitCode {
     match r {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
+            // Never a panic on a closed stderr.
+            let mut err = std::io::stderr();
             for l in e.lines() {
-                eprintln!("error: {l}");
+                let _ = writeln!(err, "error: {l}");
             }
             ExitCode::FAILURE
         }

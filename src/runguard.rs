@@ -12,6 +12,7 @@
 //!   it (seed, resolved scenario, program version);
 //! * [`install_signal_handlers`] removes temporary files on SIGINT/SIGTERM.
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -77,6 +78,32 @@ pub fn check_outputs_spare_inputs(dir: &Path, inputs: &[PathBuf]) -> Result<(), 
                     "output directory {}: the run writes `{f}` there, which is the input file {}; choose another --out",
                     dir.display(),
                     input.display()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Remove the previous run's output *files* at `paths` before a run (the completion marker
+/// should come first), so an interrupted run never leaves new outputs beside stale ones. A
+/// symbolic link is followed and its target removed (the link stays and is written through
+/// again); a FIFO or device is left alone (it holds no stale content); a missing file is fine.
+pub fn remove_stale_outputs(paths: &[&Path]) -> Result<(), String> {
+    for p in paths {
+        let target = crate::fsutil::resolve_symlinks(p)
+            .map_err(|e| crate::fsutil::describe("cannot resolve", p, &e))?;
+        if !std::fs::symlink_metadata(&target).is_ok_and(|m| m.is_file()) {
+            continue;
+        }
+        match std::fs::remove_file(&target) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(crate::fsutil::describe(
+                    "cannot remove stale output",
+                    &target,
+                    &e,
                 ));
             }
         }
@@ -188,11 +215,25 @@ pub fn estimate_memory(topo: &TopologySpec, net: &NetConfig, flows: &[FlowSpec])
 }
 
 /// Refuse a run whose estimated memory ([`estimate_memory`]) exceeds 80 % of the memory
-/// available, with the estimate and what to change.
+/// available, with the estimate and what to change (in scenario-file terms; other front ends
+/// use [`check_memory_hinted`]).
 pub fn check_memory(
     topo: &TopologySpec,
     net: &NetConfig,
     flows: &[FlowSpec],
+) -> Result<(), String> {
+    check_memory_hinted(topo, net, flows, &|_| {
+        "Fewer flows (a shorter traffic `duration`), an earlier `stop`, or longer `output.buffer_interval` / `output.queue_interval` reduce it".to_string()
+    })
+}
+
+/// [`check_memory`] with the advice phrased by the caller: `hint` receives the estimate and
+/// returns the sentence (in the front end's own key names) appended to the refusal.
+pub fn check_memory_hinted(
+    topo: &TopologySpec,
+    net: &NetConfig,
+    flows: &[FlowSpec],
+    hint: &dyn Fn(&MemoryEstimate) -> String,
 ) -> Result<(), String> {
     let est = estimate_memory(topo, net, flows);
     let avail = available_memory_bytes();
@@ -200,7 +241,7 @@ pub fn check_memory(
         return Ok(());
     }
     Err(format!(
-        "this run would need about {} of memory, more than the {} available: {} flows need {}; the buffer/queue monitors need {} for {} of simulated time at {} / {} intervals. Fewer flows (a shorter traffic `duration`), an earlier `stop`, or longer `output.buffer_interval` / `output.queue_interval` reduce it",
+        "this run would need about {} of memory, more than the {} available: {} flows need {}; the buffer/queue monitors need {} for {} of simulated time at {} / {} intervals. {}",
         fmt_bytes(est.total()),
         fmt_bytes(avail),
         flows.len(),
@@ -209,6 +250,7 @@ pub fn check_memory(
         fmt_time(est.horizon_ps),
         fmt_time(net.buffer_sample_ps),
         fmt_time(net.queue_monitor_ps),
+        hint(&est),
     ))
 }
 
@@ -405,8 +447,24 @@ pub fn unregister_temp(p: &Path) {
     }
 }
 
+/// What the interrupt message says about the outputs (after "interrupted: temporary files
+/// removed; "), when a front end sets it ([`set_interrupt_note`]).
+static INTERRUPT_NOTE: Mutex<Option<String>> = Mutex::new(None);
+
+/// The default interrupt note: `sfc run`'s directory convention.
+const DEFAULT_INTERRUPT_NOTE: &str = "outputs without summary.json are incomplete";
+
+/// Replace what an interrupted run says about its outputs (by default "outputs without
+/// summary.json are incomplete", which describes `sfc run`'s output directory).
+pub fn set_interrupt_note(note: &str) {
+    if let Ok(mut n) = INTERRUPT_NOTE.lock() {
+        *n = Some(note.to_string());
+    }
+}
+
 /// On SIGINT/SIGTERM: remove the temporary files being written, say so, exit with status 130.
-/// Completed output files stay; a directory without `summary.json` is an incomplete set.
+/// Completed output files stay; a directory without `summary.json` is an incomplete set (the
+/// message is the front end's, see [`set_interrupt_note`]).
 pub fn install_signal_handlers() {
     let _ = ctrlc::set_handler(|| {
         if let Ok(v) = TEMP_FILES.lock() {
@@ -414,8 +472,14 @@ pub fn install_signal_handlers() {
                 let _ = std::fs::remove_file(p);
             }
         }
-        eprintln!(
-            "interrupted: temporary files removed; outputs without summary.json are incomplete"
+        let note = INTERRUPT_NOTE
+            .lock()
+            .ok()
+            .and_then(|n| n.clone())
+            .unwrap_or_else(|| DEFAULT_INTERRUPT_NOTE.to_string());
+        let _ = writeln!(
+            std::io::stderr(),
+            "interrupted: temporary files removed; {note}"
         );
         std::process::exit(130);
     });

@@ -749,3 +749,337 @@ fn class2_ecn_and_buffer_keys_that_cannot_act() {
         r.stderr
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Issue 16, HPCC mode and output writing (audit 16/h): D1, D2, D3, D11, D12, D13, D17, D18, D20.
+// ---------------------------------------------------------------------------------------------
+
+/// The audit's HPCC-sim config: 2-host star, two small flows, HPCC. Extra lines start at line 8.
+const HPCC_BASE: &str = "TOPOLOGY_FILE topo.txt\nFLOW_FILE flow.txt\nFCT_OUTPUT_FILE fct.txt\nCC_MODE 3\nSIMULATOR_STOP_TIME 0.01\nRP_TIMER 900\nEWMA_GAIN 0.00390625\n";
+
+/// A temp dir holding the audit's `topo.txt` (2 hosts, 1 switch) and `flow.txt` (2 flows).
+fn hpcc_dir(tag: &str) -> TempDir {
+    let d = TempDir::new(tag);
+    d.write(
+        "topo.txt",
+        "3 1 2\n2\n0 2 100Gbps 1000ns 0\n1 2 100Gbps 1000ns 0\n",
+    );
+    d.write(
+        "flow.txt",
+        "2\n0 1 3 100 10000 0.000001\n1 0 3 100 20000 0.000002\n",
+    );
+    d
+}
+
+/// Write `HPCC_BASE` + `extra` to `c.txt` in `d` and run `sfc hpcc c.txt` there.
+fn hpcc_run(d: &TempDir, extra: &str) -> Run {
+    d.write("c.txt", &format!("{HPCC_BASE}{extra}"));
+    sfc(d.path(), &["hpcc", "c.txt"])
+}
+
+/// Make a FIFO at `p`.
+#[cfg(unix)]
+fn mkfifo(p: &Path) {
+    let c = std::ffi::CString::new(p.to_str().expect("utf-8 path")).expect("no NUL");
+    // SAFETY: `c` is a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+}
+
+/// D1: an output path that is a symbolic link is written through (the link stays, its target
+/// gets the new content); a FIFO is written in place (it stays a FIFO and its reader receives
+/// the FCT lines) — never replaced by a regular file.
+#[cfg(unix)]
+#[test]
+fn hpcc16_d1_symlink_and_fifo_outputs_are_written_not_replaced() {
+    use std::os::unix::fs::FileTypeExt;
+    let d = hpcc_dir("d1");
+    // Symlink (to a file in another directory, holding a previous run's content).
+    d.write("real/target.txt", "old content\n");
+    std::os::unix::fs::symlink("real/target.txt", d.join("fct.txt")).unwrap();
+    hpcc_run(&d, "").assert_ok();
+    let meta = std::fs::symlink_metadata(d.join("fct.txt")).unwrap();
+    assert!(meta.file_type().is_symlink(), "the link was replaced");
+    let text = d.read("real/target.txt");
+    assert_eq!(text.lines().count(), 2, "{text}");
+    assert!(!text.contains("old content"));
+
+    // FIFO with a reader.
+    let fifo = d.join("pipe");
+    mkfifo(&fifo);
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(&fifo).unwrap_or_default())
+    };
+    let r = hpcc_run(&d, "FCT_OUTPUT_FILE pipe\n");
+    // Unblock the reader if sfc never opened the FIFO (then the test fails below, not hangs).
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let _ = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo);
+    }
+    let got = reader.join().unwrap();
+    r.assert_ok();
+    assert_eq!(got.lines().count(), 2, "FIFO reader got: {got:?}");
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo(),
+        "the FIFO was replaced"
+    );
+}
+
+/// D2: `sfc hpcc c.txt | head -1` — stdout closed before the first line — still writes
+/// fct.txt and exits 0 (not 141, SIGPIPE).
+#[test]
+fn hpcc16_d2_closed_stdout_does_not_stop_the_run() {
+    let d = hpcc_dir("d2");
+    d.write("c.txt", HPCC_BASE);
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let mut child = Command::new(SFC)
+        .args(["hpcc", "c.txt"])
+        .current_dir(d.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        assert!(std::time::Instant::now() < deadline, "sfc hung");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(0), "status {status:?}, stderr:\n{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(d.read("fct.txt").lines().count(), 2);
+}
+
+/// D3: two output keys naming one file — the same name, `./name`, an absolute path, or a
+/// symbolic link to it — are refused before the run, naming both keys and both lines.
+#[test]
+fn hpcc16_d3_two_outputs_naming_one_file_are_refused() {
+    let d = hpcc_dir("d3");
+    let abs = d.join("fct.txt").display().to_string();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("fct.txt", d.join("alias.txt")).unwrap();
+    let mut cases = vec![
+        "SUMMARY_FILE fct.txt\n".to_string(),
+        "SUMMARY_FILE ./fct.txt\n".to_string(),
+        format!("BUFFER_MON_FILE {abs}\n"),
+    ];
+    #[cfg(unix)]
+    cases.push("PFC_OUTPUT_FILE alias.txt\n".to_string());
+    for extra in &cases {
+        let r = hpcc_run(&d, extra);
+        let key = extra.split(' ').next().unwrap();
+        r.assert_error(&[
+            "c.txt:8",
+            key,
+            "names the same file as FCT_OUTPUT_FILE (c.txt:3)",
+        ]);
+        assert!(!d.join("fct.txt").exists(), "{extra}: ran anyway");
+    }
+    // Distinct files are fine.
+    hpcc_run(&d, "SUMMARY_FILE s.json\n").assert_ok();
+}
+
+/// D11: a memory refusal in HPCC mode names the config line of SIMULATOR_STOP_TIME and gives
+/// advice in config keys, not scenario keys.
+#[test]
+fn hpcc16_d11_memory_refusal_names_the_stop_time_line() {
+    let d = hpcc_dir("d11");
+    let r = hpcc_run(&d, "SIMULATOR_STOP_TIME 1e6\n");
+    r.assert_error(&[
+        "c.txt:8",
+        "SIMULATOR_STOP_TIME 1e6",
+        "of memory",
+        "an earlier SIMULATOR_STOP_TIME",
+    ]);
+    assert!(!r.stderr.contains("output.buffer_interval"), "{}", r.show());
+    assert!(!r.stderr.contains("`stop`"), "{}", r.show());
+}
+
+/// D12: retransmission timeouts are checked against the base RTT as in TOML scenarios: a
+/// go-back-N timeout below it is an error; IRN's low timeout below it a warning.
+#[test]
+fn hpcc16_d12_timeouts_below_the_base_rtt() {
+    let d = hpcc_dir("d12");
+    hpcc_run(&d, "GBN_RTO_US 0.001\n").assert_error(&[
+        "c.txt:8",
+        "GBN_RTO_US 0.001",
+        "shorter than the base RTT",
+    ]);
+    // IRN's RTO_low below the RTT: an error too (it would fire before any ACK, forever).
+    hpcc_run(&d, "IRN_RTO_LOW_US 0.001\nLOSS_RECOVERY irn\n").assert_error(&[
+        "c.txt:8",
+        "`IRN_RTO_LOW_US 0.001`",
+        "shorter than the base RTT",
+    ]);
+    hpcc_run(&d, "LOSS_RECOVERY irn\nIRN_RTO_HIGH_US 0.001\n").assert_error(&[
+        "c.txt:9",
+        "IRN_RTO_HIGH_US",
+        "shorter than the base RTT",
+    ]);
+}
+
+/// D13: every config problem is reported, in file order, each with its line — not only one.
+#[test]
+fn hpcc16_d13_every_config_problem_is_reported_in_file_order() {
+    let d = hpcc_dir("d13");
+    let in_order = |r: &Run, needles: &[&str]| {
+        r.assert_error(&[]);
+        let mut at = 0;
+        for n in needles {
+            let i = r.stderr[at..]
+                .find(n)
+                .unwrap_or_else(|| panic!("`{n}` missing or out of order:\n{}", r.show()));
+            at += i + n.len();
+        }
+    };
+    let r = hpcc_run(
+        &d,
+        "ENABLE_TRACE 1\nL2_BACK_TO_ZERO 1\nRATE_BOUND 0\nGLOBAL_T 0\n",
+    );
+    in_order(
+        &r,
+        &[
+            "c.txt:8: `ENABLE_TRACE 1`",
+            "c.txt:9: `L2_BACK_TO_ZERO 1`",
+            "c.txt:10: `RATE_BOUND 0`",
+            "c.txt:11: `GLOBAL_T 0`",
+        ],
+    );
+    let r = hpcc_run(
+        &d,
+        "BUFFER_SIZE abc\nU_TARGET 2\nPACKET_PAYLOAD_SIZE 0\nSEED\nFRAMING hpcc ethernet\n",
+    );
+    in_order(
+        &r,
+        &[
+            "c.txt:8: `BUFFER_SIZE abc`",
+            "c.txt:9: `U_TARGET 2`",
+            "c.txt:10: `PACKET_PAYLOAD_SIZE 0`",
+            "c.txt:11: `SEED` has no value",
+            "c.txt:12: `FRAMING hpcc ethernet`: takes one value",
+        ],
+    );
+    assert_eq!(r.stderr.matches("error:").count(), 5, "{}", r.show());
+}
+
+/// D17: keys the chosen settings never read warn "has no effect" (the run goes on, as a TOML
+/// scenario's scheme keys while the scheme is off); malformed ECN maps are errors even when
+/// the map is unused.
+#[test]
+fn hpcc16_d17_keys_without_effect_warn_and_malformed_maps_fail() {
+    let d = hpcc_dir("d17");
+    for (extra, key) in [
+        ("PFC_EXPIRY 1\nBUFFER_MODE lossy\n", "PFC_EXPIRY"),
+        ("SFC_QTH_BYTES 100000\n", "SFC_QTH_BYTES"),
+        ("ONRAMP_GAIN 2\n", "ONRAMP_GAIN"),
+        ("IRN_RTO_LOW_US 50\n", "IRN_RTO_LOW_US"),
+        ("LOSS_RECOVERY irn\nGBN_RTO_US 5000\n", "GBN_RTO_US"),
+        ("DT_ALPHA 0.5\n", "DT_ALPHA"),
+        ("KMIN_MAP 1 100000000000 400\n", "KMIN_MAP"),
+    ] {
+        let r = hpcc_run(&d, extra);
+        r.assert_ok();
+        let w = r
+            .stderr
+            .lines()
+            .find(|l| l.contains(&format!("`{key} ")))
+            .unwrap_or_else(|| panic!("{extra}: no warning for {key}:\n{}", r.show()));
+        assert!(
+            w.starts_with("warning: c.txt:") && w.contains("has no effect"),
+            "{w}"
+        );
+    }
+    hpcc_run(&d, "KMIN_MAP 2 100000000000 400\n").assert_error(&[
+        "c.txt:8",
+        "KMIN_MAP",
+        "declares 2 rate/value pairs",
+    ]);
+    hpcc_run(
+        &d,
+        "KMIN_MAP 1 100000000000 400 999 999\nKMAX_MAP 1 100000000000 1600\nPMAX_MAP 1 100000000000 0.2\n",
+    )
+    .assert_error(&["c.txt:8", "KMIN_MAP", "has 4 values after the count"]);
+    hpcc_run(
+        &d,
+        "KMIN_MAP 1 100000000000 400\nKMAX_MAP 1 100000000000 1600\nPMAX_MAP 1 100000000000 2\n",
+    )
+    .assert_error(&["c.txt:10", "PMAX_MAP", "at most 1"]);
+}
+
+/// D18: SIMULATOR_STOP_TIME above the 1e7 s limit of every duration is an error (never "no
+/// stop"); BUFFER_SIZE above the 1 PB cap of every size is an error.
+#[test]
+fn hpcc16_d18_stop_time_and_buffer_size_limits() {
+    let d = hpcc_dir("d18");
+    for v in ["1e30", "2e7"] {
+        hpcc_run(&d, &format!("SIMULATOR_STOP_TIME {v}\n")).assert_error(&[
+            "c.txt:8",
+            "SIMULATOR_STOP_TIME",
+            "out of range",
+            "1e7 s",
+        ]);
+    }
+    hpcc_run(&d, "BUFFER_SIZE 1e30\n").assert_error(&["c.txt:8", "BUFFER_SIZE", "out of range"]);
+}
+
+/// D20: an interrupted `sfc hpcc` leaves no stale outputs of a previous run beside its own
+/// (those the config names are removed before the run), and its message does not mention a
+/// `summary.json` this mode does not write.
+#[cfg(unix)]
+#[test]
+fn hpcc16_d20_interrupted_run_leaves_no_stale_outputs() {
+    use std::io::BufRead;
+    let d = hpcc_dir("d20");
+    // One 40 GB flow: seconds of wall time.
+    d.write("big.txt", "1\n0 1 3 100 40000000000 0.000001\n");
+    d.write("fct.txt", "stale fct\n");
+    d.write("bm.txt", "stale buffer monitor\n");
+    d.write("s.json", "{\"stale\": true}\n");
+    d.write(
+        "c.txt",
+        &format!(
+            "{HPCC_BASE}FLOW_FILE big.txt\nSIMULATOR_STOP_TIME 10\nBUFFER_MON_FILE bm.txt\nSUMMARY_FILE s.json\n"
+        ),
+    );
+    let mut child = Command::new(SFC)
+        .args(["hpcc", "c.txt"])
+        .current_dir(d.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    // "maxRtt=…", then "Running Simulation." once the stale outputs are gone.
+    while out.read_line(&mut line).unwrap_or(0) > 0 && !line.contains("Running Simulation") {}
+    assert!(line.contains("Running Simulation"), "{line}");
+    // SAFETY: signalling our own child by its pid.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    assert!(!err.contains("summary.json"), "{err}");
+    for f in ["fct.txt", "bm.txt", "s.json"] {
+        assert!(
+            !d.join(f).exists(),
+            "stale {f} left beside the interrupted run"
+        );
+    }
+}

@@ -49,7 +49,8 @@ fn sync_parent(path: &Path) {
 /// Write `bytes` to `path` atomically: write a hidden temp file in the same directory
 /// (`.name.tmp-PID-SEQ`), fsync it, then rename it over `path`. A run killed midway leaves
 /// either the old file or the complete new one, never a truncated file (at worst a stray hidden
-/// temp file). On error the temp file is removed.
+/// temp file). On error the temp file is removed. Symbolic links and special files (FIFOs,
+/// devices) are handled as described at [`AtomicWriter`].
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut w = AtomicWriter::create(path)?;
     w.write_all(bytes)?;
@@ -60,45 +61,83 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// file next to the destination, which [`AtomicWriter::finish`] fsyncs and renames into place.
 /// Dropping the writer without `finish` deletes the temp file and leaves the destination
 /// untouched.
+///
+/// What the destination is decides how it is written:
+///
+/// * a regular file, or nothing yet: atomically, as above;
+/// * a symbolic link (a chain of them): the link is followed
+///   ([`crate::fsutil::resolve_symlinks`]) and its *target* is written atomically — the link
+///   stays a link and points to the new content (a dangling link's target is created);
+/// * an existing file that is neither a regular file nor a directory — a FIFO, a character
+///   device, a socket: it is **written in place** (opened for writing when the writer is
+///   created, no temp file, no rename, no fsync), so a pipe or device keeps its identity and
+///   receives the data; opening a FIFO waits for its reader, as a shell redirection does. In
+///   this mode an unfinished writer has already sent part of the data;
+/// * a directory: an error ([`io::ErrorKind::IsADirectory`]).
 #[derive(Debug)]
 pub struct AtomicWriter {
     inner: Option<BufWriter<File>>,
-    tmp: PathBuf,
+    /// The temp file; `None` when writing a special file in place.
+    tmp: Option<PathBuf>,
     dest: PathBuf,
 }
 
 impl AtomicWriter {
-    /// Create the temp file for destination `path` (the destination is not touched yet).
+    /// Create the temp file for destination `path` (the destination is not touched yet), or
+    /// open a special file in place (see the type's documentation).
     pub fn create(path: &Path) -> io::Result<AtomicWriter> {
-        let tmp = temp_path(path)?;
+        // What the path designates, through every link as the kernel follows them (also
+        // `/proc` links such as `/dev/stdout`, whose text is no path).
+        if let Ok(m) = std::fs::metadata(path) {
+            if m.is_dir() {
+                return Err(io::Error::new(
+                    io::ErrorKind::IsADirectory,
+                    format!("`{}` is a directory", path.display()),
+                ));
+            }
+            if !m.is_file() {
+                let file = std::fs::OpenOptions::new().write(true).open(path)?;
+                return Ok(AtomicWriter {
+                    inner: Some(BufWriter::with_capacity(1 << 16, file)),
+                    tmp: None,
+                    dest: path.to_path_buf(),
+                });
+            }
+        }
+        let dest = crate::fsutil::resolve_symlinks(path)?;
+        let tmp = temp_path(&dest)?;
         let file = File::create(&tmp)?;
         crate::runguard::register_temp(&tmp);
         Ok(AtomicWriter {
             inner: Some(BufWriter::with_capacity(1 << 16, file)),
-            tmp,
-            dest: path.to_path_buf(),
+            tmp: Some(tmp),
+            dest,
         })
     }
 
-    /// Flush, fsync and rename the temp file onto the destination.
+    /// Flush, fsync and rename the temp file onto the destination (a special file written in
+    /// place is only flushed).
     pub fn finish(mut self) -> io::Result<()> {
         let Some(w) = self.inner.take() else {
             return Err(io::Error::other("AtomicWriter already finished"));
+        };
+        let Some(tmp) = self.tmp.take() else {
+            return w.into_inner().map(drop).map_err(|e| e.into_error());
         };
         let res = (|| {
             let file = w.into_inner().map_err(|e| e.into_error())?;
             file.sync_all()?;
             drop(file);
-            std::fs::rename(&self.tmp, &self.dest)
+            std::fs::rename(&tmp, &self.dest)
         })();
-        crate::runguard::unregister_temp(&self.tmp);
+        crate::runguard::unregister_temp(&tmp);
         match res {
             Ok(()) => {
                 sync_parent(&self.dest);
                 Ok(())
             }
             Err(e) => {
-                let _ = std::fs::remove_file(&self.tmp);
+                let _ = std::fs::remove_file(&tmp);
                 Err(e)
             }
         }
@@ -130,8 +169,10 @@ impl Drop for AtomicWriter {
     fn drop(&mut self) {
         if let Some(w) = self.inner.take() {
             drop(w);
-            let _ = std::fs::remove_file(&self.tmp);
-            crate::runguard::unregister_temp(&self.tmp);
+            if let Some(tmp) = self.tmp.take() {
+                let _ = std::fs::remove_file(&tmp);
+                crate::runguard::unregister_temp(&tmp);
+            }
         }
     }
 }
@@ -529,6 +570,76 @@ mod tests {
         assert_eq!(fmt_ns(0), "0");
         assert_eq!(fmt_ns(1), "0.001");
         assert_eq!(fmt_ns(12_340), "12.34");
+    }
+
+    /// A symbolic link stays a link: its target receives the new content (atomically, in the
+    /// target's directory), also through a chain and when the target does not exist yet.
+    #[cfg(unix)]
+    #[test]
+    fn atomic_write_follows_symlinks() {
+        let d = tmpdir("symlink");
+        std::fs::create_dir_all(d.join("real")).unwrap();
+        std::fs::write(d.join("real/t.txt"), b"old").unwrap();
+        std::os::unix::fs::symlink("real/t.txt", d.join("link.txt")).unwrap();
+        std::os::unix::fs::symlink("link.txt", d.join("link2.txt")).unwrap();
+        write_atomic(&d.join("link2.txt"), b"new").unwrap();
+        assert!(
+            std::fs::symlink_metadata(d.join("link.txt"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert!(
+            std::fs::symlink_metadata(d.join("link2.txt"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read(d.join("real/t.txt")).unwrap(), b"new");
+        assert!(leftovers(&d).is_empty() && leftovers(&d.join("real")).is_empty());
+        // Dangling: the target is created.
+        std::os::unix::fs::symlink("real/absent.txt", d.join("dangling.txt")).unwrap();
+        write_atomic(&d.join("dangling.txt"), b"made").unwrap();
+        assert_eq!(std::fs::read(d.join("real/absent.txt")).unwrap(), b"made");
+        assert!(
+            std::fs::symlink_metadata(d.join("dangling.txt"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    /// A FIFO is written in place: it stays a FIFO and its reader receives every byte.
+    #[cfg(unix)]
+    #[test]
+    fn atomic_write_to_a_fifo_writes_in_place() {
+        use std::os::unix::fs::FileTypeExt;
+        let d = tmpdir("fifo");
+        let fifo = d.join("pipe");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: `c` is a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(&fifo).unwrap())
+        };
+        let mut w = AtomicWriter::create(&fifo).unwrap();
+        w.write_all(b"line 1\n").unwrap();
+        w.write_all(b"line 2\n").unwrap();
+        w.finish().unwrap();
+        assert_eq!(reader.join().unwrap(), b"line 1\nline 2\n");
+        assert!(
+            std::fs::symlink_metadata(&fifo)
+                .unwrap()
+                .file_type()
+                .is_fifo()
+        );
+        assert!(leftovers(&d).is_empty());
+        // A directory is refused, not replaced.
+        let e = write_atomic(&d, b"x").unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::IsADirectory);
+        let _ = std::fs::remove_dir_all(&d);
     }
 
     #[test]
