@@ -349,7 +349,8 @@ fn marking_net(tcd: bool) -> NetConfig {
 /// TCD-IB marks the credit-starved victim port UE and never CE (its ON periods are cut by
 /// the credit updates: shorter than max(T_on) = T_c = 26.2144 µs), and the truly overloaded
 /// port (right switch → host 2: 5 × 100 G of demand into 100 G, never credit-blocked) CE and
-/// never UE. IB's FECN, on queue length alone, marks the victim port's packets too.
+/// never UE. IB's FECN, on queue length alone (Victim_Mask set), marks the victim port's
+/// packets too; without the Victim_Mask it mostly does not.
 #[test]
 fn tcd_ib_marks_the_victim_port_ue_not_ce() {
     let run = |tcd: bool| {
@@ -401,6 +402,28 @@ fn tcd_ib_marks_the_victim_port_ue_not_ce() {
     );
     assert!(cbfc_of(&b, 9).fecn_marks > 100);
     assert_eq!(b.counters.drops, 0);
+
+    // Without IB's Victim_Mask a port released from a credit block within the last T_c does
+    // not mark: the victim port (released every credit period) marks far less; the hot port
+    // (never credit-blocked: it faces a host) marks as before.
+    let mut cfg = marking_net(false);
+    cfg.cbfc.fecn_victim_mask = false;
+    let mut nv = sim(
+        victim_topo(),
+        cfg,
+        CcConfig::none_unlimited(),
+        &victim_flows(),
+    );
+    nv.cfg.stop_ps = 1_000 * US;
+    nv.run_quiet();
+    nv.finish();
+    assert!(
+        2 * cbfc_of(&nv, 8).fecn_marks < cbfc_of(&b, 8).fecn_marks,
+        "victim port FECN without / with the victim mask: {} / {}",
+        cbfc_of(&nv, 8).fecn_marks,
+        cbfc_of(&b, 8).fecn_marks
+    );
+    assert!(cbfc_of(&nv, 9).fecn_marks > 100);
 }
 
 /// Bad `[cbfc]` input: an error naming the key, never a panic; PFC and CBFC together are an

@@ -201,6 +201,22 @@ pub(super) fn check_applicable(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<Stri
             }
         }
     }
+    if cbfc_on && t.enabled.unwrap_or(false) {
+        // TCD-IB: max(T_on) is the credit-update period, not Eq. (3).
+        for (k, present) in [
+            ("epsilon", t.epsilon.is_some()),
+            ("tau", t.tau.is_some()),
+            ("hysteresis", t.hysteresis.is_some()),
+        ] {
+            if present {
+                ctx.warn(ctx.err_key(
+                    &format!("tcd.{k}"),
+                    "has no effect under CBFC: TCD-IB takes max(T_on) = the credit-update \
+                     period (`cbfc.period`; or set `tcd.max_ton`)",
+                ));
+            }
+        }
+    }
     let p = &raw.pfc;
     if cbfc_on {
         // One flow control per lossless buffer: PFC settings next to CBFC are a mistake.
