@@ -487,3 +487,27 @@ size = "1MB"
         "CBFC",
     );
 }
+
+/// CBFC on a link that loses packets is refused with a clear error (a lost packet would keep
+/// its credits: IB's FCTBS resynchronisation is not modelled), not run silently.
+#[test]
+fn lossy_links_are_refused_under_cbfc() {
+    let topo = sfc::topology::hpcc_file::parse(
+        "3 1 2\n2\n0 2 100Gbps 1000ns 0\n1 2 100Gbps 1000ns 0.001\n",
+        "lossy",
+    )
+    .unwrap();
+    let r = Simulator::new(
+        topo,
+        net(CbfcConfig::default()),
+        CcConfig::none_unlimited(),
+        &[flow(0, 1, 10_000)],
+    );
+    let Err(e) = r else {
+        panic!("CBFC on a lossy link was accepted");
+    };
+    assert!(
+        e.contains("cbfc.enabled") && e.contains("lossy links"),
+        "{e}"
+    );
+}

@@ -434,6 +434,17 @@ impl Simulator {
                 cc.name()
             ));
         }
+        if cfg.cbfc.enabled
+            && cfg.buffer.mode == crate::config::BufferMode::Lossless
+            && let Some(l) = topo.links.iter().find(|l| l.error_rate > 0.0)
+        {
+            return Err(format!(
+                "cbfc.enabled: CBFC is not modelled on lossy links (link {} – {} has error rate \
+                 {}): a packet lost on the wire would keep its credits, since IB's FCTBS \
+                 resynchronisation is not modelled",
+                l.a, l.b, l.error_rate
+            ));
+        }
         let fl = build_flows(&topo, &routes, &cfg, flows, &nodes)?;
         install_schemes(&cfg, &env, &mut switches);
         let host_schemes = crate::scheme::build_host_schemes(&cfg, &env, hosts.len(), fl.len());
