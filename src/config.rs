@@ -311,6 +311,9 @@ pub struct NetConfig {
     pub ndp: crate::scheme::ndp::NdpConfig,
     /// BFC (backpressure flow control) parameters.
     pub bfc: crate::scheme::bfc::BfcConfig,
+    /// CBFC (InfiniBand credit-based flow control, the lossless buffer's alternative to PFC)
+    /// and FECN parameters.
+    pub cbfc: crate::scheme::cbfc::CbfcConfig,
     /// Switch egress ports whose queue (all priorities, bytes) is recorded as a time series:
     /// (switch node id, port number).
     pub queue_monitor: Vec<(u32, u32)>,
@@ -351,6 +354,7 @@ impl Default for NetConfig {
             tcd: crate::scheme::tcd::TcdConfig::default(),
             ndp: crate::scheme::ndp::NdpConfig::default(),
             bfc: crate::scheme::bfc::BfcConfig::default(),
+            cbfc: crate::scheme::cbfc::CbfcConfig::default(),
             queue_monitor: Vec::new(),
             queue_monitor_ps: US,
         }
@@ -452,6 +456,9 @@ pub enum NetField {
     Ndp(&'static str),
     /// A [`crate::scheme::bfc::BfcConfig`] value: its scenario key.
     Bfc(&'static str),
+    /// A [`crate::scheme::cbfc::CbfcConfig`] value (or a setting CBFC excludes): its
+    /// scenario key.
+    Cbfc(&'static str),
 }
 
 /// One invalid [`NetConfig`] value: which field, and what is wrong with it (without the
@@ -685,6 +692,27 @@ impl NetConfig {
             bad(
                 NetField::Bfc("bfc.enabled"),
                 "BFC and NDP both own the switch queues and scheduler: enable one of them".into(),
+            );
+        }
+        for (key, msg) in self.cbfc.issues(
+            self.buffer.mode == BufferMode::Lossless,
+            has_ecn,
+            self.max_packet_bytes(),
+        ) {
+            bad(NetField::Cbfc(key), msg);
+        }
+        if self.cbfc.enabled && self.bfc.enabled {
+            bad(
+                NetField::Cbfc("bfc.enabled"),
+                "BFC and CBFC both hold switch queues back hop by hop: enable one of them".into(),
+            );
+        }
+        if self.cbfc.enabled && self.sfc.mode != crate::scheme::sfc::SfcMode::Off {
+            bad(
+                NetField::Cbfc("sfc.mode"),
+                "SFC is not modelled on a CBFC fabric (its pauses share the NICs' pause bits \
+                 with CBFC's credit blocking): set `sfc.mode = \"off\"` or disable CBFC"
+                    .into(),
             );
         }
         if self.ndp.enabled && self.buffer.mode == BufferMode::Lossless {

@@ -1070,7 +1070,7 @@ fn hpcc_key(f: crate::config::NetField) -> &'static str {
         | F::CnpInterval
         | F::QueueMonitorInterval => "CC_MODE",
         // TCD has no HPCC-sim key (it is never enabled from an HPCC config): its own name.
-        F::Tcd(key) | F::Ndp(key) | F::Bfc(key) => key,
+        F::Tcd(key) | F::Ndp(key) | F::Bfc(key) | F::Cbfc(key) => key,
     }
 }
 

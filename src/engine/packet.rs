@@ -31,6 +31,8 @@ pub enum PktKind {
     Ndp,
     /// BFC pause frame (hop-by-hop Bloom filter of paused flows, never forwarded).
     Bfc,
+    /// InfiniBand CBFC flow-control packet (credit update, hop-by-hop, never forwarded).
+    Cbfc,
 }
 
 /// Header of a data packet.
@@ -96,6 +98,18 @@ pub struct PfcHdr {
     pub prio: u8,
     /// Pause duration, picoseconds: 0 = RESUME, `u64::MAX` = until RESUME.
     pub pause_ps: u64,
+}
+
+/// Header of an InfiniBand credit-based flow-control packet (FCP): the receiver's flow
+/// control credit limit of one virtual lane.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CbfcHdr {
+    /// Virtual lane (= priority / data queue index).
+    pub vl: u8,
+    /// FCCL: total credit blocks the sender may have sent on this VL since the link came up
+    /// (blocks freed by the receiver so far + its buffer for the VL), in credit blocks. Not
+    /// reduced modulo 4096 as on the wire: the simulator keeps the full count.
+    pub fccl: u64,
 }
 
 /// Header of an SFC Back-To-Sender signal.
@@ -197,6 +211,8 @@ pub enum Header {
     Ndp(NdpHdr),
     /// See [`BfcHdr`].
     Bfc(BfcHdr),
+    /// See [`CbfcHdr`].
+    Cbfc(CbfcHdr),
 }
 
 impl Default for Header {
@@ -265,6 +281,7 @@ impl Packet {
             Header::Postcard(_) => PktKind::Postcard,
             Header::Ndp(_) => PktKind::Ndp,
             Header::Bfc(_) => PktKind::Bfc,
+            Header::Cbfc(_) => PktKind::Cbfc,
         }
     }
 
@@ -316,6 +333,20 @@ impl Packet {
             size,
             prio: 0,
             hdr: Header::Pfc(PfcHdr { prio, pause_ps }),
+            ..Packet::default()
+        }
+    }
+
+    /// An InfiniBand credit update (FCP) for virtual lane `vl` advertising `fccl` credit
+    /// blocks, from `src` to the adjacent device `dst`, of `size` wire bytes; control class.
+    #[inline]
+    pub fn cbfc_update(src: u32, dst: u32, size: u32, vl: u8, fccl: u64) -> Packet {
+        Packet {
+            src,
+            dst,
+            size,
+            prio: 0,
+            hdr: Header::Cbfc(CbfcHdr { vl, fccl }),
             ..Packet::default()
         }
     }

@@ -102,7 +102,7 @@ impl Simulator {
         }
         // 1. Control packets, strict priority.
         if let Some(&p) = self.hosts[h].ctrl.front() {
-            let prio = if self.cfg.ack_high_prio {
+            let prio = if self.ack_ignores_pause {
                 0
             } else {
                 self.arena.get(p).prio
@@ -335,6 +335,17 @@ impl Simulator {
         }
         if let Some(i) = self.host_schemes.iter().position(|s| s.id() == id) {
             self.host_hook(h, i, |sc, ctx| sc.on_timer(ctx, which, arg));
+        }
+    }
+
+    /// Host `h` put packet `p` on its link: the host halves that want it see it (CBFC spends
+    /// the credits of the packet's virtual lane).
+    pub(crate) fn host_transmitted(&mut self, h: usize, p: u32) {
+        let pkt = *self.arena.get(p);
+        for i in 0..self.host_schemes.len() {
+            if self.host_schemes[i].wants_transmits() {
+                self.host_hook(h, i, |sc, ctx| sc.on_transmit(ctx, &pkt));
+            }
         }
     }
 

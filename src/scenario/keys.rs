@@ -186,8 +186,74 @@ pub(super) fn check_applicable(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<Stri
     }
     // (`buffer.size` with "unlimited" is not flagged: sweeps switch a sized base to
     // "unlimited" for an infinite-buffer reference, e.g. bfc-fig5's Ideal-FQ.)
+    let cb = &raw.cbfc;
+    let cbfc_on = cb.enabled.unwrap_or(false);
+    if !cbfc_on {
+        for (k, present) in [
+            ("period", cb.period.is_some()),
+            ("limit", cb.limit.is_some()),
+            ("block", cb.block.is_some()),
+            ("fcp_size", cb.fcp_size.is_some()),
+            ("fecn", cb.fecn.is_some()),
+            ("fecn_threshold", cb.fecn_threshold.is_some()),
+            ("fecn_victim_mask", cb.fecn_victim_mask.is_some()),
+        ] {
+            if present {
+                ctx.warn(ctx.err_key(
+                    &format!("cbfc.{k}"),
+                    "has no effect: CBFC runs only with `cbfc.enabled = true`",
+                ));
+            }
+        }
+    } else if cb.fecn != Some(true) {
+        for (k, present) in [
+            ("fecn_threshold", cb.fecn_threshold.is_some()),
+            ("fecn_victim_mask", cb.fecn_victim_mask.is_some()),
+        ] {
+            if present {
+                ctx.warn(ctx.err_key(
+                    &format!("cbfc.{k}"),
+                    "has no effect: FECN marking is off (set `cbfc.fecn = true`)",
+                ));
+            }
+        }
+    }
+    if cbfc_on && t.enabled.unwrap_or(false) {
+        // TCD-IB: max(T_on) is the credit-update period, not Eq. (3).
+        for (k, present) in [
+            ("epsilon", t.epsilon.is_some()),
+            ("tau", t.tau.is_some()),
+            ("hysteresis", t.hysteresis.is_some()),
+        ] {
+            if present {
+                ctx.warn(ctx.err_key(
+                    &format!("tcd.{k}"),
+                    "has no effect under CBFC: TCD-IB takes max(T_on) = the credit-update \
+                     period (`cbfc.period`; or set `tcd.max_ton`)",
+                ));
+            }
+        }
+    }
     let p = &raw.pfc;
-    if !lossless {
+    if cbfc_on {
+        // One flow control per lossless buffer: PFC settings next to CBFC are a mistake.
+        for (k, present) in [
+            ("expiry", p.expiry.is_some()),
+            ("quanta", p.quanta.is_some()),
+            ("headroom_factor", p.headroom_factor.is_some()),
+            ("alpha", p.alpha.is_some()),
+            ("reserve", p.reserve.is_some()),
+        ] {
+            if present {
+                errs.push(ctx.err_key(
+                    &format!("pfc.{k}"),
+                    "PFC and CBFC cannot run together: the lossless buffer runs CBFC \
+                     (`cbfc.enabled = true`), so PFC settings have no meaning; remove them or \
+                     disable CBFC",
+                ));
+            }
+        }
+    } else if !lossless {
         for (k, present) in [
             ("expiry", p.expiry.is_some()),
             ("quanta", p.quanta.is_some()),

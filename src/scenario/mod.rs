@@ -127,6 +127,9 @@ pub struct RawScenario {
     /// BFC section.
     #[serde(default)]
     pub bfc: RawBfc,
+    /// CBFC section.
+    #[serde(default)]
+    pub cbfc: RawCbfc,
     /// Traffic generators (array of tables).
     #[serde(default)]
     pub traffic: Vec<RawTraffic>,
@@ -377,6 +380,31 @@ pub struct RawTcd {
     pub low_threshold: Option<S>,
     /// `red` (default) or `step`.
     pub ce_marking: Option<S>,
+}
+
+/// `[cbfc]`: InfiniBand credit-based flow control (the lossless buffer's alternative to PFC)
+/// and IB's FECN marking.
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawCbfc {
+    /// On/off (needs `buffer.mode = "lossless"`; PFC is then off).
+    pub enabled: Option<bool>,
+    /// Credit-update period T_c (default: 65 536 symbol times of the port, 26.2144 µs at
+    /// 100 G).
+    pub period: Option<S>,
+    /// Credit limit per (port, VL) (default: one credit loop of the hop, see
+    /// `docs/model.md`).
+    pub limit: Option<S>,
+    /// Credit block (default 64 B).
+    pub block: Option<S>,
+    /// Wire size of a flow-control packet (default: the PFC frame size).
+    pub fcp_size: Option<S>,
+    /// FECN marking on/off (default off).
+    pub fecn: Option<bool>,
+    /// FECN threshold on the egress queue (default: the port's ECN Kmin).
+    pub fecn_threshold: Option<S>,
+    /// Mark FECN at victim ports too (default true).
+    pub fecn_victim_mask: Option<bool>,
 }
 
 /// `[bfc]`: backpressure flow control (switches and NICs).
@@ -1051,6 +1079,7 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
     errs.take(resolve_tcd(&raw.tcd, ctx, &mut net));
     errs.take(resolve_ndp(&raw.ndp, ctx, &mut net));
     errs.take(resolve_bfc(&raw.bfc, &raw.network, ctx, &mut net));
+    errs.take(resolve_cbfc(&raw.cbfc, ctx, &mut net));
     let cc = match cc {
         Some(c) => errs.take(apply_cc_tcd(c, &raw.cc, &net, ctx)),
         None => None,
@@ -1129,7 +1158,7 @@ fn field_key(f: NetField) -> &'static str {
         NetField::PbfsDelta => "pbfs.delta",
         NetField::PbfsMu => "pbfs.mu",
         NetField::QueueMonitorInterval => "output.queue_interval",
-        NetField::Tcd(key) | NetField::Ndp(key) | NetField::Bfc(key) => key,
+        NetField::Tcd(key) | NetField::Ndp(key) | NetField::Bfc(key) | NetField::Cbfc(key) => key,
     }
 }
 
@@ -1550,6 +1579,42 @@ fn resolve_bfc(b: &RawBfc, n: &RawNetwork, ctx: &Ctx, net: &mut NetConfig) -> Re
                 quantum_bytes: net.max_packet_bytes() as u32,
             };
         }
+    }
+    Ok(())
+}
+
+/// `[cbfc]` (range checks: [`crate::scheme::cbfc::CbfcConfig::issues`] via
+/// [`NetConfig::issues`]).
+fn resolve_cbfc(r: &RawCbfc, ctx: &Ctx, net: &mut NetConfig) -> Result<(), String> {
+    let c = &mut net.cbfc;
+    c.enabled = r.enabled.unwrap_or(c.enabled);
+    c.fecn = r.fecn.unwrap_or(c.fecn);
+    c.fecn_victim_mask = r.fecn_victim_mask.unwrap_or(c.fecn_victim_mask);
+    c.block_bytes = ctx.bytes(&r.block, "cbfc.block", c.block_bytes)?;
+    let opt_time = |v: &Option<S>, key: &str| -> Result<Option<u64>, String> {
+        v.as_ref()
+            .map(|s| parse_time_ps(s.get_ref()).map_err(|e| ctx.err(s, key, e)))
+            .transpose()
+    };
+    let opt_bytes = |v: &Option<S>, key: &str| -> Result<Option<u64>, String> {
+        v.as_ref()
+            .map(|s| parse_bytes(s.get_ref()).map_err(|e| ctx.err(s, key, e)))
+            .transpose()
+    };
+    c.period_ps = opt_time(&r.period, "cbfc.period")?.or(c.period_ps);
+    c.limit_bytes = opt_bytes(&r.limit, "cbfc.limit")?.or(c.limit_bytes);
+    c.fecn_threshold_bytes =
+        opt_bytes(&r.fecn_threshold, "cbfc.fecn_threshold")?.or(c.fecn_threshold_bytes);
+    if let Some(v) = &r.fcp_size {
+        let b = parse_bytes(v.get_ref()).map_err(|e| ctx.err(v, "cbfc.fcp_size", e))?;
+        if b > 65_535 {
+            return Err(ctx.err(
+                v,
+                "cbfc.fcp_size",
+                format!("must be at most 65535 B (got {b})"),
+            ));
+        }
+        c.fcp_bytes = Some(b as u32);
     }
     Ok(())
 }

@@ -1,8 +1,8 @@
 //! Flow-control and switch-feedback schemes as plug-ins.
 //!
 //! A *scheme* is a mechanism with a switch half and (optionally) a host half: SFC, OnRamp,
-//! PFC, ECN marking, PB-FS, TCD, NDP, BFC. Each lives in its own folder here
-//! (`sfc/`, `onramp/`, `pfc/`, `ecn/`, `pbfs/`, `tcd/`, `ndp/`, `bfc/`), with its configuration, its pure data structures
+//! PFC, ECN marking, PB-FS, TCD, NDP, BFC, CBFC. Each lives in its own folder here
+//! (`sfc/`, `onramp/`, `pfc/`, `ecn/`, `pbfs/`, `tcd/`, `ndp/`, `bfc/`, `cbfc/`), with its configuration, its pure data structures
 //! (tested in isolation), its switch half (a [`SwitchHooks`] implementation) and its host half
 //! (a [`HostHooks`] implementation). Congestion controllers are a separate, per-QP concern
 //! ([`crate::cc`]): a scheme acts on packets and ports, a controller on one QP's rate/window.
@@ -33,7 +33,8 @@
 //!
 //! Host hooks: [`HostHooks::on_control`] (a packet of the scheme's kind reaches a NIC),
 //! [`HostHooks::on_ack`] (after the CC processed an ACK), [`HostHooks::on_data_send`] (a data
-//! packet is built; PB-FS marks it), [`HostHooks::on_timer`],
+//! packet is built; PB-FS marks it), [`HostHooks::on_transmit`] (any packet goes on the
+//! NIC's link; CBFC spends credits), [`HostHooks::on_timer`],
 //! [`HostHooks::finish`].
 //!
 //! ## Registration
@@ -45,6 +46,7 @@
 //! schemes act at the same point.
 
 pub mod bfc;
+pub mod cbfc;
 pub mod ecn;
 pub mod ndp;
 pub mod onramp;
@@ -455,6 +457,13 @@ pub trait HostHooks {
     fn on_data_send(&mut self, _ctx: &mut HostCtx<'_>, _flow: u32, _flow_bytes: u64) -> bool {
         false
     }
+    /// Does this scheme see every packet a NIC puts on its link ([`Self::on_transmit`])?
+    fn wants_transmits(&self) -> bool {
+        false
+    }
+    /// The NIC started transmitting `pkt` (any kind: data, ACK, NACK, CNP, …) on its link
+    /// (CBFC: the packet consumes credits of its virtual lane).
+    fn on_transmit(&mut self, _ctx: &mut HostCtx<'_>, _pkt: &Packet) {}
     /// A timer requested with [`HostAction::Timer`] fired.
     fn on_timer(&mut self, _ctx: &mut HostCtx<'_>, _which: u8, _arg: u8) {}
     /// The run ends at `ctx.now_ps` (called once per host): close open intervals.
@@ -857,6 +866,7 @@ schemes! {
     Tcd = 5, tcd => tcd::switch::TcdSwitch;
     Ndp = 6, ndp => ndp::switch::NdpSwitch;
     Bfc = 7, bfc => bfc::switch::BfcSwitch;
+    Cbfc = 8, cbfc => cbfc::switch::CbfcSwitch;
 }
 
 impl HostHooks for HostScheme {
@@ -900,6 +910,14 @@ impl HostHooks for HostScheme {
     #[inline]
     fn on_data_send(&mut self, ctx: &mut HostCtx<'_>, flow: u32, flow_bytes: u64) -> bool {
         dispatch_host!(self, s => s.on_data_send(ctx, flow, flow_bytes))
+    }
+    #[inline]
+    fn wants_transmits(&self) -> bool {
+        dispatch_host!(self, s => s.wants_transmits())
+    }
+    #[inline]
+    fn on_transmit(&mut self, ctx: &mut HostCtx<'_>, pkt: &Packet) {
+        dispatch_host!(self, s => s.on_transmit(ctx, pkt))
     }
     #[inline]
     fn on_timer(&mut self, ctx: &mut HostCtx<'_>, which: u8, arg: u8) {

@@ -117,6 +117,13 @@ pub struct Simulator {
     /// Some host half sees every data packet sent ([`crate::scheme::HostHooks::wants_sends`]):
     /// checked once per packet instead of asking each scheme.
     pub(crate) host_send_hooks: bool,
+    /// Some host half sees every packet a NIC transmits
+    /// ([`crate::scheme::HostHooks::wants_transmits`]: CBFC).
+    pub(crate) host_tx_hooks: bool,
+    /// The NIC sends ACK/NACKs regardless of their priority's pause bit
+    /// ([`NetConfig::ack_high_prio`]), except under CBFC, where an ACK in a data VL needs
+    /// that VL's credits like any packet (IB has no credit-free data VL).
+    pub(crate) ack_ignores_pause: bool,
     /// Some host half vetoes single flows in the NIC arbiter
     /// ([`crate::scheme::HostHooks::may_send`]).
     pub(crate) host_gate: bool,
@@ -427,6 +434,17 @@ impl Simulator {
                 cc.name()
             ));
         }
+        if cfg.cbfc.enabled
+            && cfg.buffer.mode == crate::config::BufferMode::Lossless
+            && let Some(l) = topo.links.iter().find(|l| l.error_rate > 0.0)
+        {
+            return Err(format!(
+                "cbfc.enabled: CBFC is not modelled on lossy links (link {} – {} has error rate \
+                 {}): a packet lost on the wire would keep its credits, since IB's FCTBS \
+                 resynchronisation is not modelled",
+                l.a, l.b, l.error_rate
+            ));
+        }
         let fl = build_flows(&topo, &routes, &cfg, flows, &nodes)?;
         install_schemes(&cfg, &env, &mut switches);
         let host_schemes = crate::scheme::build_host_schemes(&cfg, &env, hosts.len(), fl.len());
@@ -455,6 +473,7 @@ impl Simulator {
         )
         .with_origin(first_start_ps);
         let sw_ids = switches.iter().map(|s: &Switch| s.node).collect();
+        let ack_ignores_pause = cfg.ack_high_prio && !cfg.cbfc.enabled;
         let mut sim = Simulator {
             buffer_mon: BufferMonitor::new(switches.len(), cfg.buffer_sample_ps)
                 .with_node_ids(sw_ids)
@@ -487,6 +506,11 @@ impl Simulator {
                 host_schemes.iter().any(|h| h.wants_sends())
             },
             nic_misfiled: 0,
+            host_tx_hooks: {
+                use crate::scheme::HostHooks;
+                host_schemes.iter().any(|h| h.wants_transmits())
+            },
+            ack_ignores_pause,
             host_gate: {
                 use crate::scheme::HostHooks;
                 host_schemes.iter().any(|h| h.gates_sends())
@@ -569,8 +593,12 @@ impl Simulator {
         let egress = match self.nodes[peer as usize] {
             NodeRef::Switch(ps) => {
                 let h = crate::engine::packet::Hdr::of(self.arena.get(p));
-                if h.kind == crate::engine::packet::PktKind::Pfc {
-                    // Hop-by-hop: consumed at the next switch, never routed.
+                if matches!(
+                    h.kind,
+                    crate::engine::packet::PktKind::Pfc | crate::engine::packet::PktKind::Cbfc
+                ) {
+                    // Hop-by-hop (PFC frame, CBFC credit update): consumed at the next
+                    // switch, never routed.
                     NO_EGRESS
                 } else {
                     self.switch_route(ps as usize, &h)
@@ -587,6 +615,11 @@ impl Simulator {
                 egress,
             },
         );
+        if self.host_tx_hooks
+            && let NodeRef::Host(h) = self.nodes[node as usize]
+        {
+            self.host_transmitted(h as usize, p);
+        }
     }
 
     /// Software prefetch for the events about to run. By the time a packet arrives, the state

@@ -23,7 +23,8 @@ pub struct PktQueue {
     /// Bytes queued.
     pub bytes: u64,
     /// End of the latest OFF (paused) period of this queue's priority, picoseconds (0 = never
-    /// paused): written by PFC when the pause is lifted (RESUME or expiry), read by TCD.
+    /// paused): written by PFC when the pause is lifted (RESUME or expiry) or by CBFC when a
+    /// VL blocked for credits gets room again, read by TCD.
     pub off_end_ps: u64,
 }
 

@@ -91,9 +91,11 @@ impl SwitchHooks for EcnSwitch {
 impl Scheme for EcnSwitch {
     type Host = NoHost;
 
-    /// Not where TCD runs: TCD replaces plain marking (it owns the CE code point there).
+    /// Not where TCD runs: TCD replaces plain marking (it owns the CE code point there); nor
+    /// where CBFC's FECN marking runs (it owns the CE code point there).
     fn build_switch(cfg: &NetConfig, _env: &Env, _tier: u8, ports: &[EgressPort]) -> Option<Self> {
-        if cfg.tcd.enabled && cfg.buffer.mode == crate::config::BufferMode::Lossless {
+        let lossless = cfg.buffer.mode == crate::config::BufferMode::Lossless;
+        if lossless && (cfg.tcd.enabled || (cfg.cbfc.enabled && cfg.cbfc.fecn)) {
             return None;
         }
         let mut classes: Vec<EcnThresholds> = Vec::new();

@@ -224,10 +224,10 @@ impl SwitchHooks for PfcSwitch {
 impl Scheme for PfcSwitch {
     type Host = super::host::PfcHost;
 
-    /// On every switch of a lossless fabric (α of the ingress threshold scaled per port rate
+    /// On every switch of a lossless fabric that does not run CBFC instead (α of the ingress threshold scaled per port rate
     /// from the host rate).
     fn build_switch(cfg: &NetConfig, env: &Env, _tier: u8, ports: &[EgressPort]) -> Option<Self> {
-        if cfg.buffer.mode != BufferMode::Lossless {
+        if cfg.buffer.mode != BufferMode::Lossless || cfg.cbfc.enabled {
             return None;
         }
         let pr: Vec<(u64, u64)> = ports
@@ -266,7 +266,7 @@ impl Scheme for PfcSwitch {
         Some((
             "pfc",
             serde_json::json!({
-                "enabled": cfg.buffer.mode == BufferMode::Lossless,
+                "enabled": cfg.buffer.mode == BufferMode::Lossless && !cfg.cbfc.enabled,
                 "pauses": switches.iter().map(|s| s.pauses).sum::<u64>(),
                 "resumes": switches.iter().map(|s| s.resumes).sum::<u64>(),
                 "paused_ps": switches.iter().map(|s| s.rx.paused_ps).sum::<u64>()

@@ -18,7 +18,9 @@
 //! DCQCN+TCD / TIMELY+TCD react to them (`cc.tcd`; [`crate::cc::dcqcn`], [`crate::cc::timely`]).
 //! The end of the latest OFF period of each egress queue is kept by the core in
 //! [`crate::switch::PktQueue::off_end_ps`], written by PFC when a pause of that priority is
-//! lifted (RESUME or expiry) — the one register per port and priority of the fragment's §4.5.
+//! lifted (RESUME or expiry), or by CBFC when a VL blocked for lack of credits gets room
+//! again (TCD-IB, fragment §4.4, with max(T_on) = the credit-update period T_c) — the one
+//! register per port and priority of the fragment's §4.5.
 
 pub mod switch;
 
@@ -38,11 +40,13 @@ pub enum CeMarking {
 /// TCD parameters (`[tcd]` scenario section). Times are picoseconds, sizes bytes.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct TcdConfig {
-    /// Switches run TCD instead of plain ECN marking (needs a lossless buffer: PFC).
+    /// Switches run TCD instead of plain ECN (or FECN) marking (needs a lossless buffer: PFC
+    /// or CBFC).
     pub enabled: bool,
     /// ε: the least excess-rate fraction a PFC-throttled port faces (fragment: 0.05).
     pub epsilon: f64,
-    /// Fixed max(T_on) for every port, picoseconds; `None` = Eq. (3) per port.
+    /// Fixed max(T_on) for every port, picoseconds; `None` = Eq. (3) per port (PFC), the
+    /// port's credit-update period T_c (CBFC).
     pub max_ton_ps: Option<u64>,
     /// Trend period T, picoseconds; `None` = the port's max(T_on) (the fragment's advice).
     pub period_ps: Option<u64>,
@@ -88,7 +92,9 @@ impl TcdConfig {
         if !lossless {
             v.push((
                 "tcd.enabled",
-                "TCD detects PFC-induced queues: it needs `buffer.mode = \"lossless\"`".into(),
+                "TCD detects flow-control-induced queues: it needs `buffer.mode = \"lossless\"` \
+                 (PFC or CBFC)"
+                    .into(),
             ));
         }
         if !(self.epsilon.is_finite() && self.epsilon > 0.0 && self.epsilon < 1.0) {

@@ -44,12 +44,19 @@ pub struct TcdSwitch {
 
 impl TcdSwitch {
     /// Figure 9's parameters of a port of `rate_bps` with propagation delay `delay_ps`:
+    /// on a CBFC fabric (TCD-IB) max(T_on) = the port's credit-update period T_c; otherwise
     /// max(T_on) from Eq. (3) with τ = 2·MTU/C + 2·t_p and B1 − B0 = the PFC XON hysteresis
     /// (each overridable), T = max(T_on), the threshold = the port's ECN Kmin.
     pub fn port_params(cfg: &NetConfig, rate_bps: u64, delay_ps: u64) -> TcdParams {
         let t = &cfg.tcd;
         let mtu = cfg.max_packet_bytes();
         let max_ton = t.max_ton_ps.unwrap_or_else(|| {
+            if cfg.cbfc.enabled {
+                // TCD-IB (fragment §4.4): the ON period of a CBFC-regulated port is cut in
+                // units of the credit-update period, T_on = R_d·T_c/(R_d + ε·C) < T_c: T_c
+                // is the upper bound.
+                return crate::scheme::cbfc::period_ps(&cfg.cbfc, rate_bps);
+            }
             let tau = t
                 .tau_ps
                 .unwrap_or_else(|| pfc_tau_ps(mtu, rate_bps, delay_ps));
