@@ -1083,3 +1083,31 @@ fn hpcc16_d20_interrupted_run_leaves_no_stale_outputs() {
         );
     }
 }
+
+#[test]
+fn class3_trace_refuses_bad_rates_empty_traces_and_its_own_inputs() {
+    let d = TempDir::new("rel-trace");
+    d.write(
+        "topo.txt",
+        "3 1 2\n2\n0 2 100Gbps 1000ns 0\n1 2 100Gbps 1000ns 0\n",
+    );
+    // --out naming the topology input: refused, the topology intact.
+    let r = sfc(
+        d.path(),
+        &["trace", "--topology", "topo.txt", "--out", "./topo.txt"],
+    );
+    r.assert_error(&["--out ./topo.txt", "is the input file"]);
+    assert!(d.read("topo.txt").starts_with("3 1 2\n"));
+    let r = sfc(
+        d.path(),
+        &["trace", "--hosts", "4", "--bw", "1bps", "--out", "f.txt"],
+    );
+    r.assert_error(&["--bw", "below the slowest accepted link"]);
+    // 2 hosts, 1 ns of arrivals: no flow at all — an error, not an empty file with exit 0.
+    let r = sfc(
+        d.path(),
+        &["trace", "--hosts", "2", "--time", "1ns", "--out", "f.txt"],
+    );
+    r.assert_error(&["no flows generated"]);
+    assert!(!d.path().join("f.txt").exists());
+}

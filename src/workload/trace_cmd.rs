@@ -69,6 +69,33 @@ pub fn run(a: &TraceArgs) -> Result<(), String> {
         Some(b) => parse_rate_bps(b).map_err(|e| format!("--bw: {e}"))?,
         None => topo_rate.unwrap_or(100_000_000_000),
     };
+    crate::config::check_link_rate(bw).map_err(|e| format!("--bw: {e}"))?;
+    if !(a.load > 0.0 && a.load <= 1.0) {
+        return Err(format!(
+            "--load {}: must be in (0, 1], a fraction of the host link rate",
+            a.load
+        ));
+    }
+    // The flow file must not replace an input (the topology or the CDF file).
+    let same = |p: &std::path::Path| {
+        std::fs::canonicalize(p)
+            .ok()
+            .is_some_and(|c| std::fs::canonicalize(&a.out).is_ok_and(|o| o == c))
+    };
+    let inputs = a
+        .topology
+        .iter()
+        .cloned()
+        .chain(builtin(&a.cdf).is_none().then(|| PathBuf::from(&a.cdf)));
+    for i in inputs {
+        if same(&i) {
+            return Err(format!(
+                "--out {}: is the input file {}; choose another output",
+                a.out.display(),
+                i.display()
+            ));
+        }
+    }
     let cdf = match builtin(&a.cdf) {
         Some(c) => c,
         None => SizeCdf::load(std::path::Path::new(&a.cdf), CdfFormat::Hpcc)?,
@@ -92,6 +119,14 @@ pub fn run(a: &TraceArgs) -> Result<(), String> {
             a.seed.wrapping_add(0x1ca57),
         )?;
         flows = traffic::merge(flows, inc);
+    }
+    if flows.is_empty() {
+        return Err(format!(
+            "no flows generated: {} hosts at load {} for {} give none; lengthen --time or raise --load",
+            hosts.len(),
+            a.load,
+            crate::units::fmt_time(dur)
+        ));
     }
     crate::workload::flow_file::save(&a.out, &flows)?;
     let bytes: u64 = flows.iter().map(|f| f.size_bytes).sum();
