@@ -1111,3 +1111,29 @@ fn class3_trace_refuses_bad_rates_empty_traces_and_its_own_inputs() {
     r.assert_error(&["no flows generated"]);
     assert!(!d.path().join("f.txt").exists());
 }
+
+#[test]
+fn class6_controller_settings_that_contradict_each_other() {
+    let t = tiny_with(
+        "seed = 7",
+        "\n[cc]\nkind = \"timely\"\nt_low = \"500us\"\nt_high = \"50us\"",
+    );
+    assert_invalid(&t, &["cc.t_low", "must be below t_high"]);
+    let t = tiny_with(
+        "seed = 7",
+        "\n[cc]\nkind = \"dcqcn\"\nmin_rate = \"400Gbps\"",
+    );
+    assert_invalid(&t, &["cc.min_rate", "above the host link rate 100Gbps"]);
+    let t = tiny_with("seed = 7", "\n[cc]\nkind = \"none\"\nwindow = \"1e30bdp\"");
+    assert_invalid(&t, &["cc.window", "BDP multiple must be in (0, 1e6]"]);
+    // A CDF file with a size beyond any accepted message.
+    let d = TempDir::new("rel-cdfbig");
+    d.write("big.txt", "100 0\n1e16 100\n");
+    let t = TINY.replace(
+        "[[traffic]]\nkind = \"incast\"",
+        "[[traffic]]\nkind = \"poisson\"\ncdf = \"big.txt\"\nload = 0.3\nduration = \"10us\"\n\n[[traffic]]\nkind = \"incast\"",
+    );
+    d.write("s.toml", &t);
+    let r = sfc(d.path(), &["validate", "s.toml"]);
+    r.assert_error(&["big.txt:2", "above the largest accepted message"]);
+}

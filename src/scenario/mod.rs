@@ -1407,6 +1407,7 @@ fn resolve_cc(
         None => e,
     })?;
     apply_cc_overrides(&mut setup, &raw.cc, ctx)?;
+    check_cc_consistency(&setup.cc, host_rate, ctx)?;
     net.int_enabled = setup.int_enabled;
     net.int_bytes = n.int_bytes.unwrap_or(setup.int_bytes);
     net.ack_high_prio = n.ack_high_prio.unwrap_or(setup.ack_high_prio);
@@ -2285,6 +2286,44 @@ fn apply_cc_overrides(setup: &mut cc::CcSetup, c: &RawCc, ctx: &Ctx) -> Result<(
     Ok(())
 }
 
+/// Settings a controller accepts one by one but not together: a minimum rate above the host
+/// link (the controller could never go below line rate), TIMELY's `t_low ≥ t_high` (no
+/// gradient band).
+fn check_cc_consistency(cc: &CcConfig, host_rate: u64, ctx: &Ctx) -> Result<(), String> {
+    let min_rate = match cc {
+        CcConfig::Dcqcn(p) => Some(p.min_rate_bps),
+        CcConfig::Timely(p) => Some(p.min_rate_bps),
+        CcConfig::Dctcp(p) => Some(p.min_rate_bps),
+        CcConfig::Hpcc(p) => Some(p.min_rate_bps),
+        _ => None,
+    };
+    if let Some(m) = min_rate
+        && m > host_rate
+    {
+        return Err(ctx.err_key(
+            "cc.min_rate",
+            format!(
+                "{} is above the host link rate {}: the controller could never slow down",
+                crate::units::fmt_rate(m),
+                crate::units::fmt_rate(host_rate)
+            ),
+        ));
+    }
+    if let CcConfig::Timely(p) = cc
+        && p.t_low_ps >= p.t_high_ps
+    {
+        return Err(ctx.err_key(
+            "cc.t_low",
+            format!(
+                "t_low {} must be below t_high {} (TIMELY's gradient band)",
+                crate::units::fmt_time(p.t_low_ps),
+                crate::units::fmt_time(p.t_high_ps)
+            ),
+        ));
+    }
+    Ok(())
+}
+
 fn parse_window(s: &str) -> Result<NoneWindow, String> {
     let s = s.trim();
     if s == "none" || s == "unlimited" {
@@ -2298,8 +2337,10 @@ fn parse_window(s: &str) -> Result<NoneWindow, String> {
             .trim()
             .parse()
             .map_err(|_| format!("`{s}`: expected e.g. `1bdp`"))?;
-        if !(v > 0.0 && v.is_finite()) {
-            return Err(format!("`{s}`: BDP multiple must be positive"));
+        if !(v > 0.0 && v <= 1e6) {
+            return Err(format!(
+                "`{s}`: BDP multiple must be in (0, 1e6] (1e6 BDP is already an unlimited window)"
+            ));
         }
         return Ok(NoneWindow::Bdp(v));
     }

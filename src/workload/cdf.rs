@@ -113,6 +113,12 @@ fn check_rows(
         if y > scale {
             return Err(format!("{name}:{ln}: {col2} {y} exceeds {scale}"));
         }
+        // The largest message any scenario accepts (`units::MAX_BYTES`, 1e6 GB).
+        if x > crate::units::MAX_BYTES as f64 {
+            return Err(format!(
+                "{name}:{ln}: size {x} B is above the largest accepted message, 1e15 B (1e6 GB)"
+            ));
+        }
         if i > 0 {
             let (px, py, _) = rows[i - 1];
             if x < px {
@@ -193,6 +199,15 @@ impl SizeCdf {
         }
         check_rows(&rows, 1.0, name, "fraction")?;
         let mut xs: Vec<f64> = rows.iter().map(|r| r.0 * unit_bytes).collect();
+        if let Some((x, &(_, _, ln))) = xs
+            .iter()
+            .zip(&rows)
+            .find(|(x, _)| **x > crate::units::MAX_BYTES as f64)
+        {
+            return Err(format!(
+                "{name}:{ln}: size {x} B (after unit_bytes {unit_bytes}) is above the largest accepted message, 1e15 B (1e6 GB)"
+            ));
+        }
         let mut ys: Vec<f64> = rows.iter().map(|r| r.1).collect();
         if ys[0] > 0.0 {
             xs.insert(0, xs[0]);
