@@ -1137,3 +1137,20 @@ fn class6_controller_settings_that_contradict_each_other() {
     let r = sfc(d.path(), &["validate", "s.toml"]);
     r.assert_error(&["big.txt:2", "above the largest accepted message"]);
 }
+
+#[test]
+fn class7_every_problem_of_a_traffic_generator_is_listed() {
+    // Three independent mistakes in one generator: all three in one `validate`.
+    let t = TINY.replace(
+        "[[traffic]]\nkind = \"incast\"",
+        "[[traffic]]\nkind = \"poisson\"\ncdf = \"nosuch.txt\"\nload = 2.0\nduration = \"5 parsecs\"\n\n[[traffic]]\nkind = \"incast\"",
+    );
+    assert_invalid(
+        &t,
+        &[
+            "traffic[0].duration",
+            "traffic[0].load",
+            ":12: `traffic[0].cdf` = \"nosuch.txt\"",
+        ],
+    );
+}

@@ -1875,17 +1875,25 @@ impl Generator<'_> {
         let required =
             |k: &str| format!("{}: `{}` is required for {kind} traffic", ctx.file, key(k));
         let seed = crate::rng::mix64(net.seed ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9));
-        let start = ctx.time(&tr.start, &key("start"), 0)?;
-        let dur = ctx.time(&tr.duration, &key("duration"), 0)?;
+        let start_r = ctx.time(&tr.start, &key("start"), 0);
+        let dur_r = ctx.time(&tr.duration, &key("duration"), 0);
+        let (start, dur) = (
+            start_r.clone().unwrap_or_default(),
+            dur_r.clone().unwrap_or_default(),
+        );
         let needs_dur =
             matches!(kind, "poisson" | "lognormal") || (kind == "incast" && tr.at.is_none());
-        if needs_dur && dur == 0 {
-            return Err(format!(
-                "{}: `{}` is required (and > 0) for {kind} traffic",
-                ctx.file,
-                key("duration")
-            ));
-        }
+        let dur_r = dur_r.and_then(|d| {
+            if needs_dur && d == 0 {
+                Err(format!(
+                    "{}: `{}` is required (and > 0) for {kind} traffic",
+                    ctx.file,
+                    key("duration")
+                ))
+            } else {
+                Ok(d)
+            }
+        });
         // Node lists: every id must be a host of the topology, none listed twice.
         let host_list =
             |v: &Option<Spanned<Vec<u32>>>, k: &str| -> Result<Option<Vec<u32>>, String> {
@@ -1899,12 +1907,12 @@ impl Generator<'_> {
                 }
                 Ok(Some(v.get_ref().clone()))
             };
-        let hosts = host_list(&tr.hosts, "hosts")?;
-        let receivers = host_list(&tr.receivers, "receivers")?;
-        let senders = host_list(&tr.senders, "senders")?;
+        let hosts_r = host_list(&tr.hosts, "hosts");
+        let receivers_r = host_list(&tr.receivers, "receivers");
+        let senders_r = host_list(&tr.senders, "senders");
         let uses_hosts = matches!(kind, "poisson" | "lognormal" | "all_to_all" | "permutation")
             || (kind == "incast" && tr.at.is_none());
-        if let (true, Some(h), Some(v)) = (uses_hosts, &hosts, &tr.hosts)
+        if let (true, Ok(Some(h)), Some(v)) = (uses_hosts, &hosts_r, &tr.hosts)
             && h.len() < 2
         {
             return Err(ctx.err_val(
@@ -1913,7 +1921,6 @@ impl Generator<'_> {
                 format!("{kind} traffic needs at least 2 hosts, got {}", h.len()),
             ));
         }
-        let hosts = hosts.unwrap_or_else(|| all_hosts.to_vec());
         match &tr.prio {
             Some(p) if *p.get_ref() == 0 || *p.get_ref() as usize > max_prio => {
                 return Err(ctx.err_val(p, &key("prio"), format!("out of range: {prio_rule}")));
@@ -1948,6 +1955,30 @@ impl Generator<'_> {
                 Ok(b) => Ok(b),
             }
         };
+        // Every independent key problem of this generator at once (not one per `validate`):
+        // times, node lists, and the load, size and CDF where given.
+        let mut problems: Vec<String> = [
+            start_r.err(),
+            dur_r.err(),
+            hosts_r.as_ref().err().cloned(),
+            receivers_r.as_ref().err().cloned(),
+            senders_r.as_ref().err().cloned(),
+            tr.load.as_ref().and_then(|_| load_of().err()),
+            tr.size.as_ref().and_then(|_| size_of().err()),
+            tr.cdf
+                .as_ref()
+                .filter(|_| matches!(kind, "poisson" | "lognormal"))
+                .and_then(|_| load_cdf(tr, ctx, &key("cdf")).err()),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if !problems.is_empty() {
+            problems.dedup();
+            return Err(problems.join("\n"));
+        }
+        let (hosts, receivers, senders) = (hosts_r?, receivers_r?, senders_r?);
+        let hosts = hosts.unwrap_or_else(|| all_hosts.to_vec());
         let mut f = match kind {
             "poisson" | "lognormal" => {
                 let cdf = load_cdf(tr, ctx, &key("cdf"))?;
@@ -2361,7 +2392,7 @@ fn load_cdf(tr: &RawTraffic, ctx: &Ctx, key: &str) -> Result<SizeCdf, String> {
     if !p.exists() {
         return Err(format!(
             "{}: `{key}` = \"{name}\": neither a built-in CDF ({}) nor an existing file",
-            ctx.file,
+            ctx.at(key, None),
             crate::workload::cdf::builtin_names().join(", ")
         ));
     }
