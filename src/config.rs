@@ -426,8 +426,10 @@ pub enum NetField {
     BufferSample,
     /// [`NetConfig::stop_ps`].
     Stop,
-    /// [`NetConfig::ecn`] thresholds.
+    /// [`NetConfig::ecn`] thresholds (Kmin ≤ Kmax).
     Ecn,
+    /// [`NetConfig::ecn`] marking probability at Kmax.
+    EcnPmax,
     /// The interval of [`CnpMode::Cnp`].
     CnpInterval,
     /// [`PfcConfig::quanta`].
@@ -599,12 +601,19 @@ impl NetConfig {
             );
         }
         for t in &self.ecn.thresholds {
-            if t.kmin_bytes > t.kmax_bytes || !(0.0..=1.0).contains(&t.pmax) {
+            if !(0.0..=1.0).contains(&t.pmax) {
+                bad(
+                    NetField::EcnPmax,
+                    format!("must be in [0, 1] (got {} at {} bps)", t.pmax, t.rate_bps),
+                );
+                break;
+            }
+            if t.kmin_bytes > t.kmax_bytes {
                 bad(
                     NetField::Ecn,
                     format!(
-                        "needs kmin ≤ kmax and 0 ≤ pmax ≤ 1 (got kmin {} B, kmax {} B, pmax {} at {} bps)",
-                        t.kmin_bytes, t.kmax_bytes, t.pmax, t.rate_bps
+                        "needs kmin ≤ kmax (got kmin {} B, kmax {} B at {} bps)",
+                        t.kmin_bytes, t.kmax_bytes, t.rate_bps
                     ),
                 );
                 break;

@@ -1056,6 +1056,7 @@ fn hpcc_key(f: crate::config::NetField) -> &'static str {
         F::IrnRtoHigh => "IRN_RTO_HIGH_US",
         F::Stop => "SIMULATOR_STOP_TIME",
         F::Ecn => "KMAX_MAP",
+        F::EcnPmax => "PMAX_MAP",
         F::SfcThresholds => "SFC_QTG_BYTES",
         F::OnRampGain => "ONRAMP_GAIN",
         F::OnRampEwma => "ONRAMP_EWMA",

@@ -432,6 +432,9 @@ fn class7_non_utf8_and_ecn_errors_have_positions() {
     sfc(d.path(), &["validate", "s.toml"]).assert_error(&["s.toml:2:6", "not UTF-8"]);
     let t = tiny_with("seed = 7", "\n[ecn]\nkmin = \"100KB\"\nkmax = \"10KB\"");
     assert_invalid(&t, &["s.toml:6", "ecn.kmax", "kmin ≤ kmax"]);
+    // A bad pmax names pmax (it used to blame kmax).
+    let t = tiny_with("seed = 7", "\n[ecn]\nkmin = \"10KB\"\npmax = -1");
+    assert_invalid(&t, &["s.toml:6", "`ecn.pmax`: must be in [0, 1]"]);
     let t = tiny_with("seed = 7", "\n[output]\nqueues = [[0, 0]]");
     assert_invalid(
         &t,

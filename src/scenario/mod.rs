@@ -1147,6 +1147,7 @@ fn field_key(f: NetField) -> &'static str {
         NetField::BufferSample => "output.buffer_interval",
         NetField::Stop => "stop",
         NetField::Ecn => "ecn.kmax",
+        NetField::EcnPmax => "ecn.pmax",
         NetField::CnpInterval => "network.cnp_interval",
         NetField::PfcQuanta => "pfc.quanta",
         NetField::PfcHeadroomFactor => "pfc.headroom_factor",
