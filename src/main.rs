@@ -120,11 +120,20 @@ fn cmd_experiment(cmd: ExpCmd) -> Result<(), String> {
                 Some(d) => sfc::experiment::list(d)?,
                 None => sfc::experiment::list_builtin()?,
             };
-            for (path, e) in all {
-                let n = sfc::experiment::runner::points(&e, false).len();
-                let nq = sfc::experiment::runner::points(&e, true).len();
+            // Columns sized to their widest entry, so long figure names stay aligned.
+            let w = |f: &dyn Fn(&sfc::experiment::Experiment) -> usize| {
+                all.iter().map(|(_, e)| f(e)).max().unwrap_or(0)
+            };
+            let (wn, wp, wf) = (
+                w(&|e| e.meta.name.chars().count()),
+                w(&|e| e.meta.paper.chars().count()),
+                w(&|e| e.meta.figure.chars().count()),
+            );
+            for (path, e) in &all {
+                let n = sfc::experiment::runner::points(e, false).len();
+                let nq = sfc::experiment::runner::points(e, true).len();
                 println!(
-                    "{:<22} {:<6} {:<10} {:>4} points ({:>3} quick)  {}  [{}]",
+                    "{:<wn$}  {:<wp$}  {:<wf$}  {:>4} points ({:>3} quick)  {}  [{}]",
                     e.meta.name,
                     e.meta.paper,
                     e.meta.figure,
