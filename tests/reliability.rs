@@ -396,6 +396,13 @@ size = "10KB"
     d.write("s.toml", t);
     let r = sfc(d.path(), &["run", "s.toml", "--out", "o"]);
     r.assert_error(&["no progress for", "1 flows started and unfinished"]);
+    // `validate` already warns about the link that loses everything.
+    let v = sfc(d.path(), &["validate", "s.toml"]);
+    assert!(
+        v.stderr.contains("has error rate 1: it loses every packet"),
+        "{}",
+        v.stderr
+    );
     let s = d.read("o/summary.json");
     assert!(
         s.contains("\"complete\": false") && s.contains("\"flows_incomplete\": 1"),

@@ -1041,6 +1041,14 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
     let mut errs = Errors::default();
     keys::check_applicable(&raw, ctx, &mut errs.0);
     let topo = errs.take(resolve_topology(&raw.topology, ctx));
+    if let Some(t) = &topo
+        && let Some(l) = t.links.iter().find(|l| l.error_rate >= 1.0)
+    {
+        ctx.warn(format!(
+            "{}: topology: the link {}–{} has error rate 1: it loses every packet, so flows across it can never finish (the run will stop with a no-progress diagnosis)",
+            ctx.file, l.a, l.b
+        ));
+    }
     if let Some(t) = &topo {
         let rates = t.links.iter().filter(|l| {
             t.kinds[l.a as usize] == crate::topology::NodeKind::Host
