@@ -430,6 +430,12 @@ fn class7_set_errors_cite_the_set() {
         &["validate", "s.toml", "--set", "topology.nosuchkey=1"],
     );
     r.assert_error(&["--set `topology.nosuchkey=1`", "unknown field"]);
+    // A topology shape made impossible by an override cites the override, not `kind`'s line.
+    let r = sfc(
+        d.path(),
+        &["validate", "s.toml", "--set", "topology.hosts=1"],
+    );
+    r.assert_error(&["--set `topology.hosts=1`: topology:", "at least 2 hosts"]);
 }
 
 #[test]

@@ -1264,11 +1264,21 @@ fn resolve_topology(t: &RawTopology, ctx: &Ctx) -> Result<TopologySpec, String> 
         }),
         _ => shapes::hpcc_fat_tree_320(),
     };
+    // A shape error comes from the shape's keys together: cite the `--set` that changed one of
+    // them if there is one (the user's own edit), else the `kind` line.
     let topo = build().map_err(|e| {
-        format!(
-            "{}: topology: {e}",
-            ctx.at("topology.kind", Some(t.kind.span()))
-        )
+        let set = ctx
+            .sets
+            .iter()
+            .rev()
+            .find(|s| s.trim_start().starts_with("topology."));
+        match set {
+            Some(s) => format!("{}: --set `{s}`: topology: {e}", ctx.file),
+            None => format!(
+                "{}: topology: {e}",
+                ctx.at("topology.kind", Some(t.kind.span()))
+            ),
+        }
     })?;
     topo.validate()
         .map_err(|e| format!("{}: topology: {e}", ctx.file))?;
