@@ -436,6 +436,17 @@ fn class7_set_errors_cite_the_set() {
         &["validate", "s.toml", "--set", "topology.hosts=1"],
     );
     r.assert_error(&["--set `topology.hosts=1`: topology:", "at least 2 hosts"]);
+    // An element of a list given whole by a --set cites that --set.
+    let r = sfc(
+        d.path(),
+        &["validate", "s.toml", "--set", "output.queues=[[0, 0]]"],
+    );
+    r.assert_error(&["--set `output.queues=[[0, 0]]`: `output.queues[0]`"]);
+    let r = sfc(
+        d.path(),
+        &["validate", "s.toml", "--set", "traffic.0.receivers=[2, 3]"],
+    );
+    r.assert_error(&["--set `traffic.0.receivers=[2, 3]`", "exactly one receiver"]);
 }
 
 #[test]

@@ -646,11 +646,15 @@ impl Ctx<'_> {
             + 1
     }
     /// The `--set` that gave `key` its value, if any (the last one wins).
+    /// The last `--set` that set `key` itself or a table/array holding it (`--set
+    /// output.queues=[[0, 0]]` for `output.queues[0]`).
     fn set_for(&self, key: &str) -> Option<&str> {
         let norm = normalize_key(key);
         self.sets.iter().rev().map(String::as_str).find(|s| {
-            s.split_once('=')
-                .is_some_and(|(k, _)| normalize_key(k.trim()) == norm)
+            s.split_once('=').is_some_and(|(k, _)| {
+                let k = normalize_key(k.trim());
+                norm == k || norm.strip_prefix(&k).is_some_and(|r| r.starts_with('.'))
+            })
         })
     }
     /// Where `key` was given: `--set \`k=v\``, `file:line`, or just `file`. `span` is the
@@ -2025,7 +2029,7 @@ impl Generator<'_> {
                     };
                     let recv = match receivers.as_deref() {
                         Some([r]) => *r,
-                        _ => return Err(format!("{}: `{}` must list exactly one receiver with `{}`", ctx.file, key("receivers"), key("at"))),
+                        _ => return Err(format!("{}: `{}` must list exactly one receiver with `{}`", ctx.at(&key("receivers"), None), key("receivers"), key("at"))),
                     };
                     if senders.is_empty() {
                         return Err(ctx.err_val(sv, &key("senders"), "needs at least one sender"));
