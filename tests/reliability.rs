@@ -775,6 +775,21 @@ fn class2_ecn_and_buffer_keys_that_cannot_act() {
         "{}",
         r.stderr
     );
+    // File-format keys on a built-in CDF: a warning, once.
+    let t = TINY.replace(
+        "[[traffic]]\nkind = \"incast\"",
+        "[[traffic]]\nkind = \"poisson\"\ncdf = \"websearch\"\ncdf_format = \"homa\"\nload = 0.3\nduration = \"10us\"\n\n[[traffic]]\nkind = \"incast\"",
+    );
+    d.write("c.toml", &t);
+    let r = sfc(d.path(), &["validate", "c.toml"]);
+    assert_eq!(
+        r.stderr
+            .matches("`traffic[0].cdf_format`: has no effect: `websearch` is a built-in CDF")
+            .count(),
+        1,
+        "{}",
+        r.stderr
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -899,6 +899,8 @@ pub fn from_str(text: &str, file: &str, dir: &Path, sets: &[String]) -> Result<S
     };
     let mut sc = resolve(raw, &ctx)?;
     sc.warnings = ctx.warnings.into_inner();
+    let mut seen = std::collections::HashSet::new();
+    sc.warnings.retain(|w| seen.insert(w.clone()));
     sc.inputs = ctx.inputs.into_inner();
     doc.remove("compare");
     sc.document = doc;
@@ -2409,6 +2411,18 @@ fn load_cdf(tr: &RawTraffic, ctx: &Ctx, key: &str) -> Result<SizeCdf, String> {
         .as_deref()
         .ok_or_else(|| format!("{}: `{key}` is required", ctx.file))?;
     if let Some(c) = crate::workload::cdf::builtin(name) {
+        for (k, present) in [
+            ("cdf_format", tr.cdf_format.is_some()),
+            ("cdf_unit_bytes", tr.cdf_unit_bytes.is_some()),
+        ] {
+            if present {
+                let k = format!("{}{k}", key.trim_end_matches("cdf"));
+                ctx.warn(ctx.err_key(
+                    &k,
+                    format!("has no effect: `{name}` is a built-in CDF (these read CDF files)"),
+                ));
+            }
+        }
         return Ok(c);
     }
     let p = ctx.path(name);
