@@ -191,6 +191,23 @@ impl EcnConfig {
         }
     }
 
+    /// Step marking (DCTCP-style: every packet above `k_bytes`, Kmin = Kmax, Pmax 1) at each
+    /// of `rates_bps`.
+    pub fn step(k_bytes: u64, rates_bps: &[u64]) -> Self {
+        EcnConfig {
+            enabled: true,
+            thresholds: rates_bps
+                .iter()
+                .map(|&r| EcnThresholds {
+                    rate_bps: r,
+                    kmin_bytes: k_bytes,
+                    kmax_bytes: k_bytes,
+                    pmax: 1.0,
+                })
+                .collect(),
+        }
+    }
+
     /// Thresholds for a port of `rate_bps`.
     pub fn for_rate(&self, rate_bps: u64) -> Option<EcnThresholds> {
         if !self.enabled || self.thresholds.is_empty() {

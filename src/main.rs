@@ -330,13 +330,12 @@ fn cmd_run(
         scenarios.push((vname.clone(), sc));
     }
     let mut seen = std::collections::HashSet::new();
-    for (_, sc) in &scenarios {
-        print_warnings(
-            &sc.warnings
-                .iter()
-                .filter(|w| seen.insert((*w).clone()))
-                .cloned()
-                .collect::<Vec<_>>(),
+    for (vname, sc) in &scenarios {
+        print_warnings_once(
+            &mut seen,
+            &sc.warnings,
+            &format!("{label} [{vname}]"),
+            &label,
         );
     }
     let name = scenarios[0].1.name.clone();
@@ -482,6 +481,21 @@ fn print_warnings(w: &[String]) {
     }
 }
 
+/// Print the warnings of one `[[compare]]` variant (labelled `vlabel`) that no earlier variant
+/// printed: a warning about the file itself comes in every variant, differing only in the label.
+fn print_warnings_once(
+    seen: &mut std::collections::HashSet<String>,
+    warnings: &[String],
+    vlabel: &str,
+    label: &str,
+) {
+    for w in warnings {
+        if seen.insert(w.replacen(vlabel, label, 1)) {
+            eprintln!("warning: {w}");
+        }
+    }
+}
+
 fn cmd_validate(scenario: PathBuf, sets: Vec<String>) -> Result<(), String> {
     // As `run` would: every `[[compare]]` variant with its overrides, then the command line's;
     // each is built (topology, routes, flows) and its memory estimated, so a scenario that
@@ -514,13 +528,7 @@ fn cmd_validate(scenario: PathBuf, sets: Vec<String>) -> Result<(), String> {
                 continue;
             }
         };
-        print_warnings(
-            &sc.warnings
-                .iter()
-                .filter(|w| seen.insert((*w).clone()))
-                .cloned()
-                .collect::<Vec<_>>(),
-        );
+        print_warnings_once(&mut seen, &sc.warnings, &vlabel, &label);
         if let Err(e) = sfc::runguard::check_memory(&sc.topo, &sc.net, &sc.flows) {
             errors.push(format!("{vlabel}: {e}"));
             continue;

@@ -43,20 +43,18 @@ pub const OUTPUT_FILES: &[&str] = &[
 pub fn prepare_output_dir(dir: &Path) -> Result<(), String> {
     crate::fsutil::check_output_dir(dir)?;
     for f in OUTPUT_FILES {
-        let p = dir.join(f);
-        match std::fs::remove_file(&p) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => {
-                return Err(crate::fsutil::describe(
-                    "cannot remove stale output",
-                    &p,
-                    &e,
-                ));
-            }
-        }
+        remove_if_present(&dir.join(f))?;
     }
     Ok(())
+}
+
+/// Remove the file `p` if it exists (a missing file is fine).
+fn remove_if_present(p: &Path) -> Result<(), String> {
+    match std::fs::remove_file(p) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(crate::fsutil::describe("cannot remove stale output", p, &e)),
+    }
 }
 
 /// Refuse an output directory in which a run would overwrite (or, removing stale outputs,
@@ -96,17 +94,7 @@ pub fn remove_stale_outputs(paths: &[&Path]) -> Result<(), String> {
         if !std::fs::symlink_metadata(&target).is_ok_and(|m| m.is_file()) {
             continue;
         }
-        match std::fs::remove_file(&target) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => {
-                return Err(crate::fsutil::describe(
-                    "cannot remove stale output",
-                    &target,
-                    &e,
-                ));
-            }
-        }
+        remove_if_present(&target)?;
     }
     Ok(())
 }

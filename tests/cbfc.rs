@@ -6,7 +6,7 @@
 //! (FCP) takes 3 ns. Links are 1 µs; switch and NIC pipeline delays are 0.
 
 use sfc::cc::CcConfig;
-use sfc::config::{BufferConfig, BufferMode, EcnConfig, EcnThresholds, NetConfig};
+use sfc::config::{BufferConfig, BufferMode, EcnConfig, NetConfig};
 use sfc::scheme::HostScheme;
 use sfc::scheme::cbfc::host::CbfcHost;
 use sfc::scheme::cbfc::switch::CbfcSwitch;
@@ -321,17 +321,8 @@ fn victim_flows() -> Vec<FlowSpec> {
 /// Step marking at 40 KB: TCD-IB (`tcd`) or FECN (`!tcd`).
 fn marking_net(tcd: bool) -> NetConfig {
     const K: u64 = 40_000;
-    let t = |g: u64| EcnThresholds {
-        rate_bps: g * GBPS,
-        kmin_bytes: K,
-        kmax_bytes: K,
-        pmax: 1.0,
-    };
     NetConfig {
-        ecn: EcnConfig {
-            enabled: true,
-            thresholds: vec![t(50), t(100)],
-        },
+        ecn: EcnConfig::step(K, &[50 * GBPS, 100 * GBPS]),
         tcd: TcdConfig {
             enabled: tcd,
             threshold_bytes: Some(K),

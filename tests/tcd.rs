@@ -13,7 +13,7 @@
 
 use sfc::cc::CcConfig;
 use sfc::cc::CongestionControl;
-use sfc::config::{BufferConfig, BufferMode, EcnConfig, EcnThresholds, NetConfig};
+use sfc::config::{BufferConfig, BufferMode, EcnConfig, NetConfig};
 use sfc::scheme::tcd::switch::TcdSwitch;
 use sfc::scheme::tcd::{CeMarking, TcdConfig, TcdState};
 use sfc::sim::Simulator;
@@ -40,22 +40,13 @@ fn flow_at(src: u32, dst: u32, size: u64, start_ps: u64) -> FlowSpec {
 
 /// Lossless fabric, step ECN at `K` at every rate; TCD on or off.
 fn net(tcd: bool) -> NetConfig {
-    let t = |g: u64| EcnThresholds {
-        rate_bps: g * GBPS,
-        kmin_bytes: K,
-        kmax_bytes: K,
-        pmax: 1.0,
-    };
     NetConfig {
         buffer: BufferConfig {
             mode: BufferMode::Lossless,
             size_bytes: BUFFER,
             dt_alpha: 1.0,
         },
-        ecn: EcnConfig {
-            enabled: true,
-            thresholds: vec![t(100), t(400)],
-        },
+        ecn: EcnConfig::step(K, &[100 * GBPS, 400 * GBPS]),
         tcd: TcdConfig {
             enabled: tcd,
             threshold_bytes: Some(K),

@@ -711,6 +711,24 @@ impl Ctx<'_> {
             Some(v) => parse_rate_bps(v.get_ref()).map_err(|e| self.err(v, key, e)),
         }
     }
+    /// A time that may be absent: `None` when the key is not given.
+    fn opt_time(&self, s: &Option<S>, key: &str) -> Result<Option<u64>, String> {
+        s.as_ref()
+            .map(|v| parse_time_ps(v.get_ref()).map_err(|e| self.err(v, key, e)))
+            .transpose()
+    }
+    /// A rate that may be absent: `None` when the key is not given.
+    fn opt_rate(&self, s: &Option<S>, key: &str) -> Result<Option<u64>, String> {
+        s.as_ref()
+            .map(|v| parse_rate_bps(v.get_ref()).map_err(|e| self.err(v, key, e)))
+            .transpose()
+    }
+    /// A size that may be absent: `None` when the key is not given.
+    fn opt_bytes(&self, s: &Option<S>, key: &str) -> Result<Option<u64>, String> {
+        s.as_ref()
+            .map(|v| parse_bytes(v.get_ref()).map_err(|e| self.err(v, key, e)))
+            .transpose()
+    }
     fn bytes(&self, s: &Option<S>, key: &str, default: u64) -> Result<u64, String> {
         match s {
             None => Ok(default),
@@ -1518,23 +1536,18 @@ fn resolve_tcd(t: &RawTcd, ctx: &Ctx, net: &mut NetConfig) -> Result<(), String>
     let c = &mut net.tcd;
     c.enabled = t.enabled.unwrap_or(c.enabled);
     c.epsilon = t.epsilon.unwrap_or(c.epsilon);
-    let opt_time = |v: &Option<S>, key: &str| -> Result<Option<u64>, String> {
-        v.as_ref()
-            .map(|s| parse_time_ps(s.get_ref()).map_err(|e| ctx.err(s, key, e)))
-            .transpose()
-    };
-    let opt_bytes = |v: &Option<S>, key: &str| -> Result<Option<u64>, String> {
-        v.as_ref()
-            .map(|s| parse_bytes(s.get_ref()).map_err(|e| ctx.err(s, key, e)))
-            .transpose()
-    };
-    c.max_ton_ps = opt_time(&t.max_ton, "tcd.max_ton")?.or(c.max_ton_ps);
-    c.period_ps = opt_time(&t.period, "tcd.period")?.or(c.period_ps);
-    c.tau_ps = opt_time(&t.tau, "tcd.tau")?.or(c.tau_ps);
-    c.hysteresis_bytes = opt_bytes(&t.hysteresis, "tcd.hysteresis")?.or(c.hysteresis_bytes);
-    c.threshold_bytes = opt_bytes(&t.threshold, "tcd.threshold")?.or(c.threshold_bytes);
-    c.low_threshold_bytes =
-        opt_bytes(&t.low_threshold, "tcd.low_threshold")?.or(c.low_threshold_bytes);
+    c.max_ton_ps = ctx.opt_time(&t.max_ton, "tcd.max_ton")?.or(c.max_ton_ps);
+    c.period_ps = ctx.opt_time(&t.period, "tcd.period")?.or(c.period_ps);
+    c.tau_ps = ctx.opt_time(&t.tau, "tcd.tau")?.or(c.tau_ps);
+    c.hysteresis_bytes = ctx
+        .opt_bytes(&t.hysteresis, "tcd.hysteresis")?
+        .or(c.hysteresis_bytes);
+    c.threshold_bytes = ctx
+        .opt_bytes(&t.threshold, "tcd.threshold")?
+        .or(c.threshold_bytes);
+    c.low_threshold_bytes = ctx
+        .opt_bytes(&t.low_threshold, "tcd.low_threshold")?
+        .or(c.low_threshold_bytes);
     if let Some(m) = &t.ce_marking {
         c.ce_marking = match m.get_ref().as_str() {
             "red" => CeMarking::Red,
@@ -1589,13 +1602,8 @@ fn resolve_bfc(b: &RawBfc, n: &RawNetwork, ctx: &Ctx, net: &mut NetConfig) -> Re
         let bytes = parse_bytes(v.get_ref()).map_err(|e| ctx.err(v, "bfc.bloom_bytes", e))?;
         c.bloom_bytes = u32::try_from(bytes).unwrap_or(u32::MAX);
     }
-    let opt_time = |v: &Option<S>, key: &str| -> Result<Option<u64>, String> {
-        v.as_ref()
-            .map(|s| parse_time_ps(s.get_ref()).map_err(|e| ctx.err(s, key, e)))
-            .transpose()
-    };
-    c.hrtt_ps = opt_time(&b.hrtt, "bfc.hrtt")?.or(c.hrtt_ps);
-    c.tau_ps = opt_time(&b.tau, "bfc.tau")?.or(c.tau_ps);
+    c.hrtt_ps = ctx.opt_time(&b.hrtt, "bfc.hrtt")?.or(c.hrtt_ps);
+    c.tau_ps = ctx.opt_time(&b.tau, "bfc.tau")?.or(c.tau_ps);
     if c.enabled {
         if n.queues_per_port.is_none() {
             net.queues_per_port = c.queues_per_port();
@@ -1617,20 +1625,11 @@ fn resolve_cbfc(r: &RawCbfc, ctx: &Ctx, net: &mut NetConfig) -> Result<(), Strin
     c.fecn = r.fecn.unwrap_or(c.fecn);
     c.fecn_victim_mask = r.fecn_victim_mask.unwrap_or(c.fecn_victim_mask);
     c.block_bytes = ctx.bytes(&r.block, "cbfc.block", c.block_bytes)?;
-    let opt_time = |v: &Option<S>, key: &str| -> Result<Option<u64>, String> {
-        v.as_ref()
-            .map(|s| parse_time_ps(s.get_ref()).map_err(|e| ctx.err(s, key, e)))
-            .transpose()
-    };
-    let opt_bytes = |v: &Option<S>, key: &str| -> Result<Option<u64>, String> {
-        v.as_ref()
-            .map(|s| parse_bytes(s.get_ref()).map_err(|e| ctx.err(s, key, e)))
-            .transpose()
-    };
-    c.period_ps = opt_time(&r.period, "cbfc.period")?.or(c.period_ps);
-    c.limit_bytes = opt_bytes(&r.limit, "cbfc.limit")?.or(c.limit_bytes);
-    c.fecn_threshold_bytes =
-        opt_bytes(&r.fecn_threshold, "cbfc.fecn_threshold")?.or(c.fecn_threshold_bytes);
+    c.period_ps = ctx.opt_time(&r.period, "cbfc.period")?.or(c.period_ps);
+    c.limit_bytes = ctx.opt_bytes(&r.limit, "cbfc.limit")?.or(c.limit_bytes);
+    c.fecn_threshold_bytes = ctx
+        .opt_bytes(&r.fecn_threshold, "cbfc.fecn_threshold")?
+        .or(c.fecn_threshold_bytes);
     if let Some(v) = &r.fcp_size {
         let b = parse_bytes(v.get_ref()).map_err(|e| ctx.err(v, "cbfc.fcp_size", e))?;
         if b > 65_535 {
@@ -1982,6 +1981,8 @@ impl Generator<'_> {
         };
         // Every independent key problem of this generator at once (not one per `validate`):
         // times, node lists, and the load, size and CDF where given.
+        // The CDF is read once (a file may be large); `None` = this kind takes no CDF.
+        let cdf_r = matches!(kind, "poisson" | "lognormal").then(|| load_cdf(tr, ctx, &key("cdf")));
         let mut problems: Vec<String> = [
             start_r.err(),
             dur_r.err(),
@@ -1992,8 +1993,8 @@ impl Generator<'_> {
             tr.size.as_ref().and_then(|_| size_of().err()),
             tr.cdf
                 .as_ref()
-                .filter(|_| matches!(kind, "poisson" | "lognormal"))
-                .and_then(|_| load_cdf(tr, ctx, &key("cdf")).err()),
+                .and(cdf_r.as_ref())
+                .and_then(|r| r.as_ref().err().cloned()),
         ]
         .into_iter()
         .flatten()
@@ -2006,7 +2007,7 @@ impl Generator<'_> {
         let hosts = hosts.unwrap_or_else(|| all_hosts.to_vec());
         let mut f = match kind {
             "poisson" | "lognormal" => {
-                let cdf = load_cdf(tr, ctx, &key("cdf"))?;
+                let cdf = cdf_r.expect("poisson and lognormal read a CDF")?;
                 let load = load_of()?;
                 if kind == "poisson" {
                     traffic::poisson(&hosts, &cdf, load, host_rate, start, dur, seed)
@@ -2191,16 +2192,6 @@ fn resolve_pbfs(net: &mut NetConfig, s: &RawPbfs, ctx: &Ctx) -> Result<(), Strin
 /// Apply the `[cc]` parameter overrides to a preset.
 fn apply_cc_overrides(setup: &mut cc::CcSetup, c: &RawCc, ctx: &Ctx) -> Result<(), String> {
     use crate::cc::hpcc::{HpccAi, Reaction};
-    let rate = |v: &Option<S>, key: &str| -> Result<Option<u64>, String> {
-        v.as_ref()
-            .map(|s| parse_rate_bps(s.get_ref()).map_err(|e| ctx.err(s, key, e)))
-            .transpose()
-    };
-    let time = |v: &Option<S>, key: &str| -> Result<Option<u64>, String> {
-        v.as_ref()
-            .map(|s| parse_time_ps(s.get_ref()).map_err(|e| ctx.err(s, key, e)))
-            .transpose()
-    };
     let window = match &c.window {
         None => None,
         Some(w) => Some(parse_window(w.get_ref()).map_err(|e| ctx.err(w, "cc.window", e))?),
@@ -2218,25 +2209,25 @@ fn apply_cc_overrides(setup: &mut cc::CcSetup, c: &RawCc, ctx: &Ctx) -> Result<(
             }
         }
         CcConfig::Dcqcn(p) => {
-            if let Some(v) = rate(&c.ai, "cc.ai")? {
+            if let Some(v) = ctx.opt_rate(&c.ai, "cc.ai")? {
                 p.rate_ai_bps = v;
             }
-            if let Some(v) = rate(&c.hai, "cc.hai")? {
+            if let Some(v) = ctx.opt_rate(&c.hai, "cc.hai")? {
                 p.rate_hai_bps = v;
             }
-            if let Some(v) = rate(&c.min_rate, "cc.min_rate")? {
+            if let Some(v) = ctx.opt_rate(&c.min_rate, "cc.min_rate")? {
                 p.min_rate_bps = v;
             }
             if let Some(g) = c.g {
                 p.g = g;
             }
-            if let Some(v) = time(&c.alpha_timer, "cc.alpha_timer")? {
+            if let Some(v) = ctx.opt_time(&c.alpha_timer, "cc.alpha_timer")? {
                 p.alpha_timer_ps = v.max(1);
             }
-            if let Some(v) = time(&c.dec_interval, "cc.dec_interval")? {
+            if let Some(v) = ctx.opt_time(&c.dec_interval, "cc.dec_interval")? {
                 p.rate_decrease_interval_ps = v.max(1);
             }
-            if let Some(v) = time(&c.rp_timer, "cc.rp_timer")? {
+            if let Some(v) = ctx.opt_time(&c.rp_timer, "cc.rp_timer")? {
                 p.rate_increase_timer_ps = v.max(1);
             }
             if let Some(f) = c.fast_recovery {
@@ -2253,10 +2244,10 @@ fn apply_cc_overrides(setup: &mut cc::CcSetup, c: &RawCc, ctx: &Ctx) -> Result<(
             if let Some(ss) = c.slow_start {
                 p.slow_start = ss;
             }
-            if let Some(v) = rate(&c.ai, "cc.ai")? {
+            if let Some(v) = ctx.opt_rate(&c.ai, "cc.ai")? {
                 p.rate_ai_bps = v;
             }
-            if let Some(v) = rate(&c.min_rate, "cc.min_rate")? {
+            if let Some(v) = ctx.opt_rate(&c.min_rate, "cc.min_rate")? {
                 p.min_rate_bps = v;
             }
             if let Some(g) = c.g {
@@ -2286,7 +2277,7 @@ fn apply_cc_overrides(setup: &mut cc::CcSetup, c: &RawCc, ctx: &Ctx) -> Result<(
             if let Some(m) = c.max_stage {
                 p.max_stage = m;
             }
-            if let Some(v) = rate(&c.ai, "cc.ai")? {
+            if let Some(v) = ctx.opt_rate(&c.ai, "cc.ai")? {
                 p.ai = HpccAi::RateBps(v);
             }
             if let Some(w) = &c.w_ai {
@@ -2294,7 +2285,7 @@ fn apply_cc_overrides(setup: &mut cc::CcSetup, c: &RawCc, ctx: &Ctx) -> Result<(
                     parse_bytes(w.get_ref()).map_err(|e| ctx.err(w, "cc.w_ai", e))? as f64,
                 );
             }
-            if let Some(v) = rate(&c.min_rate, "cc.min_rate")? {
+            if let Some(v) = ctx.opt_rate(&c.min_rate, "cc.min_rate")? {
                 p.min_rate_bps = v;
             }
             if let Some(r) = &c.reaction {
@@ -2313,19 +2304,19 @@ fn apply_cc_overrides(setup: &mut cc::CcSetup, c: &RawCc, ctx: &Ctx) -> Result<(
             }
         }
         CcConfig::Timely(p) => {
-            if let Some(v) = rate(&c.ai, "cc.ai")? {
+            if let Some(v) = ctx.opt_rate(&c.ai, "cc.ai")? {
                 p.rate_ai_bps = v;
             }
-            if let Some(v) = rate(&c.hai, "cc.hai")? {
+            if let Some(v) = ctx.opt_rate(&c.hai, "cc.hai")? {
                 p.rate_hai_bps = v;
             }
-            if let Some(v) = rate(&c.min_rate, "cc.min_rate")? {
+            if let Some(v) = ctx.opt_rate(&c.min_rate, "cc.min_rate")? {
                 p.min_rate_bps = v;
             }
-            if let Some(v) = time(&c.t_low, "cc.t_low")? {
+            if let Some(v) = ctx.opt_time(&c.t_low, "cc.t_low")? {
                 p.t_low_ps = v;
             }
-            if let Some(v) = time(&c.t_high, "cc.t_high")? {
+            if let Some(v) = ctx.opt_time(&c.t_high, "cc.t_high")? {
                 p.t_high_ps = v;
             }
             if let Some(b) = c.beta {
