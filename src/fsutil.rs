@@ -58,6 +58,16 @@ pub fn check_output_dir(dir: &Path) -> Result<(), String> {
             dir.display()
         ));
     }
+    if !dir.exists()
+        && let Ok(target) = std::fs::read_link(dir)
+    {
+        // A dangling symbolic link: `create_dir_all` would only say "File exists".
+        return Err(format!(
+            "output directory {} is a symbolic link to {}, which does not exist: create that directory or remove the link",
+            dir.display(),
+            target.display()
+        ));
+    }
     std::fs::create_dir_all(dir)
         .map_err(|e| describe("cannot create output directory", dir, &e))?;
     probe_write(dir)

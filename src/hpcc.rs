@@ -344,7 +344,7 @@ fn check_memory(c: &HpccConfig, r: &HpccRun) -> Result<(), String> {
     let monitors = est.monitors_bytes >= est.flows_bytes;
     crate::runguard::check_memory_hinted(&r.topo, &r.net, &r.flows, &|_| {
         if monitors {
-            "The buffer monitor keeps one sample per switch per interval from the first flow's start to SIMULATOR_STOP_TIME: an earlier SIMULATOR_STOP_TIME reduces it".to_string()
+            "The buffer monitor keeps one sample per switch per interval while traffic is active, up to SIMULATOR_STOP_TIME: an earlier SIMULATOR_STOP_TIME reduces it".to_string()
         } else {
             "Fewer flows in FLOW_FILE (or an earlier SIMULATOR_STOP_TIME, which the flows starting after it do not need) reduce it".to_string()
         }

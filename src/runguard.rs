@@ -159,7 +159,8 @@ pub struct MemoryEstimate {
     pub flows_bytes: u64,
     /// Buffer and queue monitor time series.
     pub monitors_bytes: u64,
-    /// Simulated time the monitors are sized for (from the first flow's start), picoseconds.
+    /// Simulated time the monitors are sized for (from the first flow's start, idle stretches
+    /// excluded), picoseconds.
     pub horizon_ps: u64,
 }
 
@@ -173,7 +174,9 @@ impl MemoryEstimate {
 /// Estimate the memory of running `flows` on `topo` with `net`: flow state, plus one 4-byte
 /// watermark per switch per buffer interval and per monitored port per queue interval over
 /// the simulated time from the first flow's start (until `stop`, else the last flow start plus the time the hosts need to
-/// send every byte at line rate, plus 10 ms).
+/// send every byte at line rate, plus 10 ms), less the idle stretches the monitors elide (a
+/// gap between consecutive flow starts counts at most `IDLE_SKIP_INTERVALS` intervals plus
+/// that drain time).
 pub fn estimate_memory(topo: &TopologySpec, net: &NetConfig, flows: &[FlowSpec]) -> MemoryEstimate {
     let last_start = flows.iter().map(|f| f.start_ps).max().unwrap_or(0);
     let total_bytes: u128 = flows.iter().map(|f| f.size_bytes as u128).sum();
@@ -185,10 +188,30 @@ pub fn estimate_memory(topo: &TopologySpec, net: &NetConfig, flows: &[FlowSpec])
     } else {
         last_start.saturating_add(drain_ps).saturating_add(10 * MS)
     };
-    // The series start at the first flow's start (`BufferMonitor::with_origin`).
+    // The series start at the first flow's start (`BufferMonitor::with_origin`), and idle
+    // stretches longer than `IDLE_SKIP_INTERVALS` are not stored: a gap between two
+    // consecutive flow starts counts at most that long plus the time to drain every byte
+    // (flows sorted by start, as scenarios and HPCC flow files give them; otherwise the
+    // whole span counts).
     let first_start = flows.iter().map(|f| f.start_ps).min().unwrap_or(0);
-    let span_ps = horizon_ps.saturating_sub(first_start);
-    let samples = |interval: u64| (span_ps / interval.max(1)).saturating_add(1);
+    let full_span_ps = horizon_ps.saturating_sub(first_start);
+    let span_ps = |interval_ps: u64| -> u64 {
+        let idle_cap = crate::metrics::buffer::IDLE_SKIP_INTERVALS
+            .saturating_add(2)
+            .saturating_mul(interval_ps.max(1))
+            .saturating_add(drain_ps);
+        if !flows.is_sorted_by_key(|f| f.start_ps) {
+            return full_span_ps;
+        }
+        let busy = flows
+            .windows(2)
+            .map(|w| (w[1].start_ps - w[0].start_ps).min(idle_cap))
+            .fold(0u64, u64::saturating_add)
+            .saturating_add(drain_ps)
+            .saturating_add(10 * MS);
+        busy.min(full_span_ps)
+    };
+    let samples = |interval: u64| (span_ps(interval) / interval.max(1)).saturating_add(1);
     let monitors_bytes = (topo.switches().len() as u64)
         .saturating_mul(samples(net.buffer_sample_ps))
         .saturating_add(
@@ -198,7 +221,7 @@ pub fn estimate_memory(topo: &TopologySpec, net: &NetConfig, flows: &[FlowSpec])
     MemoryEstimate {
         flows_bytes: (flows.len() as u64).saturating_mul(bytes_per_flow()),
         monitors_bytes,
-        horizon_ps: span_ps,
+        horizon_ps: span_ps(net.buffer_sample_ps),
     }
 }
 
@@ -229,7 +252,7 @@ pub fn check_memory_hinted(
         return Ok(());
     }
     Err(format!(
-        "this run would need about {} of memory, more than the {} available: {} flows need {}; the buffer/queue monitors need {} for {} of simulated time at {} / {} intervals. {}",
+        "this run would need about {} of memory, more than the {} available: {} flows need {}; the buffer/queue monitors need {} for {} of busy simulated time at {} / {} intervals. {}",
         fmt_bytes(est.total()),
         fmt_bytes(avail),
         flows.len(),
@@ -347,7 +370,8 @@ pub fn run_watched(sim: &mut Simulator, progress: &mut dyn FnMut(&Progress)) -> 
             stalled = Some(format!(
                 "no progress for {} of simulated time (no payload byte delivered, no flow completed) with {unfinished} flows started and unfinished; stopped at {} ({} drops, {} timeouts, {} PFC pauses so far). Typical causes: a buffer or threshold too small for one packet, a PFC deadlock, a loss no timeout recovers",
                 fmt_time(window),
-                fmt_time(now),
+                // The clock of the last event: the `sim_time_ps` of summary.json.
+                fmt_time(sim.q.now()),
                 sim.counters.drops + sim.counters.drops_link_error,
                 sim.counters.timeouts,
                 sim.scheme_stat("pfc", "pauses"),

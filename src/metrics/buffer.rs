@@ -9,6 +9,15 @@
 //! The series start at an origin, the interval holding the first flow's start
 //! ([`BufferMonitor::with_origin`]), so idle time before the traffic costs nothing.
 //!
+//! **Idle stretches are elided.** When no series changes for more than
+//! [`IDLE_SKIP_INTERVALS`] intervals (e.g. two bursts of flows far apart in time), the
+//! series keep the interval of the last change and one interval at the settled level, then
+//! continue at the interval of the next change: the intervals in between, all at that same
+//! settled level, cost no memory and no output rows. The `time_ns` column stays exact, so a
+//! reader sees the jump; a regular grid is recovered with a forward fill (pandas:
+//! `reindex(...).ffill()`). The buffer CDF counts the kept samples only. The run's end
+//! likewise: a run that ends long after the last change keeps only that one settled interval.
+//!
 //! Storage: one `u32` per (series, interval), holding **exact bytes** saturated at
 //! `u32::MAX` (≈ 4.29 GB, far above any switch buffer). One simulated second at the default
 //! 10 µs interval is 100 000 samples = 400 KB per switch, i.e. 40 MB for 100 switches (≤ 52 MB
@@ -25,6 +34,9 @@ use std::path::Path;
 pub const DEFAULT_BUFFER_INTERVAL_PS: u64 = 10 * US;
 /// Default [`ThroughputMeter`] interval: 100 µs, in picoseconds.
 pub const DEFAULT_THROUGHPUT_INTERVAL_PS: u64 = 100 * US;
+/// An idle stretch (no series changes) longer than this many intervals is elided from the
+/// watermark series (see the module docs): 10 ms at the default 10 µs interval.
+pub const IDLE_SKIP_INTERVALS: u64 = 1000;
 
 /// Watermark series of one quantity. Invariant: the open interval's index is `series.len()`.
 #[derive(Clone, Debug, Default)]
@@ -98,6 +110,11 @@ struct Watermarks {
     /// stored.
     origin_ps: u64,
     tracks: Vec<Track>,
+    /// Elided idle stretches: `(k, n)` = the `n` intervals before stored interval `k` were
+    /// skipped (stored interval `k` is interval `k + n + earlier skips` after the origin).
+    skips: Vec<(u64, u64)>,
+    /// Sum of the skipped intervals, `Σ n` over `skips`.
+    skipped: u64,
     /// Latest update time seen, ps (meaningful only if `any_update`).
     last_ps: u64,
     /// Whether `update` was ever called with a valid index.
@@ -115,6 +132,8 @@ impl Watermarks {
             interval_ps,
             origin_ps: 0,
             tracks: (0..n).map(|_| Track::new(interval_ps)).collect(),
+            skips: Vec::new(),
+            skipped: 0,
             last_ps: 0,
             any_update: false,
         }
@@ -131,15 +150,40 @@ impl Watermarks {
 
     #[inline]
     fn update(&mut self, i: usize, now_ps: u64, bytes: u64) {
-        if let Some(t) = self.tracks.get_mut(i) {
-            t.update(
-                self.interval_ps,
-                now_ps.saturating_sub(self.origin_ps),
-                bytes,
-            );
-            self.last_ps = self.last_ps.max(now_ps);
-            self.any_update = true;
+        if i >= self.tracks.len() {
+            return;
         }
+        if self.any_update && now_ps > self.last_ps {
+            let iv = self.interval_ps;
+            let idx = now_ps.saturating_sub(self.origin_ps) / iv;
+            let last = self.last_ps.saturating_sub(self.origin_ps) / iv;
+            if idx - last > IDLE_SKIP_INTERVALS + 1 {
+                self.skip_idle(last, idx);
+            }
+        }
+        let iv = self.interval_ps;
+        let rel_ps = now_ps
+            .saturating_sub(self.origin_ps)
+            .saturating_sub(self.skipped.saturating_mul(iv));
+        self.tracks[i].update(iv, rel_ps, bytes);
+        self.last_ps = self.last_ps.max(now_ps);
+        self.any_update = true;
+    }
+
+    /// Nothing changed from interval `last` (absolute, after the origin) until interval `next`:
+    /// keep `last` and one interval at the settled level, skip the rest so that the open
+    /// interval becomes `next`.
+    #[cold]
+    #[inline(never)]
+    fn skip_idle(&mut self, last: u64, next: u64) {
+        let iv = self.interval_ps;
+        let stored = last - self.skipped + 2;
+        for t in &mut self.tracks {
+            t.roll_to(iv, stored);
+        }
+        let n = next - (last + 2);
+        self.skips.push((stored, n));
+        self.skipped += n;
     }
 
     /// Close every interval that starts before `end_ps` (and any interval that saw an update),
@@ -148,10 +192,16 @@ impl Watermarks {
         let iv = self.interval_ps;
         let mut n = end_ps.saturating_sub(self.origin_ps).div_ceil(iv);
         if self.any_update {
-            n = n.max(self.last_ps.saturating_sub(self.origin_ps) / iv + 1);
+            let last = self.last_ps.saturating_sub(self.origin_ps) / iv;
+            n = n.max(last + 1);
+            if n > last + 1 + IDLE_SKIP_INTERVALS {
+                // A long idle tail keeps one interval at the settled level (module docs).
+                n = last + 2;
+            }
         }
+        let stored = n.saturating_sub(self.skipped);
         for t in &mut self.tracks {
-            t.roll_to(iv, n);
+            t.roll_to(iv, stored);
         }
     }
 
@@ -177,8 +227,17 @@ impl Watermarks {
 
     /// Visit `(interval start ps, track index, bytes)` time-major, then by track index.
     fn for_each(&self, mut f: impl FnMut(u64, usize, u32) -> io::Result<()>) -> io::Result<()> {
+        let mut skips = self.skips.iter().peekable();
+        let mut skipped = 0u64;
         for k in 0..self.max_len() {
-            let t_ps = (k as u64)
+            while let Some(&&(at, n)) = skips.peek() {
+                if at > k as u64 {
+                    break;
+                }
+                skipped += n;
+                skips.next();
+            }
+            let t_ps = (k as u64 + skipped)
                 .saturating_mul(self.interval_ps)
                 .saturating_add(self.origin_ps);
             for (i, t) in self.tracks.iter().enumerate() {
@@ -603,6 +662,38 @@ mod tests {
         q.update(0, first, 7);
         q.finish(first + 1);
         assert_eq!(q.rows(), vec![(1_000_020_000, 5, 1, 7)]);
+    }
+
+    #[test]
+    fn idle_stretch_is_elided() {
+        // Interval 10 µs. Switch 0: 5 B at 3 µs, 0 B at 15 µs, then 7 B at 1 s (100 000
+        // intervals later): by hand, stored intervals are [0,10) max 5, [10,20) max 5 (level
+        // 5 until 15 µs), [20,30) settled at 0, then the interval holding 1 s with 7.
+        let mut m = BufferMonitor::new(2, 10 * US);
+        m.update(0, 3 * US, 5);
+        m.update(0, 15 * US, 0);
+        m.update(1, 1_000_000 * US + 2 * US, 7);
+        m.finish(1_000_000 * US + 4 * US);
+        assert_eq!(m.series(0), &[5, 5, 0, 0]);
+        assert_eq!(m.series(1), &[0, 0, 0, 7]);
+        let lines = m.hpcc_mon_lines();
+        let times: Vec<&str> = lines
+            .lines()
+            .filter(|l| l.ends_with(" 1 7") || l.contains(" 1 0"))
+            .map(|l| l.split(' ').next().unwrap())
+            .collect();
+        assert_eq!(times, ["0", "10000", "20000", "1000000000"]);
+        // A long idle tail keeps one settled interval.
+        let mut m = BufferMonitor::new(1, 10 * US);
+        m.update(0, 3 * US, 5);
+        m.finish(1_000_000 * US);
+        assert_eq!(m.series(0), &[5, 5]);
+        // Short gaps are not elided: 500 intervals of silence stay on the grid.
+        let mut m = BufferMonitor::new(1, 10 * US);
+        m.update(0, 3 * US, 5);
+        m.update(0, 5000 * US + 1, 6);
+        m.finish(5000 * US + 2);
+        assert_eq!(m.series(0).len(), 501);
     }
 
     #[test]

@@ -1224,10 +1224,64 @@ fn resolve_topology(t: &RawTopology, ctx: &Ctx) -> Result<TopologySpec, String> 
         }
         Ok(d)
     };
-    let host_rate = rate(&t.host_rate, "topology.host_rate", 100 * crate::units::GBPS)?;
-    let host_delay = delay(&t.host_delay, "topology.host_delay", crate::units::US)?;
-    let fabric_rate = rate(&t.fabric_rate, "topology.fabric_rate", host_rate)?;
-    let fabric_delay = delay(&t.fabric_delay, "topology.fabric_delay", host_delay)?;
+    // Every bad rate/delay and every missing shape key is reported at once (validate lists all
+    // problems); the defaults stand in for a bad value so the later checks still run.
+    let mut errs: Vec<String> = Vec::new();
+    let mut keep = |r: Result<u64, String>, fallback: u64| {
+        r.unwrap_or_else(|e| {
+            errs.push(e);
+            fallback
+        })
+    };
+    let host_rate = keep(
+        rate(&t.host_rate, "topology.host_rate", 100 * crate::units::GBPS),
+        100 * crate::units::GBPS,
+    );
+    let host_delay = keep(
+        delay(&t.host_delay, "topology.host_delay", crate::units::US),
+        crate::units::US,
+    );
+    let fabric_rate = keep(
+        rate(&t.fabric_rate, "topology.fabric_rate", host_rate),
+        host_rate,
+    );
+    let fabric_delay = keep(
+        delay(&t.fabric_delay, "topology.fabric_delay", host_delay),
+        host_delay,
+    );
+    let required: &[(&str, bool)] = match kind {
+        "star" => &[("hosts", t.hosts.is_some())],
+        "dumbbell" => &[
+            ("left_hosts", t.left_hosts.is_some()),
+            ("right_hosts", t.right_hosts.is_some()),
+        ],
+        "leaf_spine" => &[
+            ("spines", t.spines.is_some()),
+            ("tors", t.tors.is_some()),
+            ("hosts_per_tor", t.hosts_per_tor.is_some()),
+        ],
+        "fat_tree" => &[("k", t.k.is_some())],
+        "three_tier" => &[
+            ("pods", t.pods.is_some()),
+            ("tors_per_pod", t.tors_per_pod.is_some()),
+            ("aggs_per_pod", t.aggs_per_pod.is_some()),
+            ("cores_per_agg", t.cores_per_agg.is_some()),
+            ("hosts_per_tor", t.hosts_per_tor.is_some()),
+        ],
+        _ => &[],
+    };
+    let missing: Vec<String> = required
+        .iter()
+        .filter(|(_, given)| !given)
+        .map(|(k, _)| format!("`topology.{k}`"))
+        .collect();
+    if !missing.is_empty() {
+        errs.push(format!(
+            "{}: topology kind `{kind}` needs {}",
+            ctx.at("topology.kind", Some(t.kind.span())),
+            missing.join(", ")
+        ));
+    }
     if ![
         "star",
         "dumbbell",
@@ -1238,11 +1292,14 @@ fn resolve_topology(t: &RawTopology, ctx: &Ctx) -> Result<TopologySpec, String> 
     ]
     .contains(&kind)
     {
-        return Err(ctx.err(
+        errs.push(ctx.err(
             &t.kind,
             "topology.kind",
             format!("unknown topology kind `{kind}` (star, dumbbell, leaf_spine, fat_tree, three_tier, hpcc_fat_tree, file)"),
         ));
+    }
+    if !errs.is_empty() {
+        return Err(errs.join("\n"));
     }
     let build = || match kind {
         "star" => shapes::star(
@@ -1705,6 +1762,8 @@ fn resolve_queue_monitor(
             }
         }
         Some(toml::Value::Array(a)) => {
+            // Every bad entry is reported, not only the first.
+            let mut errs = Vec::new();
             for (i, v) in a.iter().enumerate() {
                 let key = format!("output.queues[{i}]");
                 let pair = v.as_array().and_then(|p| match p.as_slice() {
@@ -1716,22 +1775,29 @@ fn resolve_queue_monitor(
                     }
                     _ => None,
                 });
-                let (node, port) =
-                    pair.ok_or_else(|| ctx.err_key(&key, "must be [switch_node, port]"))?;
+                let Some((node, port)) = pair else {
+                    errs.push(ctx.err_key(&key, "must be [switch_node, port]"));
+                    continue;
+                };
                 let is_switch =
                     topo.kinds.get(node as usize) == Some(&crate::topology::NodeKind::Switch);
                 if !is_switch {
-                    return Err(
-                        ctx.err_key(&key, format!("node {node} is not a switch of the topology"))
+                    errs.push(
+                        ctx.err_key(&key, format!("node {node} is not a switch of the topology")),
                     );
+                    continue;
                 }
                 let np = ports[node as usize].len();
                 if port as usize >= np {
-                    return Err(
-                        ctx.err_key(&key, format!("switch {node} has ports 0..{np}, not {port}"))
+                    errs.push(
+                        ctx.err_key(&key, format!("switch {node} has ports 0..{np}, not {port}")),
                     );
+                    continue;
                 }
                 net.queue_monitor.push((node, port));
+            }
+            if !errs.is_empty() {
+                return Err(errs.join("\n"));
             }
         }
         Some(_) => {
@@ -2189,6 +2255,15 @@ fn resolve_pbfs(net: &mut NetConfig, s: &RawPbfs, ctx: &Ctx) -> Result<(), Strin
     Ok(())
 }
 
+/// `cc.var_win` on a controller that has no window: the setting would be ignored.
+fn var_win_without_window(ctx: &Ctx) -> String {
+    ctx.err_key(
+        "cc.var_win",
+        "has no effect without a window: this cc.kind has none; set `cc.window` (a size or \"bdp\") \
+         or use a windowed kind (dcqcn+w, timely+w)",
+    )
+}
+
 /// Apply the `[cc]` parameter overrides to a preset.
 fn apply_cc_overrides(setup: &mut cc::CcSetup, c: &RawCc, ctx: &Ctx) -> Result<(), String> {
     use crate::cc::hpcc::{HpccAi, Reaction};
@@ -2234,7 +2309,17 @@ fn apply_cc_overrides(setup: &mut cc::CcSetup, c: &RawCc, ctx: &Ctx) -> Result<(
                 p.fast_recovery_times = f;
             }
             match window {
-                None => {}
+                None => {
+                    if let Some(v) = c.var_win {
+                        if !p.has_win {
+                            return Err(var_win_without_window(ctx));
+                        }
+                        p.var_win = v;
+                    }
+                }
+                Some(NoneWindow::Unlimited) if c.var_win.is_some() => {
+                    return Err(var_win_without_window(ctx));
+                }
                 Some(NoneWindow::Unlimited) => p.has_win = false,
                 Some(NoneWindow::Bytes(b)) => *p = p.clone().with_window(b, var_win),
                 Some(NoneWindow::Bdp(_)) => *p = p.clone().with_window(0, var_win),
@@ -2254,7 +2339,13 @@ fn apply_cc_overrides(setup: &mut cc::CcSetup, c: &RawCc, ctx: &Ctx) -> Result<(
                 p.g = g;
             }
             match window {
+                None if c.var_win.is_some() && !p.has_win => {
+                    return Err(var_win_without_window(ctx));
+                }
                 None => {}
+                Some(NoneWindow::Unlimited) if c.var_win.is_some() => {
+                    return Err(var_win_without_window(ctx));
+                }
                 Some(NoneWindow::Unlimited) => p.has_win = false,
                 Some(NoneWindow::Bytes(b)) => {
                     p.has_win = true;
@@ -2323,7 +2414,17 @@ fn apply_cc_overrides(setup: &mut cc::CcSetup, c: &RawCc, ctx: &Ctx) -> Result<(
                 p.beta = b;
             }
             match window {
-                None => {}
+                None => {
+                    if let Some(v) = c.var_win {
+                        if !p.has_win {
+                            return Err(var_win_without_window(ctx));
+                        }
+                        p.var_win = v;
+                    }
+                }
+                Some(NoneWindow::Unlimited) if c.var_win.is_some() => {
+                    return Err(var_win_without_window(ctx));
+                }
                 Some(NoneWindow::Unlimited) => p.has_win = false,
                 Some(NoneWindow::Bytes(b)) => *p = p.clone().with_window(b, var_win),
                 Some(NoneWindow::Bdp(_)) => *p = p.clone().with_window(0, var_win),
