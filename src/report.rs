@@ -147,6 +147,7 @@ pub fn summary_json(sim: &Simulator, stats: &RunStats, name: &str, wall: f64) ->
             "p99": stats.slowdown.p99,
             "p999": stats.slowdown.p999,
             "mean": stats.slowdown.mean,
+            "max": stats.slowdown.max,
         },
         "bins": stats.bins,
         "by_dport": stats.by_dport,

@@ -66,11 +66,9 @@ impl Track {
         }
     }
 
+    /// The level becomes `bytes` in the open interval (the caller rolled the track first).
     #[inline]
-    fn update(&mut self, interval_ps: u64, now_ps: u64, bytes: u64) {
-        if now_ps >= self.open_end_ps {
-            self.roll_to(interval_ps, now_ps / interval_ps);
-        }
+    fn set(&mut self, bytes: u64) {
         self.level = bytes;
         if bytes > self.open_max {
             self.open_max = bytes;
@@ -115,6 +113,12 @@ struct Watermarks {
     skips: Vec<(u64, u64)>,
     /// Sum of the skipped intervals, `Σ n` over `skips`.
     skipped: u64,
+    /// Start of stored interval 0 as if nothing had been skipped: `origin_ps + skipped·T`,
+    /// picoseconds (a track sees `now − base_ps`).
+    base_ps: u64,
+    /// `IDLE_SKIP_INTERVALS · T`, picoseconds: a quiet stretch shorter than this cannot be
+    /// elided, so `update` only looks closer past it.
+    quiet_ps: u64,
     /// Latest update time seen, ps (meaningful only if `any_update`).
     last_ps: u64,
     /// Whether `update` was ever called with a valid index.
@@ -134,6 +138,8 @@ impl Watermarks {
             tracks: (0..n).map(|_| Track::new(interval_ps)).collect(),
             skips: Vec::new(),
             skipped: 0,
+            base_ps: 0,
+            quiet_ps: IDLE_SKIP_INTERVALS.saturating_mul(interval_ps),
             last_ps: 0,
             any_update: false,
         }
@@ -143,6 +149,7 @@ impl Watermarks {
     /// interval). Call before any update.
     fn set_origin(&mut self, first_ps: u64) {
         self.origin_ps = first_ps - first_ps % self.interval_ps;
+        self.base_ps = self.origin_ps;
         for t in &mut self.tracks {
             *t = Track::new(self.interval_ps);
         }
@@ -150,33 +157,48 @@ impl Watermarks {
 
     #[inline]
     fn update(&mut self, i: usize, now_ps: u64, bytes: u64) {
-        if i >= self.tracks.len() {
+        let base_ps = self.base_ps;
+        let Some(t) = self.tracks.get_mut(i) else {
             return;
+        };
+        // After a quiet stretch of every series, this track's open interval has ended too:
+        // the idle check rides on the (cold) interval roll, the hot path is unchanged.
+        if now_ps.saturating_sub(base_ps) < t.open_end_ps {
+            t.set(bytes);
+        } else {
+            self.roll(i, now_ps);
+            self.tracks[i].set(bytes);
         }
-        if self.any_update && now_ps > self.last_ps {
-            let iv = self.interval_ps;
-            let idx = now_ps.saturating_sub(self.origin_ps) / iv;
-            let last = self.last_ps.saturating_sub(self.origin_ps) / iv;
-            if idx - last > IDLE_SKIP_INTERVALS + 1 {
-                self.skip_idle(last, idx);
-            }
-        }
-        let iv = self.interval_ps;
-        let rel_ps = now_ps
-            .saturating_sub(self.origin_ps)
-            .saturating_sub(self.skipped.saturating_mul(iv));
-        self.tracks[i].update(iv, rel_ps, bytes);
         self.last_ps = self.last_ps.max(now_ps);
         self.any_update = true;
     }
 
-    /// Nothing changed from interval `last` (absolute, after the origin) until interval `next`:
-    /// keep `last` and one interval at the settled level, skip the rest so that the open
-    /// interval becomes `next`.
+    /// Track `i`'s open interval ended before `now_ps`: elide a global quiet stretch first if
+    /// there is one (`skip_idle`), then close the track's intervals up to `now_ps`.
     #[cold]
     #[inline(never)]
-    fn skip_idle(&mut self, last: u64, next: u64) {
+    fn roll(&mut self, i: usize, now_ps: u64) {
+        if self.any_update && now_ps > self.last_ps.saturating_add(self.quiet_ps) {
+            self.skip_idle(now_ps);
+        }
+        let rel_ps = now_ps.saturating_sub(self.base_ps);
         let iv = self.interval_ps;
+        self.tracks[i].roll_to(iv, rel_ps / iv);
+    }
+
+    /// An update at `now_ps` after a quiet stretch: if nothing changed for more than
+    /// `IDLE_SKIP_INTERVALS` intervals after the interval of the last change (`last`, counted
+    /// from the origin), keep `last` and one interval at the settled level and skip the rest,
+    /// so that the open interval becomes the one holding `now_ps`.
+    #[cold]
+    #[inline(never)]
+    fn skip_idle(&mut self, now_ps: u64) {
+        let iv = self.interval_ps;
+        let next = now_ps.saturating_sub(self.origin_ps) / iv;
+        let last = self.last_ps.saturating_sub(self.origin_ps) / iv;
+        if next - last <= IDLE_SKIP_INTERVALS + 1 {
+            return;
+        }
         let stored = last - self.skipped + 2;
         for t in &mut self.tracks {
             t.roll_to(iv, stored);
@@ -184,6 +206,7 @@ impl Watermarks {
         let n = next - (last + 2);
         self.skips.push((stored, n));
         self.skipped += n;
+        self.base_ps = self.base_ps.saturating_add(n.saturating_mul(iv));
     }
 
     /// Close every interval that starts before `end_ps` (and any interval that saw an update),

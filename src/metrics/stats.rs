@@ -46,6 +46,9 @@ pub struct Percentiles {
     pub p999: f64,
     /// Arithmetic mean.
     pub mean: f64,
+    /// Largest value (e.g. the completion time of the last flow of an incast, the PB-FS
+    /// paper's incast metric).
+    pub max: f64,
     /// Number of values summarised (NaN inputs are dropped and not counted).
     pub count: usize,
 }
@@ -73,6 +76,7 @@ impl Percentiles {
             p99: percentile(sorted, 0.99),
             p999: percentile(sorted, 0.999),
             mean,
+            max: sorted.last().copied().unwrap_or(f64::NAN),
             count,
         }
     }
@@ -290,6 +294,7 @@ pub(crate) mod tests {
         assert_eq!(p.p99, 100.0);
         assert_eq!(p.p999, 100.0);
         assert_eq!(p.mean, 50.5);
+        assert_eq!(p.max, 100.0);
         assert_eq!(p.count, 100);
         let sorted: Vec<f64> = (1..=100).map(|x| x as f64).collect();
         assert_eq!(percentile(&sorted, 0.0), 1.0);
