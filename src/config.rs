@@ -302,7 +302,9 @@ pub struct NetConfig {
     pub buffer: BufferConfig,
     /// NIC loss recovery.
     pub loss_recovery: LossRecovery,
-    /// NIC ACK queue priority is 0 (strict, never PFC-paused) instead of the data priority.
+    /// ACKs and NACKs travel in priority 0 — at the NIC and at every switch: strict priority,
+    /// no ingress admission, never PFC-paused — instead of their flow's data priority (HPCC-sim
+    /// `ACK_HIGH_PRIO`; not under CBFC, where an ACK needs a data VL's credits).
     pub ack_high_prio: bool,
     /// Interval of the shared-buffer watermark monitor, picoseconds (default 10 µs).
     pub buffer_sample_ps: u64,

@@ -604,3 +604,40 @@ fn priority_nine_is_paused_and_resumed_like_priority_three() {
         }
     }
 }
+
+/// HPCC-sim `ACK_HIGH_PRIO` (the DCQCN preset): ACKs travel in queue 0 at the switch, ahead of
+/// data and outside the lossless accounting. Hosts 2, 3, 4 send 10 MB each to host 0 from
+/// t = 0 (300 G into one 100 G port: by t = 30 µs the port to host 0 holds ≈ 200 G × 30 µs =
+/// 750 KB, less what DCQCN has cut, far above 100 KB); at 30 µs host 0 sends one 1,000 B packet
+/// to host 1, whose ACK returns through that port. By hand, with the ACK in queue 0: data
+/// 1,048 B serialized twice (2 × 83.84 ns) + 2 × 1 µs, the 60 B ACK serialized twice (2 ×
+/// 4.8 ns) + 2 × 1 µs, plus at most one data packet already on the wire at port 0 (83.84 ns):
+/// FCT ≤ 4.261 µs. With the ACK in the data queue it also waits for the standing queue
+/// (≥ 100 KB = 8 µs at 100 G).
+#[test]
+fn ack_high_prio_acks_bypass_the_data_queue_at_switches() {
+    use sfc::topology::shapes;
+    let fct_of_probe = |high: bool| {
+        let (mut cfg, cc) = util::with_preset(
+            util::lossless(12_000_000, sfc::config::PfcConfig::default()),
+            "dcqcn",
+        );
+        assert!(cfg.ack_high_prio, "the DCQCN preset sets ACK_HIGH_PRIO");
+        cfg.ack_high_prio = high;
+        let topo = shapes::star(5, util::LINE, sfc::units::US).unwrap();
+        let mut flows: Vec<_> = (2..=4).map(|s| util::flow(s, 0, 10_000_000, 0)).collect();
+        flows.push(util::flow(0, 1, 1000, 30 * sfc::units::US));
+        let mut sim = sfc::sim::Simulator::new(topo, cfg, cc, &flows).unwrap();
+        util::run_to(&mut sim, 200 * sfc::units::US);
+        let r = sim.flow_records();
+        r[3].fct_ps.expect("probe finished")
+    };
+    let hi = fct_of_probe(true);
+    let lo = fct_of_probe(false);
+    assert!(hi <= 4_261_000, "ACK in queue 0: FCT {hi} ps > 4.261 µs");
+    assert!(hi >= 4_000_000, "FCT {hi} ps below two base delays");
+    assert!(
+        lo >= hi + 8_000_000,
+        "ACK behind the data queue: FCT {lo} ps vs {hi} ps"
+    );
+}

@@ -450,6 +450,13 @@ impl Simulator {
             self.env.sizes.ack(nack),
         );
         ack.ue_echo = echo_ue;
+        if self.ack_ignores_pause {
+            // HPCC-sim `ACK_HIGH_PRIO`: ACKs and NACKs travel in the highest priority, queue 0,
+            // at every hop (its `SwitchNode::SendToDev` puts them in qIndex 0): strict
+            // priority, no ingress admission, never PFC-paused. They keep the data priority
+            // otherwise.
+            ack.prio = 0;
+        }
         *self.arena.get_mut(p) = ack;
         if kind == PktKind::Ack {
             self.counters.acks += 1;
