@@ -105,10 +105,25 @@ pub fn summary_json(sim: &Simulator, stats: &RunStats, name: &str, wall: f64) ->
     let hops = sim.counters.packet_hops;
     let ls = sim.link_stats();
     let n = ls.len().max(1) as f64;
+    // Switch ports facing a host: the receivers' last hop (BFC Fig. 8's utilization).
+    let host_nodes: std::collections::HashSet<u32> = sim.hosts.iter().map(|h| h.node).collect();
+    let downs: Vec<f64> = ls
+        .iter()
+        .filter(|l| !host_nodes.contains(&l.0) && host_nodes.contains(&l.2))
+        .map(|l| l.5)
+        .collect();
     let link_util = json!({
         "mean": ls.iter().map(|l| l.5).sum::<f64>() / n,
         "max": ls.iter().map(|l| l.5).fold(0.0, f64::max),
+        "host_down": downs.iter().sum::<f64>() / downs.len().max(1) as f64,
     });
+    // P99 of the per-switch buffer watermarks (the `buffer_cdf` plot's 0.99 point).
+    let buffer_p99 = sim
+        .buffer_mon
+        .cdf_points()
+        .iter()
+        .find(|&&(_, f)| f >= 0.99)
+        .map_or(0, |&(b, _)| b);
     let mut counters = serde_json::to_value(&sim.counters).unwrap_or_default();
     if let Some(o) = counters.as_object_mut() {
         // Flow-control pauses of QPs, whatever scheme imposed them (SFC BTS, OnRamp).
@@ -137,6 +152,7 @@ pub fn summary_json(sim: &Simulator, stats: &RunStats, name: &str, wall: f64) ->
         "sim_time_ps": sim.q.now(),
         "drops": sim.counters.drops + sim.counters.drops_link_error,
         "peak_buffer_bytes": sim.peak_buffer_bytes(),
+        "buffer_p99_bytes": buffer_p99,
         "peak_rss_bytes": peak_rss_bytes(),
         "base_rtt_ps": sim.base_rtt_ps,
         "bdp_bytes": sim.bdp_bytes,

@@ -782,6 +782,109 @@ fn bad_incast_degree_larger_than_hosts() {
 }
 
 #[test]
+fn periodic_incast_total_size_and_fan_in_keys() {
+    // Each exclusive pair, and the repeat rule, names its keys.
+    assert_bad(
+        &format!(
+            "{STAR4}[[traffic]]\nkind = \"incast\"\ndegree = 2\nsize = \"10KB\"\nload = 0.1\nperiod = \"10us\"\nduration = \"100us\"\n"
+        ),
+        &["traffic[0].period", "traffic[0].load"],
+    );
+    assert_bad(
+        &format!(
+            "{STAR4}[[traffic]]\nkind = \"incast\"\ndegree = 2\nsize = \"10KB\"\ntotal_size = \"20KB\"\nperiod = \"10us\"\nduration = \"100us\"\n"
+        ),
+        &["traffic[0].total_size", "traffic[0].size"],
+    );
+    assert_bad(
+        &format!(
+            "{STAR4}[[traffic]]\nkind = \"incast\"\ndegree = 8\ntotal_size = \"20KB\"\nperiod = \"10us\"\nduration = \"100us\"\n"
+        ),
+        &["traffic[0].degree", "repeat_senders"],
+    );
+    assert_bad(
+        &format!(
+            "{STAR4}[[traffic]]\nkind = \"incast\"\ndegree = 2\nsize = \"1KB\"\nperiod = \"0us\"\nduration = \"100us\"\n"
+        ),
+        &["traffic[0].period", "> 0"],
+    );
+    assert_bad(
+        &format!(
+            "{STAR4}[[traffic]]\nkind = \"long_lived\"\nfan_in = 1\npairs = [[0, 1]]\nsize = \"1KB\"\n"
+        ),
+        &["traffic[0].fan_in", "traffic[0].pairs"],
+    );
+    assert_bad(
+        &format!("{STAR4}[[traffic]]\nkind = \"long_lived\"\nfan_in = 4\nsize = \"1KB\"\n"),
+        &["traffic[0].fan_in", "1..=3"],
+    );
+    assert_bad(
+        &format!(
+            "{STAR4}[[traffic]]\nkind = \"poisson\"\ncdf = \"fb_hadoop\"\nload = 0.1\nduration = \"10us\"\nperiod = \"1us\"\n"
+        ),
+        &["traffic[0].period"],
+    );
+    // A valid periodic incast with repeated senders and a total size: 8 flows of 2,500 B per
+    // event (3 senders, 3 + 3 + 2 flows), events at 0 and 10 µs.
+    let d = TempDir::new("periodic");
+    let file = d.write(
+        "p.toml",
+        &format!(
+            "{STAR4}[[traffic]]\nkind = \"incast\"\ndegree = 8\ntotal_size = \"20KB\"\nperiod = \"10us\"\nrepeat_senders = true\nduration = \"20us\"\n[output]\nflows_csv = true\n"
+        ),
+    );
+    sfc(d.path(), &["run", file.to_str().unwrap(), "--out", "o"]).assert_ok();
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("o/summary.json")).unwrap()).unwrap();
+    assert_eq!(s["flows_total"], 16);
+    assert_eq!(s["flows_completed"], 16);
+    let fct = std::fs::read_to_string(d.join("o/fct.txt")).unwrap();
+    assert!(
+        fct.lines()
+            .all(|l| l.split_whitespace().nth(4) == Some("2500")),
+        "{fct}"
+    );
+}
+
+/// `link_utilization.host_down`: one 1 MB flow 0 → 1 on a 4-host star (100 G). The switch
+/// port to host 1 carries exactly the data, 1,000 packets × 1,048 B; the port to host 0 the
+/// ACKs; the other two nothing. host_down = the mean over the four ports of bytes · 8 /
+/// (100 Gb/s · sim time).
+#[test]
+fn host_down_utilization_is_the_mean_over_ports_facing_hosts() {
+    let d = TempDir::new("hostdown");
+    let file = d.write(
+        "u.toml",
+        &format!(
+            "{STAR4}[cc]\nkind = \"none\"\n[[traffic]]\nkind = \"long_lived\"\npairs = [[0, 1]]\nsize = \"1MB\"\n"
+        ),
+    );
+    sfc(d.path(), &["run", file.to_str().unwrap(), "--out", "o"]).assert_ok();
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("o/summary.json")).unwrap()).unwrap();
+    let t_ps = s["sim_time_ps"].as_f64().unwrap();
+    let links = std::fs::read_to_string(d.join("o/links.csv")).unwrap();
+    let mut bytes = [0f64; 4];
+    for l in links.lines().skip(1) {
+        let f: Vec<&str> = l.split(',').collect();
+        let (node, peer): (u32, u32) = (f[0].parse().unwrap(), f[2].parse().unwrap());
+        if node == 4 && peer < 4 {
+            bytes[peer as usize] = f[4].parse().unwrap();
+        }
+    }
+    assert_eq!(bytes[1], 1_048_000.0, "data into host 1");
+    assert!(bytes[0] > 0.0, "ACKs into host 0");
+    assert_eq!((bytes[2], bytes[3]), (0.0, 0.0));
+    let want = bytes
+        .iter()
+        .map(|b| b * 8.0 / (100e9 * t_ps / 1e12))
+        .sum::<f64>()
+        / 4.0;
+    let got = s["link_utilization"]["host_down"].as_f64().unwrap();
+    assert!((got - want).abs() < 1e-12, "host_down {got} vs {want}");
+}
+
+#[test]
 fn bad_traffic_missing_keys() {
     for (body, key) in [
         (

@@ -557,6 +557,16 @@ pub struct RawTraffic {
     pub size: Option<S>,
     /// Incast synchronization window.
     pub sync_window: Option<S>,
+    /// Repeated incast: one event every this long instead of Poisson events (`load` unused).
+    pub period: Option<S>,
+    /// Repeated incast: `degree` may exceed the hosts other than the receiver; senders then
+    /// run several flows each.
+    pub repeat_senders: Option<bool>,
+    /// Repeated incast: bytes per event, split over its `degree` flows (instead of `size`).
+    pub total_size: Option<S>,
+    /// Long-lived: each host receives from this many distinct random senders (instead of
+    /// `pairs`).
+    pub fan_in: Option<Spanned<usize>>,
     /// Long-lived pairs `[[src, dst], …]`.
     pub pairs: Option<Spanned<Vec<[u32; 2]>>>,
     /// Explicit senders of a single incast (`incast` with `at`).
@@ -567,6 +577,9 @@ pub struct RawTraffic {
     pub file: Option<S>,
     /// Priority group for generated flows (default 3).
     pub prio: Option<Spanned<u8>>,
+    /// `false` switches the generator off (its keys are still checked): a sweep series
+    /// without it, e.g. a baseline without the incast.
+    pub enabled: Option<bool>,
 }
 
 /// `[output]`.
@@ -1903,6 +1916,9 @@ fn resolve_traffic(
     );
     let mut flows = Vec::new();
     for (i, tr) in raw.iter().enumerate() {
+        if tr.enabled == Some(false) {
+            continue;
+        }
         let g = Generator {
             i,
             tr,
@@ -2001,7 +2017,8 @@ impl Generator<'_> {
         let receivers_r = host_list(&tr.receivers, "receivers");
         let senders_r = host_list(&tr.senders, "senders");
         let uses_hosts = matches!(kind, "poisson" | "lognormal" | "all_to_all" | "permutation")
-            || (kind == "incast" && tr.at.is_none());
+            || (kind == "incast" && tr.at.is_none())
+            || (kind == "long_lived" && tr.fan_in.is_some());
         if let (true, Ok(Some(h)), Some(v)) = (uses_hosts, &hosts_r, &tr.hosts)
             && h.len() < 2
         {
@@ -2089,7 +2106,27 @@ impl Generator<'_> {
                 }
             }
             "incast" => {
-                let size = size_of()?;
+                // `total_size` (repeated incast): the event's bytes, split over its flows.
+                let size = match &tr.total_size {
+                    Some(ts) if tr.at.is_none() => {
+                        if tr.size.is_some() {
+                            return Err(format!(
+                                "{}: `{}` and `{}` exclude each other: bytes per flow, or per event split over `degree` flows",
+                                ctx.at(&key("total_size"), None),
+                                key("total_size"),
+                                key("size")
+                            ));
+                        }
+                        let total = match parse_bytes(ts.get_ref()) {
+                            Err(e) => return Err(ctx.err(ts, &key("total_size"), e)),
+                            Ok(0) => return Err(ctx.err(ts, &key("total_size"), "must be at least 1 byte")),
+                            Ok(b) => b,
+                        };
+                        let d = tr.degree.as_ref().map_or(1, |d| (*d.get_ref()).max(1)) as u64;
+                        total.div_ceil(d)
+                    }
+                    _ => size_of()?,
+                };
                 let window = ctx.time(&tr.sync_window, &key("sync_window"), 0)?;
                 if let Some(at) = &tr.at {
                     let at = parse_time_ps(at.get_ref()).map_err(|e| ctx.err(at, &key("at"), e))?;
@@ -2115,22 +2152,63 @@ impl Generator<'_> {
                     let receivers = receivers.unwrap_or_default();
                     let max = traffic::incast_max_degree(&hosts, &receivers);
                     let degree = *d.get_ref();
-                    if degree == 0 || degree > max {
+                    let repeat = tr.repeat_senders.unwrap_or(false);
+                    if degree == 0 {
+                        return Err(ctx.err_val(d, &key("degree"), "must be at least 1"));
+                    }
+                    if degree > max && !repeat {
                         let pool = if tr.hosts.is_some() {
                             format!("the {} hosts of `{}`", hosts.len(), key("hosts"))
                         } else {
                             format!("all {} hosts (`{}` not given)", hosts.len(), key("hosts"))
                         };
                         return Err(ctx.err_val(d, &key("degree"), format!(
-                            "must be in 1..={max}: each event's senders are distinct hosts, other than the receiver, among {pool}"
+                            "must be in 1..={max}: each event's senders are distinct hosts, other than the receiver, among {pool} (or set `{}` = true)",
+                            key("repeat_senders")
                         )));
                     }
-                    let load = load_of()?;
-                    traffic::incast(&hosts, &receivers, degree, size, load, host_rate, window, start, dur, seed)
+                    let timing = match &tr.period {
+                        Some(pv) => {
+                            if tr.load.is_some() {
+                                return Err(format!(
+                                    "{}: `{}` and `{}` exclude each other: periodic events (`period`) or Poisson events sized by `load`",
+                                    ctx.at(&key("period"), None),
+                                    key("period"),
+                                    key("load")
+                                ));
+                            }
+                            let period_ps = parse_time_ps(pv.get_ref()).map_err(|e| ctx.err(pv, &key("period"), e))?;
+                            if period_ps == 0 {
+                                return Err(ctx.err(pv, &key("period"), "must be > 0"));
+                            }
+                            traffic::IncastTiming::Periodic { period_ps }
+                        }
+                        None => traffic::IncastTiming::Poisson { load: load_of()?, host_rate_bps: host_rate },
+                    };
+                    traffic::incast_with(&hosts, &receivers, degree, size, timing, repeat, window, start, dur, seed)
                 }
             }
             "all_to_all" => traffic::all_to_all(&hosts, size_of()?, start),
             "permutation" => traffic::permutation(&hosts, size_of()?, start, seed),
+            "long_lived" if tr.fan_in.is_some() => {
+                let fv = tr.fan_in.as_ref().expect("checked");
+                if tr.pairs.is_some() {
+                    return Err(format!(
+                        "{}: `{}` and `{}` exclude each other: explicit pairs, or `fan_in` random senders per host",
+                        ctx.at(&key("fan_in"), None),
+                        key("fan_in"),
+                        key("pairs")
+                    ));
+                }
+                let m = hosts.len().saturating_sub(1);
+                let k = *fv.get_ref();
+                if k == 0 || k > m {
+                    return Err(ctx.err_val(fv, &key("fan_in"), format!(
+                        "must be in 1..={m}: distinct senders among the other hosts"
+                    )));
+                }
+                traffic::long_lived_fan_in(&hosts, k, size_of()?, start, seed)
+            }
             "long_lived" => {
                 let pv = tr.pairs.as_ref().ok_or_else(|| required("pairs"))?;
                 let mut pairs = Vec::with_capacity(pv.get_ref().len());

@@ -289,15 +289,26 @@ pub fn incast_max_degree(hosts: &[u32], receivers: &[u32]) -> usize {
     }
 }
 
-/// Repeated incast: events form a Poisson process of rate
-/// `load·H·host_rate_bps / (8·degree·size_bytes)` per second (H = `hosts.len()`), so incast
-/// offers `load` of the aggregate host link capacity of `hosts`. Each event picks a receiver
-/// uniformly from `receivers` (from `hosts` when `receivers` is empty) and `degree` distinct
-/// senders uniformly from the hosts other than the receiver; each sender's flow starts at
-/// `event + U[0, sync_window_ps)` ps. Events with `event < start_ps + duration_ps` are emitted
-/// whole (so jittered starts may pass the end by less than the window). pg 3, dport 200.
-/// Errors: bad hosts/load/rate, size 0, degree 0 or more than the hosts other than a receiver
-/// (with receivers among the hosts: `degree ≥ hosts.len()`), duplicate receivers.
+/// When the events of a repeated incast happen.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum IncastTiming {
+    /// A Poisson process of rate `load·H·host_rate_bps / (8·degree·size_bytes)` per second
+    /// (H = the number of hosts), so incast offers `load` of their aggregate link capacity.
+    Poisson {
+        /// Offered load, fraction of the aggregate host capacity, in (0, 1].
+        load: f64,
+        /// Host link rate, bits per second.
+        host_rate_bps: u64,
+    },
+    /// One event every `period_ps`, the first at the start of the window (the BFC paper's
+    /// "periodic incast … every 500 µs", Fig. 8).
+    Periodic {
+        /// Time between events, picoseconds (> 0).
+        period_ps: u64,
+    },
+}
+
+/// Repeated incast with Poisson events (see [`incast_with`]; senders distinct).
 #[allow(clippy::too_many_arguments)]
 pub fn incast(
     hosts: &[u32],
@@ -311,9 +322,48 @@ pub fn incast(
     duration_ps: u64,
     seed: u64,
 ) -> Result<Vec<FlowSpec>, String> {
+    incast_with(
+        hosts,
+        receivers,
+        degree,
+        size_bytes,
+        IncastTiming::Poisson {
+            load,
+            host_rate_bps,
+        },
+        false,
+        sync_window_ps,
+        start_ps,
+        duration_ps,
+        seed,
+    )
+}
+
+/// Repeated incast. Events happen as `timing` says, at offsets `< duration_ps` after
+/// `start_ps`. Each event picks a receiver uniformly from `receivers` (from `hosts` when
+/// `receivers` is empty) and `degree` senders among the `m` hosts other than the receiver:
+/// a uniform subset of distinct hosts when `degree ≤ m`; when `degree > m` (only with
+/// `repeat_senders`), every candidate sends `⌊degree/m⌋` flows and a uniform subset of
+/// `degree mod m` of them one more (the BFC paper's fan-in up to 800 on 64 hosts: a host then
+/// runs several incast flows, each its own QP and 5-tuple). Each flow starts at
+/// `event + U[0, sync_window_ps)` ps; events are emitted whole (so jittered starts may pass
+/// the end by less than the window). pg 3, dport 200.
+/// Errors: bad hosts/load/rate/period, size 0, degree 0 or (without `repeat_senders`) more
+/// than the hosts other than a receiver, duplicate receivers.
+#[allow(clippy::too_many_arguments)]
+pub fn incast_with(
+    hosts: &[u32],
+    receivers: &[u32],
+    degree: usize,
+    size_bytes: u64,
+    timing: IncastTiming,
+    repeat_senders: bool,
+    sync_window_ps: u64,
+    start_ps: u64,
+    duration_ps: u64,
+    seed: u64,
+) -> Result<Vec<FlowSpec>, String> {
     check_hosts(hosts)?;
-    check_load(load)?;
-    check_rate(host_rate_bps)?;
     if size_bytes == 0 {
         return Err("incast flow size must be ≥ 1 byte".to_string());
     }
@@ -330,27 +380,52 @@ pub fn incast(
         }
     }
     let max_degree = incast_max_degree(hosts, receivers);
-    if degree == 0 || degree > max_degree {
+    if degree == 0 || (degree > max_degree && !repeat_senders) || max_degree == 0 {
         return Err(format!(
             "incast degree must be in 1..={max_degree} for {} hosts, got {degree}",
             hosts.len()
         ));
     }
-    let bytes_per_s = load * hosts.len() as f64 * host_rate_bps as f64 / 8.0;
-    let events_per_s = bytes_per_s / (degree as f64 * size_bytes as f64);
-    let mean_gap_ps = 1e12 / events_per_s;
-    check_count(duration_ps as f64 / mean_gap_ps * degree as f64)?;
-
+    // Offsets of the events in [0, duration): `None` ends the sequence.
     let mut ev = Rng::derive(seed, "incast_events", 0);
+    let mut next_off: Box<dyn FnMut() -> f64> = match timing {
+        IncastTiming::Poisson {
+            load,
+            host_rate_bps,
+        } => {
+            check_load(load)?;
+            check_rate(host_rate_bps)?;
+            let bytes_per_s = load * hosts.len() as f64 * host_rate_bps as f64 / 8.0;
+            let events_per_s = bytes_per_s / (degree as f64 * size_bytes as f64);
+            let mean_gap_ps = 1e12 / events_per_s;
+            check_count(duration_ps as f64 / mean_gap_ps * degree as f64)?;
+            let mut t_ps = 0.0f64;
+            Box::new(move || {
+                t_ps += ev.exp(mean_gap_ps);
+                t_ps
+            })
+        }
+        IncastTiming::Periodic { period_ps } => {
+            if period_ps == 0 {
+                return Err("incast period must be > 0".to_string());
+            }
+            check_count((duration_ps / period_ps + 1) as f64 * degree as f64)?;
+            let mut k = 0u64;
+            Box::new(move || {
+                let t = k.saturating_mul(period_ps) as f64;
+                k += 1;
+                t
+            })
+        }
+    };
+
     let mut choice = Rng::derive(seed, "incast_choice", 0);
     let mut jitter = Rng::derive(seed, "incast_jitter", 0);
     let mut flows = Vec::new();
     let mut picked: Vec<usize> = Vec::with_capacity(degree);
     let mut member: HashSet<usize> = HashSet::with_capacity(degree);
-    let mut t_ps = 0.0f64;
     loop {
-        t_ps += ev.exp(mean_gap_ps);
-        let off = t_ps.round() as u64;
+        let off = next_off().round() as u64;
         if off >= duration_ps {
             break;
         }
@@ -359,16 +434,23 @@ pub fn incast(
         // Candidates: `hosts` without the receiver, indexed 0..m.
         let skip = pos.get(&recv).copied();
         let m = hosts.len() - skip.is_some() as usize;
-        // Floyd's algorithm: a uniform `degree`-subset of 0..m in O(degree).
+        // Every candidate `whole` times, then a uniform `extra`-subset once more.
+        let (whole, extra) = if degree <= m {
+            (0, degree)
+        } else {
+            (degree / m, degree % m)
+        };
+        // Floyd's algorithm: a uniform `extra`-subset of 0..m in O(extra).
         picked.clear();
         member.clear();
-        for j in (m - degree)..m {
+        for j in (m - extra)..m {
             let t = choice.below(j as u64 + 1) as usize;
             let v = if member.contains(&t) { j } else { t };
             member.insert(v);
             picked.push(v);
         }
-        for &k in &picked {
+        let all = (0..m).flat_map(|k| std::iter::repeat_n(k, whole));
+        for k in all.chain(picked.iter().copied()) {
             let idx = match skip {
                 Some(p) if k >= p => k + 1,
                 _ => k,
@@ -459,6 +541,45 @@ pub fn long_lived(
             return Err(format!("long-lived flow from host {s} to itself"));
         }
         flows.push(FlowSpec::background(s, d, size_bytes, start_ps));
+    }
+    sort_flows(&mut flows);
+    Ok(flows)
+}
+
+/// Long-lived flows into every host: each host of `hosts` receives one `size_bytes` flow from
+/// each of `fan_in` distinct senders drawn uniformly from the other hosts of `hosts` (stream
+/// `Rng::derive(seed, "long_lived_senders", receiver)`), all at `start_ps` (the BFC paper's
+/// Fig. 8: "4 long-lived flows for each receiver from 4 random senders"). pg 3, dport 100.
+/// Errors: fewer than 2 or duplicate hosts, size 0, `fan_in` 0 or ≥ `hosts.len()`.
+pub fn long_lived_fan_in(
+    hosts: &[u32],
+    fan_in: usize,
+    size_bytes: u64,
+    start_ps: u64,
+    seed: u64,
+) -> Result<Vec<FlowSpec>, String> {
+    check_hosts(hosts)?;
+    check_size(size_bytes)?;
+    let m = hosts.len() - 1;
+    if fan_in == 0 || fan_in > m {
+        return Err(format!(
+            "fan_in must be in 1..={m} (distinct senders among the other {m} hosts), got {fan_in}"
+        ));
+    }
+    check_count((hosts.len() * fan_in) as f64)?;
+    let mut flows = Vec::with_capacity(hosts.len() * fan_in);
+    let mut member: HashSet<usize> = HashSet::with_capacity(fan_in);
+    for (ri, &r) in hosts.iter().enumerate() {
+        let mut rng = Rng::derive(seed, "long_lived_senders", r as u64);
+        member.clear();
+        // Floyd's algorithm over the other hosts, indexed 0..m (the receiver skipped).
+        for j in (m - fan_in)..m {
+            let t = rng.below(j as u64 + 1) as usize;
+            let v = if member.contains(&t) { j } else { t };
+            member.insert(v);
+            let idx = if v >= ri { v + 1 } else { v };
+            flows.push(FlowSpec::background(hosts[idx], r, size_bytes, start_ps));
+        }
     }
     sort_flows(&mut flows);
     Ok(flows)
@@ -783,5 +904,101 @@ mod tests {
         assert_eq!(m.len(), bg.len() + f.len());
         assert!(is_sorted(&m));
         assert_eq!(offered_load(&[], &hosts(4), 0, MS), 0.0);
+    }
+
+    #[test]
+    fn periodic_incast_events_every_period_with_repeated_senders() {
+        // 8 hosts, fan-in 20 > 7 candidates: every candidate sends 2 flows, 6 of them a third.
+        let h = hosts(8);
+        let f = incast_with(
+            &h,
+            &[],
+            20,
+            1000,
+            IncastTiming::Periodic {
+                period_ps: 500 * US,
+            },
+            true,
+            0,
+            MS,
+            2 * MS,
+            9,
+        )
+        .unwrap();
+        // Events at 1.0, 1.5, 2.0, 2.5 ms (offsets 0, 500, 1000, 1500 µs < 2 ms).
+        assert_eq!(f.len(), 4 * 20);
+        let mut starts: Vec<u64> = f.iter().map(|x| x.start_ps).collect();
+        starts.dedup();
+        assert_eq!(starts, vec![MS, MS + 500 * US, 2 * MS, 2 * MS + 500 * US]);
+        for ev in f.chunks(20) {
+            let recv = ev[0].dst;
+            assert!(ev.iter().all(|x| x.dst == recv && x.src != recv));
+            let mut per: HashMap<u32, usize> = HashMap::new();
+            for x in ev {
+                *per.entry(x.src).or_default() += 1;
+            }
+            assert_eq!(per.len(), 7, "every other host sends");
+            assert_eq!(per.values().filter(|&&c| c == 3).count(), 20 % 7);
+            assert_eq!(per.values().filter(|&&c| c == 2).count(), 7 - 20 % 7);
+        }
+        // Without repeat_senders the same degree is refused.
+        let e = incast_with(
+            &h,
+            &[],
+            20,
+            1000,
+            IncastTiming::Periodic {
+                period_ps: 500 * US,
+            },
+            false,
+            0,
+            0,
+            MS,
+            9,
+        );
+        assert!(e.unwrap_err().contains("1..=7"));
+    }
+
+    #[test]
+    fn incast_wrapper_is_the_poisson_timing() {
+        let h = hosts(16);
+        let a = incast(&h, &[], 5, 1000, 0.05, 100 * GBPS, 0, 0, MS, 2).unwrap();
+        let b = incast_with(
+            &h,
+            &[],
+            5,
+            1000,
+            IncastTiming::Poisson {
+                load: 0.05,
+                host_rate_bps: 100 * GBPS,
+            },
+            true,
+            0,
+            0,
+            MS,
+            2,
+        )
+        .unwrap();
+        assert_eq!(a, b, "repeat_senders changes nothing while degree ≤ m");
+    }
+
+    #[test]
+    fn long_lived_fan_in_gives_each_receiver_distinct_senders() {
+        let h = hosts(64);
+        let f = long_lived_fan_in(&h, 4, 1_000_000_000, 0, 3).unwrap();
+        assert_eq!(f.len(), 256);
+        for &r in &h {
+            let mut s: Vec<u32> = f.iter().filter(|x| x.dst == r).map(|x| x.src).collect();
+            assert_eq!(s.len(), 4);
+            assert!(!s.contains(&r));
+            s.sort();
+            s.dedup();
+            assert_eq!(s.len(), 4, "senders of {r} distinct");
+        }
+        // Deterministic, and the seed matters.
+        assert_eq!(f, long_lived_fan_in(&h, 4, 1_000_000_000, 0, 3).unwrap());
+        assert_ne!(f, long_lived_fan_in(&h, 4, 1_000_000_000, 0, 4).unwrap());
+        assert!(long_lived_fan_in(&h, 64, 1, 0, 3).is_err());
+        assert!(long_lived_fan_in(&h, 0, 1, 0, 3).is_err());
     }
 }

@@ -225,6 +225,12 @@ pub struct PfcRecord {
 #[derive(Clone, Debug)]
 pub struct PauseTimes {
     nq: usize,
+    /// 0: a pause of priority `q` stops queue `q` (queue = priority). Otherwise the queues a
+    /// pause of any data priority stops: under BFC's per-flow queues (BFC, SFQ, Ideal-FQ,
+    /// BFC-VFID) every data priority shares the physical queues, so 802.1Qbb's per-priority
+    /// pause stops all of them (one data priority is assumed there; two paused priorities
+    /// would share one set of pause bits).
+    shared_mask: u64,
     /// Received pause of (port, prio) holds until this time (`u64::MAX` = until RESUME).
     until: Vec<u64>,
     /// Start of the current pause of (port, prio), picoseconds.
@@ -260,10 +266,38 @@ pub enum Received {
 }
 
 impl PauseTimes {
+    /// A received pause of any data priority stops the queues of `mask` (see
+    /// [`PauseTimes::shared_mask`]); `mask` = 0 keeps queue = priority.
+    pub fn with_shared_queues(mut self, mask: u64) -> Self {
+        self.shared_mask = mask;
+        self
+    }
+
+    /// The pause bits of priority `q`.
+    #[inline]
+    fn mask(&self, q: usize) -> u64 {
+        if self.shared_mask != 0 {
+            self.shared_mask
+        } else {
+            1u64 << q
+        }
+    }
+
+    /// Is priority `q` of the port in slot `slot` paused?
+    #[inline]
+    fn is_paused(&self, tx: &TxPort, slot: usize, q: usize) -> bool {
+        if self.shared_mask != 0 {
+            self.until[slot * self.nq + q] != 0
+        } else {
+            tx.paused(q)
+        }
+    }
+
     /// State for `ports` ports of `nq` priorities each.
     pub fn new(ports: usize, nq: usize) -> Self {
         PauseTimes {
             nq,
+            shared_mask: 0,
             until: vec![0; ports * nq],
             since: vec![0; ports * nq],
             paused_ps: 0,
@@ -303,13 +337,13 @@ impl PauseTimes {
             } else {
                 now_ps + f.pause_ps
             };
-            if !tx.paused(q) {
+            if !self.is_paused(tx, at.slot, q) {
                 self.since[i] = now_ps;
             }
             self.until[i] = until;
-            tx.paused_mask |= 1u64 << q;
+            tx.paused_mask |= self.mask(q);
             Received::Paused((until != u64::MAX).then_some(until))
-        } else if tx.paused(q) {
+        } else if self.is_paused(tx, at.slot, q) {
             self.unpause(tx, at.slot, q, now_ps);
             Received::Resumed
         } else {
@@ -319,7 +353,7 @@ impl PauseTimes {
 
     fn unpause(&mut self, tx: &mut TxPort, slot: usize, q: usize, now_ps: u64) {
         let i = slot * self.nq + q;
-        tx.paused_mask &= !(1u64 << q);
+        tx.paused_mask &= !self.mask(q);
         self.until[i] = 0;
         self.paused_ps += now_ps - self.since[i];
     }
@@ -340,7 +374,7 @@ impl PauseTimes {
     /// `now_ps`.
     pub fn finish(&mut self, tx: &TxPort, slot: usize, now_ps: u64) {
         for q in 0..self.nq {
-            if tx.paused(q) {
+            if self.is_paused(tx, slot, q) {
                 let i = slot * self.nq + q;
                 self.paused_ps += now_ps - self.since[i];
                 self.since[i] = now_ps;

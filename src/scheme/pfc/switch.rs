@@ -46,6 +46,11 @@ pub struct PfcSwitch {
     pub resumes: u64,
     /// Drops in lossless mode (headroom overflow): 0 with sane settings.
     pub drops_lossless: u64,
+    /// Ingress accounting and pauses follow the packet's priority, not its egress queue: under
+    /// BFC's per-flow queues (BFC, SFQ, Ideal-FQ, BFC-VFID) the queue index is a physical
+    /// queue, while PFC (802.1Qbb, the backstop) pauses priorities. Without BFC queue =
+    /// priority for every admitted packet and the queue is used.
+    pub class_by_prio: bool,
 }
 
 impl PfcSwitch {
@@ -93,6 +98,12 @@ impl PfcSwitch {
         }
         ctx.out.push(Emit::Control { port, pkt: slot });
     }
+}
+
+/// The PFC priority of packet `p` (its priority group, within the port's priorities).
+#[inline]
+fn class_of(ctx: &SwitchCtx<'_>, p: u32) -> usize {
+    (ctx.arena.get(p).prio as usize).min(ctx.ports.first().map_or(1, |e| e.queues.len()) - 1)
 }
 
 /// The pause of priority `q` of egress `port` was lifted now: record the end of its OFF
@@ -151,16 +162,26 @@ impl SwitchHooks for PfcSwitch {
     /// that brings its ingress (port, priority) over the XOFF threshold asks for a PAUSE,
     /// which the core sends after the packet is queued (admission requests are deferred).
     #[inline]
-    fn admit(&mut self, ctx: &mut SwitchCtx<'_>, _p: u32, at: &Hop) -> Option<bool> {
+    fn admit(&mut self, ctx: &mut SwitchCtx<'_>, p: u32, at: &Hop) -> Option<bool> {
+        let q = if self.class_by_prio {
+            // The control class (prio 0: ACKs with ACK_HIGH_PRIO, which BFC queues in its
+            // high-priority queue) is not admitted, as in queue 0.
+            match class_of(ctx, p) {
+                0 => return Some(true),
+                c => c,
+            }
+        } else {
+            at.q
+        };
         let pfc = self.lossless.as_mut()?;
-        let ok = pfc.admit(at.in_port, at.q, at.size);
+        let ok = pfc.admit(at.in_port, q, at.size);
         if ok {
-            pfc.charge(at.in_port, at.q, at.size);
-            if pfc.should_pause(at.in_port, at.q) {
+            pfc.charge(at.in_port, q, at.size);
+            if pfc.should_pause(at.in_port, q) {
                 ctx.out.push(Emit::Call {
                     port: at.in_port,
                     which: timer::SEND_XOFF,
-                    arg: at.q as u8,
+                    arg: q as u8,
                 });
             }
         } else {
@@ -172,14 +193,22 @@ impl SwitchHooks for PfcSwitch {
     /// The packet left: release its ingress bytes; RESUME its ingress priority if that
     /// brought the ingress below the resume threshold.
     #[inline]
-    fn on_departure(&mut self, ctx: &mut SwitchCtx<'_>, _p: u32, at: &Hop) {
+    fn on_departure(&mut self, ctx: &mut SwitchCtx<'_>, p: u32, at: &Hop) {
         if at.q == 0 {
             return;
         }
+        let q = if self.class_by_prio {
+            match class_of(ctx, p) {
+                0 => return,
+                c => c,
+            }
+        } else {
+            at.q
+        };
         if let Some(pfc) = &mut self.lossless {
-            pfc.release(at.in_port, at.q, at.size);
-            if pfc.should_resume(at.in_port, at.q) {
-                self.send(ctx, at.in_port, at.q, false);
+            pfc.release(at.in_port, q, at.size);
+            if pfc.should_resume(at.in_port, q) {
+                self.send(ctx, at.in_port, q, false);
             }
         }
     }
@@ -242,12 +271,20 @@ impl Scheme for PfcSwitch {
                 cfg.buffer.size_bytes,
                 env.host_rate_bps,
             )),
-            rx: PauseTimes::new(ports.len(), env.queues_per_port),
+            rx: PauseTimes::new(ports.len(), env.queues_per_port).with_shared_queues(
+                if cfg.bfc.enabled {
+                    // Every queue but the control class 0.
+                    (u64::MAX >> (64 - env.queues_per_port)) & !1
+                } else {
+                    0
+                },
+            ),
             expiry: cfg.pfc.expiry,
             quanta: cfg.pfc.quanta,
             pauses: 0,
             resumes: 0,
             drops_lossless: 0,
+            class_by_prio: cfg.bfc.enabled,
         })
     }
 
