@@ -288,28 +288,24 @@ impl EventQueue {
     #[inline(always)]
     fn push_slot(&mut self, slot: usize, time_ps: u64, ev: Event) {
         let v = &mut self.wheel[slot];
+        if v.capacity() == 0
+            && let Some(b) = self.spare.pop()
+        {
+            *v = b;
+        }
         if v.len() < v.capacity() {
             v.push((time_ps, ev));
         } else {
-            Self::push_slot_grow(v, &mut self.spare, time_ps, ev);
+            Self::push_slot_grow(v, time_ps, ev);
         }
         self.bitmap[slot >> 6] |= 1 << (slot & 63);
     }
 
-    /// [`Self::push_slot`] into a full (or never used) slot buffer: an empty one takes the
-    /// most recently drained buffer, if any, else the buffer grows.
+    /// [`Self::push_slot`] into a full slot buffer: it grows (rare once the buffers have
+    /// reached their working size).
+    #[cold]
     #[inline(never)]
-    fn push_slot_grow(
-        v: &mut Vec<(u64, Event)>,
-        spare: &mut Vec<Vec<(u64, Event)>>,
-        time_ps: u64,
-        ev: Event,
-    ) {
-        if v.capacity() == 0
-            && let Some(b) = spare.pop()
-        {
-            *v = b;
-        }
+    fn push_slot_grow(v: &mut Vec<(u64, Event)>, time_ps: u64, ev: Event) {
         v.push((time_ps, ev));
     }
 

@@ -173,6 +173,35 @@ impl PfcState {
         }
     }
 
+    /// [`Self::admit`], then (if admitted) [`Self::charge`] and [`Self::should_pause`], in one
+    /// pass over the counters of (`port`, `q`): `None` if refused, else whether to send an
+    /// XOFF. Same results as the three calls in turn.
+    #[inline]
+    pub fn admit_charge(&mut self, port: u16, q: usize, size: u64) -> Option<bool> {
+        let i = self.idx(port, q);
+        let hdrm = self.hdrm[i];
+        let ingress = self.ingress[i];
+        let reserve = self.reserve_bytes;
+        if size + hdrm > self.headroom[port as usize]
+            && size + ingress.saturating_sub(reserve) > self.threshold(port)
+        {
+            return None;
+        }
+        let new = ingress + size;
+        if new <= reserve && hdrm == 0 {
+            // Within the reserve, no headroom in use: charge the ingress counter; the shared
+            // part stays 0, so XOFF iff not yet paused and the threshold is 0.
+            self.ingress[i] = new;
+            return Some(
+                !self.paused[i]
+                    && self.free_bytes() <= self.zero_threshold_max_free[port as usize]
+                    && self.threshold(port) == 0,
+            );
+        }
+        self.charge(port, q, size);
+        Some(self.should_pause(port, q))
+    }
+
     /// Should an XOFF be sent for (port, q) now (after an enqueue)?
     #[inline]
     pub fn should_pause(&self, port: u16, q: usize) -> bool {
@@ -452,6 +481,51 @@ mod tests {
             s.shared_used = used;
             let want = s.shared_of(1, 2) >= s.threshold(1);
             assert_eq!(s.should_pause(1, 2), want, "shared_used {used}");
+        }
+    }
+
+    #[test]
+    fn admit_charge_matches_admit_charge_should_pause() {
+        // The fused admission gives the results and the state of the three calls in turn,
+        // through reserve, shared pool, XOFF, headroom and drops, with releases between.
+        let (mut a, mut b) = (state(), state());
+        let mut rng = crate::rng::Rng::new(11);
+        for step in 0..200_000 {
+            let port = rng.below(2) as u16;
+            let q = 1 + rng.below(3) as usize;
+            let size = 64 + rng.below(1500);
+            if rng.below(3) == 0 {
+                let i = a.index(port, q);
+                let held = a.ingress[i] + a.hdrm[i];
+                if held >= size {
+                    a.release(port, q, size);
+                    b.release(port, q, size);
+                }
+                continue;
+            }
+            let got = a.admit_charge(port, q, size);
+            let want = if b.admit(port, q, size) {
+                b.charge(port, q, size);
+                Some(b.should_pause(port, q))
+            } else {
+                None
+            };
+            assert_eq!(got, want, "step {step}");
+            if want == Some(true) {
+                a.set_paused(port, q, true);
+                b.set_paused(port, q, true);
+            }
+            if rng.below(50) == 0 {
+                let i = a.index(port, q);
+                let v = !a.paused[i];
+                a.paused[i] = v;
+                b.paused[i] = v;
+            }
+            assert_eq!(
+                (&a.ingress, &a.hdrm, a.shared_used),
+                (&b.ingress, &b.hdrm, b.shared_used),
+                "step {step}"
+            );
         }
     }
 
