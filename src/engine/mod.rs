@@ -246,7 +246,10 @@ impl EventQueue {
     }
 
     /// Schedule `ev` at absolute time `time_ps` (must not be in the past).
-    #[inline]
+    ///
+    /// Inlined into the callers: the common case (a later bucket inside the wheel) is a few
+    /// instructions; the others (the bucket being executed, the overflow heap) are out of line.
+    #[inline(always)]
     pub fn schedule(&mut self, time_ps: u64, ev: Event) {
         debug_assert!(time_ps >= self.now_ps, "event scheduled in the past");
         self.seq += 1;
@@ -255,6 +258,18 @@ impl EventQueue {
             self.peak_len = self.len;
         }
         let b = time_ps >> SHIFT;
+        if b > self.cur_idx && b - self.cur_idx < self.wheel_len as u64 {
+            let slot = (b as usize) & (self.wheel_len - 1);
+            self.push_slot(slot, time_ps, ev);
+        } else {
+            self.schedule_off_wheel(time_ps, b, ev);
+        }
+    }
+
+    /// [`Self::schedule`] of an event in the bucket being executed or beyond the wheel
+    /// (`b` = its bucket; `seq` and `len` already counted it).
+    #[inline(never)]
+    fn schedule_off_wheel(&mut self, time_ps: u64, b: u64, ev: Event) {
         if b <= self.cur_idx {
             // Into the bucket being executed (sorted by time descending, next at the end): it
             // must pop after every pending event of the same time, i.e. sit before them.
@@ -263,9 +278,6 @@ impl EventQueue {
                 .cur
                 .partition_point(|e| (e.0, class(&e.1)) > (time_ps, c));
             self.cur.insert(pos, (time_ps, ev));
-        } else if b - self.cur_idx < self.wheel_len as u64 {
-            let slot = (b as usize) & (self.wheel_len - 1);
-            self.push_slot(slot, time_ps, ev);
         } else {
             self.overflow
                 .push(Far(key(time_ps, class(&ev), self.seq), ev));
@@ -273,7 +285,7 @@ impl EventQueue {
     }
 
     /// Append to wheel slot `slot`, giving an empty slot the most recently drained buffer.
-    #[inline]
+    #[inline(always)]
     fn push_slot(&mut self, slot: usize, time_ps: u64, ev: Event) {
         let v = &mut self.wheel[slot];
         if v.capacity() == 0
@@ -281,8 +293,20 @@ impl EventQueue {
         {
             *v = b;
         }
-        v.push((time_ps, ev));
+        if v.len() < v.capacity() {
+            v.push((time_ps, ev));
+        } else {
+            Self::push_slot_grow(v, time_ps, ev);
+        }
         self.bitmap[slot >> 6] |= 1 << (slot & 63);
+    }
+
+    /// [`Self::push_slot`] into a full slot buffer: it grows (rare once the buffers have
+    /// reached their working size).
+    #[cold]
+    #[inline(never)]
+    fn push_slot_grow(v: &mut Vec<(u64, Event)>, time_ps: u64, ev: Event) {
+        v.push((time_ps, ev));
     }
 
     /// Schedule `ev` at `now + delay_ps`.

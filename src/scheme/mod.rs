@@ -604,12 +604,16 @@ macro_rules! schemes {
                 egress: u16,
             ) -> Option<usize> {
                 $(
-                    if set & (1 << $id) != 0
-                        && let Some(s) = &mut self.$f
-                    {
-                        ctx.out.current = SchemeId::$v;
-                        if let Some(q) = s.select_queue(ctx, pkt, egress) {
-                            return Some(q);
+                    if set & (1 << $id) != 0 {
+                        if let Some(s) = &mut self.$f {
+                            ctx.out.current = SchemeId::$v;
+                            if let Some(q) = s.select_queue(ctx, pkt, egress) {
+                                return Some(q);
+                            }
+                        }
+                        if set >> $id >> 1 == 0 {
+                            // No later scheme in the set.
+                            return None;
                         }
                     }
                 )*
@@ -627,13 +631,17 @@ macro_rules! schemes {
                 at: &Hop,
             ) -> Verdict {
                 $(
-                    if set & (1 << $id) != 0
-                        && let Some(s) = &mut self.$f
-                    {
-                        ctx.out.current = SchemeId::$v;
-                        let v = s.on_ingress(ctx, pkt, at);
-                        if v != Verdict::Pass {
-                            return v;
+                    if set & (1 << $id) != 0 {
+                        if let Some(s) = &mut self.$f {
+                            ctx.out.current = SchemeId::$v;
+                            let v = s.on_ingress(ctx, pkt, at);
+                            if v != Verdict::Pass {
+                                return v;
+                            }
+                        }
+                        if set >> $id >> 1 == 0 {
+                            // No later scheme in the set.
+                            return Verdict::Pass;
                         }
                     }
                 )*
@@ -650,12 +658,16 @@ macro_rules! schemes {
                 at: &Hop,
             ) -> Option<bool> {
                 $(
-                    if set & (1 << $id) != 0
-                        && let Some(s) = &mut self.$f
-                    {
-                        ctx.out.current = SchemeId::$v;
-                        if let Some(ok) = s.admit(ctx, pkt, at) {
-                            return Some(ok);
+                    if set & (1 << $id) != 0 {
+                        if let Some(s) = &mut self.$f {
+                            ctx.out.current = SchemeId::$v;
+                            if let Some(ok) = s.admit(ctx, pkt, at) {
+                                return Some(ok);
+                            }
+                        }
+                        if set >> $id >> 1 == 0 {
+                            // No later scheme in the set.
+                            return None;
                         }
                     }
                 )*
@@ -672,11 +684,15 @@ macro_rules! schemes {
                 at: &Hop,
             ) {
                 $(
-                    if set & (1 << $id) != 0
-                        && let Some(s) = &mut self.$f
-                    {
-                        ctx.out.current = SchemeId::$v;
-                        s.on_admission_failure(ctx, pkt, at);
+                    if set & (1 << $id) != 0 {
+                        if let Some(s) = &mut self.$f {
+                            ctx.out.current = SchemeId::$v;
+                            s.on_admission_failure(ctx, pkt, at);
+                        }
+                        if set >> $id >> 1 == 0 {
+                            // No later scheme in the set.
+                            return;
+                        }
                     }
                 )*
             }
@@ -692,11 +708,15 @@ macro_rules! schemes {
                 depth_before: u64,
             ) {
                 $(
-                    if set & (1 << $id) != 0
-                        && let Some(s) = &mut self.$f
-                    {
-                        ctx.out.current = SchemeId::$v;
-                        s.on_enqueue(ctx, pkt, at, depth_before);
+                    if set & (1 << $id) != 0 {
+                        if let Some(s) = &mut self.$f {
+                            ctx.out.current = SchemeId::$v;
+                            s.on_enqueue(ctx, pkt, at, depth_before);
+                        }
+                        if set >> $id >> 1 == 0 {
+                            // No later scheme in the set.
+                            return;
+                        }
                     }
                 )*
             }
@@ -705,11 +725,15 @@ macro_rules! schemes {
             #[inline(always)]
             pub fn on_dequeue(&mut self, set: u16, ctx: &mut SwitchCtx<'_>, pkt: u32, at: &Hop) {
                 $(
-                    if set & (1 << $id) != 0
-                        && let Some(s) = &mut self.$f
-                    {
-                        ctx.out.current = SchemeId::$v;
-                        s.on_dequeue(ctx, pkt, at);
+                    if set & (1 << $id) != 0 {
+                        if let Some(s) = &mut self.$f {
+                            ctx.out.current = SchemeId::$v;
+                            s.on_dequeue(ctx, pkt, at);
+                        }
+                        if set >> $id >> 1 == 0 {
+                            // No later scheme in the set.
+                            return;
+                        }
                     }
                 )*
             }
@@ -718,11 +742,15 @@ macro_rules! schemes {
             #[inline(always)]
             pub fn on_departure(&mut self, set: u16, ctx: &mut SwitchCtx<'_>, pkt: u32, at: &Hop) {
                 $(
-                    if set & (1 << $id) != 0
-                        && let Some(s) = &mut self.$f
-                    {
-                        ctx.out.current = SchemeId::$v;
-                        s.on_departure(ctx, pkt, at);
+                    if set & (1 << $id) != 0 {
+                        if let Some(s) = &mut self.$f {
+                            ctx.out.current = SchemeId::$v;
+                            s.on_departure(ctx, pkt, at);
+                        }
+                        if set >> $id >> 1 == 0 {
+                            // No later scheme in the set.
+                            return;
+                        }
                     }
                 )*
             }
@@ -752,10 +780,14 @@ macro_rules! schemes {
             #[inline(always)]
             pub fn prefetch(&self, set: u16, in_port: u16, q: usize) {
                 $(
-                    if set & (1 << $id) != 0
-                        && let Some(s) = &self.$f
-                    {
-                        s.prefetch(in_port, q);
+                    if set & (1 << $id) != 0 {
+                        if let Some(s) = &self.$f {
+                            s.prefetch(in_port, q);
+                        }
+                        if set >> $id >> 1 == 0 {
+                            // No later scheme in the set.
+                            return;
+                        }
                     }
                 )*
             }
@@ -764,10 +796,14 @@ macro_rules! schemes {
             #[inline(always)]
             pub fn prefetch_egress(&self, set: u16, port: u16) {
                 $(
-                    if set & (1 << $id) != 0
-                        && let Some(s) = &self.$f
-                    {
-                        s.prefetch_egress(port);
+                    if set & (1 << $id) != 0 {
+                        if let Some(s) = &self.$f {
+                            s.prefetch_egress(port);
+                        }
+                        if set >> $id >> 1 == 0 {
+                            // No later scheme in the set.
+                            return;
+                        }
                     }
                 )*
             }
@@ -782,6 +818,10 @@ macro_rules! schemes {
                         let line = std::ptr::addr_of!(self.$f) as *const u8;
                         crate::engine::prefetch(line);
                         crate::engine::prefetch(line.wrapping_add(64));
+                        if present >> $id >> 1 == 0 {
+                            // No later scheme in the set.
+                            return;
+                        }
                     }
                 )*
             }

@@ -555,6 +555,7 @@ impl Simulator {
     }
 
     /// Start serializing packet `p` on port `port` of `node` (the port must be idle).
+    #[inline(always)]
     pub(crate) fn transmit(&mut self, node: u32, port: u16, p: u32) {
         let now = self.q.now();
         let size = self.arena.get(p).size;

@@ -24,7 +24,7 @@ impl Simulator {
 
     /// The forwarding decision of switch `s` for a packet with header `h`: the egress port
     /// (ECMP among equal-cost ports), or `NO_EGRESS` if the destination is unreachable.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn switch_route(&self, s: usize, h: &Hdr) -> u16 {
         let sw = &self.switches[s];
         let hops = self.routes.next_hops(sw.node, h.dst);

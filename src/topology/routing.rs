@@ -271,7 +271,7 @@ impl RouteTable {
     /// `switch_node` toward host `dst_host`: every port on a shortest (fewest-hop) path. Empty
     /// if `switch_node` is not a switch, `dst_host` is not a host, or the host is unreachable.
     /// O(1), no allocation.
-    #[inline]
+    #[inline(always)]
     pub fn next_hops(&self, switch_node: u32, dst_host: u32) -> &[u16] {
         let si = self
             .switch_idx

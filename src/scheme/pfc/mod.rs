@@ -53,6 +53,11 @@ pub struct PfcState {
     pub headroom: Vec<u64>,
     /// Dynamic-threshold α per port.
     pub alpha: Vec<f64>,
+    /// Per port, the largest free pool (`B − carved − shared_used`, bytes) whose threshold
+    /// is 0: [`Self::threshold`] is 0 for a free pool up to it and at least 1 above it (the
+    /// threshold is monotone in the free pool). Lets [`Self::should_pause`] skip the
+    /// floating-point threshold of an ingress queue within its reserve.
+    zero_threshold_max_free: Vec<u64>,
     /// XOFF sent upstream and not yet resumed, per (port, priority).
     pub paused: Vec<bool>,
     /// XON offset, bytes.
@@ -79,7 +84,7 @@ impl PfcState {
                 (one_way as f64 * cfg.headroom_factor) as u64 + cfg.headroom_extra_bytes
             })
             .collect();
-        let alpha = ports
+        let alpha: Vec<f64> = ports
             .iter()
             .map(|&(rate, _)| {
                 let mut a = cfg.alpha_host;
@@ -91,6 +96,7 @@ impl PfcState {
                 a.min(1.0)
             })
             .collect();
+        let zero_threshold_max_free = alpha.iter().map(|&a| zero_threshold_max_free(a)).collect();
         let carved = headroom.iter().sum::<u64>() + cfg.reserve_bytes * ports.len() as u64;
         let n = ports.len() * nq;
         PfcState {
@@ -99,6 +105,7 @@ impl PfcState {
             resume_offset_bytes: cfg.resume_offset_bytes,
             headroom,
             alpha,
+            zero_threshold_max_free,
             carved_bytes: carved,
             shared_used: 0,
             ingress: vec![0; n],
@@ -124,13 +131,17 @@ impl PfcState {
         port as usize * self.nq + q
     }
 
+    /// Free shared pool, bytes: what the dynamic thresholds are a fraction of.
+    #[inline]
+    fn free_bytes(&self) -> u64 {
+        self.buffer_bytes
+            .saturating_sub(self.carved_bytes + self.shared_used)
+    }
+
     /// Dynamic XOFF threshold of ingress `port`, bytes.
     #[inline]
     pub fn threshold(&self, port: u16) -> u64 {
-        let free = self
-            .buffer_bytes
-            .saturating_sub(self.carved_bytes + self.shared_used);
-        (free as f64 * self.alpha[port as usize]) as u64
+        threshold_of(self.free_bytes(), self.alpha[port as usize])
     }
 
     /// Shared-pool bytes attributed to (port, q).
@@ -162,11 +173,51 @@ impl PfcState {
         }
     }
 
+    /// [`Self::admit`], then (if admitted) [`Self::charge`] and [`Self::should_pause`], in one
+    /// pass over the counters of (`port`, `q`): `None` if refused, else whether to send an
+    /// XOFF. Same results as the three calls in turn.
+    #[inline]
+    pub fn admit_charge(&mut self, port: u16, q: usize, size: u64) -> Option<bool> {
+        let i = self.idx(port, q);
+        let hdrm = self.hdrm[i];
+        let ingress = self.ingress[i];
+        let reserve = self.reserve_bytes;
+        if size + hdrm > self.headroom[port as usize]
+            && size + ingress.saturating_sub(reserve) > self.threshold(port)
+        {
+            return None;
+        }
+        let new = ingress + size;
+        if new <= reserve && hdrm == 0 {
+            // Within the reserve, no headroom in use: charge the ingress counter; the shared
+            // part stays 0, so XOFF iff not yet paused and the threshold is 0.
+            self.ingress[i] = new;
+            return Some(
+                !self.paused[i]
+                    && self.free_bytes() <= self.zero_threshold_max_free[port as usize]
+                    && self.threshold(port) == 0,
+            );
+        }
+        self.charge(port, q, size);
+        Some(self.should_pause(port, q))
+    }
+
     /// Should an XOFF be sent for (port, q) now (after an enqueue)?
     #[inline]
     pub fn should_pause(&self, port: u16, q: usize) -> bool {
         let i = self.idx(port, q);
-        !self.paused[i] && (self.hdrm[i] > 0 || self.shared_of(port, q) >= self.threshold(port))
+        if self.paused[i] {
+            return false;
+        }
+        if self.hdrm[i] > 0 {
+            return true;
+        }
+        let shared = self.shared_of(port, q);
+        if shared == 0 && self.free_bytes() > self.zero_threshold_max_free[port as usize] {
+            // Within the reserve and the threshold is at least 1: `0 >= threshold` is false.
+            return false;
+        }
+        shared >= self.threshold(port)
     }
 
     /// Release a departing packet's bytes.
@@ -203,6 +254,32 @@ impl PfcState {
     pub fn index(&self, port: u16, q: usize) -> usize {
         self.idx(port, q)
     }
+}
+
+/// Dynamic threshold for a free pool of `free` bytes and factor `alpha`, bytes.
+#[inline]
+fn threshold_of(free: u64, alpha: f64) -> u64 {
+    (free as f64 * alpha) as u64
+}
+
+/// The largest free pool whose threshold at factor `alpha` is 0 (`u64::MAX` if every one
+/// is). [`threshold_of`] is monotone non-decreasing in the pool for any `alpha` (also
+/// negative or NaN: then constant 0), so a binary search finds the boundary exactly.
+fn zero_threshold_max_free(alpha: f64) -> u64 {
+    if threshold_of(u64::MAX, alpha) == 0 {
+        return u64::MAX;
+    }
+    // Invariant: threshold(lo) == 0, threshold(hi) >= 1.
+    let (mut lo, mut hi) = (0u64, u64::MAX);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if threshold_of(mid, alpha) == 0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 /// One received PFC frame (HPCC-sim `PFC_OUTPUT_FILE` record).
@@ -418,6 +495,72 @@ mod tests {
         assert_eq!(s4.headroom, vec![150_000]);
         assert_eq!(s4.alpha, vec![0.5]);
         assert_eq!(quanta_ps(65535, 100_000_000_000), 335_539_200);
+    }
+
+    #[test]
+    fn zero_threshold_boundary_is_exact() {
+        for alpha in [0.125, 0.5, 1.0, 0.3, 1e-3, 0.0, -1.0, f64::NAN, 1e-25] {
+            let m = zero_threshold_max_free(alpha);
+            assert_eq!(threshold_of(m, alpha), 0, "α={alpha}");
+            if m < u64::MAX {
+                assert!(threshold_of(m + 1, alpha) >= 1, "α={alpha}");
+            }
+        }
+        assert_eq!(zero_threshold_max_free(0.125), 7);
+        assert_eq!(zero_threshold_max_free(1.0), 0);
+        // should_pause agrees with its definition for ingress within the reserve, at any
+        // pool use.
+        let mut s = state();
+        for used in [0, 900_000, 916_800, 916_807, 916_808, 2_000_000] {
+            s.shared_used = used;
+            let want = s.shared_of(1, 2) >= s.threshold(1);
+            assert_eq!(s.should_pause(1, 2), want, "shared_used {used}");
+        }
+    }
+
+    #[test]
+    fn admit_charge_matches_admit_charge_should_pause() {
+        // The fused admission gives the results and the state of the three calls in turn,
+        // through reserve, shared pool, XOFF, headroom and drops, with releases between.
+        let (mut a, mut b) = (state(), state());
+        let mut rng = crate::rng::Rng::new(11);
+        for step in 0..200_000 {
+            let port = rng.below(2) as u16;
+            let q = 1 + rng.below(3) as usize;
+            let size = 64 + rng.below(1500);
+            if rng.below(3) == 0 {
+                let i = a.index(port, q);
+                let held = a.ingress[i] + a.hdrm[i];
+                if held >= size {
+                    a.release(port, q, size);
+                    b.release(port, q, size);
+                }
+                continue;
+            }
+            let got = a.admit_charge(port, q, size);
+            let want = if b.admit(port, q, size) {
+                b.charge(port, q, size);
+                Some(b.should_pause(port, q))
+            } else {
+                None
+            };
+            assert_eq!(got, want, "step {step}");
+            if want == Some(true) {
+                a.set_paused(port, q, true);
+                b.set_paused(port, q, true);
+            }
+            if rng.below(50) == 0 {
+                let i = a.index(port, q);
+                let v = !a.paused[i];
+                a.paused[i] = v;
+                b.paused[i] = v;
+            }
+            assert_eq!(
+                (&a.ingress, &a.hdrm, a.shared_used),
+                (&b.ingress, &b.hdrm, b.shared_used),
+                "step {step}"
+            );
+        }
     }
 
     #[test]

@@ -174,20 +174,22 @@ impl SwitchHooks for PfcSwitch {
             at.q
         };
         let pfc = self.lossless.as_mut()?;
-        let ok = pfc.admit(at.in_port, q, at.size);
-        if ok {
-            pfc.charge(at.in_port, q, at.size);
-            if pfc.should_pause(at.in_port, q) {
-                ctx.out.push(Emit::Call {
-                    port: at.in_port,
-                    which: timer::SEND_XOFF,
-                    arg: q as u8,
-                });
+        match pfc.admit_charge(at.in_port, q, at.size) {
+            Some(pause) => {
+                if pause {
+                    ctx.out.push(Emit::Call {
+                        port: at.in_port,
+                        which: timer::SEND_XOFF,
+                        arg: q as u8,
+                    });
+                }
+                Some(true)
             }
-        } else {
-            self.drops_lossless += 1;
+            None => {
+                self.drops_lossless += 1;
+                Some(false)
+            }
         }
-        Some(ok)
     }
 
     /// The packet left: release its ingress bytes; RESUME its ingress priority if that
