@@ -982,6 +982,11 @@ impl Simulator {
             ));
         }
         for s in &self.switches {
+            if let Some(b) = &s.schemes.bfc {
+                b.check().map_err(|e| format!("switch {}: {e}", s.node))?;
+            }
+        }
+        for s in &self.switches {
             let mut total = 0u64;
             for (pi, p) in s.ports.iter().enumerate() {
                 let mut pb = 0;

@@ -474,6 +474,24 @@ impl FlowTable {
         *self.get_mut(id) = FlowEntry::default();
     }
 
+    /// Paused entries per ingress port (`ports` ports): what the ingress filters must hold.
+    pub fn paused_per_in_port(&self, ports: usize) -> Vec<u32> {
+        let mut n = vec![0u32; ports];
+        let entries = self
+            .table
+            .iter()
+            .flatten()
+            .chain(self.cache.iter().map(|(_, e)| e));
+        for e in entries {
+            if e.flags & VALID != 0 && e.flags & PAUSED != 0 {
+                if let Some(c) = n.get_mut(e.in_port as usize) {
+                    *c += 1;
+                }
+            }
+        }
+        n
+    }
+
     /// Is `id` an overflow-cache entry?
     #[inline]
     pub fn in_cache(&self, id: u32) -> bool {

@@ -208,6 +208,22 @@ impl BfcSwitch {
         }
     }
 
+    /// Consistency of the flow table with the ingress filters: every ingress filter holds
+    /// exactly the paused entries of that ingress (a paused VFID that left the table without
+    /// leaving its filter would pause the flows that share its bits forever).
+    pub fn check(&self) -> Result<(), String> {
+        let paused = self.table.paused_per_in_port(self.ports.len());
+        for (p, (ps, n)) in self.ports.iter().zip(&paused).enumerate() {
+            if ps.bloom.members != *n {
+                return Err(format!(
+                    "BFC ingress {p}: filter holds {} VFIDs, the table {n} paused entries",
+                    ps.bloom.members
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Pause flow entry `id` (VFID `v`) arriving on `in_port`.
     fn pause(&mut self, ctx: &mut SwitchCtx<'_>, id: u32, v: u32, in_port: u16) {
         self.table.get_mut(id).flags |= PAUSED;
