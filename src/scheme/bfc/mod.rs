@@ -483,10 +483,11 @@ impl FlowTable {
             .flatten()
             .chain(self.cache.iter().map(|(_, e)| e));
         for e in entries {
-            if e.flags & VALID != 0 && e.flags & PAUSED != 0 {
-                if let Some(c) = n.get_mut(e.in_port as usize) {
-                    *c += 1;
-                }
+            if e.flags & VALID != 0
+                && e.flags & PAUSED != 0
+                && let Some(c) = n.get_mut(e.in_port as usize)
+            {
+                *c += 1;
             }
         }
         n
