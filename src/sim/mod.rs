@@ -722,7 +722,12 @@ impl Simulator {
         // Third stage, half as far: an arrival at a host (ACK, CNP) runs the flow's controller,
         // which lives in the controller slab; the flow's first line (prefetched a stage ago)
         // names its slot.
-        if let Some(&Event::Arrive { node, pkt, .. }) = self.q.peek_ahead(PREFETCH_DISTANCE / 2)
+        // (Arrivals at hosts carry no forwarding decision: testing that first spares the node
+        // lookup for arrivals at switches.)
+        if let Some(&Event::Arrive {
+            node, pkt, egress, ..
+        }) = self.q.peek_ahead(PREFETCH_DISTANCE / 2)
+            && egress == NO_EGRESS
             && let Some(NodeRef::Host(_)) = self.nodes.get(node as usize)
             && let Some(p) = self.arena.try_get(pkt)
             && let Some(f) = self.flows.get(p.flow as usize)
