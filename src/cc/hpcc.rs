@@ -514,10 +514,14 @@ impl CongestionControl for Hpcc {
 
     fn window_bytes(&self) -> u64 {
         if self.rate_based {
-            // HPCC-sim VAR_WIN: maxBdp · R / line, at least 1 B.
-            let w =
-                u128::from(self.d_int) * u128::from(self.rate_bps()) / u128::from(self.line_bps);
-            (w as u64).max(1)
+            // HPCC-sim VAR_WIN: maxBdp · R / line, at least 1 B. The product nearly always
+            // fits in 64 bits; the (same) 128-bit quotient only when it does not.
+            let (d, r, line) = (self.d_int, self.rate_bps(), self.line_bps);
+            let w = match d.checked_mul(r) {
+                Some(p) => p / line,
+                None => (u128::from(d) * u128::from(r) / u128::from(line)) as u64,
+            };
+            w.max(1)
         } else {
             (self.w as u64).max(1)
         }

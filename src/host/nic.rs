@@ -109,8 +109,7 @@ impl Simulator {
             };
             if prio == 0 || !self.hosts[h].tx.paused(prio as usize) {
                 self.hosts[h].ctrl.pop_front();
-                let node = self.hosts[h].node;
-                self.transmit(node, 0, p);
+                self.host_transmit(h, p);
                 return;
             }
         }
@@ -202,9 +201,8 @@ impl Simulator {
                 }
             }
             let p = self.arena.alloc(pkt);
-            let node = self.hosts[h].node;
-            self.transmit(node, 0, p);
-            // Filed after `transmit`, which set when the link is free again.
+            self.host_transmit(h, p);
+            // Filed after `host_transmit`, which set when the link is free again.
             self.nic_refile_at(h, f);
             return;
         }

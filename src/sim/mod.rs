@@ -1,7 +1,7 @@
 //! The simulator: owns the network state, runs the event loop, and turns the final state into
 //! flow records and counters.
 //!
-//! A packet's life is a simple sequence of hops (htsim style): NIC arbiter → `transmit` (port
+//! A packet's life is a simple sequence of hops (htsim style): NIC arbiter → `host_transmit` (port
 //! busy for the serialization time, arrival scheduled after serialization + propagation +
 //! receiver pipeline delay) → switch forwarding path → … → receiving NIC, which turns the data
 //! packet into its ACK *in place* and queues it for the reverse trip.
@@ -554,24 +554,47 @@ impl Simulator {
         }
     }
 
-    /// Start serializing packet `p` on port `port` of `node` (the port must be idle).
+    /// Start serializing packet `p` on port `port` of switch `s` (the port must be idle).
     #[inline(always)]
-    pub(crate) fn transmit(&mut self, node: u32, port: u16, p: u32) {
+    pub(crate) fn switch_transmit(&mut self, s: usize, port: u16, p: u32) {
         let now = self.q.now();
         let size = self.arena.get(p).size;
-        // The port is busy until `now + ser`; a TxDone is scheduled only if it has more to send.
-        let (tx, more) = match self.nodes[node as usize] {
-            NodeRef::Host(h) => {
-                let nic = &mut self.hosts[h as usize];
-                let more = !nic.ctrl.is_empty() || !nic.arb.is_empty();
-                (&mut nic.tx, more)
-            }
-            NodeRef::Switch(s) => {
-                let ep = &mut self.switches[s as usize].ports[port as usize];
-                (&mut ep.tx, ep.nonempty != 0)
-            }
-        };
-        let ser = self.cfg.framing.ser_ps(size, tx.link.rate_bps);
+        let sw = &mut self.switches[s];
+        let node = sw.node;
+        let ep = &mut sw.ports[port as usize];
+        let more = ep.nonempty != 0;
+        let ser = self.cfg.framing.ser_ps(size, ep.tx.link.rate_bps);
+        let (more, peer, peer_port, delay) = Self::start_tx(&mut ep.tx, now, ser, size, more);
+        self.launch(node, port, p, now, ser, more, peer, peer_port, delay);
+    }
+
+    /// Start serializing packet `p` on the NIC of host `h` (the link must be idle).
+    #[inline(always)]
+    pub(crate) fn host_transmit(&mut self, h: usize, p: u32) {
+        let now = self.q.now();
+        let size = self.arena.get(p).size;
+        let nic = &mut self.hosts[h];
+        let node = nic.node;
+        let more = !nic.ctrl.is_empty() || !nic.arb.is_empty();
+        let ser = self.cfg.framing.ser_ps(size, nic.tx.link.rate_bps);
+        let (more, peer, peer_port, delay) = Self::start_tx(&mut nic.tx, now, ser, size, more);
+        self.launch(node, 0, p, now, ser, more, peer, peer_port, delay);
+        if self.host_tx_hooks {
+            self.host_transmitted(h, p);
+        }
+    }
+
+    /// The port `tx` is busy until `now + ser` sending `size` bytes; a TxDone is wanted only if
+    /// it has `more` to send and none is pending. Returns (TxDone wanted, peer node, peer
+    /// port, propagation delay).
+    #[inline(always)]
+    fn start_tx(
+        tx: &mut TxPort,
+        now: u64,
+        ser: u64,
+        size: u32,
+        more: bool,
+    ) -> (bool, u32, u16, u64) {
         tx.busy_until_ps = now + ser;
         let more = more && !tx.txdone_pending;
         if more {
@@ -579,7 +602,25 @@ impl Simulator {
         }
         let link = &mut tx.link;
         link.tx_bytes += size as u64;
-        let (peer, peer_port, delay) = (link.peer, link.peer_port, link.delay_ps);
+        (more, link.peer, link.peer_port, link.delay_ps)
+    }
+
+    /// The events of a transmission started at `now` on port `port` of `node`: its TxDone (if
+    /// `more`) and the packet's arrival at the peer.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn launch(
+        &mut self,
+        node: u32,
+        port: u16,
+        p: u32,
+        now: u64,
+        ser: u64,
+        more: bool,
+        peer: u32,
+        peer_port: u16,
+        delay: u64,
+    ) {
         let proc = match self.nodes[peer as usize] {
             NodeRef::Host(_) => self.cfg.nic_delay_ps,
             NodeRef::Switch(_) => self.cfg.switch_delay_ps,
@@ -616,11 +657,6 @@ impl Simulator {
                 egress,
             },
         );
-        if self.host_tx_hooks
-            && let NodeRef::Host(h) = self.nodes[node as usize]
-        {
-            self.host_transmitted(h as usize, p);
-        }
     }
 
     /// Software prefetch for the events about to run. By the time a packet arrives, the state
@@ -722,7 +758,12 @@ impl Simulator {
         // Third stage, half as far: an arrival at a host (ACK, CNP) runs the flow's controller,
         // which lives in the controller slab; the flow's first line (prefetched a stage ago)
         // names its slot.
-        if let Some(&Event::Arrive { node, pkt, .. }) = self.q.peek_ahead(PREFETCH_DISTANCE / 2)
+        // (Arrivals at hosts carry no forwarding decision: testing that first spares the node
+        // lookup for arrivals at switches.)
+        if let Some(&Event::Arrive {
+            node, pkt, egress, ..
+        }) = self.q.peek_ahead(PREFETCH_DISTANCE / 2)
+            && egress == NO_EGRESS
             && let Some(NodeRef::Host(_)) = self.nodes.get(node as usize)
             && let Some(p) = self.arena.try_get(pkt)
             && let Some(f) = self.flows.get(p.flow as usize)

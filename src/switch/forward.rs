@@ -345,8 +345,7 @@ impl Simulator {
             });
             self.switch_flush(s, start);
         }
-        let node = self.switches[s].node;
-        self.transmit(node, port, p);
+        self.switch_transmit(s, port, p);
         if hooks & hook::DEPARTURE != 0 {
             let start = self.outbox.len();
             self.switch_stage(s, hook::DEPARTURE, |sc, set, ctx| {
