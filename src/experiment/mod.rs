@@ -96,8 +96,13 @@ pub struct Plot {
     /// `summary` (y = a summary.json path vs x = an axis key), `bins` (y = p50/p95/p99/p999
     /// slowdown per size bin), `buffer_cdf` (CDF of per-switch 10 µs buffer watermarks),
     /// `throughput_cdf` (CDF of receiver throughput samples), `queue` (queue time series of the
-    /// monitored ports, summed), `buffer_time` (max switch buffer over time).
+    /// monitored ports, summed), `buffer_time` (max switch buffer over time),
+    /// `throughput_time` (receiver throughput over time, Gb/s, summed over [`Plot::receivers`]).
     pub source: String,
+    /// `throughput_time`: the receiving hosts (node ids) whose throughput is summed (default:
+    /// every receiver), e.g. the host that only the victim flows of `tcd-victim` reach.
+    #[serde(default)]
+    pub receivers: Vec<u32>,
     /// Chart kind: `line`, `bar`, `cdf` (default by source).
     #[serde(default)]
     pub kind: Option<String>,
@@ -222,6 +227,7 @@ impl Experiment {
                 "throughput_cdf",
                 "queue",
                 "buffer_time",
+                "throughput_time",
             ]
             .contains(&p.source.as_str());
             if !ok {

@@ -490,6 +490,36 @@ fn read_csv_col(path: &Path, col: &str) -> Result<Vec<(u64, f64)>, String> {
         .collect())
 }
 
+/// Receiver throughput over time from a point's `throughput.csv` (`sample,time_ns,receiver,
+/// gbps`): per `time_ns`, the sum of `gbps` over `receivers` (all when empty).
+fn throughput_over_time(path: &Path, receivers: &[u32]) -> Result<BTreeMap<u64, f64>, String> {
+    let t = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut lines = t.lines();
+    let head: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
+    let col = |c: &str| {
+        head.iter()
+            .position(|h| *h == c)
+            .ok_or_else(|| format!("{}: no column {c}", path.display()))
+    };
+    let (ti, ri, gi) = (col("time_ns")?, col("receiver")?, col("gbps")?);
+    let mut per_t: BTreeMap<u64, f64> = BTreeMap::new();
+    for l in lines {
+        let f: Vec<&str> = l.split(',').collect();
+        let (Some(t), Some(r), Some(g)) = (
+            f.get(ti).and_then(|x| x.parse::<u64>().ok()),
+            f.get(ri).and_then(|x| x.parse::<u32>().ok()),
+            f.get(gi).and_then(|x| x.parse::<f64>().ok()),
+        ) else {
+            continue;
+        };
+        let e = per_t.entry(t).or_insert(0.0);
+        if receivers.is_empty() || receivers.contains(&r) {
+            *e += g;
+        }
+    }
+    Ok(per_t)
+}
+
 fn cdf(mut v: Vec<f64>) -> Vec<(f64, f64)> {
     v.retain(|x| x.is_finite());
     v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
@@ -660,6 +690,21 @@ fn chart_for(exp: &Experiment, base: &Path, pts: &[Point], pl: &Plot) -> Result<
                         *e = e.max(v);
                     }
                 }
+                let pts = per_t
+                    .into_iter()
+                    .map(|(t, v)| (t as f64 / 1000.0, v * scale))
+                    .collect();
+                chart.series.push(Series {
+                    name: label_of(exp, p, None, &pl.filter),
+                    points: pts,
+                });
+            }
+        }
+        "throughput_time" => {
+            chart.kind = ChartKind::Line;
+            for p in &sel {
+                let path = point_dir(base, p).join("throughput.csv");
+                let per_t = throughput_over_time(&path, &pl.receivers)?;
                 let pts = per_t
                     .into_iter()
                     .map(|(t, v)| (t as f64 / 1000.0, v * scale))
@@ -1014,5 +1059,27 @@ mod path_tests {
             Some(2.0)
         );
         assert_eq!(claim_value(&claim(Some("other"), None), val), None);
+    }
+
+    #[test]
+    fn throughput_over_time_sums_the_chosen_receivers() {
+        let dir = std::env::temp_dir().join(format!("sfc-tput-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("throughput.csv");
+        std::fs::write(
+            &f,
+            "sample,time_ns,receiver,gbps\n0,0,1,10.0\n1,0,2,5.5\n2,100000,1,7.0\n3,200000,2,1.5\n",
+        )
+        .unwrap();
+        let only2 = throughput_over_time(&f, &[2]).unwrap();
+        // Every time that appears keeps a point (0 when receiver 2 had no sample there).
+        assert_eq!(
+            only2.into_iter().collect::<Vec<_>>(),
+            vec![(0, 5.5), (100_000, 0.0), (200_000, 1.5)]
+        );
+        let all = throughput_over_time(&f, &[]).unwrap();
+        assert_eq!(all[&0], 15.5);
+        assert_eq!(all[&100_000], 7.0);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
