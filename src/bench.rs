@@ -485,35 +485,37 @@ pub fn run(quick: bool, filter: Option<&str>, repeat: u32) -> Result<(), String>
             .find(|v| v["name"] == name)
             .and_then(|v| v["ns_per_packet_hop"].as_f64())
     };
-    if let (Some(off), Some(on)) = (ns("hpcc-fat-ws30-dcqcn"), ns("hpcc-fat-ws30-dcqcn-pbfs")) {
-        println!(
-            "cost per packet-hop, PB-FS on vs off (DCQCN, fat tree): {:.2}× ({on:.0} vs {off:.0} ns)",
-            on / off
-        );
-    }
-    if let (Some(off), Some(on)) = (ns("hpcc-fat-ws30-dcqcn"), ns("hpcc-fat-ws30-dcqcn-tcd")) {
-        println!(
-            "cost per packet-hop, TCD on vs off (DCQCN, fat tree): {:.2}× ({on:.0} vs {off:.0} ns)",
-            on / off
-        );
-    }
-    if let (Some(off), Some(on)) = (ns("tcd-ws40-incast-dcqcn"), ns("tcd-ws40-incast-dcqcn-tcd")) {
-        println!(
-            "cost per packet-hop, TCD on vs off (DCQCN, WebSearch 40 % + incast, PFC pausing): {:.2}× ({on:.0} vs {off:.0} ns)",
-            on / off
-        );
-    }
-    if let (Some(dcqcn), Some(bfc)) = (ns("bfc-t1-google-dcqcn"), ns("bfc-t1-google-bfc")) {
-        println!(
-            "cost per packet-hop, BFC vs DCQCN (T1, Google 60 % + incast): {:.2}× ({bfc:.0} vs {dcqcn:.0} ns)",
-            bfc / dcqcn
-        );
-    }
-    if let (Some(small), Some(large)) = (ns("scale-64"), ns("scale-1024")) {
-        println!(
-            "cost per packet-hop, 1,024 vs 64 hosts: {:.2}× ({large:.0} vs {small:.0} ns)",
-            large / small
-        );
+    // Cost per packet-hop of a run relative to its reference: (reference, run, what).
+    const RATIOS: &[(&str, &str, &str)] = &[
+        (
+            "hpcc-fat-ws30-dcqcn",
+            "hpcc-fat-ws30-dcqcn-pbfs",
+            "PB-FS on vs off (DCQCN, fat tree)",
+        ),
+        (
+            "hpcc-fat-ws30-dcqcn",
+            "hpcc-fat-ws30-dcqcn-tcd",
+            "TCD on vs off (DCQCN, fat tree)",
+        ),
+        (
+            "tcd-ws40-incast-dcqcn",
+            "tcd-ws40-incast-dcqcn-tcd",
+            "TCD on vs off (DCQCN, WebSearch 40 % + incast, PFC pausing)",
+        ),
+        (
+            "bfc-t1-google-dcqcn",
+            "bfc-t1-google-bfc",
+            "BFC vs DCQCN (T1, Google 60 % + incast)",
+        ),
+        ("scale-64", "scale-1024", "1,024 vs 64 hosts"),
+    ];
+    for &(reference, run, what) in RATIOS {
+        if let (Some(r), Some(x)) = (ns(reference), ns(run)) {
+            println!(
+                "cost per packet-hop, {what}: {:.2}× ({x:.0} vs {r:.0} ns)",
+                x / r
+            );
+        }
     }
     std::fs::create_dir_all("out").map_err(|e| e.to_string())?;
     let txt = serde_json::to_string_pretty(&results).map_err(|e| e.to_string())?;

@@ -671,40 +671,31 @@ fn chart_for(exp: &Experiment, base: &Path, pts: &[Point], pl: &Plot) -> Result<
                 });
             }
         }
-        "queue" | "buffer_time" => {
+        "queue" | "buffer_time" | "throughput_time" => {
             chart.kind = ChartKind::Line;
             for p in &sel {
-                let (file, col) = if pl.source == "queue" {
-                    ("queues.csv", "bytes")
+                let per_t = if pl.source == "throughput_time" {
+                    let path = point_dir(base, p).join("throughput.csv");
+                    throughput_over_time(&path, &pl.receivers)?
                 } else {
-                    ("buffer.csv", "bytes")
-                };
-                let rows = read_csv_col(&point_dir(base, p).join(file), col)?;
-                // Sum over ports (queue) or max over switches (buffer) per time.
-                let mut per_t: BTreeMap<u64, f64> = BTreeMap::new();
-                for (t, v) in rows {
-                    let e = per_t.entry(t).or_insert(0.0);
-                    if pl.source == "queue" {
-                        *e += v;
+                    let (file, col) = if pl.source == "queue" {
+                        ("queues.csv", "bytes")
                     } else {
-                        *e = e.max(v);
+                        ("buffer.csv", "bytes")
+                    };
+                    let rows = read_csv_col(&point_dir(base, p).join(file), col)?;
+                    // Sum over ports (queue) or max over switches (buffer) per time.
+                    let mut per_t: BTreeMap<u64, f64> = BTreeMap::new();
+                    for (t, v) in rows {
+                        let e = per_t.entry(t).or_insert(0.0);
+                        if pl.source == "queue" {
+                            *e += v;
+                        } else {
+                            *e = e.max(v);
+                        }
                     }
-                }
-                let pts = per_t
-                    .into_iter()
-                    .map(|(t, v)| (t as f64 / 1000.0, v * scale))
-                    .collect();
-                chart.series.push(Series {
-                    name: label_of(exp, p, None, &pl.filter),
-                    points: pts,
-                });
-            }
-        }
-        "throughput_time" => {
-            chart.kind = ChartKind::Line;
-            for p in &sel {
-                let path = point_dir(base, p).join("throughput.csv");
-                let per_t = throughput_over_time(&path, &pl.receivers)?;
+                    per_t
+                };
                 let pts = per_t
                     .into_iter()
                     .map(|(t, v)| (t as f64 / 1000.0, v * scale))

@@ -2042,6 +2042,15 @@ impl Generator<'_> {
             }
             _ => {}
         }
+        // Two keys of this generator given together that exclude each other.
+        let exclusive = |a: &str, b: &str, why: &str| {
+            format!(
+                "{}: `{}` and `{}` exclude each other: {why}",
+                ctx.at(&key(a), None),
+                key(a),
+                key(b)
+            )
+        };
         let load_of = || -> Result<f64, String> {
             let l = tr.load.as_ref().ok_or_else(|| required("load"))?;
             let v = *l.get_ref();
@@ -2110,12 +2119,7 @@ impl Generator<'_> {
                 let size = match &tr.total_size {
                     Some(ts) if tr.at.is_none() => {
                         if tr.size.is_some() {
-                            return Err(format!(
-                                "{}: `{}` and `{}` exclude each other: bytes per flow, or per event split over `degree` flows",
-                                ctx.at(&key("total_size"), None),
-                                key("total_size"),
-                                key("size")
-                            ));
+                            return Err(exclusive("total_size", "size", "bytes per flow, or per event split over `degree` flows"));
                         }
                         let total = match parse_bytes(ts.get_ref()) {
                             Err(e) => return Err(ctx.err(ts, &key("total_size"), e)),
@@ -2170,12 +2174,7 @@ impl Generator<'_> {
                     let timing = match &tr.period {
                         Some(pv) => {
                             if tr.load.is_some() {
-                                return Err(format!(
-                                    "{}: `{}` and `{}` exclude each other: periodic events (`period`) or Poisson events sized by `load`",
-                                    ctx.at(&key("period"), None),
-                                    key("period"),
-                                    key("load")
-                                ));
+                                return Err(exclusive("period", "load", "periodic events (`period`) or Poisson events sized by `load`"));
                             }
                             let period_ps = parse_time_ps(pv.get_ref()).map_err(|e| ctx.err(pv, &key("period"), e))?;
                             if period_ps == 0 {
@@ -2193,12 +2192,7 @@ impl Generator<'_> {
             "long_lived" if tr.fan_in.is_some() => {
                 let fv = tr.fan_in.as_ref().expect("checked");
                 if tr.pairs.is_some() {
-                    return Err(format!(
-                        "{}: `{}` and `{}` exclude each other: explicit pairs, or `fan_in` random senders per host",
-                        ctx.at(&key("fan_in"), None),
-                        key("fan_in"),
-                        key("pairs")
-                    ));
+                    return Err(exclusive("fan_in", "pairs", "explicit pairs, or `fan_in` random senders per host"));
                 }
                 let m = hosts.len().saturating_sub(1);
                 let k = *fv.get_ref();

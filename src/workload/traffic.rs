@@ -289,6 +289,26 @@ pub fn incast_max_degree(hosts: &[u32], receivers: &[u32]) -> usize {
     }
 }
 
+/// Floyd's algorithm: a uniform `k`-subset of `0..m` in O(k) draws from `rng`, into `picked`
+/// (cleared first; `member` is scratch space). Draw order is fixed, so generators stay
+/// deterministic.
+fn floyd_subset(
+    rng: &mut Rng,
+    m: usize,
+    k: usize,
+    member: &mut HashSet<usize>,
+    picked: &mut Vec<usize>,
+) {
+    picked.clear();
+    member.clear();
+    for j in (m - k)..m {
+        let t = rng.below(j as u64 + 1) as usize;
+        let v = if member.contains(&t) { j } else { t };
+        member.insert(v);
+        picked.push(v);
+    }
+}
+
 /// When the events of a repeated incast happen.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum IncastTiming {
@@ -440,15 +460,7 @@ pub fn incast_with(
         } else {
             (degree / m, degree % m)
         };
-        // Floyd's algorithm: a uniform `extra`-subset of 0..m in O(extra).
-        picked.clear();
-        member.clear();
-        for j in (m - extra)..m {
-            let t = choice.below(j as u64 + 1) as usize;
-            let v = if member.contains(&t) { j } else { t };
-            member.insert(v);
-            picked.push(v);
-        }
+        floyd_subset(&mut choice, m, extra, &mut member, &mut picked);
         let all = (0..m).flat_map(|k| std::iter::repeat_n(k, whole));
         for k in all.chain(picked.iter().copied()) {
             let idx = match skip {
@@ -569,14 +581,12 @@ pub fn long_lived_fan_in(
     check_count((hosts.len() * fan_in) as f64)?;
     let mut flows = Vec::with_capacity(hosts.len() * fan_in);
     let mut member: HashSet<usize> = HashSet::with_capacity(fan_in);
+    let mut picked: Vec<usize> = Vec::with_capacity(fan_in);
     for (ri, &r) in hosts.iter().enumerate() {
         let mut rng = Rng::derive(seed, "long_lived_senders", r as u64);
-        member.clear();
-        // Floyd's algorithm over the other hosts, indexed 0..m (the receiver skipped).
-        for j in (m - fan_in)..m {
-            let t = rng.below(j as u64 + 1) as usize;
-            let v = if member.contains(&t) { j } else { t };
-            member.insert(v);
+        // Senders among the other hosts, indexed 0..m (the receiver skipped).
+        floyd_subset(&mut rng, m, fan_in, &mut member, &mut picked);
+        for &v in &picked {
             let idx = if v >= ri { v + 1 } else { v };
             flows.push(FlowSpec::background(hosts[idx], r, size_bytes, start_ps));
         }
