@@ -338,6 +338,11 @@ pub struct NetConfig {
     pub queue_monitor: Vec<(u32, u32)>,
     /// Interval of the queue time series (max within each interval), picoseconds.
     pub queue_monitor_ps: u64,
+    /// Meter goodput per *sender* as well (per 100 µs, like the receiver meter): written to
+    /// `sender_throughput.csv`, and the basis of the `fairness` section of `summary.json`
+    /// (Jain's index among the senders active over each interval). Off by default: one more
+    /// meter update per delivered data packet.
+    pub sender_throughput: bool,
 }
 
 impl Default for NetConfig {
@@ -376,6 +381,7 @@ impl Default for NetConfig {
             cbfc: crate::scheme::cbfc::CbfcConfig::default(),
             queue_monitor: Vec::new(),
             queue_monitor_ps: US,
+            sender_throughput: false,
         }
     }
 }

@@ -219,6 +219,9 @@ pub fn run(sc: Scenario, opts: &RunOptions) -> Result<RunResult, String> {
     let records = sim.flow_records();
     let stats = RunStats::compute(&records, &bins).with_dport_breakdown(&records);
     let mut summary = summary_json(&sim, &stats, &name, wall);
+    if let (Some(f), Some(o)) = (fairness_json(&sim, &records), summary.as_object_mut()) {
+        o.insert("fairness".into(), f);
+    }
     crate::runguard::annotate(&mut summary, &outcome, stop, &meta);
     if let Some(dir) = &opts.out_dir {
         // The resolved scenario first: `summary.json`, written last, marks a complete set.
@@ -269,22 +272,53 @@ pub fn write_outputs(
     }
     write_atomic(&dir.join("links.csv"), l.as_bytes())?;
     // Receiver throughput samples (one per receiver per 100 µs interval with traffic):
-    // interval start, receiving host's node id, Gb/s.
-    let mut t = String::from("sample,time_ns,receiver,gbps\n");
+    // interval start, receiving host's node id, Gb/s. The same per sender on request.
     let host_nodes: Vec<u32> = sim.hosts.iter().map(|h| h.node).collect();
-    for (i, (h, start_ps, g)) in sim.throughput.rows().into_iter().enumerate() {
+    let t = throughput_csv(&sim.throughput, &host_nodes, "receiver");
+    write_atomic(&dir.join("throughput.csv"), t.as_bytes())?;
+    if let Some(m) = &sim.sender_throughput {
+        let t = throughput_csv(m, &host_nodes, "sender");
+        write_atomic(&dir.join("sender_throughput.csv"), t.as_bytes())?;
+    }
+    if !sim.cfg.queue_monitor.is_empty() {
+        sim.queue_mon.write_csv(&dir.join("queues.csv"))?;
+    }
+    let s = serde_json::to_string_pretty(summary).map_err(std::io::Error::other)?;
+    write_atomic(&dir.join("summary.json"), s.as_bytes())
+}
+
+/// `sample,time_ns,<who>,gbps` rows of a goodput meter (host-major, then time; `who` names
+/// the column of the host's node id).
+fn throughput_csv(
+    m: &crate::metrics::buffer::ThroughputMeter,
+    host_nodes: &[u32],
+    who: &str,
+) -> String {
+    let mut t = format!("sample,time_ns,{who},gbps\n");
+    for (i, (h, start_ps, g)) in m.rows().into_iter().enumerate() {
         let node = host_nodes.get(h).copied().unwrap_or(u32::MAX);
         t.push_str(&format!(
             "{i},{},{node},{g}\n",
             crate::metrics::output::fmt_ns(start_ps)
         ));
     }
-    write_atomic(&dir.join("throughput.csv"), t.as_bytes())?;
-    if !sim.cfg.queue_monitor.is_empty() {
-        sim.queue_mon.write_csv(&dir.join("queues.csv"))?;
+    t
+}
+
+/// The `fairness` section of `summary.json` (with `output.sender_throughput`): Jain's index of
+/// the senders' goodput per interval among the senders with a flow in progress over all of it
+/// ([`crate::metrics::fairness::interval_fairness`]). A flow is in progress from its start to
+/// its completion, or to the end of the run if unfinished.
+pub fn fairness_json(sim: &Simulator, records: &[FlowRecord]) -> Option<serde_json::Value> {
+    let m = sim.sender_throughput.as_ref()?;
+    let end = sim.q.now();
+    let mut spans = vec![Vec::new(); sim.hosts.len()];
+    for r in records {
+        let h = sim.host_index(r.src);
+        let stop = r.fct_ps.map_or(end, |f| r.start_ps + f);
+        spans[h].push((r.start_ps, stop));
     }
-    let s = serde_json::to_string_pretty(summary).map_err(std::io::Error::other)?;
-    write_atomic(&dir.join("summary.json"), s.as_bytes())
+    serde_json::to_value(crate::metrics::fairness::interval_fairness(m, &spans)).ok()
 }
 
 /// The `extra` lines of the stdout summary table.

@@ -33,6 +33,7 @@ pub const OUTPUT_FILES: &[&str] = &[
     "buffer.csv",
     "links.csv",
     "throughput.csv",
+    "sender_throughput.csv",
     "queues.csv",
     "scenario.toml",
 ];

@@ -884,6 +884,51 @@ fn host_down_utilization_is_the_mean_over_ports_facing_hosts() {
     assert!((got - want).abs() < 1e-12, "host_down {got} vs {want}");
 }
 
+/// `output.sender_throughput`: two 5 MB flows 0 → 2 and 1 → 2 on a 100 G star with an
+/// unlimited buffer and no CC. Both senders run at line rate into one FIFO port, whose
+/// arrivals alternate between the two ingress links, so each gets 50 Gb/s: Jain's index is 1
+/// in every 100 µs interval both cover (5 MB at 50 Gb/s = 800 µs, so at least 6 whole
+/// intervals). Only senders 0 and 1 appear in `sender_throughput.csv`, each with its
+/// 5,000,000 payload bytes over its rows.
+#[test]
+fn sender_throughput_and_fairness_of_two_equal_flows() {
+    let d = TempDir::new("fairness");
+    let file = d.write(
+        "f.toml",
+        &format!(
+            "{STAR4}[buffer]\nmode = \"unlimited\"\n[cc]\nkind = \"none\"\n[output]\nsender_throughput = true\n\
+             [[traffic]]\nkind = \"long_lived\"\npairs = [[0, 2], [1, 2]]\nsize = \"5MB\"\n"
+        ),
+    );
+    sfc(d.path(), &["run", file.to_str().unwrap(), "--out", "o"]).assert_ok();
+    let s = summary(&d, "o");
+    let f = &s["fairness"];
+    assert!(f["intervals"].as_u64().unwrap() >= 6, "{f}");
+    assert!(f["jain_min"].as_f64().unwrap() > 0.999, "{f}");
+    assert!(f["jain_mean"].as_f64().unwrap() > 0.999, "{f}");
+    let (h, rows) = parse_csv(&d.read("o/sender_throughput.csv"));
+    let (ti, si, gi) = (col(&h, "time_ns"), col(&h, "sender"), col(&h, "gbps"));
+    let end_ns = s["sim_time_ps"].as_f64().unwrap() / 1e3;
+    let mut bytes = [0f64; 4];
+    for r in &rows {
+        let t: f64 = r[ti].parse().unwrap();
+        let dur_ns = (end_ns - t).min(100_000.0);
+        bytes[r[si].parse::<usize>().unwrap()] += r[gi].parse::<f64>().unwrap() * dur_ns / 8.0;
+    }
+    for (h, b) in bytes.iter().enumerate() {
+        let want = if h < 2 { 5e6 } else { 0.0 };
+        assert!((b - want).abs() < 1.0, "sender {h}: {b} bytes");
+    }
+    // Off by default: no file, no section.
+    let file = d.write(
+        "g.toml",
+        &format!("{STAR4}[cc]\nkind = \"none\"\n[[traffic]]\nkind = \"long_lived\"\npairs = [[0, 2]]\nsize = \"1MB\"\n"),
+    );
+    sfc(d.path(), &["run", file.to_str().unwrap(), "--out", "p"]).assert_ok();
+    assert!(summary(&d, "p").get("fairness").is_none());
+    assert!(!d.join("p/sender_throughput.csv").exists());
+}
+
 #[test]
 fn bad_traffic_missing_keys() {
     for (body, key) in [

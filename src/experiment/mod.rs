@@ -97,12 +97,17 @@ pub struct Plot {
     /// slowdown per size bin), `buffer_cdf` (CDF of per-switch 10 µs buffer watermarks),
     /// `throughput_cdf` (CDF of receiver throughput samples), `queue` (queue time series of the
     /// monitored ports, summed), `buffer_time` (max switch buffer over time),
-    /// `throughput_time` (receiver throughput over time, Gb/s, summed over [`Plot::receivers`]).
+    /// `throughput_time` (receiver throughput over time, Gb/s, summed over [`Plot::receivers`],
+    /// or sender goodput summed over [`Plot::senders`]).
     pub source: String,
     /// `throughput_time`: the receiving hosts (node ids) whose throughput is summed (default:
     /// every receiver), e.g. the host that only the victim flows of `tcd-victim` reach.
     #[serde(default)]
     pub receivers: Vec<u32>,
+    /// `throughput_time`: instead of receivers, sum the goodput *sent* by these hosts (node
+    /// ids), from `sender_throughput.csv` (the scenario needs `output.sender_throughput`).
+    #[serde(default)]
+    pub senders: Vec<u32>,
     /// Chart kind: `line`, `bar`, `cdf` (default by source).
     #[serde(default)]
     pub kind: Option<String>,
@@ -236,6 +241,18 @@ impl Experiment {
                     p.name, p.source
                 ));
             }
+            if (!p.senders.is_empty() || !p.receivers.is_empty()) && p.source != "throughput_time" {
+                return Err(format!(
+                    "{source}: plot `{}`: `senders` / `receivers` apply to throughput_time plots only",
+                    p.name
+                ));
+            }
+            if !p.senders.is_empty() && !p.receivers.is_empty() {
+                return Err(format!(
+                    "{source}: plot `{}`: give `senders` or `receivers`, not both",
+                    p.name
+                ));
+            }
             if p.source == "summary" && p.y.is_none() {
                 return Err(format!(
                     "{source}: plot `{}`: summary plots need `y` (a summary.json path)",
@@ -365,4 +382,31 @@ pub fn find_in(name: &str, dir: Option<&std::path::Path>) -> Result<Experiment, 
             });
     };
     find(name, dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Experiment;
+
+    /// `senders` / `receivers` select hosts of a `throughput_time` plot: elsewhere, or both
+    /// at once, they are an error naming the plot.
+    #[test]
+    fn plot_host_selection_is_checked() {
+        let base = include_str!("../../experiments/sfc-fig15.toml");
+        let dir = std::path::Path::new(".");
+        assert!(Experiment::parse(base, "fig15", dir).is_ok());
+        for (extra, want) in [
+            (
+                "[[plot]]\nname = \"x\"\nsource = \"queue\"\nsenders = [1]\n",
+                "apply to throughput_time plots only",
+            ),
+            (
+                "[[plot]]\nname = \"x\"\nsource = \"throughput_time\"\nsenders = [1]\nreceivers = [0]\n",
+                "not both",
+            ),
+        ] {
+            let e = Experiment::parse(&format!("{base}\n{extra}"), "fig15", dir).unwrap_err();
+            assert!(e.contains("plot `x`") && e.contains(want), "{e}");
+        }
+    }
 }

@@ -490,9 +490,14 @@ fn read_csv_col(path: &Path, col: &str) -> Result<Vec<(u64, f64)>, String> {
         .collect())
 }
 
-/// Receiver throughput over time from a point's `throughput.csv` (`sample,time_ns,receiver,
-/// gbps`): per `time_ns`, the sum of `gbps` over `receivers` (all when empty).
-fn throughput_over_time(path: &Path, receivers: &[u32]) -> Result<BTreeMap<u64, f64>, String> {
+/// Goodput over time from a point's `throughput.csv` (`sample,time_ns,receiver,gbps`) or
+/// `sender_throughput.csv` (`who` = `sender`): per `time_ns`, the sum of `gbps` over the hosts
+/// in `receivers` (every host when empty) of column `who`.
+fn throughput_over_time(
+    path: &Path,
+    who: &str,
+    receivers: &[u32],
+) -> Result<BTreeMap<u64, f64>, String> {
     let t = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut lines = t.lines();
     let head: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
@@ -501,7 +506,7 @@ fn throughput_over_time(path: &Path, receivers: &[u32]) -> Result<BTreeMap<u64, 
             .position(|h| *h == c)
             .ok_or_else(|| format!("{}: no column {c}", path.display()))
     };
-    let (ti, ri, gi) = (col("time_ns")?, col("receiver")?, col("gbps")?);
+    let (ti, ri, gi) = (col("time_ns")?, col(who)?, col("gbps")?);
     let mut per_t: BTreeMap<u64, f64> = BTreeMap::new();
     for l in lines {
         let f: Vec<&str> = l.split(',').collect();
@@ -675,8 +680,13 @@ fn chart_for(exp: &Experiment, base: &Path, pts: &[Point], pl: &Plot) -> Result<
             chart.kind = ChartKind::Line;
             for p in &sel {
                 let per_t = if pl.source == "throughput_time" {
-                    let path = point_dir(base, p).join("throughput.csv");
-                    throughput_over_time(&path, &pl.receivers)?
+                    if pl.senders.is_empty() {
+                        let path = point_dir(base, p).join("throughput.csv");
+                        throughput_over_time(&path, "receiver", &pl.receivers)?
+                    } else {
+                        let path = point_dir(base, p).join("sender_throughput.csv");
+                        throughput_over_time(&path, "sender", &pl.senders)?
+                    }
                 } else {
                     let (file, col) = if pl.source == "queue" {
                         ("queues.csv", "bytes")
@@ -1062,13 +1072,13 @@ mod path_tests {
             "sample,time_ns,receiver,gbps\n0,0,1,10.0\n1,0,2,5.5\n2,100000,1,7.0\n3,200000,2,1.5\n",
         )
         .unwrap();
-        let only2 = throughput_over_time(&f, &[2]).unwrap();
+        let only2 = throughput_over_time(&f, "receiver", &[2]).unwrap();
         // Every time that appears keeps a point (0 when receiver 2 had no sample there).
         assert_eq!(
             only2.into_iter().collect::<Vec<_>>(),
             vec![(0, 5.5), (100_000, 0.0), (200_000, 1.5)]
         );
-        let all = throughput_over_time(&f, &[]).unwrap();
+        let all = throughput_over_time(&f, "receiver", &[]).unwrap();
         assert_eq!(all[&0], 15.5);
         assert_eq!(all[&100_000], 7.0);
         let _ = std::fs::remove_dir_all(&dir);

@@ -375,6 +375,12 @@ impl Simulator {
         self.counters.delivered_bytes += newly;
         if newly > 0 {
             self.throughput.record(self.host_index(pkt.dst), now, newly);
+            if self.sender_throughput.is_some() {
+                let s = self.host_index(pkt.src);
+                if let Some(m) = &mut self.sender_throughput {
+                    m.record(s, now, newly);
+                }
+            }
         }
         // DCQCN paper NP: a separate CNP, at most one per flow per interval.
         if d.ce

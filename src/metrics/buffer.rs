@@ -639,6 +639,19 @@ impl ThroughputMeter {
             .collect()
     }
 
+    /// Payload bytes metered for host `host_idx` in interval `idx` (0 if none).
+    pub fn bytes_in(&self, host_idx: usize, idx: u64) -> u64 {
+        let Some(h) = self.hosts.get(host_idx) else {
+            return 0;
+        };
+        if h.open_bytes > 0 && h.open_idx == idx {
+            return h.open_bytes;
+        }
+        h.closed
+            .binary_search_by_key(&idx, |&(i, _)| i)
+            .map_or(0, |k| h.closed[k].1)
+    }
+
     /// Total payload bytes delivered to host `host_idx` (0 for an unknown host).
     pub fn total_bytes(&self, host_idx: usize) -> u64 {
         self.hosts.get(host_idx).map_or(0, |h| {

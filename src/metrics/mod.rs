@@ -2,6 +2,7 @@
 //! ([`output`]), and the per-switch buffer monitor ([`buffer`]).
 
 pub mod buffer;
+pub mod fairness;
 pub mod output;
 pub mod stats;
 

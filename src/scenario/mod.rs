@@ -599,6 +599,8 @@ pub struct RawOutput {
     pub queues: Option<toml::Value>,
     /// Queue time-series interval (default 1us).
     pub queue_interval: Option<S>,
+    /// Meter goodput per sender too (`sender_throughput.csv`, `fairness` in the summary).
+    pub sender_throughput: Option<bool>,
 }
 
 /// A fully resolved scenario.
@@ -1497,6 +1499,7 @@ fn resolve_timing(raw: &RawScenario, ctx: &Ctx, net: &mut NetConfig) -> Result<(
         "output.queue_interval",
         crate::units::US,
     )?;
+    net.sender_throughput = raw.output.sender_throughput.unwrap_or(false);
     Ok(())
 }
 

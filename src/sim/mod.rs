@@ -92,6 +92,8 @@ pub struct Simulator {
     pub buffer_mon: BufferMonitor,
     /// Per-receiver goodput.
     pub throughput: ThroughputMeter,
+    /// Per-sender goodput (payload delivered from each host), when `cfg.sender_throughput`.
+    pub sender_throughput: Option<ThroughputMeter>,
     /// Per-port queue time series (ports listed in `cfg.queue_monitor`).
     pub queue_mon: crate::metrics::buffer::QueueSampler,
     /// Flow ids in completion order.
@@ -479,6 +481,9 @@ impl Simulator {
                 .with_node_ids(sw_ids)
                 .with_origin(first_start_ps),
             throughput: ThroughputMeter::new(hosts.len(), 100 * crate::units::US),
+            sender_throughput: cfg
+                .sender_throughput
+                .then(|| ThroughputMeter::new(hosts.len(), 100 * crate::units::US)),
             queue_mon,
             link_rng: Rng::derive(cfg.seed, "link-errors", 0),
             link_errors: topo.links.iter().any(|l| l.error_rate > 0.0),
@@ -893,6 +898,9 @@ impl Simulator {
         self.schemes_finish();
         self.buffer_mon.finish(end);
         self.throughput.finish(end);
+        if let Some(m) = &mut self.sender_throughput {
+            m.finish(end);
+        }
         self.queue_mon.finish(end);
     }
 
