@@ -120,6 +120,8 @@ pub struct BtsHdr {
     /// Switches on the way back may cache the pause (the congested queue is a server-facing
     /// port of a ToR).
     pub cacheable: bool,
+    /// Node id of the switch that generated it (which does not cache its own BTS).
+    pub origin: u32,
 }
 
 /// Fields of a PB-FS CC-postcard (`seeds/pbfs.txt` §III-C/D). Byte counts are saturated to

@@ -59,6 +59,7 @@ mod tests {
             hdr: Header::Bts(BtsHdr {
                 pause_ps: 3_000_000,
                 cacheable: true,
+                origin: 0,
             }),
             ..Packet::default()
         };
