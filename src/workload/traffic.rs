@@ -125,11 +125,14 @@ pub struct Locality {
     pub remote_fraction: f64,
 }
 
-/// Per-host destination candidates under a [`Locality`]: for host position `i`, the positions
-/// of the other hosts of its site and of the hosts of the other sites.
+/// Destination candidates under a [`Locality`], in O(hosts) memory: host positions sorted by
+/// (site, position), each site a contiguous range of that order.
 struct SiteSets {
-    local: Vec<Vec<usize>>,
-    remote: Vec<Vec<usize>>,
+    /// Host positions sorted by (site, position).
+    order: Vec<usize>,
+    /// For each host position: its site's range `lo..hi` in `order` and its own index there.
+    range: Vec<(usize, usize, usize)>,
+    /// Probability of a remote destination.
     p: f64,
 }
 
@@ -145,32 +148,48 @@ impl SiteSets {
         if !(p.is_finite() && (0.0..=1.0).contains(&p)) {
             return Err(format!("remote fraction must be in [0, 1], got {p}"));
         }
-        let mut local = vec![Vec::new(); n];
-        let mut remote = vec![Vec::new(); n];
-        for i in 0..n {
-            for j in 0..n {
-                if loc.site[j] == loc.site[i] {
-                    if j != i {
-                        local[i].push(j);
-                    }
-                } else {
-                    remote[i].push(j);
-                }
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&i| (loc.site[i], i));
+        let mut range = vec![(0, 0, 0); n];
+        let mut lo = 0;
+        while lo < n {
+            let site = loc.site[order[lo]];
+            let mut hi = lo;
+            while hi < n && loc.site[order[hi]] == site {
+                hi += 1;
             }
-            if p > 0.0 && remote[i].is_empty() {
+            for (k, &i) in order[lo..hi].iter().enumerate() {
+                range[i] = (lo, hi, lo + k);
+            }
+            if p > 0.0 && hi - lo == n {
                 return Err(format!(
-                    "remote fraction {p} > 0 but every host is in site {}: no host of another site to send to",
-                    loc.site[i]
+                    "remote fraction {p} > 0 but every host is in site {site}: no host of another site to send to"
                 ));
             }
-            if p < 1.0 && local[i].is_empty() {
+            if p < 1.0 && hi - lo == 1 {
                 return Err(format!(
-                    "remote fraction {p} < 1 but host position {i} is alone in site {}: no local host to send to",
-                    loc.site[i]
+                    "remote fraction {p} < 1 but host position {} is alone in site {site}: no local host to send to",
+                    order[lo]
                 ));
             }
+            lo = hi;
         }
-        Ok(SiteSets { local, remote, p })
+        Ok(SiteSets { order, range, p })
+    }
+
+    /// Destination position for the sender at position `si`: remote with probability `p`
+    /// (decided by `where_to`), then uniform within the chosen set (drawn from `dests`).
+    fn pick(&self, si: usize, where_to: &mut Rng, dests: &mut Rng) -> usize {
+        let (lo, hi, me) = self.range[si];
+        let m = hi - lo;
+        if where_to.f64() < self.p {
+            // The other sites: `order` without this site's range.
+            let r = dests.below((self.order.len() - m) as u64) as usize;
+            self.order[if r >= lo { r + m } else { r }]
+        } else {
+            let k = lo + dests.below(m as u64 - 1) as usize;
+            self.order[if k >= me { k + 1 } else { k }]
+        }
     }
 }
 
@@ -239,14 +258,7 @@ pub fn open_loop(
                     let k = dests.below(n - 1) as usize;
                     if k >= si { k + 1 } else { k }
                 }
-                Some(ss) => {
-                    let set = if where_to.f64() < ss.p {
-                        &ss.remote[si]
-                    } else {
-                        &ss.local[si]
-                    };
-                    set[dests.below(set.len() as u64) as usize]
-                }
+                Some(ss) => ss.pick(si, &mut where_to, &mut dests),
             };
             let size = cdf.sample(&mut sizes);
             let mut f = FlowSpec::background(src, hosts[k], size, start_ps.saturating_add(off_ps));
@@ -863,6 +875,35 @@ mod tests {
             assert!(!f.is_empty());
             assert!(f.iter().all(|x| (x.src / 8 != x.dst / 8) == want_remote));
         }
+    }
+
+    #[test]
+    fn locality_with_interleaved_sites() {
+        // Three sites interleaved by position (0, 1, 2, 0, 1, 2, …): local destinations share
+        // the sender's site, remote ones never do, and host 0 reaches every other host.
+        let cdf = builtin("hadoop").unwrap();
+        let h = hosts(12);
+        let loc = Locality {
+            site: (0..12).map(|i| i % 3).collect(),
+            remote_fraction: 0.5,
+        };
+        let g = Gaps::Exponential;
+        let f = open_loop(&h, &cdf, 0.5, 10 * GBPS, g, Some(&loc), 0, 100 * MS, 5).unwrap();
+        assert!(f.len() > 1_000, "{}", f.len());
+        for x in &f {
+            assert_ne!(x.src, x.dst);
+            assert_eq!(x.dport == DPORT_REMOTE, x.src % 3 != x.dst % 3, "{x:?}");
+        }
+        let mut seen = [false; 12];
+        for x in f.iter().filter(|x| x.src == 0) {
+            seen[x.dst as usize] = true;
+        }
+        assert_eq!(
+            seen,
+            [
+                false, true, true, true, true, true, true, true, true, true, true, true
+            ]
+        );
     }
 
     #[test]
