@@ -300,6 +300,17 @@ pub struct NetConfig {
     pub scheduler: SchedulerKind,
     /// Switch buffer model.
     pub buffer: BufferConfig,
+    /// Per-switch buffer sizes that replace [`BufferConfig::size_bytes`] at those switches:
+    /// (switch node id, total shared buffer in bytes), at most one entry per node. Empty =
+    /// every switch has `buffer.size_bytes` (see [`NetConfig::buffer_of`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub switch_buffer_bytes: Vec<(u32, u64)>,
+    /// Each flow's controller gets the BDP of its own path (`base_rtt · bottleneck / 8` of the
+    /// source–destination pair, HPCC-sim `GLOBAL_T 0`) instead of the topology's maximum BDP
+    /// (`GLOBAL_T 1`, the default): the window of `dcqcn+w`, `timely+w`, `dctcp` and
+    /// `cc.window = "bdp"`. The base RTT a controller is given stays the global one.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub window_per_pair: bool,
     /// NIC loss recovery.
     pub loss_recovery: LossRecovery,
     /// ACKs and NACKs travel in priority 0 — at the NIC and at every switch: strict priority,
@@ -361,6 +372,8 @@ impl Default for NetConfig {
                 size_bytes: 32 << 20,
                 dt_alpha: 1.0,
             },
+            switch_buffer_bytes: Vec::new(),
+            window_per_pair: false,
             loss_recovery: LossRecovery::gbn(),
             ack_high_prio: false,
             buffer_sample_ps: 10 * US,
@@ -439,6 +452,8 @@ pub enum NetField {
     BufferSize,
     /// [`BufferConfig::dt_alpha`].
     DtAlpha,
+    /// A size of [`NetConfig::switch_buffer_bytes`].
+    SwitchBufferSize,
     /// `rto_ps` of [`LossRecovery::Gbn`].
     GbnRto,
     /// `nack_interval_ps` of [`LossRecovery::Gbn`].
@@ -505,6 +520,53 @@ impl std::fmt::Display for ConfigIssue {
 }
 
 impl NetConfig {
+    /// The buffer model of switch `node`: [`NetConfig::buffer`] with the size replaced by the
+    /// node's entry of [`NetConfig::switch_buffer_bytes`], if it has one.
+    pub fn buffer_of(&self, node: u32) -> BufferConfig {
+        let mut b = self.buffer;
+        if let Some(&(_, size)) = self.switch_buffer_bytes.iter().find(|(n, _)| *n == node) {
+            b.size_bytes = size;
+        }
+        b
+    }
+
+    /// Check [`NetConfig::switch_buffer_bytes`] against a topology: every entry names a switch,
+    /// no node twice. Returns a readable error, e.g. `per-switch buffer: node 3 is a host, not a
+    /// switch (switches: 8..=15)`.
+    pub fn check_switch_buffers(&self, topo: &crate::topology::TopologySpec) -> Result<(), String> {
+        use crate::topology::NodeKind;
+        let mut seen = std::collections::HashSet::new();
+        for &(node, _) in &self.switch_buffer_bytes {
+            let switches = || {
+                let s = topo.switches();
+                match (s.first(), s.last()) {
+                    (Some(a), Some(b)) if b - a + 1 == s.len() as u32 => format!("{a}..={b}"),
+                    _ => format!("{} switches", s.len()),
+                }
+            };
+            match topo.kinds.get(node as usize) {
+                Some(NodeKind::Switch) => {}
+                Some(NodeKind::Host) => {
+                    return Err(format!(
+                        "per-switch buffer: node {node} is a host, not a switch (switches: {})",
+                        switches()
+                    ));
+                }
+                None => {
+                    return Err(format!(
+                        "per-switch buffer: node {node} does not exist ({} nodes; switches: {})",
+                        topo.kinds.len(),
+                        switches()
+                    ));
+                }
+            }
+            if !seen.insert(node) {
+                return Err(format!("per-switch buffer: switch {node} is given twice"));
+            }
+        }
+        Ok(())
+    }
+
     /// Largest data packet on the wire that occupies buffer: MTU payload + headers + INT.
     pub fn max_packet_bytes(&self) -> u64 {
         self.mtu_bytes as u64 + self.framing.data_header_bytes() as u64 + self.int_bytes as u64
@@ -561,6 +623,24 @@ impl NetConfig {
                     b.size_bytes
                 ),
             );
+        }
+        for &(node, size) in &self.switch_buffer_bytes {
+            if b.mode != BufferMode::Unlimited && size < 2 * pkt {
+                bad(
+                    NetField::SwitchBufferSize,
+                    format!(
+                        "switch {node}: {size} B is smaller than two packets ({pkt} B each): nothing could ever be forwarded"
+                    ),
+                );
+            } else if b.mode == BufferMode::Lossy && b.dt_alpha * (size as f64) < pkt as f64 {
+                bad(
+                    NetField::SwitchBufferSize,
+                    format!(
+                        "switch {node}: {} × buffer {size} B admits less than one packet ({pkt} B) into an empty queue",
+                        b.dt_alpha
+                    ),
+                );
+            }
         }
         if !(b.dt_alpha.is_finite() && b.dt_alpha > 0.0) {
             bad(

@@ -1049,7 +1049,7 @@ fn hpcc_key(f: crate::config::NetField) -> &'static str {
     use crate::config::NetField as F;
     match f {
         F::Mtu => "PACKET_PAYLOAD_SIZE",
-        F::BufferSize => "BUFFER_SIZE",
+        F::BufferSize | F::SwitchBufferSize => "BUFFER_SIZE",
         F::DtAlpha => "DT_ALPHA",
         F::GbnRto => "GBN_RTO_US",
         F::IrnRtoLow => "IRN_RTO_LOW_US",

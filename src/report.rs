@@ -191,6 +191,7 @@ pub fn run(sc: Scenario, opts: &RunOptions) -> Result<RunResult, String> {
         flows,
         bins,
         flows_csv,
+        dport_bins,
         stop_set,
         document,
         ..
@@ -217,7 +218,10 @@ pub fn run(sc: Scenario, opts: &RunOptions) -> Result<RunResult, String> {
     sim.check_invariants()
         .map_err(|e| format!("internal invariant violated: {e}"))?;
     let records = sim.flow_records();
-    let stats = RunStats::compute(&records, &bins).with_dport_breakdown(&records);
+    let mut stats = RunStats::compute(&records, &bins).with_dport_breakdown(&records);
+    if dport_bins {
+        stats = stats.with_dport_bins(&records, &bins);
+    }
     let mut summary = summary_json(&sim, &stats, &name, wall);
     if let (Some(f), Some(o)) = (fairness_json(&sim, &records), summary.as_object_mut()) {
         o.insert("fairness".into(), f);

@@ -81,6 +81,10 @@ pub struct Flow {
     /// Position in the sender NIC's arbiter ([`arbiter::NO_POS`] before start and after
     /// completion).
     pub nic_pos: u32,
+    /// Bandwidth-delay product of this flow's path (`base_rtt · bottleneck / 8`, HPCC-sim's
+    /// per-pair BDP), bytes, saturated at `u32::MAX`; used as its controller's BDP with
+    /// [`crate::config::NetConfig::window_per_pair`].
+    pub pair_bdp_bytes: u32,
 }
 
 impl Flow {

@@ -27,7 +27,12 @@ impl Simulator {
         let now = self.q.now();
         // Controller state lives while the flow is active (built now, recycled at completion).
         let line = self.hosts[h].tx.link.rate_bps;
-        let cc = self.cc_cfg.build(line, self.base_rtt_ps, self.bdp_bytes);
+        let bdp = if self.cfg.window_per_pair {
+            (self.flows[f as usize].pair_bdp_bytes as u64).max(1)
+        } else {
+            self.bdp_bytes
+        };
+        let cc = self.cc_cfg.build(line, self.base_rtt_ps, bdp);
         let fl = &mut self.flows[f as usize];
         fl.cc_slot = self.ccs.alloc(cc);
         fl.next_avail_ps = now;

@@ -199,6 +199,10 @@ pub struct DportStats {
     pub flows_completed: usize,
     /// Slowdown statistics of the completed flows, dimensionless.
     pub slowdown: Percentiles,
+    /// Per-size-bin statistics of this port's flows, ascending size (the run's binning);
+    /// only with [`RunStats::with_dport_bins`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bins: Option<Vec<BinStats>>,
 }
 
 /// Summary of one run's flows.
@@ -254,9 +258,24 @@ impl RunStats {
                     flows_total: records.iter().filter(|r| r.dport == dport).count(),
                     flows_completed: sd.len(),
                     slowdown: Percentiles::from_unsorted(&sd),
+                    bins: None,
                 }
             })
             .collect();
+        self
+    }
+
+    /// Add to every entry of [`RunStats::by_dport`] the size-bin statistics of its own flows
+    /// (with `bins`, the run's binning; `EqualCount` bins are cut per port).
+    pub fn with_dport_bins(mut self, records: &[FlowRecord], bins: &SizeBins) -> RunStats {
+        for d in &mut self.by_dport {
+            let mine: Vec<FlowRecord> = records
+                .iter()
+                .filter(|r| r.dport == d.dport)
+                .cloned()
+                .collect();
+            d.bins = Some(by_size(&mine, bins));
+        }
         self
     }
 }

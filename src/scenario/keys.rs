@@ -319,6 +319,20 @@ fn topology(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<String>) {
             "fabric_rate",
             "fabric_delay",
         ],
+        "two_dc" => &[
+            "spines",
+            "tors",
+            "hosts_per_tor",
+            "links_per_spine",
+            "host_rate",
+            "host_delay",
+            "fabric_rate",
+            "fabric_delay",
+            "gateway_rate",
+            "gateway_delay",
+            "dci_rate",
+            "dci_delay",
+        ],
         "fat_tree" => &[
             "k",
             "host_rate",
@@ -349,6 +363,9 @@ fn topology(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<String>) {
         "leaf_spine" => {
             "to kind = \"leaf_spine\" (hosts = tors × hosts_per_tor; rates and delays per tier)"
         }
+        "two_dc" => {
+            "to kind = \"two_dc\" (two leaf–spine DCs; gateway_* and dci_* for the gateways and their link)"
+        }
         _ => "",
     };
     let why = if why.is_empty() {
@@ -377,6 +394,10 @@ fn topology(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<String>) {
             ("host_delay", t.host_delay.is_some()),
             ("fabric_rate", t.fabric_rate.is_some()),
             ("fabric_delay", t.fabric_delay.is_some()),
+            ("gateway_rate", t.gateway_rate.is_some()),
+            ("gateway_delay", t.gateway_delay.is_some()),
+            ("dci_rate", t.dci_rate.is_some()),
+            ("dci_delay", t.dci_delay.is_some()),
             ("file", t.file.is_some()),
         ],
         allowed,
@@ -397,10 +418,11 @@ fn cc_keys(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<String>) {
     };
     use crate::cc::CcConfig;
     let allowed: &[&str] = match setup.cc {
-        CcConfig::None(_) => &["window"],
+        CcConfig::None(_) => &["window", "window_scope"],
         CcConfig::Dcqcn(_) => &[
             "tcd",
             "window",
+            "window_scope",
             "var_win",
             "min_rate",
             "ai",
@@ -411,10 +433,27 @@ fn cc_keys(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<String>) {
             "rp_timer",
             "fast_recovery",
         ],
-        CcConfig::Dctcp(_) => &["window", "var_win", "min_rate", "ai", "g", "slow_start"],
+        CcConfig::Dctcp(_) => &[
+            "window",
+            "window_scope",
+            "var_win",
+            "min_rate",
+            "ai",
+            "g",
+            "slow_start",
+        ],
         CcConfig::Hpcc(_) => &["min_rate", "ai", "eta", "max_stage", "w_ai", "reaction"],
         CcConfig::Timely(_) => &[
-            "tcd", "window", "var_win", "min_rate", "ai", "hai", "t_low", "t_high", "beta",
+            "tcd",
+            "window",
+            "window_scope",
+            "var_win",
+            "min_rate",
+            "ai",
+            "hai",
+            "t_low",
+            "t_high",
+            "beta",
         ],
     };
     only(
@@ -423,6 +462,7 @@ fn cc_keys(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<String>) {
         "cc.",
         &[
             ("window", c.window.is_some()),
+            ("window_scope", c.window_scope.is_some()),
             ("var_win", c.var_win.is_some()),
             ("min_rate", c.min_rate.is_some()),
             ("ai", c.ai.is_some()),
@@ -460,6 +500,7 @@ fn traffic(i: usize, tr: &RawTraffic, ctx: &Ctx, errs: &mut Vec<String>) {
     let allowed: &[&str] = match kind {
         "poisson" => &[
             "cdf",
+            "remote_fraction",
             "cdf_format",
             "cdf_unit_bytes",
             "load",
@@ -470,6 +511,7 @@ fn traffic(i: usize, tr: &RawTraffic, ctx: &Ctx, errs: &mut Vec<String>) {
         ],
         "lognormal" => &[
             "cdf",
+            "remote_fraction",
             "cdf_format",
             "cdf_unit_bytes",
             "load",
@@ -530,6 +572,7 @@ fn traffic(i: usize, tr: &RawTraffic, ctx: &Ctx, errs: &mut Vec<String>) {
             ("senders", tr.senders.is_some()),
             ("at", tr.at.is_some()),
             ("file", tr.file.is_some()),
+            ("remote_fraction", tr.remote_fraction.is_some()),
             ("prio", tr.prio.is_some()),
         ],
         allowed,

@@ -191,7 +191,8 @@ pub fn variants(text: &str, file: &str) -> Result<Vec<(String, Vec<String>)>, St
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawTopology {
-    /// `star`, `dumbbell`, `leaf_spine`, `fat_tree`, `hpcc_fat_tree`, `file`.
+    /// `star`, `dumbbell`, `leaf_spine`, `two_dc`, `fat_tree`, `three_tier`, `hpcc_fat_tree`,
+    /// `file`.
     pub kind: S,
     /// Hosts (star).
     pub hosts: Option<u32>,
@@ -225,6 +226,14 @@ pub struct RawTopology {
     pub fabric_rate: Option<S>,
     /// Switch-to-switch link delay.
     pub fabric_delay: Option<S>,
+    /// Gateway–spine link rate (two_dc; default `fabric_rate`).
+    pub gateway_rate: Option<S>,
+    /// Gateway–spine link one-way delay (two_dc; default `fabric_delay`).
+    pub gateway_delay: Option<S>,
+    /// Inter-DC (gateway–gateway) link rate (two_dc; default `gateway_rate`).
+    pub dci_rate: Option<S>,
+    /// Inter-DC (gateway–gateway) link one-way delay (two_dc; required).
+    pub dci_delay: Option<S>,
     /// HPCC topology file (file).
     pub file: Option<S>,
 }
@@ -267,6 +276,9 @@ pub struct RawBuffer {
     pub size: Option<S>,
     /// Egress Dynamic Threshold α.
     pub dt_alpha: Option<f64>,
+    /// Per-switch buffer sizes replacing `size` at those switches: keys are switch node ids
+    /// (`152 = "60MB"`) or `gateways` (both gateways of a `two_dc` topology).
+    pub switch_sizes: Option<std::collections::BTreeMap<String, S>>,
 }
 
 /// `[loss_recovery]`.
@@ -300,6 +312,9 @@ pub struct RawCc {
     pub window: Option<S>,
     /// With a window, scale it by rate/line rate (HPCC-sim VAR_WIN; default true).
     pub var_win: Option<bool>,
+    /// Which BDP a window is: `global` (the topology's maximum, HPCC-sim `GLOBAL_T 1`, the
+    /// default) or `pair` (the flow's own path, `GLOBAL_T 0`).
+    pub window_scope: Option<S>,
     /// Minimum rate (DCQCN, DCTCP, TIMELY, HPCC).
     pub min_rate: Option<S>,
     /// Additive increase rate (DCQCN AI, DCTCP AI, TIMELY AI, HPCC W_AI as a rate).
@@ -575,6 +590,9 @@ pub struct RawTraffic {
     pub at: Option<S>,
     /// HPCC flow file (flow_file).
     pub file: Option<S>,
+    /// Poisson / lognormal on a `two_dc` topology: fraction of flows whose destination is in
+    /// the other data center (the rest stay in the sender's); default: uniform over all hosts.
+    pub remote_fraction: Option<Spanned<f64>>,
     /// Priority group for generated flows (default 3).
     pub prio: Option<Spanned<u8>>,
     /// `false` switches the generator off (its keys are still checked): a sweep series
@@ -594,6 +612,9 @@ pub struct RawOutput {
     pub size_edges: Option<Vec<u64>>,
     /// Write `flows.csv` (default true).
     pub flows_csv: Option<bool>,
+    /// Size bins per destination port too (`by_dport[…].bins` in `summary.json`; default
+    /// false).
+    pub dport_bins: Option<bool>,
     /// Ports whose queue is recorded in `queues.csv`: `[[switch_node, port], …]`, or the
     /// string `"tor_downlinks"` for every server-facing port of every ToR.
     pub queues: Option<toml::Value>,
@@ -619,6 +640,8 @@ pub struct Scenario {
     pub bins: SizeBins,
     /// Write flows.csv.
     pub flows_csv: bool,
+    /// Size-bin statistics per destination port in the summary (`output.dport_bins`).
+    pub dport_bins: bool,
     /// Host link rate of the first host (for reports).
     pub host_rate_bps: u64,
     /// `stop` was given: flows still running at that time are expected, not a failure.
@@ -1117,6 +1140,15 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
     };
     errs.take(resolve_network(&raw.network, ctx, &mut net));
     errs.take(resolve_buffer(&raw.buffer, ctx, &mut net));
+    if let Some(t) = &topo {
+        errs.take(resolve_switch_sizes(
+            &raw.buffer,
+            &raw.topology,
+            t,
+            ctx,
+            &mut net,
+        ));
+    }
     errs.take(resolve_loss_recovery(&raw.loss_recovery, ctx, &mut net));
     errs.take(resolve_timing(&raw, ctx, &mut net));
     let cc = errs.take(resolve_cc(&raw, host_rate, ctx, &mut net));
@@ -1138,7 +1170,23 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
     if let Some(topo) = &topo {
         errs.take(check_rtt(topo, &net, ctx));
         errs.take(resolve_queue_monitor(&raw.output, topo, ctx, &mut net));
-        flows = resolve_traffic(&raw.traffic, topo, &net, host_rate, ctx, &mut errs.0);
+        // Sites for `remote_fraction`: the data center of every host of a two-DC topology
+        // (hosts 0..H/2 in DC 0, the rest in DC 1).
+        let sites = (raw.topology.kind.get_ref() == "two_dc").then(|| {
+            let half = (topo.hosts().len() / 2).max(1) as u32;
+            (0..topo.num_nodes() as u32)
+                .map(|n| n / half)
+                .collect::<Vec<u32>>()
+        });
+        flows = resolve_traffic(
+            &raw.traffic,
+            topo,
+            sites.as_deref(),
+            &net,
+            host_rate,
+            ctx,
+            &mut errs.0,
+        );
         if errs.0.is_empty() {
             errs.take(check_flows(&flows, &raw, &net, ctx));
         }
@@ -1170,6 +1218,7 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
         flows,
         bins,
         flows_csv: raw.output.flows_csv.unwrap_or(true),
+        dport_bins: raw.output.dport_bins.unwrap_or(false),
         host_rate_bps: host_rate,
         stop_set: raw.stop.is_some(),
         warnings: Vec::new(),
@@ -1187,6 +1236,7 @@ fn field_key(f: NetField) -> &'static str {
         NetField::DrrQuantum => "network.drr_quantum",
         NetField::BufferSize => "buffer.size",
         NetField::DtAlpha => "buffer.dt_alpha",
+        NetField::SwitchBufferSize => "buffer.switch_sizes",
         NetField::GbnRto => "loss_recovery.rto",
         NetField::GbnNackInterval => "loss_recovery.nack_interval",
         NetField::IrnRtoLow => "loss_recovery.rto_low",
@@ -1264,6 +1314,22 @@ fn resolve_topology(t: &RawTopology, ctx: &Ctx) -> Result<TopologySpec, String> 
         delay(&t.fabric_delay, "topology.fabric_delay", host_delay),
         host_delay,
     );
+    let gateway_rate = keep(
+        rate(&t.gateway_rate, "topology.gateway_rate", fabric_rate),
+        fabric_rate,
+    );
+    let gateway_delay = keep(
+        delay(&t.gateway_delay, "topology.gateway_delay", fabric_delay),
+        fabric_delay,
+    );
+    let dci_rate = keep(
+        rate(&t.dci_rate, "topology.dci_rate", gateway_rate),
+        gateway_rate,
+    );
+    let dci_delay = keep(
+        delay(&t.dci_delay, "topology.dci_delay", fabric_delay),
+        fabric_delay,
+    );
     let required: &[(&str, bool)] = match kind {
         "star" => &[("hosts", t.hosts.is_some())],
         "dumbbell" => &[
@@ -1274,6 +1340,12 @@ fn resolve_topology(t: &RawTopology, ctx: &Ctx) -> Result<TopologySpec, String> 
             ("spines", t.spines.is_some()),
             ("tors", t.tors.is_some()),
             ("hosts_per_tor", t.hosts_per_tor.is_some()),
+        ],
+        "two_dc" => &[
+            ("spines", t.spines.is_some()),
+            ("tors", t.tors.is_some()),
+            ("hosts_per_tor", t.hosts_per_tor.is_some()),
+            ("dci_delay", t.dci_delay.is_some()),
         ],
         "fat_tree" => &[("k", t.k.is_some())],
         "three_tier" => &[
@@ -1301,6 +1373,7 @@ fn resolve_topology(t: &RawTopology, ctx: &Ctx) -> Result<TopologySpec, String> 
         "star",
         "dumbbell",
         "leaf_spine",
+        "two_dc",
         "fat_tree",
         "three_tier",
         "hpcc_fat_tree",
@@ -1310,7 +1383,7 @@ fn resolve_topology(t: &RawTopology, ctx: &Ctx) -> Result<TopologySpec, String> 
         errs.push(ctx.err(
             &t.kind,
             "topology.kind",
-            format!("unknown topology kind `{kind}` (star, dumbbell, leaf_spine, fat_tree, three_tier, hpcc_fat_tree, file)"),
+            format!("unknown topology kind `{kind}` (star, dumbbell, leaf_spine, two_dc, fat_tree, three_tier, hpcc_fat_tree, file)"),
         ));
     }
     if !errs.is_empty() {
@@ -1339,6 +1412,22 @@ fn resolve_topology(t: &RawTopology, ctx: &Ctx) -> Result<TopologySpec, String> 
             fabric_rate_bps: fabric_rate,
             fabric_delay_ps: fabric_delay,
             links_per_spine: t.links_per_spine.unwrap_or(1),
+        }),
+        "two_dc" => shapes::two_dc(shapes::TwoDc {
+            dc: shapes::LeafSpine {
+                spines: need(t.spines, "topology.spines", "two_dc")?,
+                tors: need(t.tors, "topology.tors", "two_dc")?,
+                hosts_per_tor: need(t.hosts_per_tor, "topology.hosts_per_tor", "two_dc")?,
+                host_rate_bps: host_rate,
+                host_delay_ps: host_delay,
+                fabric_rate_bps: fabric_rate,
+                fabric_delay_ps: fabric_delay,
+                links_per_spine: t.links_per_spine.unwrap_or(1),
+            },
+            gateway_rate_bps: gateway_rate,
+            gateway_delay_ps: gateway_delay,
+            dci_rate_bps: dci_rate,
+            dci_delay_ps: dci_delay,
         }),
         "fat_tree" => shapes::fat_tree(
             need(t.k, "topology.k", "fat_tree")?,
@@ -1439,6 +1528,74 @@ fn resolve_buffer(b: &RawBuffer, ctx: &Ctx, net: &mut NetConfig) -> Result<(), S
     Ok(())
 }
 
+/// `buffer.switch_sizes`: each key a switch node id or `gateways` (the two gateways of a
+/// `two_dc` topology, its last two nodes), each value a size. Every bad entry is reported.
+fn resolve_switch_sizes(
+    b: &RawBuffer,
+    t: &RawTopology,
+    topo: &TopologySpec,
+    ctx: &Ctx,
+    net: &mut NetConfig,
+) -> Result<(), String> {
+    let Some(map) = &b.switch_sizes else {
+        return Ok(());
+    };
+    let mut errs = Vec::new();
+    let mut out: Vec<(u32, u64)> = Vec::new();
+    for (k, v) in map {
+        let key = format!("buffer.switch_sizes.{k}");
+        let size = match parse_bytes(v.get_ref()) {
+            Ok(x) => x,
+            Err(e) => {
+                errs.push(ctx.err(v, &key, e));
+                continue;
+            }
+        };
+        let nodes: Vec<u32> = if k == "gateways" {
+            if t.kind.get_ref() != "two_dc" {
+                errs.push(ctx.err(
+                    v,
+                    &key,
+                    format!(
+                        "`gateways` names the gateway switches of topology kind \"two_dc\", not of \"{}\"; give switch node ids instead",
+                        t.kind.get_ref()
+                    ),
+                ));
+                continue;
+            }
+            let n = topo.kinds.len() as u32;
+            vec![n - 2, n - 1]
+        } else {
+            match k.parse::<u32>() {
+                Ok(n) => vec![n],
+                Err(_) => {
+                    errs.push(ctx.err(
+                        v,
+                        &key,
+                        format!("`{k}` is neither a switch node id nor `gateways`"),
+                    ));
+                    continue;
+                }
+            }
+        };
+        for n in nodes {
+            out.push((n, size));
+        }
+    }
+    let probe = NetConfig {
+        switch_buffer_bytes: out.clone(),
+        ..NetConfig::default()
+    };
+    if let Err(e) = probe.check_switch_buffers(topo) {
+        errs.push(ctx.err_key("buffer.switch_sizes", e));
+    }
+    if !errs.is_empty() {
+        return Err(errs.join("\n"));
+    }
+    net.switch_buffer_bytes = out;
+    Ok(())
+}
+
 /// `[loss_recovery]`.
 fn resolve_loss_recovery(
     lr: &RawLossRecovery,
@@ -1524,6 +1681,19 @@ fn resolve_cc(
     })?;
     apply_cc_overrides(&mut setup, &raw.cc, ctx)?;
     check_cc_consistency(&setup.cc, host_rate, ctx)?;
+    if let Some(w) = &raw.cc.window_scope {
+        net.window_per_pair = match w.get_ref().as_str() {
+            "global" => false,
+            "pair" => true,
+            _ => {
+                return Err(ctx.err(
+                    w,
+                    "cc.window_scope",
+                    "expected `global` (the topology's max BDP) or `pair` (each flow's own path)",
+                ));
+            }
+        };
+    }
     net.int_enabled = setup.int_enabled;
     net.int_bytes = n.int_bytes.unwrap_or(setup.int_bytes);
     net.ack_high_prio = n.ack_high_prio.unwrap_or(setup.ack_high_prio);
@@ -1905,6 +2075,7 @@ const TRAFFIC_KINDS: &str =
 fn resolve_traffic(
     raw: &[RawTraffic],
     topo: &TopologySpec,
+    sites: Option<&[u32]>,
     net: &NetConfig,
     host_rate: u64,
     ctx: &Ctx,
@@ -1926,6 +2097,7 @@ fn resolve_traffic(
             i,
             tr,
             topo,
+            sites,
             net,
             host_rate,
             ctx,
@@ -1946,6 +2118,8 @@ struct Generator<'a> {
     i: usize,
     tr: &'a RawTraffic,
     topo: &'a TopologySpec,
+    /// Site (data center) of every node id, when the topology has sites (`two_dc`).
+    sites: Option<&'a [u32]>,
     net: &'a NetConfig,
     host_rate: u64,
     ctx: &'a Ctx<'a>,
@@ -1962,6 +2136,7 @@ impl Generator<'_> {
             i,
             tr,
             topo,
+            sites,
             net,
             host_rate,
             ctx,
@@ -2104,18 +2279,56 @@ impl Generator<'_> {
             "poisson" | "lognormal" => {
                 let cdf = cdf_r.expect("poisson and lognormal read a CDF")?;
                 let load = load_of()?;
-                if kind == "poisson" {
-                    traffic::poisson(&hosts, &cdf, load, host_rate, start, dur, seed)
+                let gaps = if kind == "poisson" {
+                    traffic::Gaps::Exponential
                 } else {
-                    let sigma = match &tr.sigma {
-                        None => 2.0,
-                        Some(s) if s.get_ref().is_finite() && *s.get_ref() >= 0.0 => *s.get_ref(),
+                    match &tr.sigma {
+                        None => traffic::Gaps::Lognormal { sigma: 2.0 },
+                        Some(s) if s.get_ref().is_finite() && *s.get_ref() >= 0.0 => {
+                            traffic::Gaps::Lognormal { sigma: *s.get_ref() }
+                        }
                         Some(s) => {
                             return Err(ctx.err_val(s, &key("sigma"), "must be a finite number ≥ 0"));
                         }
-                    };
-                    traffic::lognormal(&hosts, &cdf, load, host_rate, sigma, start, dur, seed)
-                }
+                    }
+                };
+                let locality = match (&tr.remote_fraction, sites) {
+                    (None, _) => None,
+                    (Some(r), None) => {
+                        return Err(ctx.err_val(
+                            r,
+                            &key("remote_fraction"),
+                            "needs a topology with data centers (`topology.kind = \"two_dc\"`)",
+                        ));
+                    }
+                    (Some(r), Some(site)) => {
+                        let p = *r.get_ref();
+                        if !(p.is_finite() && (0.0..=1.0).contains(&p)) {
+                            return Err(ctx.err_val(r, &key("remote_fraction"), "must be in [0, 1]"));
+                        }
+                        Some(traffic::Locality {
+                            site: hosts.iter().map(|&h| site[h as usize]).collect(),
+                            remote_fraction: p,
+                        })
+                    }
+                };
+                traffic::open_loop(
+                    &hosts,
+                    &cdf,
+                    load,
+                    host_rate,
+                    gaps,
+                    locality.as_ref(),
+                    start,
+                    dur,
+                    seed,
+                )
+                .map_err(|e| match &tr.remote_fraction {
+                    Some(r) if locality.is_some() && e.contains("site") => {
+                        ctx.err_val(r, &key("remote_fraction"), e)
+                    }
+                    _ => e,
+                })
             }
             "incast" => {
                 // `total_size` (repeated incast): the event's bytes, split over its flows.

@@ -184,6 +184,13 @@ pub fn pair_metrics(links: impl Iterator<Item = (u64, u64)>, mtu_bytes: u64) -> 
     }
 }
 
+/// Bandwidth-delay product of a pair, bytes: `rtt · bottleneck / 8` (truncated), the per-pair
+/// form of [`crate::topology::routing::RttBounds::max_bdp_bytes`].
+pub fn pair_bdp_bytes(m: PairMetrics) -> u64 {
+    let b = m.rtt_ns as u128 * m.bottleneck_bps as u128 / 8_000_000_000;
+    b.min(u64::MAX as u128) as u64
+}
+
 /// HPCC-sim's "standalone" FCT of a `size`-byte flow, nanoseconds:
 /// `base_rtt + (size + ⌈size/MTU⌉·hdr)·8 / bottleneck` (integer ns).
 pub fn ideal_fct_ns(m: PairMetrics, size: u64, mtu: u64, hdr_bytes: u64) -> u64 {
@@ -239,7 +246,7 @@ fn build_nodes(topo: &TopologySpec, cfg: &NetConfig) -> (Vec<NodeRef>, Vec<HostN
                     tier: tiers[n],
                     ports: eps,
                     ecmp_seed: Rng::derive(cfg.seed, "ecmp", n as u64).next_u64(),
-                    mmu: Mmu::new(cfg.buffer, np, cfg.queues_per_port),
+                    mmu: Mmu::new(cfg.buffer_of(n as u32), np, cfg.queues_per_port),
                     rng: Rng::derive(cfg.seed, "ecn", n as u64),
                     schemes: SwitchSchemes::default(),
                     hooks: 0,
@@ -331,6 +338,7 @@ fn build_flows(
             last_cnp_ps: u64::MAX,
             last_ue_cnp_ps: u64::MAX,
             nic_pos: crate::host::arbiter::NO_POS,
+            pair_bdp_bytes: pair_bdp_bytes(m).min(u32::MAX as u64) as u32,
         });
     }
     Ok(fl)
@@ -340,7 +348,18 @@ fn build_flows(
 /// the union of their hook flags.
 fn install_schemes(cfg: &NetConfig, env: &Env, switches: &mut [Switch]) {
     for sw in switches.iter_mut() {
-        sw.schemes = SwitchSchemes::build(cfg, env, sw.tier, &sw.ports);
+        // A switch with its own buffer size builds its schemes (PFC's thresholds) from it.
+        let own;
+        let c = if cfg.switch_buffer_bytes.iter().any(|(n, _)| *n == sw.node) {
+            own = NetConfig {
+                buffer: cfg.buffer_of(sw.node),
+                ..cfg.clone()
+            };
+            &own
+        } else {
+            cfg
+        };
+        sw.schemes = SwitchSchemes::build(c, env, sw.tier, &sw.ports);
         sw.hooks = 0;
         sw.by_hook = [0; crate::scheme::hook::COUNT];
         sw.hooked = 0;
@@ -409,6 +428,7 @@ impl Simulator {
         // Every range check of the model parameters lives in one place (`NetConfig::issues`);
         // the scenario and HPCC front ends report the same issues with their key and line.
         cfg.validate().map_err(|i| i.to_string())?;
+        cfg.check_switch_buffers(&topo)?;
         let routes = RouteTable::try_build(&topo)?;
         // NIC rate: the slowest host link (PFC's α doubles per rate doubling above it).
         let host_rate = topo.host_rate_bps().unwrap_or(1);

@@ -244,6 +244,117 @@ pub fn leaf_spine(p: LeafSpine) -> Result<TopologySpec, String> {
     b.finish(W)
 }
 
+/// Parameters of two leaf–spine data centers joined by one long link between two gateway
+/// switches; see [`two_dc`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TwoDc {
+    /// One data center's fabric (both are identical; `links_per_spine` is honoured too).
+    pub dc: LeafSpine,
+    /// Gateway–spine link rate, bits per second (every spine of a data center is linked to
+    /// that data center's gateway).
+    pub gateway_rate_bps: u64,
+    /// Gateway–spine one-way propagation delay, picoseconds.
+    pub gateway_delay_ps: u64,
+    /// Rate of the gateway–gateway (inter-DC) link, bits per second.
+    pub dci_rate_bps: u64,
+    /// One-way propagation delay of the gateway–gateway link, picoseconds.
+    pub dci_delay_ps: u64,
+}
+
+/// Node ids of the special switches of a [`two_dc`] topology and of its data centers' hosts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TwoDcLayout {
+    /// Hosts per data center: DC 0 holds hosts `0..hosts_per_dc`, DC 1 the next as many.
+    pub hosts_per_dc: u32,
+    /// Gateway switch of DC 0 (node id).
+    pub gateway0: u32,
+    /// Gateway switch of DC 1 (node id; `gateway0 + 1`, the last node).
+    pub gateway1: u32,
+}
+
+impl TwoDc {
+    /// Where the hosts and gateways of this shape are (without building it). Counts are not
+    /// checked here; [`two_dc`] checks them.
+    pub fn layout(&self) -> TwoDcLayout {
+        let d = &self.dc;
+        let hpd = d.tors.saturating_mul(d.hosts_per_tor);
+        let g0 = hpd
+            .saturating_mul(2)
+            .saturating_add(d.tors.saturating_mul(2))
+            .saturating_add(d.spines.saturating_mul(2));
+        TwoDcLayout {
+            hosts_per_dc: hpd,
+            gateway0: g0,
+            gateway1: g0.saturating_add(1),
+        }
+    }
+}
+
+/// Two copies of [`leaf_spine`] (data centers 0 and 1) whose spines all link to their data
+/// center's gateway switch; the two gateways are joined by one inter-DC link (the BFC paper's
+/// Fig. 9: two T2 fabrics and a 100 Gb/s, 200 µs link). Shortest-path routing keeps intra-DC
+/// traffic inside its fabric; an inter-DC path is host–ToR–spine–gateway–gateway–spine–ToR–host
+/// (7 links, ECMP over the spines on both sides).
+///
+/// Nodes (hosts first, then switches tier by tier): DC 0 hosts `0..H`, DC 1 hosts `H..2H`
+/// (H = `tors·hosts_per_tor`; host `i` of a DC under that DC's ToR `i / hosts_per_tor`), then
+/// the ToRs of DC 0 and of DC 1, the spines of DC 0 and of DC 1, then gateway 0 and gateway 1
+/// (the last two nodes, see [`TwoDc::layout`]). Links: host links in host order; ToR–spine
+/// links of DC 0 then DC 1 (as in [`leaf_spine`]); gateway–spine links (gateway as end `a`,
+/// DC 0 first, ascending spine); the inter-DC link (gateway 0 – gateway 1) last. Tiers:
+/// ToRs 1, spines 2, gateways 3.
+pub fn two_dc(p: TwoDc) -> Result<TopologySpec, String> {
+    const W: &str = "two-DC";
+    let d = p.dc;
+    positive(W, "spine count", d.spines as u64)?;
+    positive(W, "ToR count", d.tors as u64)?;
+    positive(W, "hosts per ToR", d.hosts_per_tor as u64)?;
+    positive(W, "links per spine", d.links_per_spine as u64)?;
+    positive(W, "host link rate", d.host_rate_bps)?;
+    positive(W, "fabric link rate", d.fabric_rate_bps)?;
+    positive(W, "gateway link rate", p.gateway_rate_bps)?;
+    positive(W, "inter-DC link rate", p.dci_rate_bps)?;
+    let (tors, spines) = (d.tors as u64, d.spines as u64);
+    let hpt = d.hosts_per_tor as u64;
+    let hpd = product(W, "nodes", &[tors, hpt])?;
+    let hosts = product(W, "nodes", &[2, hpd])?;
+    let switches = product(W, "nodes", &[2, tors + spines + 1])?;
+    product(W, "links", &[2, tors, spines, d.links_per_spine as u64])?;
+    let mut b = Builder::new(hosts, switches)?;
+    let tor0 = hosts;
+    let spine0 = tor0 + 2 * tors;
+    let gw0 = spine0 + 2 * spines;
+    for h in 0..hosts {
+        b.link(h, tor0 + h / hpt, d.host_rate_bps, d.host_delay_ps);
+    }
+    for dc in 0..2 {
+        for t in 0..tors {
+            for s in 0..spines {
+                for _ in 0..d.links_per_spine {
+                    b.link(
+                        tor0 + dc * tors + t,
+                        spine0 + dc * spines + s,
+                        d.fabric_rate_bps,
+                        d.fabric_delay_ps,
+                    );
+                }
+            }
+        }
+    }
+    for dc in 0..2 {
+        for s in 0..spines {
+            b.link(
+                gw0 + dc,
+                spine0 + dc * spines + s,
+                p.gateway_rate_bps,
+                p.gateway_delay_ps,
+            );
+        }
+    }
+    b.link(gw0, gw0 + 1, p.dci_rate_bps, p.dci_delay_ps);
+    b.finish(W)
+}
+
 /// Parameters of a three-tier pod-based Clos; see [`three_tier`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ThreeTier {
@@ -489,6 +600,108 @@ mod tests {
             })
             .is_err()
         );
+    }
+
+    fn two_dc_small() -> TwoDc {
+        TwoDc {
+            dc: LeafSpine {
+                spines: 2,
+                tors: 2,
+                hosts_per_tor: 3,
+                host_rate_bps: 10 * GBPS,
+                host_delay_ps: US,
+                fabric_rate_bps: 10 * GBPS,
+                fabric_delay_ps: US,
+                links_per_spine: 1,
+            },
+            gateway_rate_bps: 100 * GBPS,
+            gateway_delay_ps: US,
+            dci_rate_bps: 100 * GBPS,
+            dci_delay_ps: 200 * US,
+        }
+    }
+
+    #[test]
+    fn two_dc_shape() {
+        let p = two_dc_small();
+        let s = two_dc(p).unwrap();
+        // 12 hosts, 2×(2 ToRs + 2 spines) + 2 gateways = 10 switches.
+        assert_eq!(s.hosts(), (0..12).collect::<Vec<_>>());
+        assert_eq!(s.switches(), (12..22).collect::<Vec<_>>());
+        let l = p.layout();
+        assert_eq!((l.hosts_per_dc, l.gateway0, l.gateway1), (6, 20, 21));
+        // 12 host links + 2×2×2 ToR–spine + 2×2 gateway–spine + 1 inter-DC link.
+        assert_eq!(s.links.len(), 12 + 8 + 4 + 1);
+        let dci = s.links.last().unwrap();
+        assert_eq!(
+            (dci.a, dci.b, dci.rate_bps, dci.delay_ps),
+            (20, 21, 100 * GBPS, 200 * US)
+        );
+        // Host 7 (DC 1, second host) hangs off DC 1's first ToR (node 14).
+        assert_eq!(s.ports()[7][0].peer, 14);
+        // DC 1's ToR 15: hosts 9, 10, 11, then DC 1's spines 18, 19.
+        let peers: Vec<u32> = s.ports()[15].iter().map(|p| p.peer).collect();
+        assert_eq!(peers, vec![9, 10, 11, 18, 19]);
+        // Gateway 1: DC 1's spines, then gateway 0.
+        let peers: Vec<u32> = s.ports()[21].iter().map(|p| p.peer).collect();
+        assert_eq!(peers, vec![18, 19, 20]);
+        let t = tiers(&s);
+        assert_eq!(&t[12..], &[1, 1, 1, 1, 2, 2, 2, 2, 3, 3]);
+        // Bad input: clear errors, no panic.
+        let e = two_dc(TwoDc {
+            dci_rate_bps: 0,
+            ..p
+        })
+        .unwrap_err();
+        assert!(
+            e.contains("two-DC: inter-DC link rate must be positive"),
+            "{e}"
+        );
+        let e = two_dc(TwoDc {
+            dc: LeafSpine { spines: 0, ..p.dc },
+            ..p
+        })
+        .unwrap_err();
+        assert!(e.contains("spine count must be positive"), "{e}");
+        let e = two_dc(TwoDc {
+            dc: LeafSpine {
+                tors: 1 << 20,
+                hosts_per_tor: 1 << 20,
+                ..p.dc
+            },
+            ..p
+        })
+        .unwrap_err();
+        assert!(e.contains("too many nodes"), "{e}");
+    }
+
+    #[test]
+    fn two_dc_paths_by_hand() {
+        use crate::topology::routing::RouteTable;
+        let s = two_dc(two_dc_small()).unwrap();
+        let rt = RouteTable::try_build(&s).unwrap();
+        // Intra-DC, different ToRs: host–ToR–spine–ToR–host, 4 links of 1 µs, all 10 Gb/s.
+        let p = rt.path(&s, 0, 3);
+        assert_eq!(
+            (p.hops, p.prop_delay_ps, p.bottleneck_bps),
+            (4, 4 * US, 10 * GBPS)
+        );
+        // Inter-DC: host–ToR–spine–gw–gw–spine–ToR–host: 6 links of 1 µs + 200 µs.
+        let p = rt.path(&s, 0, 6);
+        assert_eq!(p.hops, 7);
+        assert_eq!(p.prop_delay_ps, 206 * US);
+        assert_eq!(p.bottleneck_bps, 10 * GBPS);
+        // Base RTT = 2 × 206 µs + serialization of a 1000 B payload on each link:
+        // 4 links at 10 Gb/s (800 ns each) + 3 at 100 Gb/s (80 ns each) = 3.44 µs.
+        assert_eq!(
+            p.base_rtt_ps(&s, 1000),
+            412 * US + 4 * 800 * NS + 3 * 80 * NS
+        );
+        // The topology's largest base RTT and BDP are an inter-DC pair's:
+        // 415.44 µs × 10 Gb/s / 8 = 519,300 B.
+        let b = rt.max_base_rtt(&s, 1000);
+        assert_eq!(b.max_base_rtt_ps, 415_440 * NS);
+        assert_eq!(b.max_bdp_bytes, 519_300);
     }
 
     #[test]

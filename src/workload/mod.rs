@@ -41,3 +41,7 @@ impl FlowSpec {
 pub const DPORT_BACKGROUND: u16 = 100;
 /// HPCC convention: destination port of incast flows.
 pub const DPORT_INCAST: u16 = 200;
+/// Destination port of an open-loop flow sent to a host of another site (data center) under a
+/// destination locality ([`traffic::Locality`]), so summaries split inter-DC flows (300) from
+/// the rest (100).
+pub const DPORT_REMOTE: u16 = 300;

@@ -8,7 +8,7 @@
 //! sizes of the others.
 
 use super::cdf::SizeCdf;
-use super::{DPORT_INCAST, FlowSpec};
+use super::{DPORT_INCAST, DPORT_REMOTE, FlowSpec};
 use crate::rng::Rng;
 use std::collections::{HashMap, HashSet};
 
@@ -103,19 +103,113 @@ fn check_count(expected: f64) -> Result<(), String> {
 }
 
 /// Inter-arrival law of an open-loop source.
-#[derive(Clone, Copy)]
-enum Gaps {
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Gaps {
+    /// Exponential gaps (a Poisson process), as [`poisson`].
     Exponential,
-    Lognormal { sigma: f64 },
+    /// Lognormal gaps of shape `sigma` with the same mean, as [`lognormal`].
+    Lognormal {
+        /// Shape σ of the lognormal (finite, ≥ 0).
+        sigma: f64,
+    },
 }
 
+/// Destination locality of an open-loop source: hosts belong to *sites* (the data centers of
+/// a two-DC topology), and each flow goes to a host of another site with probability
+/// `remote_fraction`, else to another host of the sender's own site (uniform in either set).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Locality {
+    /// Site of each host, by position in the generator's `hosts` list (same length).
+    pub site: Vec<u32>,
+    /// Probability in [0, 1] that a flow's destination is in another site.
+    pub remote_fraction: f64,
+}
+
+/// Destination candidates under a [`Locality`], in O(hosts) memory: host positions sorted by
+/// (site, position), each site a contiguous range of that order.
+struct SiteSets {
+    /// Host positions sorted by (site, position).
+    order: Vec<usize>,
+    /// For each host position: its site's range `lo..hi` in `order` and its own index there.
+    range: Vec<(usize, usize, usize)>,
+    /// Probability of a remote destination.
+    p: f64,
+}
+
+impl SiteSets {
+    fn new(loc: &Locality, n: usize) -> Result<Self, String> {
+        if loc.site.len() != n {
+            return Err(format!(
+                "locality: {} site entries for {n} hosts",
+                loc.site.len()
+            ));
+        }
+        let p = loc.remote_fraction;
+        if !(p.is_finite() && (0.0..=1.0).contains(&p)) {
+            return Err(format!("remote fraction must be in [0, 1], got {p}"));
+        }
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&i| (loc.site[i], i));
+        let mut range = vec![(0, 0, 0); n];
+        let mut lo = 0;
+        while lo < n {
+            let site = loc.site[order[lo]];
+            let mut hi = lo;
+            while hi < n && loc.site[order[hi]] == site {
+                hi += 1;
+            }
+            for (k, &i) in order[lo..hi].iter().enumerate() {
+                range[i] = (lo, hi, lo + k);
+            }
+            if p > 0.0 && hi - lo == n {
+                return Err(format!(
+                    "remote fraction {p} > 0 but every host is in site {site}: no host of another site to send to"
+                ));
+            }
+            if p < 1.0 && hi - lo == 1 {
+                return Err(format!(
+                    "remote fraction {p} < 1 but host position {} is alone in site {site}: no local host to send to",
+                    order[lo]
+                ));
+            }
+            lo = hi;
+        }
+        Ok(SiteSets { order, range, p })
+    }
+
+    /// Destination position for the sender at position `si`: remote with probability `p`
+    /// (decided by `where_to`), then uniform within the chosen set (drawn from `dests`).
+    fn pick(&self, si: usize, where_to: &mut Rng, dests: &mut Rng) -> usize {
+        let (lo, hi, me) = self.range[si];
+        let m = hi - lo;
+        if where_to.f64() < self.p {
+            // The other sites: `order` without this site's range.
+            let r = dests.below((self.order.len() - m) as u64) as usize;
+            self.order[if r >= lo { r + m } else { r }]
+        } else {
+            let k = lo + dests.below(m as u64 - 1) as usize;
+            self.order[if k >= me { k + 1 } else { k }]
+        }
+    }
+}
+
+/// An open-loop source on every host of `hosts` (see [`poisson`] and [`lognormal`]), with the
+/// destinations drawn as `locality` says (`None`: uniform over the other hosts). With a
+/// locality, a per-host stream `Rng::derive(seed, "locality", src)` decides local or remote and
+/// the host's `"destinations"` stream picks uniformly within that set; arrival times and sizes
+/// are those of the same source without a locality. Flows to another site carry dport
+/// [`DPORT_REMOTE`] (300), the others dport 100.
+/// Errors: as [`poisson`], plus a `site` list of another length than `hosts`, a fraction
+/// outside [0, 1], or a fraction that needs a set some host does not have (a remote host when
+/// all hosts share one site, a local one for a host alone in its site).
 #[allow(clippy::too_many_arguments)]
-fn open_loop(
+pub fn open_loop(
     hosts: &[u32],
     cdf: &SizeCdf,
     load: f64,
     host_rate_bps: u64,
     gaps: Gaps,
+    locality: Option<&Locality>,
     start_ps: u64,
     duration_ps: u64,
     seed: u64,
@@ -123,6 +217,16 @@ fn open_loop(
     check_hosts(hosts)?;
     check_load(load)?;
     check_rate(host_rate_bps)?;
+    if let Gaps::Lognormal { sigma } = gaps
+        && !(sigma.is_finite() && sigma >= 0.0)
+    {
+        return Err(format!(
+            "lognormal sigma must be finite and ≥ 0, got {sigma}"
+        ));
+    }
+    let sites = locality
+        .map(|l| SiteSets::new(l, hosts.len()))
+        .transpose()?;
     let avg = cdf.mean_bytes();
     if !(avg.is_finite() && avg > 0.0) {
         return Err(format!("flow-size mean must be positive, got {avg}"));
@@ -137,6 +241,7 @@ fn open_loop(
         let mut arr = Rng::derive(seed, "arrivals", src as u64);
         let mut sizes = Rng::derive(seed, "sizes", src as u64);
         let mut dests = Rng::derive(seed, "destinations", src as u64);
+        let mut where_to = Rng::derive(seed, "locality", src as u64);
         // Exact (unrounded) time since `start_ps`, in ns; each arrival is rounded to whole ns.
         let mut t_ns = 0.0f64;
         loop {
@@ -148,17 +253,21 @@ fn open_loop(
             if off_ps >= duration_ps {
                 break;
             }
-            let mut k = dests.below(n - 1) as usize;
-            if k >= si {
-                k += 1;
-            }
+            let k = match &sites {
+                None => {
+                    let k = dests.below(n - 1) as usize;
+                    if k >= si { k + 1 } else { k }
+                }
+                Some(ss) => ss.pick(si, &mut where_to, &mut dests),
+            };
             let size = cdf.sample(&mut sizes);
-            flows.push(FlowSpec::background(
-                src,
-                hosts[k],
-                size,
-                start_ps.saturating_add(off_ps),
-            ));
+            let mut f = FlowSpec::background(src, hosts[k], size, start_ps.saturating_add(off_ps));
+            if let (Some(l), Some(_)) = (locality, &sites)
+                && l.site[k] != l.site[si]
+            {
+                f.dport = DPORT_REMOTE;
+            }
+            flows.push(f);
         }
     }
     sort_flows(&mut flows);
@@ -187,6 +296,7 @@ pub fn poisson(
         load,
         host_rate_bps,
         Gaps::Exponential,
+        None,
         start_ps,
         duration_ps,
         seed,
@@ -206,11 +316,6 @@ pub fn lognormal(
     duration_ps: u64,
     seed: u64,
 ) -> Result<Vec<FlowSpec>, String> {
-    if !(sigma.is_finite() && sigma >= 0.0) {
-        return Err(format!(
-            "lognormal sigma must be finite and ≥ 0, got {sigma}"
-        ));
-    }
     let gaps = Gaps::Lognormal { sigma };
     open_loop(
         hosts,
@@ -218,6 +323,7 @@ pub fn lognormal(
         load,
         host_rate_bps,
         gaps,
+        None,
         start_ps,
         duration_ps,
         seed,
@@ -704,6 +810,124 @@ mod tests {
         let again = lognormal(&h, &cdf, 0.8, 100 * GBPS, 2.0, 0, 100 * MS, 3).unwrap();
         assert_eq!(f, again);
         assert!(lognormal(&h, &cdf, 0.8, 100 * GBPS, f64::NAN, 0, MS, 3).is_err());
+    }
+
+    #[test]
+    fn locality_fraction_within_binomial_tolerance() {
+        // Two sites of 8 hosts (positions 0–7 and 8–15), 20 % of flows to the other site.
+        let cdf = builtin("hadoop").unwrap();
+        let h = hosts(16);
+        let loc = Locality {
+            site: (0..16).map(|i| i / 8).collect(),
+            remote_fraction: 0.2,
+        };
+        let g = Gaps::Lognormal { sigma: 2.0 };
+        let f = open_loop(&h, &cdf, 0.5, 10 * GBPS, g, Some(&loc), 0, 200 * MS, 3).unwrap();
+        let n = f.len() as f64;
+        assert!(n > 10_000.0, "{n}");
+        let remote = f.iter().filter(|x| x.src / 8 != x.dst / 8).count() as f64;
+        // Each flow is remote independently with p = 0.2: the count is Binomial(n, 0.2), so
+        // its fraction has standard deviation √(0.2·0.8/n); allow 4 of them.
+        let sd = (0.2f64 * 0.8 / n).sqrt();
+        assert!(
+            (remote / n - 0.2).abs() < 4.0 * sd,
+            "remote {remote} of {n}"
+        );
+        assert!(f.iter().all(|x| x.src != x.dst && x.dst < 16));
+        assert!(
+            f.iter()
+                .all(|x| (x.dport == DPORT_REMOTE) == (x.src / 8 != x.dst / 8))
+        );
+        assert!(is_sorted(&f));
+        // Within the chosen set the destination is uniform: host 0's local destinations are
+        // hosts 1–7, each about 1/7 of them.
+        let local0: Vec<u32> = f
+            .iter()
+            .filter(|x| x.src == 0 && x.dst < 8)
+            .map(|x| x.dst)
+            .collect();
+        let per = local0.len() as f64 / 7.0;
+        for d in 1..8 {
+            let c = local0.iter().filter(|&&x| x == d).count() as f64;
+            assert!(
+                (c - per).abs() < 5.0 * per.sqrt() + 1.0,
+                "dst {d}: {c} vs {per}"
+            );
+        }
+        // Arrival times and sizes are those of the same source without a locality.
+        let plain = lognormal(&h, &cdf, 0.5, 10 * GBPS, 2.0, 0, 200 * MS, 3).unwrap();
+        let key = |v: &[FlowSpec]| {
+            let mut k: Vec<(u64, u32, u64)> = v
+                .iter()
+                .map(|x| (x.start_ps, x.src, x.size_bytes))
+                .collect();
+            k.sort_unstable();
+            k
+        };
+        assert_eq!(key(&f), key(&plain));
+        // p = 0 and p = 1: all local, all remote.
+        for (p, want_remote) in [(0.0, false), (1.0, true)] {
+            let l = Locality {
+                remote_fraction: p,
+                ..loc.clone()
+            };
+            let f = open_loop(&h, &cdf, 0.5, 10 * GBPS, g, Some(&l), 0, 5 * MS, 3).unwrap();
+            assert!(!f.is_empty());
+            assert!(f.iter().all(|x| (x.src / 8 != x.dst / 8) == want_remote));
+        }
+    }
+
+    #[test]
+    fn locality_with_interleaved_sites() {
+        // Three sites interleaved by position (0, 1, 2, 0, 1, 2, …): local destinations share
+        // the sender's site, remote ones never do, and host 0 reaches every other host.
+        let cdf = builtin("hadoop").unwrap();
+        let h = hosts(12);
+        let loc = Locality {
+            site: (0..12).map(|i| i % 3).collect(),
+            remote_fraction: 0.5,
+        };
+        let g = Gaps::Exponential;
+        let f = open_loop(&h, &cdf, 0.5, 10 * GBPS, g, Some(&loc), 0, 100 * MS, 5).unwrap();
+        assert!(f.len() > 1_000, "{}", f.len());
+        for x in &f {
+            assert_ne!(x.src, x.dst);
+            assert_eq!(x.dport == DPORT_REMOTE, x.src % 3 != x.dst % 3, "{x:?}");
+        }
+        let mut seen = [false; 12];
+        for x in f.iter().filter(|x| x.src == 0) {
+            seen[x.dst as usize] = true;
+        }
+        assert_eq!(
+            seen,
+            [
+                false, true, true, true, true, true, true, true, true, true, true, true
+            ]
+        );
+    }
+
+    #[test]
+    fn locality_bad_input_is_a_clear_error() {
+        let cdf = builtin("hadoop").unwrap();
+        let h = hosts(4);
+        let g = Gaps::Exponential;
+        let run = |site: Vec<u32>, p: f64| {
+            let l = Locality {
+                site,
+                remote_fraction: p,
+            };
+            open_loop(&h, &cdf, 0.5, 10 * GBPS, g, Some(&l), 0, MS, 1).unwrap_err()
+        };
+        assert!(run(vec![0, 0, 1], 0.2).contains("3 site entries for 4 hosts"));
+        assert!(run(vec![0, 0, 1, 1], 1.5).contains("must be in [0, 1]"));
+        assert!(run(vec![0, 0, 0, 0], 0.2).contains("no host of another site"));
+        assert!(run(vec![0, 1, 1, 1], 0.2).contains("alone in site 0"));
+        // A host alone in its site is fine when every flow is remote.
+        let l = Locality {
+            site: vec![0, 1, 1, 1],
+            remote_fraction: 1.0,
+        };
+        assert!(open_loop(&h, &cdf, 0.5, 10 * GBPS, g, Some(&l), 0, MS, 1).is_ok());
     }
 
     #[test]

@@ -670,18 +670,25 @@ mod tests {
 
     impl Rig {
         fn new(cfg: &BfcConfig) -> Rig {
-            let link = PortLink {
-                peer: 9,
-                peer_port: 0,
-                rate_bps: 100 * GBPS,
-                delay_ps: US,
-                error_rate: 0.0,
-                tx_bytes: 0,
-            };
-            let ports = vec![
-                EgressPort::new(link.clone(), cfg.queues_per_port(), false),
-                EgressPort::new(link, cfg.queues_per_port(), false),
-            ];
+            Rig::with_links(cfg, &[(100 * GBPS, US), (100 * GBPS, US)])
+        }
+
+        /// A switch whose port `i` has link `links[i]` = (rate, one-way delay).
+        fn with_links(cfg: &BfcConfig, links: &[(u64, u64)]) -> Rig {
+            let ports: Vec<EgressPort> = links
+                .iter()
+                .map(|&(rate_bps, delay_ps)| {
+                    let link = PortLink {
+                        peer: 9,
+                        peer_port: 0,
+                        rate_bps,
+                        delay_ps,
+                        error_rate: 0.0,
+                        tx_bytes: 0,
+                    };
+                    EgressPort::new(link, cfg.queues_per_port(), false)
+                })
+                .collect();
             let topo = crate::topology::shapes::star(2, 100 * GBPS, US).unwrap();
             Rig {
                 sw: BfcSwitch::new(cfg, &ports),
@@ -784,6 +791,52 @@ mod tests {
             enabled: true,
             ..BfcConfig::default()
         }
+    }
+
+    #[test]
+    fn hrtt_and_threshold_per_port_from_the_link_delay() {
+        // A gateway: port 0 = the 100 G inter-DC link with 200 µs of propagation, port 1 = a
+        // 10 G DC link, port 2 = a 100 G DC link, both 1 µs.
+        let cfg = BfcConfig {
+            enabled: true,
+            ..Default::default()
+        };
+        let mut rig = Rig::with_links(
+            &cfg,
+            &[(100 * GBPS, 200 * US), (10 * GBPS, US), (100 * GBPS, US)],
+        );
+        // HRTT = 2 × the link's one-way delay, τ = HRTT / 2, per port.
+        let p = &rig.sw.ports;
+        assert_eq!((p[0].hrtt_ps, p[0].tau_ps), (400 * US, 200 * US));
+        assert_eq!((p[1].hrtt_ps, p[1].tau_ps), (2 * US, US));
+        assert_eq!((p[2].hrtt_ps, p[2].tau_ps), (2 * US, US));
+        // The threshold takes the HRTT and τ of the flow's ingress and μ of its egress (one
+        // active queue at an idle port):
+        // from the long link to 10 G: (400 + 200) µs × 10 Gb/s = 6,000,000 bit = 750,000 B;
+        // from the long link to 100 G: 600 µs × 100 Gb/s / 8 = 7,500,000 B;
+        // from a 1 µs link to the long link: (2 + 1) µs × 100 Gb/s / 8 = 37,500 B;
+        // from a 1 µs link to 10 G: 3 µs × 10 Gb/s / 8 = 3,750 B.
+        let th = rig.with(|sw, ctx| {
+            [
+                sw.threshold(ctx, 0, 1),
+                sw.threshold(ctx, 0, 2),
+                sw.threshold(ctx, 1, 0),
+                sw.threshold(ctx, 2, 1),
+            ]
+        });
+        assert_eq!(th, [750_000, 7_500_000, 37_500, 3_750]);
+        // A global `bfc.hrtt` overrides every port (τ = its half).
+        let fixed = BfcConfig {
+            hrtt_ps: Some(10 * US),
+            ..cfg
+        };
+        let rig = Rig::with_links(&fixed, &[(100 * GBPS, 200 * US), (10 * GBPS, US)]);
+        assert!(
+            rig.sw
+                .ports
+                .iter()
+                .all(|p| p.hrtt_ps == 10 * US && p.tau_ps == 5 * US)
+        );
     }
 
     #[test]
