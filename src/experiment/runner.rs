@@ -23,6 +23,23 @@ pub struct Point {
     pub seed: Option<u64>,
     /// All overrides applied, in order.
     pub sets: Vec<String>,
+    /// Fingerprint of what the point runs: the experiment's `[scenario]` text and this
+    /// build's version (FNV-1a, hex). A finished point is reused only if it matches, so an
+    /// edited experiment file or a new release reruns its points instead of reporting stale
+    /// results.
+    pub fingerprint: String,
+}
+
+/// FNV-1a (64 bit) of `parts`, each followed by a 0 byte; stable across builds and platforms.
+fn fnv1a(parts: &[&str]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for p in parts {
+        for &b in p.as_bytes().iter().chain(std::iter::once(&0u8)) {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
 }
 
 /// Options of `sfc experiment run`.
@@ -105,6 +122,10 @@ pub fn points(exp: &Experiment, quick: bool) -> Vec<Point> {
     } else {
         exp.sweep.seeds.iter().map(|&s| Some(s)).collect()
     };
+    let fingerprint = format!(
+        "{:016x}",
+        fnv1a(&[&exp.scenario_text, env!("CARGO_PKG_VERSION")])
+    );
     let mut out = Vec::new();
     for s in &exp.sweep.series {
         for c in &combos {
@@ -134,6 +155,7 @@ pub fn points(exp: &Experiment, quick: bool) -> Vec<Point> {
                     axes: c.clone(),
                     seed,
                     sets,
+                    fingerprint: fingerprint.clone(),
                 });
             }
         }
@@ -147,7 +169,7 @@ pub fn point_dir(base: &Path, p: &Point) -> PathBuf {
 }
 
 /// A point is complete when its `summary.json` exists (written last, atomically) and its
-/// recorded overrides equal the current ones.
+/// recorded overrides and [`Point::fingerprint`] equal the current ones.
 pub fn is_complete(base: &Path, p: &Point) -> bool {
     let d = point_dir(base, p);
     let Ok(rec) = std::fs::read_to_string(d.join("point.json")) else {
@@ -162,13 +184,19 @@ pub fn is_complete(base: &Path, p: &Point) -> bool {
                 .zip(&p.sets)
                 .all(|(x, y)| x.as_str() == Some(y.as_str()))
     });
-    same && d.join("summary.json").exists()
+    same && v["fingerprint"].as_str() == Some(p.fingerprint.as_str())
+        && d.join("summary.json").exists()
 }
 
 fn run_point(exp: &Experiment, base: &Path, p: &Point) -> Result<(), String> {
     let d = point_dir(base, p);
     std::fs::create_dir_all(&d).map_err(|e| format!("{}: {e}", d.display()))?;
-    let rec = serde_json::json!({ "id": p.id, "series": p.series, "sets": p.sets });
+    let rec = serde_json::json!({
+        "id": p.id,
+        "series": p.series,
+        "sets": p.sets,
+        "fingerprint": p.fingerprint,
+    });
     let _ = std::fs::remove_file(d.join("summary.json"));
     write_atomic(&d.join("point.json"), rec.to_string().as_bytes()).map_err(|e| e.to_string())?;
     let label = format!("{} [{}]", exp.source, p.id);
@@ -1082,5 +1110,40 @@ mod path_tests {
         assert_eq!(all[&0], 15.5);
         assert_eq!(all[&100_000], 7.0);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A finished point is reused only while the experiment's scenario is the one it ran:
+    /// editing `[scenario]` (here its seed) changes every point's fingerprint, so the sweep
+    /// reruns them instead of reporting the old results.
+    #[test]
+    fn finished_points_are_reused_only_for_the_same_scenario() {
+        let text = include_str!("../../experiments/sfc-fig15.toml");
+        let dir = std::path::Path::new(".");
+        let exp = crate::experiment::Experiment::parse(text, "f", dir).unwrap();
+        let base = std::env::temp_dir().join(format!("sfc-reuse-{}", std::process::id()));
+        let p = &points(&exp, true)[0];
+        let d = point_dir(&base, p);
+        std::fs::create_dir_all(&d).unwrap();
+        let rec = serde_json::json!({"id": p.id, "series": p.series, "sets": p.sets,
+            "fingerprint": p.fingerprint});
+        std::fs::write(d.join("point.json"), rec.to_string()).unwrap();
+        assert!(!is_complete(&base, p), "no summary.json yet");
+        std::fs::write(d.join("summary.json"), "{}").unwrap();
+        assert!(is_complete(&base, p));
+        let edited = text.replacen("seed = 1", "seed = 2", 1);
+        assert_ne!(edited, text);
+        let exp2 = crate::experiment::Experiment::parse(&edited, "f", dir).unwrap();
+        let p2 = &points(&exp2, true)[0];
+        assert_eq!(
+            (&p2.id, &p2.sets),
+            (&p.id, &p.sets),
+            "same point, other scenario"
+        );
+        assert!(!is_complete(&base, p2), "stale result reused");
+        // A record from before fingerprints existed is not trusted either.
+        let old = serde_json::json!({"id": p.id, "series": p.series, "sets": p.sets});
+        std::fs::write(d.join("point.json"), old.to_string()).unwrap();
+        assert!(!is_complete(&base, p));
+        let _ = std::fs::remove_dir_all(&base);
     }
 }
