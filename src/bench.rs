@@ -358,9 +358,8 @@ pub fn run_one(name: &str, quick: bool) -> Result<serde_json::Value, String> {
     sim.finish();
     let ev = sim.q.events();
     let hops = sim.counters.packet_hops;
-    let recs = sim.flow_records();
     let p99 = crate::metrics::stats::RunStats::compute(
-        &recs,
+        &sim,
         &crate::metrics::stats::SizeBins::EqualCount(10),
     )
     .slowdown

@@ -6,7 +6,6 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use crate::metrics::FlowRecord;
 use crate::metrics::output::{write_atomic, write_fct_file, write_flows_csv};
 use crate::metrics::stats::{RunStats, SizeBins};
 use crate::scenario::Scenario;
@@ -24,8 +23,6 @@ pub struct RunOptions {
 
 /// Everything a run produced.
 pub struct RunResult {
-    /// Per-flow records (workload order).
-    pub records: Vec<FlowRecord>,
     /// Slowdown statistics.
     pub stats: RunStats,
     /// The `summary.json` object.
@@ -216,8 +213,9 @@ pub fn run(sc: Scenario, opts: &RunOptions) -> Result<RunResult, String> {
     sim.finish();
     sim.check_invariants()
         .map_err(|e| format!("internal invariant violated: {e}"))?;
-    let records = sim.flow_records();
-    let stats = RunStats::compute(&records, &bins).with_dport_breakdown(&records);
+    // Statistics and output files read the records one at a time from the simulator's
+    // compact per-flow state: no copy of all records.
+    let stats = RunStats::compute(&sim, &bins).with_dport_breakdown(&sim);
     let mut summary = summary_json(&sim, &stats, &name, wall);
     crate::runguard::annotate(&mut summary, &outcome, stop, &meta);
     if let Some(dir) = &opts.out_dir {
@@ -227,13 +225,12 @@ pub fn run(sc: Scenario, opts: &RunOptions) -> Result<RunResult, String> {
             write_atomic(&p, t.as_bytes())
                 .map_err(|e| crate::fsutil::describe("cannot write", &p, &e))?;
         }
-        write_outputs(dir, &sim, &records, &summary, flows_csv)
+        write_outputs(dir, &sim, &summary, flows_csv)
             .map_err(|e| format!("{}: {e}", dir.display()))?;
     }
     let failure = outcome.failure(stop_set);
     let note = outcome.stop_note(stop_set);
     Ok(RunResult {
-        records,
         stats,
         summary,
         sim,
@@ -250,17 +247,15 @@ pub fn run(sc: Scenario, opts: &RunOptions) -> Result<RunResult, String> {
 pub fn write_outputs(
     dir: &Path,
     sim: &Simulator,
-    records: &[FlowRecord],
     summary: &serde_json::Value,
     flows_csv: bool,
 ) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     if flows_csv {
-        write_flows_csv(&dir.join("flows.csv"), records)?;
+        write_flows_csv(&dir.join("flows.csv"), sim.records_iter())?;
     }
-    // Completion order, by reference (no copy of the records).
-    let done = sim.completion_order.iter().map(|&f| &records[f as usize]);
-    write_fct_file(&dir.join("fct.txt"), done)?;
+    // Completion order, each record built as it is written.
+    write_fct_file(&dir.join("fct.txt"), sim.records_in_completion_order())?;
     sim.buffer_mon.write_csv(&dir.join("buffer.csv"))?;
     // Link utilization per direction.
     let mut l = String::from("node,port,peer,rate_bps,tx_bytes,utilization\n");

@@ -12,8 +12,7 @@ use crate::cc::CcConfig;
 use crate::config::{LossRecovery, NetConfig};
 use crate::engine::arena::PacketArena;
 use crate::engine::{Event, EventQueue, NO_EGRESS};
-use crate::host::recovery::{RecvState, Scheme, SendState};
-use crate::host::{Flow, HostNic};
+use crate::host::{Flow, FlowSlab, FlowState, HostNic, LateCnp};
 use crate::link::{PortLink, TxPort};
 use crate::metrics::FlowRecord;
 use crate::metrics::buffer::{BufferMonitor, ThroughputMeter};
@@ -84,8 +83,12 @@ pub struct Simulator {
     pub hosts: Vec<HostNic>,
     /// Switches.
     pub switches: Vec<Switch>,
-    /// Flows, indexed as in the workload.
+    /// Flows, indexed as in the workload: description and result (64 B each).
     pub flows: Vec<Flow>,
+    /// QP state of the active flows (started, not finished), a recycled slot each.
+    pub(crate) active: FlowSlab,
+    /// Receiver CNP times of flows finished within the last CNP interval.
+    pub(crate) late_cnp: LateCnp,
     /// Counters.
     pub counters: Counters,
     /// Per-switch shared-buffer watermarks.
@@ -250,8 +253,9 @@ fn build_nodes(topo: &TopologySpec, cfg: &NetConfig) -> (Vec<NodeRef>, Vec<HostN
     (nodes, hosts, switches)
 }
 
-/// Build step of [`Simulator::new`]: check every flow and create its QP state (UDP source
-/// ports numbered per host pair from 10000, as HPCC-sim; ideal FCT from the pair's path).
+/// Build step of [`Simulator::new`]: check every flow and create its description (UDP source
+/// ports numbered per host pair from 10000, as HPCC-sim; ideal FCT from the pair's path). QP
+/// state is created at the flow's start.
 fn build_flows(
     topo: &TopologySpec,
     routes: &RouteTable,
@@ -260,10 +264,6 @@ fn build_flows(
     nodes: &[NodeRef],
 ) -> Result<Vec<Flow>, String> {
     let mtu = cfg.mtu_bytes as u64;
-    let scheme = match cfg.loss_recovery {
-        LossRecovery::Gbn { .. } => Scheme::Gbn,
-        LossRecovery::Irn { .. } => Scheme::Irn,
-    };
     let mut sports: HashMap<(u32, u32), u16> = HashMap::new();
     let mut pair_cache: HashMap<(u32, u32), PairMetrics> = HashMap::new();
     let hdr = cfg.framing.data_header_bytes() as u64;
@@ -313,22 +313,11 @@ fn build_flows(
             sport,
             dport: f.dport,
             prio: f.prio,
-            tx: SendState::new(scheme, f.size_bytes, mtu),
-            rx: RecvState::new(scheme),
-            cc_slot: crate::cc::NO_SLOT,
-            next_avail_ps: 0,
-            pause_until_ps: 0,
             pauses: 0,
+            retx_packets: 0,
             paused_ps: 0,
             finish_ps: 0,
-            rto_deadline_ps: 0,
-            rto_event_ps: 0,
             ideal_fct_ps: ideal_fct_ns(m, f.size_bytes, mtu, hdr) * NS,
-            last_pkt_bytes: 0,
-            cc_timer_ps: 0,
-            last_cnp_ps: u64::MAX,
-            last_ue_cnp_ps: u64::MAX,
-            nic_pos: crate::host::arbiter::NO_POS,
         });
     }
     Ok(fl)
@@ -474,6 +463,7 @@ impl Simulator {
         .with_origin(first_start_ps);
         let sw_ids = switches.iter().map(|s: &Switch| s.node).collect();
         let ack_ignores_pause = cfg.ack_high_prio && !cfg.cbfc.enabled;
+        let cfg_cnp = cfg.cnp;
         let mut sim = Simulator {
             buffer_mon: BufferMonitor::new(switches.len(), cfg.buffer_sample_ps)
                 .with_node_ids(sw_ids)
@@ -490,6 +480,11 @@ impl Simulator {
             nodes,
             hosts,
             switches,
+            active: FlowSlab::new(fl.len()),
+            late_cnp: LateCnp::new(match cfg_cnp {
+                crate::config::CnpMode::Cnp { interval_ps } => interval_ps.max(1),
+                _ => 0,
+            }),
             flows: fl,
             ccs: Default::default(),
             arrivals,
@@ -526,8 +521,34 @@ impl Simulator {
     /// The congestion controller of flow `f` while it is active (started, not finished);
     /// `None` before its start and after its completion (its state is recycled).
     pub fn flow_cc(&self, f: usize) -> Option<&crate::cc::Cc> {
-        let slot = self.flows.get(f)?.cc_slot;
-        (slot != crate::cc::NO_SLOT).then(|| self.ccs.get(slot))
+        let st = self.active.get_for(f.try_into().ok()?)?;
+        Some(self.ccs.get(st.cc_slot))
+    }
+
+    /// The QP state of flow `f` while it is active (started, not finished); `None` before its
+    /// start and after its completion (its slot is recycled).
+    pub fn flow_state(&self, f: usize) -> Option<&FlowState> {
+        self.active.get_for(f.try_into().ok()?)
+    }
+
+    /// Payload bytes flow `f`'s receiver has delivered in order: all of them once the flow
+    /// finished, none before its start.
+    pub fn delivered_bytes(&self, f: usize) -> u64 {
+        match self.flow_state(f) {
+            Some(s) => s.rx.delivered_bytes,
+            None if self.flows[f].finished() => self.flows[f].size_bytes,
+            None => 0,
+        }
+    }
+
+    /// Flows active now (started, not finished).
+    pub fn active_flows(&self) -> usize {
+        self.active.active()
+    }
+
+    /// Most flows active at once (QP state slots ever created).
+    pub fn flow_slots_peak(&self) -> usize {
+        self.active.peak()
     }
 
     /// Most congestion controllers alive at once: the flows active at the same time, not
@@ -724,15 +745,11 @@ impl Simulator {
                     }
                 }
                 Some(NodeRef::Host(_)) => {
-                    if let Some(p) = self.arena.try_get(pkt)
-                        && let Some(f) = self.flows.get(p.flow as usize)
-                    {
-                        // Header, send state and receive state (the controller follows in
-                        // the next stage, through the flow's first line).
-                        let line = f as *const Flow as *const u8;
-                        for k in 0..4 {
-                            prefetch(line.wrapping_add(64 * k));
-                        }
+                    if let Some(p) = self.arena.try_get(pkt) {
+                        // The flow's active state: header, send state and receive state (the
+                        // controller follows in the next stage, through the slot's first
+                        // line).
+                        self.active.prefetch(p.flow);
                     }
                 }
                 None => {}
@@ -766,8 +783,7 @@ impl Simulator {
             && egress == NO_EGRESS
             && let Some(NodeRef::Host(_)) = self.nodes.get(node as usize)
             && let Some(p) = self.arena.try_get(pkt)
-            && let Some(f) = self.flows.get(p.flow as usize)
-            && f.cc_slot != crate::cc::NO_SLOT
+            && let Some(f) = self.active.get_for(p.flow)
         {
             self.ccs.prefetch(f.cc_slot);
         }
@@ -901,30 +917,47 @@ impl Simulator {
         self.run(&mut |_| {});
     }
 
-    /// One record per flow, in workload order.
+    /// The record of flow `f` (built from its description and result; an unfinished flow's
+    /// retransmissions come from its active state).
+    pub fn flow_record(&self, f: usize) -> FlowRecord {
+        let fl = &self.flows[f];
+        let retx_packets = match self.flow_state(f) {
+            Some(s) => s.tx.retx_packets,
+            None => fl.retx_packets as u64,
+        };
+        FlowRecord {
+            id: f as u32,
+            src: fl.src,
+            dst: fl.dst,
+            sport: fl.sport,
+            dport: fl.dport,
+            size_bytes: fl.size_bytes,
+            start_ps: fl.start_ps,
+            fct_ps: fl.finished().then(|| fl.finish_ps - fl.start_ps),
+            ideal_fct_ps: fl.ideal_fct_ps,
+            retx_packets,
+            pauses: fl.pauses,
+            paused_ps: fl.paused_ps,
+        }
+    }
+
+    /// Every flow's record, in workload order, built one at a time (no copy of all records).
+    pub fn records_iter(&self) -> impl ExactSizeIterator<Item = FlowRecord> + Clone + '_ {
+        (0..self.flows.len()).map(|f| self.flow_record(f))
+    }
+
+    /// One record per flow, in workload order (a copy of all records: for tests and small
+    /// runs; the output path streams [`Self::records_iter`]).
     pub fn flow_records(&self) -> Vec<FlowRecord> {
-        self.flows
+        self.records_iter().collect()
+    }
+
+    /// The record of completed flow `f` as `fct.txt` lists it, for each flow in completion
+    /// order.
+    pub fn records_in_completion_order(&self) -> impl Iterator<Item = FlowRecord> + '_ {
+        self.completion_order
             .iter()
-            .enumerate()
-            .map(|(i, f)| FlowRecord {
-                id: i as u32,
-                src: f.src,
-                dst: f.dst,
-                sport: f.sport,
-                dport: f.dport,
-                size_bytes: f.size_bytes,
-                start_ps: f.start_ps,
-                fct_ps: if f.finished() {
-                    Some(f.finish_ps - f.start_ps)
-                } else {
-                    None
-                },
-                ideal_fct_ps: f.ideal_fct_ps,
-                retx_packets: f.tx.retx_packets,
-                pauses: f.pauses,
-                paused_ps: f.paused_ps,
-            })
-            .collect()
+            .map(|&f| self.flow_record(f as usize))
     }
 
     /// Every link direction: (node, port, peer node, rate bps, bytes sent, utilization over the
@@ -1066,5 +1099,14 @@ impl Simulator {
             }
         }
         Ok(())
+    }
+}
+
+impl crate::metrics::stats::Records for Simulator {
+    fn count(&self) -> usize {
+        self.flows.len()
+    }
+    fn record(&self, i: usize) -> FlowRecord {
+        self.flow_record(i)
     }
 }
