@@ -1196,7 +1196,7 @@ pub fn run_config(path: &Path) -> Result<(), String> {
     crate::runguard::remove_stale_outputs(&outputs).map_err(|e| format!("{}: {e}", c.name))?;
     crate::runguard::set_interrupt_note(INTERRUPT_NOTE);
     let seed = r.net.seed;
-    let mut sim = crate::sim::Simulator::new(r.topo, r.net, r.cc, &r.flows)?;
+    let mut sim = crate::sim::Simulator::with_flows(r.topo, r.net, r.cc, r.flows)?;
     say(&format!(
         "maxRtt={} maxBdp={}",
         sim.base_rtt_ps / 1000,

@@ -204,8 +204,8 @@ pub fn run(sc: Scenario, opts: &RunOptions) -> Result<RunResult, String> {
         crate::runguard::prepare_output_dir(dir)?;
     }
     crate::runguard::check_memory(&topo, &net, &flows)?;
-    let mut sim = Simulator::new(topo, net, cc, &flows)?;
-    drop(flows);
+    // The workload list is released as the simulator builds its flow descriptions.
+    let mut sim = Simulator::with_flows(topo, net, cc, flows)?;
     let t0 = Instant::now();
     let mut cb = progress_bar(opts.progress, stop);
     let outcome = crate::runguard::run_watched(&mut sim, &mut cb);

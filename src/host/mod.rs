@@ -132,6 +132,8 @@ pub struct FlowSlab {
     slots: Vec<FlowState>,
     free: Vec<u32>,
     slot_of: Vec<u32>,
+    /// Most slots ever in use (kept when [`Self::release_memory`] drops them).
+    peak: usize,
 }
 
 impl FlowSlab {
@@ -141,6 +143,7 @@ impl FlowSlab {
             slots: Vec::new(),
             free: Vec::new(),
             slot_of: vec![NO_FLOW_SLOT; flows],
+            peak: 0,
         }
     }
 
@@ -165,11 +168,22 @@ impl FlowSlab {
             }
             None => {
                 self.slots.push(st);
+                self.peak = self.slots.len();
                 (self.slots.len() - 1) as u32
             }
         };
         self.slot_of[f] = i;
         i
+    }
+
+    /// At the end of a run with no flow active: free the slots and the slot map (4 B per
+    /// flow), keeping [`Self::peak`]. No flow may start afterwards.
+    pub fn release_memory(&mut self) {
+        if self.active() == 0 {
+            self.slots = Vec::new();
+            self.free = Vec::new();
+            self.slot_of = Vec::new();
+        }
     }
 
     /// Release flow `f`'s slot (it must be active). Its state stays readable through no
@@ -240,7 +254,7 @@ impl FlowSlab {
 
     /// Most flows active at once (slots ever created).
     pub fn peak(&self) -> usize {
-        self.slots.len()
+        self.peak
     }
 
     /// Flows active now.

@@ -155,10 +155,11 @@ fn summarise<R: Records + ?Sized>(
     records: &R,
     f: impl Fn(&FlowRecord) -> Option<f64>,
 ) -> Percentiles {
-    let mut v: Vec<f64> = (0..records.count())
-        .filter_map(|i| f(&records.record(i)))
-        .filter(|x| !x.is_nan())
-        .collect();
+    let value = |i: usize| f(&records.record(i)).filter(|x| !x.is_nan());
+    // Counted first: the vector is allocated once, at its size.
+    let n = (0..records.count()).filter(|&i| value(i).is_some()).count();
+    let mut v: Vec<f64> = Vec::with_capacity(n);
+    v.extend((0..records.count()).filter_map(value));
     v.sort_by(f64::total_cmp);
     Percentiles::from_sorted(&v)
 }
@@ -190,9 +191,10 @@ fn bin_stats<R: Records + ?Sized>(lo: u64, hi: u64, records: &R, ids: &[u32]) ->
 /// [`SizeBins`] for the grouping rules). Bins are returned in ascending size order. Memory:
 /// one 4 B position per completed flow, plus one bin's values.
 pub fn by_size<R: Records + ?Sized>(records: &R, bins: &SizeBins) -> Vec<BinStats> {
-    let mut flows: Vec<u32> = (0..records.count() as u32)
-        .filter(|&i| records.record(i as usize).slowdown().is_some())
-        .collect();
+    let done = |i: u32| records.record(i as usize).slowdown().is_some();
+    let mut flows: Vec<u32> =
+        Vec::with_capacity((0..records.count() as u32).filter(|&i| done(i)).count());
+    flows.extend((0..records.count() as u32).filter(|&i| done(i)));
     let key = |i: u32| {
         let r = records.record(i as usize);
         (r.size_bytes, r.id)

@@ -99,9 +99,10 @@ pub struct Simulator {
     pub queue_mon: crate::metrics::buffer::QueueSampler,
     /// Flow ids in completion order.
     pub completion_order: Vec<u32>,
-    /// Controller state of the active flows (`Flow::cc_slot`).
+    /// Controller state of the active flows (`FlowState::cc_slot`).
     pub(crate) ccs: crate::cc::CcSlab,
     /// Flow ids in start order (ties in workload order): the arrival stream.
+    /// (Empty when the workload is sorted by start time: then the workload order.)
     arrivals: Vec<u32>,
     /// Index in `arrivals` of the flow whose `FlowStart` is pending.
     next_arrival: usize,
@@ -253,21 +254,25 @@ fn build_nodes(topo: &TopologySpec, cfg: &NetConfig) -> (Vec<NodeRef>, Vec<HostN
     (nodes, hosts, switches)
 }
 
+/// Flows converted per chunk by [`build_flows`].
+const BUILD_CHUNK: usize = 1 << 16;
+
 /// Build step of [`Simulator::new`]: check every flow and create its description (UDP source
 /// ports numbered per host pair from 10000, as HPCC-sim; ideal FCT from the pair's path). QP
-/// state is created at the flow's start.
+/// state is created at the flow's start. The workload list is consumed from its end, a chunk
+/// at a time, releasing its memory as the descriptions are built, so that the two lists never
+/// coexist in full (peak ≈ the descriptions, not the descriptions plus the workload).
 fn build_flows(
     topo: &TopologySpec,
     routes: &RouteTable,
     cfg: &NetConfig,
-    flows: &[FlowSpec],
+    mut flows: Vec<FlowSpec>,
     nodes: &[NodeRef],
 ) -> Result<Vec<Flow>, String> {
     let mtu = cfg.mtu_bytes as u64;
-    let mut sports: HashMap<(u32, u32), u16> = HashMap::new();
-    let mut pair_cache: HashMap<(u32, u32), PairMetrics> = HashMap::new();
-    let hdr = cfg.framing.data_header_bytes() as u64;
-    let mut fl = Vec::with_capacity(flows.len());
+    // Check every flow first, in workload order (the first bad one is reported), and count
+    // the flows of each host pair (source ports are numbered in workload order).
+    let mut per_pair: HashMap<(u32, u32), u64> = HashMap::new();
     for (i, f) in flows.iter().enumerate() {
         let bad = |m: String| Err(format!("flow {i} ({} -> {}): {m}", f.src, f.dst));
         for n in [f.src, f.dst] {
@@ -287,38 +292,59 @@ fn build_flows(
                 f.prio, cfg.queues_per_port
             ));
         }
-        let sp = sports.entry((f.src, f.dst)).or_insert(10000);
-        let sport = *sp;
-        *sp = sp.wrapping_add(1);
-        let m = *pair_cache.entry((f.src, f.dst)).or_insert_with(|| {
-            let p = routes.path(topo, f.src, f.dst);
-            pair_metrics(
-                p.links.iter().map(|&l| {
-                    (
-                        topo.links[l as usize].rate_bps,
-                        topo.links[l as usize].delay_ps,
-                    )
-                }),
-                mtu,
-            )
-        });
         if !matches!(nodes[f.src as usize], NodeRef::Host(_)) {
             return bad("source is not a host".into());
         }
-        fl.push(Flow {
-            src: f.src,
-            dst: f.dst,
-            size_bytes: f.size_bytes,
-            start_ps: f.start_ps,
-            sport,
-            dport: f.dport,
-            prio: f.prio,
-            pauses: 0,
-            retx_packets: 0,
-            paused_ps: 0,
-            finish_ps: 0,
-            ideal_fct_ps: ideal_fct_ns(m, f.size_bytes, mtu, hdr) * NS,
-        });
+        *per_pair.entry((f.src, f.dst)).or_insert(0) += 1;
+    }
+    let mut pair_cache: HashMap<(u32, u32), PairMetrics> = HashMap::new();
+    let hdr = cfg.framing.data_header_bytes() as u64;
+    let n = flows.len();
+    // Chunks built from the end of the workload, last chunk first.
+    let mut chunks: Vec<Vec<Flow>> = Vec::with_capacity(n.div_ceil(BUILD_CHUNK));
+    while !flows.is_empty() {
+        let tail = flows.split_off(flows.len() - flows.len().min(BUILD_CHUNK));
+        flows.shrink_to_fit();
+        let mut chunk = Vec::with_capacity(tail.len());
+        for f in tail.iter().rev() {
+            // The k-th flow (from 0, workload order) of a pair gets port 10000 + k (mod 2^16).
+            let k = per_pair.get_mut(&(f.src, f.dst)).expect("counted above");
+            *k -= 1;
+            let sport = 10000u16.wrapping_add(*k as u16);
+            let m = *pair_cache.entry((f.src, f.dst)).or_insert_with(|| {
+                let p = routes.path(topo, f.src, f.dst);
+                pair_metrics(
+                    p.links.iter().map(|&l| {
+                        (
+                            topo.links[l as usize].rate_bps,
+                            topo.links[l as usize].delay_ps,
+                        )
+                    }),
+                    mtu,
+                )
+            });
+            chunk.push(Flow {
+                src: f.src,
+                dst: f.dst,
+                size_bytes: f.size_bytes,
+                start_ps: f.start_ps,
+                sport,
+                dport: f.dport,
+                prio: f.prio,
+                pauses: 0,
+                retx_packets: 0,
+                paused_ps: 0,
+                finish_ps: 0,
+                ideal_fct_ps: ideal_fct_ns(m, f.size_bytes, mtu, hdr) * NS,
+            });
+        }
+        chunk.reverse();
+        chunks.push(chunk);
+    }
+    drop(flows);
+    let mut fl = Vec::with_capacity(n);
+    while let Some(c) = chunks.pop() {
+        fl.extend(c);
     }
     Ok(fl)
 }
@@ -392,6 +418,17 @@ impl Simulator {
         cc: CcConfig,
         flows: &[FlowSpec],
     ) -> Result<Self, String> {
+        Self::with_flows(topo, cfg, cc, flows.to_vec())
+    }
+
+    /// [`Self::new`] taking the workload list, which is released while the flows'
+    /// descriptions are built (for runs of millions of flows: the two lists never coexist).
+    pub fn with_flows(
+        topo: TopologySpec,
+        cfg: NetConfig,
+        cc: CcConfig,
+        flows: Vec<FlowSpec>,
+    ) -> Result<Self, String> {
         topo.validate()?;
         // Every range check of the model parameters lives in one place (`NetConfig::issues`);
         // the scenario and HPCC front ends report the same issues with their key and line.
@@ -441,9 +478,23 @@ impl Simulator {
         let mut q = event_queue_for(&topo, &cfg);
         // Streaming arrivals: flows in start order (ties in workload order), one `FlowStart`
         // pending at a time (see `Event::FlowStart`).
-        let mut arrivals: Vec<u32> = (0..fl.len() as u32).collect();
-        arrivals.sort_by_key(|&i| fl[i as usize].start_ps);
-        if let Some(&first) = arrivals.first() {
+        // Workloads come sorted by start time: then the arrival order is the workload order
+        // and needs no list (4 B per flow).
+        let arrivals: Vec<u32> = if fl.is_sorted_by_key(|f| f.start_ps) {
+            Vec::new()
+        } else {
+            let mut a: Vec<u32> = (0..fl.len() as u32).collect();
+            a.sort_by_key(|&i| fl[i as usize].start_ps);
+            a
+        };
+        let arrival = |k: usize| {
+            if arrivals.is_empty() {
+                k as u32
+            } else {
+                arrivals[k]
+            }
+        };
+        if let Some(first) = (!fl.is_empty()).then(|| arrival(0)) {
             q.schedule(
                 fl[first as usize].start_ps,
                 Event::FlowStart { flow: first },
@@ -455,7 +506,11 @@ impl Simulator {
         };
         // The time series start at the interval holding the first flow's start: idle time
         // before it (HPCC flow files start at 2 s) costs no memory and no output rows.
-        let first_start_ps = arrivals.first().map_or(0, |&f| fl[f as usize].start_ps);
+        let first_start_ps = if fl.is_empty() {
+            0
+        } else {
+            fl[arrival(0) as usize].start_ps
+        };
         let queue_mon = crate::metrics::buffer::QueueSampler::new(
             cfg.queue_monitor.clone(),
             cfg.queue_monitor_ps,
@@ -464,6 +519,7 @@ impl Simulator {
         let sw_ids = switches.iter().map(|s: &Switch| s.node).collect();
         let ack_ignores_pause = cfg.ack_high_prio && !cfg.cbfc.enabled;
         let cfg_cnp = cfg.cnp;
+        let n_flows = fl.len();
         let mut sim = Simulator {
             buffer_mon: BufferMonitor::new(switches.len(), cfg.buffer_sample_ps)
                 .with_node_ids(sw_ids)
@@ -490,7 +546,8 @@ impl Simulator {
             arrivals,
             next_arrival: 0,
             counters: Counters::default(),
-            completion_order: Vec::new(),
+            // Reserved, not touched: pages are used as flows complete (no growth copies).
+            completion_order: Vec::with_capacity(n_flows),
             base_rtt_ps: bounds.max_base_rtt_ps,
             bdp_bytes: bounds.max_bdp_bytes,
             irn_cap_bytes,
@@ -849,7 +906,13 @@ impl Simulator {
             Event::FlowStart { flow } => {
                 // Streaming arrivals: schedule the next flow start, then start this one.
                 self.next_arrival += 1;
-                if let Some(&g) = self.arrivals.get(self.next_arrival) {
+                let k = self.next_arrival;
+                let next = if self.arrivals.is_empty() {
+                    (k < self.flows.len()).then_some(k as u32)
+                } else {
+                    self.arrivals.get(k).copied()
+                };
+                if let Some(g) = next {
                     let t = self.flows[g as usize].start_ps;
                     self.q.schedule(t, Event::FlowStart { flow: g });
                 }
@@ -910,6 +973,9 @@ impl Simulator {
         self.buffer_mon.finish(end);
         self.throughput.finish(end);
         self.queue_mon.finish(end);
+        // With every flow finished, the QP state slots and the flow → slot map (4 B per flow)
+        // are no longer needed: freed before the statistics and output files are made.
+        self.active.release_memory();
     }
 
     /// Run without progress reporting.
