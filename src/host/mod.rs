@@ -29,7 +29,7 @@ pub struct HostNic {
 /// One flow for the whole run: its immutable description (what the workload asked for, with
 /// the UDP source port and ideal FCT the simulator assigned) and its result (written at
 /// completion). Everything that changes per packet lives in [`FlowState`], in a
-/// [`FlowSlab`] slot, only while the flow is active. 64 B.
+/// [`FlowSlab`] slot, only while the flow is active. 56 B.
 #[derive(Clone, Debug)]
 #[repr(C)]
 pub struct Flow {
@@ -43,6 +43,9 @@ pub struct Flow {
     pub dport: u16,
     /// Priority group (data queue at switches).
     pub prio: u8,
+    /// Path class of the (src, dst) pair: index of its base RTT and bottleneck in the
+    /// simulator's table, for the ideal FCT ([`crate::sim::Simulator::ideal_fct_ps`]).
+    pub pair_class: u16,
     /// Flow-control pauses received (SFC/OnRamp).
     pub pauses: u32,
     /// Data packets retransmitted by loss recovery (copied from the send state at
@@ -52,8 +55,6 @@ pub struct Flow {
     pub size_bytes: u64,
     /// Start time, picoseconds.
     pub start_ps: u64,
-    /// Ideal (standalone) FCT, picoseconds.
-    pub ideal_fct_ps: u64,
     /// Completion time (sender got the last ACK), picoseconds; 0 = not finished.
     pub finish_ps: u64,
     /// Total paused time (flow control), picoseconds.
@@ -335,7 +336,7 @@ mod tests {
         // The per-flow record every flow of a run keeps (description + result): was 320 B
         // with the send/receive state inline, 704 B with the controller too.
         let n = std::mem::size_of::<Flow>();
-        assert!(n <= 64, "Flow is {n} B");
+        assert!(n <= 56, "Flow is {n} B");
     }
 
     #[test]

@@ -85,6 +85,8 @@ pub struct Simulator {
     pub switches: Vec<Switch>,
     /// Flows, indexed as in the workload: description and result (64 B each).
     pub flows: Vec<Flow>,
+    /// Path classes of the host pairs ([`Flow::pair_class`]): the flows' ideal FCTs.
+    pub(crate) paths: PathClasses,
     /// QP state of the active flows (started, not finished), a recycled slot each.
     pub(crate) active: FlowSlab,
     /// Receiver CNP times of flows finished within the last CNP interval.
@@ -162,7 +164,7 @@ pub struct Progress {
 /// Per host pair quantities computed the way HPCC-sim's `third.cc` does (over one BFS shortest
 /// path): base RTT = 2·Σ propagation + Σ over hops of the MTU payload's serialization (one
 /// direction, no headers), each term in integer nanoseconds; bottleneck = min link rate.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PairMetrics {
     /// Base RTT, nanoseconds.
     pub rtt_ns: u64,
@@ -268,8 +270,9 @@ fn build_flows(
     cfg: &NetConfig,
     mut flows: Vec<FlowSpec>,
     nodes: &[NodeRef],
-) -> Result<Vec<Flow>, String> {
+) -> Result<(Vec<Flow>, PathClasses), String> {
     let mtu = cfg.mtu_bytes as u64;
+    let hdr = cfg.framing.data_header_bytes() as u64;
     // Check every flow first, in workload order (the first bad one is reported), and count
     // the flows of each host pair (source ports are numbered in workload order).
     let mut per_pair: HashMap<(u32, u32), u64> = HashMap::new();
@@ -297,8 +300,11 @@ fn build_flows(
         }
         *per_pair.entry((f.src, f.dst)).or_insert(0) += 1;
     }
-    let mut pair_cache: HashMap<(u32, u32), PairMetrics> = HashMap::new();
-    let hdr = cfg.framing.data_header_bytes() as u64;
+    // Host pair → path class; a class per distinct (base RTT, bottleneck): a handful on
+    // regular topologies.
+    let mut pair_cache: HashMap<(u32, u32), u16> = HashMap::new();
+    let mut class_of: HashMap<PairMetrics, u16> = HashMap::new();
+    let mut paths = PathClasses::default();
     let n = flows.len();
     // Chunks built from the end of the workload, last chunk first.
     let mut chunks: Vec<Vec<Flow>> = Vec::with_capacity(n.div_ceil(BUILD_CHUNK));
@@ -306,23 +312,30 @@ fn build_flows(
         let tail = flows.split_off(flows.len() - flows.len().min(BUILD_CHUNK));
         flows.shrink_to_fit();
         let mut chunk = Vec::with_capacity(tail.len());
-        for f in tail.iter().rev() {
+        let base = flows.len();
+        for (j, f) in tail.iter().enumerate().rev() {
             // The k-th flow (from 0, workload order) of a pair gets port 10000 + k (mod 2^16).
             let k = per_pair.get_mut(&(f.src, f.dst)).expect("counted above");
             *k -= 1;
             let sport = 10000u16.wrapping_add(*k as u16);
-            let m = *pair_cache.entry((f.src, f.dst)).or_insert_with(|| {
-                let p = routes.path(topo, f.src, f.dst);
-                pair_metrics(
-                    p.links.iter().map(|&l| {
-                        (
-                            topo.links[l as usize].rate_bps,
-                            topo.links[l as usize].delay_ps,
-                        )
-                    }),
-                    mtu,
-                )
+            let class = *pair_cache.entry((f.src, f.dst)).or_insert_with(|| {
+                let m = pair_metrics_of(routes, topo, f.src, f.dst, mtu);
+                *class_of.entry(m).or_insert_with(|| {
+                    if paths.classes.len() < OVERFLOW_CLASS as usize {
+                        paths.classes.push(m);
+                        (paths.classes.len() - 1) as u16
+                    } else {
+                        OVERFLOW_CLASS
+                    }
+                })
             });
+            if class == OVERFLOW_CLASS {
+                // More than 65,535 path classes (irregular link rates and delays): this flow's
+                // ideal FCT is kept on the side.
+                let m = pair_metrics_of(routes, topo, f.src, f.dst, mtu);
+                let ideal = ideal_fct_ns(m, f.size_bytes, mtu, hdr) * NS;
+                paths.overflow.insert((base + j) as u32, ideal);
+            }
             chunk.push(Flow {
                 src: f.src,
                 dst: f.dst,
@@ -331,11 +344,11 @@ fn build_flows(
                 sport,
                 dport: f.dport,
                 prio: f.prio,
+                pair_class: class,
                 pauses: 0,
                 retx_packets: 0,
                 paused_ps: 0,
                 finish_ps: 0,
-                ideal_fct_ps: ideal_fct_ns(m, f.size_bytes, mtu, hdr) * NS,
             });
         }
         chunk.reverse();
@@ -346,7 +359,41 @@ fn build_flows(
     while let Some(c) = chunks.pop() {
         fl.extend(c);
     }
-    Ok(fl)
+    Ok((fl, paths))
+}
+
+/// Path class [`Flow::pair_class`] of flows whose ideal FCT is in [`PathClasses::overflow`].
+const OVERFLOW_CLASS: u16 = u16::MAX;
+
+/// The distinct (base RTT, bottleneck) of the host pairs with flows: [`Flow::pair_class`]
+/// indexes them, so a flow's ideal FCT takes 2 B instead of 8.
+#[derive(Clone, Debug, Default)]
+pub struct PathClasses {
+    /// Metrics per class.
+    classes: Vec<PairMetrics>,
+    /// Ideal FCT (picoseconds) of the flows of class [`OVERFLOW_CLASS`] (only on topologies
+    /// with more than 65,535 classes).
+    overflow: HashMap<u32, u64>,
+}
+
+/// [`pair_metrics`] of the path from `src` to `dst`.
+fn pair_metrics_of(
+    routes: &RouteTable,
+    topo: &TopologySpec,
+    src: u32,
+    dst: u32,
+    mtu: u64,
+) -> PairMetrics {
+    let p = routes.path(topo, src, dst);
+    pair_metrics(
+        p.links.iter().map(|&l| {
+            (
+                topo.links[l as usize].rate_bps,
+                topo.links[l as usize].delay_ps,
+            )
+        }),
+        mtu,
+    )
 }
 
 /// Build step of [`Simulator::new`]: the switch halves of the schemes on every switch, and
@@ -471,7 +518,7 @@ impl Simulator {
                 l.a, l.b, l.error_rate
             ));
         }
-        let fl = build_flows(&topo, &routes, &cfg, flows, &nodes)?;
+        let (fl, paths) = build_flows(&topo, &routes, &cfg, flows, &nodes)?;
         install_schemes(&cfg, &env, &mut switches);
         let host_schemes = crate::scheme::build_host_schemes(&cfg, &env, hosts.len(), fl.len());
         tag_monitored_ports(&cfg, &nodes, &mut switches)?;
@@ -537,6 +584,7 @@ impl Simulator {
             hosts,
             switches,
             active: FlowSlab::new(fl.len()),
+            paths,
             late_cnp: LateCnp::new(match cfg_cnp {
                 crate::config::CnpMode::Cnp { interval_ps } => interval_ps.max(1),
                 _ => 0,
@@ -1000,11 +1048,23 @@ impl Simulator {
             size_bytes: fl.size_bytes,
             start_ps: fl.start_ps,
             fct_ps: fl.finished().then(|| fl.finish_ps - fl.start_ps),
-            ideal_fct_ps: fl.ideal_fct_ps,
+            ideal_fct_ps: self.ideal_fct_ps(f),
             retx_packets,
             pauses: fl.pauses,
             paused_ps: fl.paused_ps,
         }
+    }
+
+    /// Ideal (standalone) FCT of flow `f`, picoseconds: HPCC-sim's `base_rtt + wire bytes ·
+    /// 8 / bottleneck` ([`ideal_fct_ns`]) over its pair's path.
+    pub fn ideal_fct_ps(&self, f: usize) -> u64 {
+        let fl = &self.flows[f];
+        if fl.pair_class == OVERFLOW_CLASS {
+            return self.paths.overflow.get(&(f as u32)).copied().unwrap_or(0);
+        }
+        let m = self.paths.classes[fl.pair_class as usize];
+        let hdr = self.cfg.framing.data_header_bytes() as u64;
+        ideal_fct_ns(m, fl.size_bytes, self.cfg.mtu_bytes as u64, hdr) * NS
     }
 
     /// Every flow's record, in workload order, built one at a time (no copy of all records).
