@@ -152,6 +152,10 @@ impl FlowSlab {
     /// recycled slot's buffers (SACK/out-of-order lists) are reused.
     pub fn alloc(&mut self, st: FlowState) -> u32 {
         let f = st.flow as usize;
+        if f >= self.slot_of.len() {
+            // Only after `release_memory` (a run resumed after its end).
+            self.slot_of.resize(f + 1, NO_FLOW_SLOT);
+        }
         debug_assert_eq!(self.slot_of[f], NO_FLOW_SLOT);
         let i = match self.free.pop() {
             Some(i) => {
@@ -178,7 +182,7 @@ impl FlowSlab {
     }
 
     /// At the end of a run with no flow active: free the slots and the slot map (4 B per
-    /// flow), keeping [`Self::peak`]. No flow may start afterwards.
+    /// flow), keeping [`Self::peak`]. (A flow started afterwards grows the map again.)
     pub fn release_memory(&mut self) {
         if self.active() == 0 {
             self.slots = Vec::new();

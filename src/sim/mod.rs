@@ -1021,9 +1021,12 @@ impl Simulator {
         self.buffer_mon.finish(end);
         self.throughput.finish(end);
         self.queue_mon.finish(end);
-        // With every flow finished, the QP state slots and the flow → slot map (4 B per flow)
-        // are no longer needed: freed before the statistics and output files are made.
+        // With every flow finished, the QP state and controller slots, the flow → slot map
+        // (4 B per flow) and, with no packet alive, the packet slots are no longer needed:
+        // freed before the statistics and output files are made.
         self.active.release_memory();
+        self.ccs.release_memory();
+        self.arena.release_memory();
     }
 
     /// Run without progress reporting.
