@@ -255,7 +255,7 @@ pub fn build(name: &str, quick: bool) -> Result<Simulator, String> {
                 p.tcd = true;
             }
         }
-        return Simulator::new(r.topo, r.net, r.cc, &r.flows);
+        return Simulator::with_flows(r.topo, r.net, r.cc, r.flows);
     }
     if let Some(scheme) = name.strip_prefix("bfc-t1-google-") {
         // 1 ms of arrivals (four 20 MB incasts expected); quick: 200 µs.
@@ -272,7 +272,7 @@ pub fn build(name: &str, quick: bool) -> Result<Simulator, String> {
         };
         let text = BFC_T1.replace("{dur}", dur);
         let sc = crate::scenario::from_str(&text, name, std::path::Path::new("."), &sets)?;
-        return Simulator::new(sc.topo, sc.net, sc.cc, &sc.flows);
+        return Simulator::with_flows(sc.topo, sc.net, sc.cc, sc.flows);
     }
     if let Some(scheme) = name.strip_prefix("tcd-ws40-incast-") {
         let dur = if quick { "1ms" } else { "5ms" };
@@ -283,7 +283,7 @@ pub fn build(name: &str, quick: bool) -> Result<Simulator, String> {
         };
         let text = TCD_WS40.replace("{dur}", dur);
         let sc = crate::scenario::from_str(&text, name, std::path::Path::new("."), &sets)?;
-        return Simulator::new(sc.topo, sc.net, sc.cc, &sc.flows);
+        return Simulator::with_flows(sc.topo, sc.net, sc.cc, sc.flows);
     }
     if let Some(rest) = name.strip_prefix("sec53-") {
         let (cdf, load, scheme) = match rest {
@@ -307,7 +307,7 @@ pub fn build(name: &str, quick: bool) -> Result<Simulator, String> {
             .replace("{load}", load);
         let sets: Vec<String> = scheme.into_iter().map(String::from).collect();
         let sc = crate::scenario::from_str(&text, name, std::path::Path::new("."), &sets)?;
-        return Simulator::new(sc.topo, sc.net, sc.cc, &sc.flows);
+        return Simulator::with_flows(sc.topo, sc.net, sc.cc, sc.flows);
     }
     let net = NetConfig {
         loss_recovery: LossRecovery::irn(),
@@ -344,7 +344,7 @@ pub fn build(name: &str, quick: bool) -> Result<Simulator, String> {
         }
         _ => return Err(format!("unknown benchmark `{name}`")),
     };
-    Simulator::new(topo, net, cc, &flows)
+    Simulator::with_flows(topo, net, cc, flows)
 }
 
 /// Run one benchmark in this process and return its figures as JSON.
@@ -358,9 +358,8 @@ pub fn run_one(name: &str, quick: bool) -> Result<serde_json::Value, String> {
     sim.finish();
     let ev = sim.q.events();
     let hops = sim.counters.packet_hops;
-    let recs = sim.flow_records();
     let p99 = crate::metrics::stats::RunStats::compute(
-        &recs,
+        &sim,
         &crate::metrics::stats::SizeBins::EqualCount(10),
     )
     .slowdown

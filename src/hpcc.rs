@@ -1196,7 +1196,7 @@ pub fn run_config(path: &Path) -> Result<(), String> {
     crate::runguard::remove_stale_outputs(&outputs).map_err(|e| format!("{}: {e}", c.name))?;
     crate::runguard::set_interrupt_note(INTERRUPT_NOTE);
     let seed = r.net.seed;
-    let mut sim = crate::sim::Simulator::new(r.topo, r.net, r.cc, &r.flows)?;
+    let mut sim = crate::sim::Simulator::with_flows(r.topo, r.net, r.cc, r.flows)?;
     say(&format!(
         "maxRtt={} maxBdp={}",
         sim.base_rtt_ps / 1000,
@@ -1211,11 +1211,10 @@ pub fn run_config(path: &Path) -> Result<(), String> {
     sim.finish();
     sim.check_invariants()
         .map_err(|e| format!("internal invariant violated: {e}"))?;
-    let records = sim.flow_records();
     if let Some(p) = &r.fct_file {
-        // Completion order, by reference (no copy of the records).
-        let done = sim.completion_order.iter().map(|&f| &records[f as usize]);
-        write_fct_file(p, done).map_err(|e| format!("{}: {e}", p.display()))?;
+        // Completion order, each record built as it is written (no copy of the records).
+        write_fct_file(p, sim.records_in_completion_order())
+            .map_err(|e| format!("{}: {e}", p.display()))?;
     }
     if let Some(p) = &r.pfc_file {
         // One line per PFC frame received: time_ns node_id node_type if_index type(1 = pause).
@@ -1242,8 +1241,7 @@ pub fn run_config(path: &Path) -> Result<(), String> {
         write_atomic(p, sim.buffer_mon.hpcc_mon_lines().as_bytes())
             .map_err(|e| format!("{}: {e}", p.display()))?;
     }
-    let stats =
-        RunStats::compute(&records, &SizeBins::EqualCount(10)).with_dport_breakdown(&records);
+    let stats = RunStats::compute(&sim, &SizeBins::EqualCount(10)).with_dport_breakdown(&sim);
     if let Some(p) = &r.summary_file {
         let mut s = crate::report::summary_json(&sim, &stats, &path.display().to_string(), wall);
         let meta = crate::runguard::RunMeta {

@@ -6,7 +6,6 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use crate::metrics::FlowRecord;
 use crate::metrics::output::{write_atomic, write_fct_file, write_flows_csv};
 use crate::metrics::stats::{RunStats, SizeBins};
 use crate::scenario::Scenario;
@@ -24,8 +23,6 @@ pub struct RunOptions {
 
 /// Everything a run produced.
 pub struct RunResult {
-    /// Per-flow records (workload order).
-    pub records: Vec<FlowRecord>,
     /// Slowdown statistics.
     pub stats: RunStats,
     /// The `summary.json` object.
@@ -208,8 +205,8 @@ pub fn run(sc: Scenario, opts: &RunOptions) -> Result<RunResult, String> {
         crate::runguard::prepare_output_dir(dir)?;
     }
     crate::runguard::check_memory(&topo, &net, &flows)?;
-    let mut sim = Simulator::new(topo, net, cc, &flows)?;
-    drop(flows);
+    // The workload list is released as the simulator builds its flow descriptions.
+    let mut sim = Simulator::with_flows(topo, net, cc, flows)?;
     let t0 = Instant::now();
     let mut cb = progress_bar(opts.progress, stop);
     let outcome = crate::runguard::run_watched(&mut sim, &mut cb);
@@ -217,13 +214,14 @@ pub fn run(sc: Scenario, opts: &RunOptions) -> Result<RunResult, String> {
     sim.finish();
     sim.check_invariants()
         .map_err(|e| format!("internal invariant violated: {e}"))?;
-    let records = sim.flow_records();
-    let mut stats = RunStats::compute(&records, &bins).with_dport_breakdown(&records);
+    // Statistics and output files read the records one at a time from the simulator's
+    // compact per-flow state: no copy of all records.
+    let mut stats = RunStats::compute(&sim, &bins).with_dport_breakdown(&sim);
     if dport_bins {
-        stats = stats.with_dport_bins(&records, &bins);
+        stats = stats.with_dport_bins(&sim, &bins);
     }
     let mut summary = summary_json(&sim, &stats, &name, wall);
-    if let (Some(f), Some(o)) = (fairness_json(&sim, &records), summary.as_object_mut()) {
+    if let (Some(f), Some(o)) = (fairness_json(&sim), summary.as_object_mut()) {
         o.insert("fairness".into(), f);
     }
     crate::runguard::annotate(&mut summary, &outcome, stop, &meta);
@@ -234,13 +232,12 @@ pub fn run(sc: Scenario, opts: &RunOptions) -> Result<RunResult, String> {
             write_atomic(&p, t.as_bytes())
                 .map_err(|e| crate::fsutil::describe("cannot write", &p, &e))?;
         }
-        write_outputs(dir, &sim, &records, &summary, flows_csv)
+        write_outputs(dir, &sim, &summary, flows_csv)
             .map_err(|e| format!("{}: {e}", dir.display()))?;
     }
     let failure = outcome.failure(stop_set);
     let note = outcome.stop_note(stop_set);
     Ok(RunResult {
-        records,
         stats,
         summary,
         sim,
@@ -257,17 +254,15 @@ pub fn run(sc: Scenario, opts: &RunOptions) -> Result<RunResult, String> {
 pub fn write_outputs(
     dir: &Path,
     sim: &Simulator,
-    records: &[FlowRecord],
     summary: &serde_json::Value,
     flows_csv: bool,
 ) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     if flows_csv {
-        write_flows_csv(&dir.join("flows.csv"), records)?;
+        write_flows_csv(&dir.join("flows.csv"), sim.records_iter())?;
     }
-    // Completion order, by reference (no copy of the records).
-    let done = sim.completion_order.iter().map(|&f| &records[f as usize]);
-    write_fct_file(&dir.join("fct.txt"), done)?;
+    // Completion order, each record built as it is written.
+    write_fct_file(&dir.join("fct.txt"), sim.records_in_completion_order())?;
     sim.buffer_mon.write_csv(&dir.join("buffer.csv"))?;
     // Link utilization per direction.
     let mut l = String::from("node,port,peer,rate_bps,tx_bytes,utilization\n");
@@ -313,11 +308,11 @@ fn throughput_csv(
 /// the senders' goodput per interval among the senders with a flow in progress over all of it
 /// ([`crate::metrics::fairness::interval_fairness`]). A flow is in progress from its start to
 /// its completion, or to the end of the run if unfinished.
-pub fn fairness_json(sim: &Simulator, records: &[FlowRecord]) -> Option<serde_json::Value> {
+pub fn fairness_json(sim: &Simulator) -> Option<serde_json::Value> {
     let m = sim.sender_throughput.as_ref()?;
     let end = sim.q.now();
     let mut spans = vec![Vec::new(); sim.hosts.len()];
-    for r in records {
+    for r in sim.records_iter() {
         let h = sim.host_index(r.src);
         let stop = r.fct_ps.map_or(end, |f| r.start_ps + f);
         spans[h].push((r.start_ps, stop));

@@ -143,12 +143,12 @@ pub fn available_memory_bytes() -> u64 {
     avail
 }
 
-/// Bytes of memory per flow during a run: the simulator's flow state, the workload entry and
-/// the output record (with allocation slack).
+/// Bytes of memory per flow during a run: the simulator's per-flow record (description and
+/// result), the workload entry (alive while the simulator is built), the flow's slot-map and
+/// completion-order entries and one value of the statistics at the end (with allocation
+/// slack). QP and controller state follow the flows active at once, not counted here.
 pub fn bytes_per_flow() -> u64 {
-    (std::mem::size_of::<crate::host::Flow>()
-        + std::mem::size_of::<FlowSpec>()
-        + 2 * std::mem::size_of::<crate::metrics::FlowRecord>()) as u64
+    (std::mem::size_of::<crate::host::Flow>() + std::mem::size_of::<FlowSpec>() + 4 + 4 + 8) as u64
         * 3
         / 2
 }
@@ -359,15 +359,13 @@ pub fn run_watched(sim: &mut Simulator, progress: &mut dyn FnMut(&Progress)) -> 
         delivered = sim.counters.delivered_bytes;
         completed = sim.counters.flows_completed;
         let now = end;
-        let active = moved || sim.flows.iter().any(|f| f.start_ps <= now && !f.finished());
+        // Flows started and unfinished: those with QP state (every start at or before `end`
+        // has run).
+        let active = moved || sim.active_flows() > 0;
         if moved || !active {
             last_progress = now;
         } else if now - last_progress >= window {
-            let unfinished = sim
-                .flows
-                .iter()
-                .filter(|f| f.start_ps <= now && !f.finished())
-                .count();
+            let unfinished = sim.active_flows();
             stalled = Some(format!(
                 "no progress for {} of simulated time (no payload byte delivered, no flow completed) with {unfinished} flows started and unfinished; stopped at {} ({} drops, {} timeouts, {} PFC pauses so far). Typical causes: a buffer or threshold too small for one packet, a PFC deadlock, a loss no timeout recovers",
                 fmt_time(window),

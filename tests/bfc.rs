@@ -60,7 +60,9 @@ fn n_long_flows(n: u32) {
     let (t0, t1) = (200 * US, 1_200 * US);
     sim.cfg.stop_ps = t0;
     sim.run_quiet();
-    let before: Vec<u64> = sim.flows.iter().map(|f| f.rx.delivered_bytes).collect();
+    let before: Vec<u64> = (0..sim.flows.len())
+        .map(|f| sim.delivered_bytes(f))
+        .collect();
     // The occupancy bound is a steady-state one: forget the start-up transient (every flow
     // starts at line rate at once; with N = 64, 6.4 Tb/s arrive for one pause delay).
     let b = sim.switches[0].schemes.bfc.as_mut().unwrap();
@@ -71,11 +73,10 @@ fn n_long_flows(n: u32) {
     sim.run_quiet();
     sim.finish();
     sim.check_invariants().unwrap();
-    let got: Vec<u64> = sim
-        .flows
+    let got: Vec<u64> = before
         .iter()
-        .zip(&before)
-        .map(|(f, b)| f.rx.delivered_bytes - b)
+        .enumerate()
+        .map(|(f, b)| sim.delivered_bytes(f) - b)
         .collect();
     // Goodput capacity of the bottleneck: 100 Gb/s × 1000/1048 payload share over 1 ms =
     // 11,927,480 B; a fair share is that over N.

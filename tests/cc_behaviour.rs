@@ -102,7 +102,9 @@ mod util {
 
     /// Per-flow in-order delivered payload bytes.
     pub fn delivered(sim: &Simulator) -> Vec<u64> {
-        sim.flows.iter().map(|f| f.rx.delivered_bytes).collect()
+        (0..sim.flows.len())
+            .map(|f| sim.delivered_bytes(f))
+            .collect()
     }
 
     /// Per-flow goodput (Gb/s) over `[from, to]`, plus the queue samples every `q_step`.
@@ -441,7 +443,7 @@ fn dcqcn_long_flow_recovers_after_short_flow_finishes() {
     let line = line_goodput(1048);
     let (g, _) = goodput_window(&mut sim, 100 * US, 500 * US, 10 * US);
     assert!(g[0] >= 0.97 * line, "alone: {:.1} Gb/s", g[0]);
-    let d_start = sim.flows[0].rx.delivered_bytes;
+    let d_start = sim.delivered_bytes(0);
     let mut t = 500 * US;
     while !sim.flows[1].finished() {
         t += 10 * US;
@@ -450,7 +452,7 @@ fn dcqcn_long_flow_recovers_after_short_flow_finishes() {
     }
     let t_f = sim.flows[1].finish_ps;
     // The competition cut the long flow well below line rate (α starts at 1: each cut halves).
-    let during = gbps(sim.flows[0].rx.delivered_bytes - d_start, t - 500 * US);
+    let during = gbps(sim.delivered_bytes(0) - d_start, t - 500 * US);
     assert!(during < 0.9 * line, "long flow never slowed: {during:.1}");
     // Recovery (spec 3B): cuts with no increase in between leave Rt at line rate, and the
     // 300 µs increase timer halves the gap Rc→Rt at each tick, so 2 ms after the last cut

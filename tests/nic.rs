@@ -37,7 +37,11 @@ fn run_to(s: &mut Simulator, t_ps: u64) {
 
 /// Payload bytes flow `f` has sent (first transmissions).
 fn sent(s: &Simulator, f: usize) -> u64 {
-    s.flows[f].tx.snd_nxt
+    match s.flow_state(f) {
+        Some(st) => st.tx.snd_nxt,
+        None if s.flows[f].finished() => s.flows[f].size_bytes,
+        None => 0,
+    }
 }
 
 /// Run to the end and check that everything was delivered.
@@ -214,6 +218,15 @@ fn controller_state_is_recycled_and_late_acks_are_harmless() {
         alone.q.now() > t_a,
         "nothing was in flight after A completed"
     );
+    // Late data too: A's receiver answers duplicates that arrive after A completed (its QP
+    // state released), as it would have with the state kept.
+    let mut upto = mk(std::slice::from_ref(&a));
+    run_to(&mut upto, t_a);
+    assert!(upto.flows[0].finished() && upto.flow_state(0).is_none());
+    assert!(
+        alone.counters.acks > upto.counters.acks,
+        "no data packet reached A's receiver after A completed"
+    );
     let b = FlowSpec::background(2, 3, 200 * MTU, t_a + 1);
     let mut b_alone = mk(std::slice::from_ref(&b));
     run_to(&mut b_alone, u64::MAX);
@@ -221,14 +234,27 @@ fn controller_state_is_recycled_and_late_acks_are_harmless() {
     run_to(&mut both, t_a + 2);
     assert!(both.flows[0].finished() && both.flow_cc(0).is_none());
     assert!(both.flow_cc(1).is_some());
+    // B holds A's released QP slot; A (finished) no longer has one.
+    assert!(both.flow_state(0).is_none());
+    assert_eq!(both.flow_state(1).map(|s| s.flow), Some(1));
     finish(&mut both);
     assert_eq!(
         both.cc_slots_peak(),
         1,
         "B did not reuse A's controller slot"
     );
+    assert_eq!(both.flow_slots_peak(), 1, "B did not reuse A's QP slot");
     assert_eq!(
         both.flows[1].finish_ps - both.flows[1].start_ps,
         b_alone.flows[0].finish_ps - b_alone.flows[0].start_ps
     );
+    // A's late packets were handled as in A's run alone (same ACKs, timeouts and
+    // retransmissions) and none reached B's state.
+    let sum = |f: fn(&Simulator) -> u64| f(&alone) + f(&b_alone);
+    assert_eq!(both.counters.acks, sum(|s| s.counters.acks));
+    assert_eq!(both.counters.nacks, sum(|s| s.counters.nacks));
+    assert_eq!(both.counters.timeouts, sum(|s| s.counters.timeouts));
+    assert_eq!(both.counters.retx_packets, sum(|s| s.counters.retx_packets));
+    assert_eq!(both.flows[1].retx_packets, b_alone.flows[0].retx_packets);
+    assert_eq!(both.delivered_bytes(1), 200 * MTU);
 }

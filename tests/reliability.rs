@@ -740,11 +740,11 @@ fn class6_a_deliberate_stop_with_unfinished_flows_says_so() {
 #[test]
 fn class5_memory_limits_of_the_process_are_respected() {
     // Under `ulimit -v` (2 GB) a workload that fits the machine but not the limit is refused
-    // with the estimate instead of aborting on an allocation.
+    // with the estimate instead of aborting on an allocation (≈ 30 M flows at ≈ 170 B each).
     let d = TempDir::new("rel-ulimit");
     let t = TINY.replace(
         "[[traffic]]\nkind = \"incast\"",
-        "[[traffic]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 1.0\nduration = \"100s\"\n\n[[traffic]]\nkind = \"incast\"",
+        "[[traffic]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 1.0\nduration = \"1000s\"\n\n[[traffic]]\nkind = \"incast\"",
     );
     d.write("s.toml", &t);
     let mut cmd = Command::new("sh");

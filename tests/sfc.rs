@@ -109,7 +109,7 @@ mod util {
             for (i, f) in sim.flows.iter().enumerate() {
                 if self.at[i].is_none() && f.pauses > 0 {
                     self.at[i] = Some(t);
-                    self.sent[i] = f.tx.snd_nxt;
+                    self.sent[i] = sim.flow_state(i).map_or(f.size_bytes, |s| s.tx.snd_nxt);
                 }
             }
         }
@@ -531,7 +531,7 @@ fn pause_cache_pauses_local_senders_before_they_reach_the_congestion() {
                 from_cache.1 = sfc_counters(s).bts_from_cache;
             }
             if fp.at[1].is_none() && s.flows[1].pauses == 1 {
-                p1_end = s.flows[1].pause_until_ps;
+                p1_end = s.flow_state(1).expect("flow 1 active").pause_until_ps;
             }
             fp.observe(s, t);
         });

@@ -276,7 +276,7 @@ fn dcqcn_tcd_victim_keeps_line_rate_where_dcqcn_cuts_it() {
     assert!(with.flow_cc(0).expect("flow active").rate_bps() < LINE / 2);
     assert!(with.flow_cc(2).expect("flow active").rate_bps() < HOST / 2);
     // And the victim delivers more (≈ 5.6 MB vs ≈ 1.1 MB in 1 ms).
-    let delivered = |s: &Simulator| s.flows[1].rx.delivered_bytes;
+    let delivered = |s: &Simulator| s.delivered_bytes(1);
     assert!(
         delivered(&with) > 3 * delivered(&plain),
         "{} vs {}",
@@ -415,7 +415,7 @@ fn ue_cnp_variant_is_sent_and_does_not_cut() {
         CcConfig::Dcqcn(p)
     };
     let with = victim12(true, paper(true), true);
-    let v = &with.flows[1];
+    let v = with.flow_state(1).expect("victim active");
     assert_ne!(
         v.last_ue_cnp_ps,
         u64::MAX,
@@ -424,6 +424,9 @@ fn ue_cnp_variant_is_sent_and_does_not_cut() {
     assert_eq!(v.last_cnp_ps, u64::MAX, "a CE CNP was sent for the victim");
     assert_eq!(with.flow_cc(1).expect("flow active").rate_bps(), 50 * GBPS);
     let plain = victim12(false, paper(false), true);
-    assert_ne!(plain.flows[1].last_cnp_ps, u64::MAX);
+    assert_ne!(
+        plain.flow_state(1).expect("victim active").last_cnp_ps,
+        u64::MAX
+    );
     assert!(plain.flow_cc(1).expect("flow active").rate_bps() < 50 * GBPS);
 }

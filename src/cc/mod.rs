@@ -134,6 +134,8 @@ pub const NO_SLOT: u32 = u32::MAX;
 pub struct CcSlab {
     slots: Vec<Cc>,
     free: Vec<u32>,
+    /// Most slots ever in use (kept when [`Self::release_memory`] drops them).
+    peak: usize,
 }
 
 impl CcSlab {
@@ -146,6 +148,7 @@ impl CcSlab {
             }
             None => {
                 self.slots.push(c);
+                self.peak = self.slots.len();
                 (self.slots.len() - 1) as u32
             }
         }
@@ -181,7 +184,16 @@ impl CcSlab {
 
     /// Most controllers alive at once (slots ever created).
     pub fn peak(&self) -> usize {
-        self.slots.len()
+        self.peak
+    }
+
+    /// At the end of a run with every slot free: drop the slots, keeping [`Self::peak`].
+    /// Slots are allocated again if controllers are stored later.
+    pub fn release_memory(&mut self) {
+        if self.free.len() == self.slots.len() {
+            self.slots = Vec::new();
+            self.free = Vec::new();
+        }
     }
 }
 

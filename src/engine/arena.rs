@@ -55,6 +55,17 @@ impl PacketArena {
         self.created += 1;
     }
 
+    /// With no packet alive (the end of a run): free the slots, keeping the counters. Slots
+    /// are allocated again if packets are created later.
+    pub fn release_memory(&mut self) {
+        if self.live == 0 {
+            self.slots = Vec::new();
+            self.ints = Vec::new();
+            self.payloads = Vec::new();
+            self.free = Vec::new();
+        }
+    }
+
     /// Release slot `i`.
     #[inline]
     pub fn free(&mut self, i: u32) {

@@ -1,6 +1,6 @@
 //! Hosts: the RDMA NIC ([`nic`]: arbiter, per-QP pacing/window/pause, ACK generation, the
-//! host halves of flow-control schemes), per-QP state ([`Flow`]) and loss recovery
-//! ([`recovery`]).
+//! host halves of flow-control schemes), per-flow description and result ([`Flow`]), the
+//! active flows' QP state ([`FlowState`] in a [`FlowSlab`]) and loss recovery ([`recovery`]).
 
 pub mod arbiter;
 pub mod nic;
@@ -26,9 +26,10 @@ pub struct HostNic {
     pub wake_at_ps: u64,
 }
 
-/// One flow: the sender QP at `src` and the receiver QP at `dst`. `repr(C)`, with what the NIC
-/// arbiter and the ACK/data paths read on every packet first (header, then send state, then
-/// receive state, then the controller), so that the first few cache lines cover a packet.
+/// One flow for the whole run: its immutable description (what the workload asked for, with
+/// the UDP source port and ideal FCT the simulator assigned) and its result (written at
+/// completion). Everything that changes per packet lives in [`FlowState`], in a
+/// [`FlowSlab`] slot, only while the flow is active. 56 B.
 #[derive(Clone, Debug)]
 #[repr(C)]
 pub struct Flow {
@@ -42,49 +43,22 @@ pub struct Flow {
     pub dport: u16,
     /// Priority group (data queue at switches).
     pub prio: u8,
-    /// Wire size of the last data packet sent (HPCC pacing adjustment), bytes.
-    pub last_pkt_bytes: u32,
-    /// Slot of its congestion controller's state in [`crate::cc::CcSlab`] while the flow is
-    /// active ([`crate::cc::NO_SLOT`] before its start and after completion). In the first
-    /// cache line: the event loop reads it to prefetch the controller.
-    pub cc_slot: u32,
-    /// Earliest time the next packet may leave (pacing), picoseconds.
-    pub next_avail_ps: u64,
-    /// The QP is paused by flow control (SFC/OnRamp) until this time, picoseconds.
-    pub pause_until_ps: u64,
-    /// Retransmission deadline, picoseconds (0 = disarmed).
-    pub rto_deadline_ps: u64,
-    /// Completion time (sender got the last ACK), picoseconds; 0 = not finished.
-    pub finish_ps: u64,
+    /// Path class of the (src, dst) pair: index of its base RTT and bottleneck in the
+    /// simulator's table, for the ideal FCT ([`crate::sim::Simulator::ideal_fct_ps`]).
+    pub pair_class: u16,
+    /// Flow-control pauses received (SFC/OnRamp).
+    pub pauses: u32,
+    /// Data packets retransmitted by loss recovery (copied from the send state at
+    /// completion; 0 before).
+    pub retx_packets: u32,
     /// Message size, payload bytes.
     pub size_bytes: u64,
-    /// Sender reliability state.
-    pub tx: recovery::SendState,
-    /// Receiver reliability state.
-    pub rx: recovery::RecvState,
     /// Start time, picoseconds.
     pub start_ps: u64,
-    /// Pauses received.
-    pub pauses: u32,
-    /// Total paused time, picoseconds.
+    /// Completion time (sender got the last ACK), picoseconds; 0 = not finished.
+    pub finish_ps: u64,
+    /// Total paused time (flow control), picoseconds.
     pub paused_ps: u64,
-    /// Time of the pending RTO check event (0 = none).
-    pub rto_event_ps: u64,
-    /// Ideal (standalone) FCT, picoseconds.
-    pub ideal_fct_ps: u64,
-    /// Time of the pending congestion-control timer event (0 = none).
-    pub cc_timer_ps: u64,
-    /// Time of the last CNP sent by the receiver for this flow (`u64::MAX` = never).
-    pub last_cnp_ps: u64,
-    /// Time of the last UE CNP (TCD) sent by the receiver for this flow (`u64::MAX` = never).
-    pub last_ue_cnp_ps: u64,
-    /// Position in the sender NIC's arbiter ([`arbiter::NO_POS`] before start and after
-    /// completion).
-    pub nic_pos: u32,
-    /// Bandwidth-delay product of this flow's path (`base_rtt · bottleneck / 8`, HPCC-sim's
-    /// per-pair BDP), bytes, saturated at `u32::MAX`; used as its controller's BDP with
-    /// [`crate::config::NetConfig::window_per_pair`].
-    pub pair_bdp_bytes: u32,
 }
 
 impl Flow {
@@ -95,15 +69,340 @@ impl Flow {
     }
 }
 
+/// The state of an active flow (started, not finished): the sender QP at `src` and the
+/// receiver QP at `dst`. Lives in a [`FlowSlab`] slot from the flow's start to its
+/// completion. `repr(C)`, with what the NIC arbiter and the ACK/data paths read on every
+/// packet first (header, then send state, then receive state), so that the first few cache
+/// lines cover a packet.
+#[derive(Clone, Debug)]
+#[repr(C)]
+pub struct FlowState {
+    /// The flow (index in `Simulator::flows`) owning this slot: the generation check of
+    /// [`FlowSlab::get_for`] (flow ids are never reused, so a packet of a finished flow
+    /// whose slot went to another flow does not match).
+    pub flow: u32,
+    /// Sender node (copy of the description: packets are built from the slot alone).
+    pub src: u32,
+    /// Receiver node.
+    pub dst: u32,
+    /// UDP source port.
+    pub sport: u16,
+    /// UDP destination port.
+    pub dport: u16,
+    /// Priority group.
+    pub prio: u8,
+    /// Wire size of the last data packet sent (HPCC pacing adjustment), bytes.
+    pub last_pkt_bytes: u32,
+    /// Slot of its congestion controller's state in [`crate::cc::CcSlab`].
+    pub cc_slot: u32,
+    /// Position in the sender NIC's arbiter ([`arbiter::NO_POS`] once removed).
+    pub nic_pos: u32,
+    /// Host index (not node id) of the sender.
+    pub host: u32,
+    /// Earliest time the next packet may leave (pacing), picoseconds.
+    pub next_avail_ps: u64,
+    /// The QP is paused by flow control (SFC/OnRamp) until this time, picoseconds.
+    pub pause_until_ps: u64,
+    /// Retransmission deadline, picoseconds (0 = disarmed).
+    pub rto_deadline_ps: u64,
+    /// Message size, payload bytes.
+    pub size_bytes: u64,
+    /// Sender reliability state.
+    pub tx: recovery::SendState,
+    /// Receiver reliability state.
+    pub rx: recovery::RecvState,
+    /// Time of the pending RTO check event (0 = none).
+    pub rto_event_ps: u64,
+    /// Time of the pending congestion-control timer event (0 = none).
+    pub cc_timer_ps: u64,
+    /// Time of the last CNP sent by the receiver for this flow (`u64::MAX` = never).
+    pub last_cnp_ps: u64,
+    /// Time of the last UE CNP (TCD) sent by the receiver for this flow (`u64::MAX` = never).
+    pub last_ue_cnp_ps: u64,
+}
+
+/// A flow without active state (not started, or finished).
+pub const NO_FLOW_SLOT: u32 = u32::MAX;
+
+/// Active-flow state: a [`FlowState`] slot each, taken at flow start and recycled (LIFO,
+/// deterministic) at completion, like [`crate::cc::CcSlab`], so this memory follows the
+/// number of flows active at once, not the number in the run. `slot_of` maps a flow id to its
+/// slot ([`NO_FLOW_SLOT`] when inactive), 4 B per flow.
+#[derive(Clone, Debug, Default)]
+pub struct FlowSlab {
+    slots: Vec<FlowState>,
+    free: Vec<u32>,
+    slot_of: Vec<u32>,
+    /// Most slots ever in use (kept when [`Self::release_memory`] drops them).
+    peak: usize,
+}
+
+impl FlowSlab {
+    /// A slab for a run of `flows` flows, none active.
+    pub fn new(flows: usize) -> Self {
+        FlowSlab {
+            slots: Vec::new(),
+            free: Vec::new(),
+            slot_of: vec![NO_FLOW_SLOT; flows],
+            peak: 0,
+        }
+    }
+
+    /// Make `st` the state of flow `st.flow` (which must be inactive); returns the slot. A
+    /// recycled slot's buffers (SACK/out-of-order lists) are reused.
+    pub fn alloc(&mut self, st: FlowState) -> u32 {
+        let f = st.flow as usize;
+        if f >= self.slot_of.len() {
+            // Only after `release_memory` (a run resumed after its end).
+            self.slot_of.resize(f + 1, NO_FLOW_SLOT);
+        }
+        debug_assert_eq!(self.slot_of[f], NO_FLOW_SLOT);
+        let i = match self.free.pop() {
+            Some(i) => {
+                let old = &mut self.slots[i as usize];
+                let (mut sacked, mut ooo) = (
+                    std::mem::take(&mut old.tx.sacked),
+                    std::mem::take(&mut old.rx.ooo),
+                );
+                *old = st;
+                sacked.clear();
+                ooo.clear();
+                old.tx.sacked = sacked;
+                old.rx.ooo = ooo;
+                i
+            }
+            None => {
+                self.slots.push(st);
+                self.peak = self.slots.len();
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.slot_of[f] = i;
+        i
+    }
+
+    /// At the end of a run with no flow active: free the slots and the slot map (4 B per
+    /// flow), keeping [`Self::peak`]. (A flow started afterwards grows the map again.)
+    pub fn release_memory(&mut self) {
+        if self.active() == 0 {
+            self.slots = Vec::new();
+            self.free = Vec::new();
+            self.slot_of = Vec::new();
+        }
+    }
+
+    /// Release flow `f`'s slot (it must be active). Its state stays readable through no
+    /// accessor: [`Self::get_for`] no longer matches.
+    pub fn release(&mut self, f: u32) {
+        let i = std::mem::replace(&mut self.slot_of[f as usize], NO_FLOW_SLOT);
+        debug_assert_ne!(i, NO_FLOW_SLOT);
+        self.slots[i as usize].flow = NO_FLOW_SLOT;
+        self.slots[i as usize].tx.ndp = None;
+        self.free.push(i);
+    }
+
+    /// Slot of flow `f` ([`NO_FLOW_SLOT`] if inactive or out of range).
+    #[inline]
+    pub fn slot(&self, f: u32) -> u32 {
+        self.slot_of
+            .get(f as usize)
+            .copied()
+            .unwrap_or(NO_FLOW_SLOT)
+    }
+
+    /// State of flow `f` if it is active.
+    #[inline]
+    pub fn get_for(&self, f: u32) -> Option<&FlowState> {
+        let s = self.slots.get(self.slot(f) as usize)?;
+        (s.flow == f).then_some(s)
+    }
+
+    /// State of flow `f` if it is active, mutably.
+    #[inline]
+    pub fn get_for_mut(&mut self, f: u32) -> Option<&mut FlowState> {
+        let i = self.slot(f);
+        let s = self.slots.get_mut(i as usize)?;
+        (s.flow == f).then_some(s)
+    }
+
+    /// State in slot `i` (which must be in use).
+    #[inline]
+    pub fn at(&self, i: u32) -> &FlowState {
+        &self.slots[i as usize]
+    }
+
+    /// State in slot `i`, mutably.
+    #[inline]
+    pub fn at_mut(&mut self, i: u32) -> &mut FlowState {
+        &mut self.slots[i as usize]
+    }
+
+    /// Prefetch hint for the first four cache lines of flow `f`'s slot (no effect on state;
+    /// any `f`). Reads the 4 B slot map entry.
+    #[inline]
+    pub fn prefetch(&self, f: u32) {
+        if let Some(s) = self.slots.get(self.slot(f) as usize) {
+            let line = s as *const FlowState as *const u8;
+            for k in 0..4 {
+                crate::engine::prefetch(line.wrapping_add(64 * k));
+            }
+        }
+    }
+
+    /// Prefetch hint for flow `f`'s slot-map entry.
+    #[inline]
+    pub fn prefetch_map(&self, f: u32) {
+        if let Some(s) = self.slot_of.get(f as usize) {
+            crate::engine::prefetch(s as *const u32 as *const u8);
+        }
+    }
+
+    /// Most flows active at once (slots ever created).
+    pub fn peak(&self) -> usize {
+        self.peak
+    }
+
+    /// Flows active now.
+    pub fn active(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+}
+
+/// The receiver's CNP pacing times of recently finished flows (CNP mode only). A late data
+/// packet (a retransmission still in flight when the sender got its last ACK) may carry a
+/// mark; whether it triggers a CNP depends on the last CNP time, which must outlive the
+/// flow's released state by one CNP interval. Kept only while it still suppresses a CNP
+/// (a time `t` with `t + interval > now`); an absent entry means "due", like never. Pruned
+/// when it doubles, so it holds about the flows finished within one interval.
+#[derive(Clone, Debug, Default)]
+pub struct LateCnp {
+    /// Flow → (last CNP time, last UE CNP time), picoseconds (`u64::MAX` = none).
+    map: std::collections::HashMap<u32, (u64, u64)>,
+    /// CNP interval, picoseconds (0 = not in CNP mode: nothing kept).
+    interval_ps: u64,
+    /// Size at which to prune next.
+    prune_at: usize,
+}
+
+impl LateCnp {
+    /// A table for CNP interval `interval_ps` (0: CNP mode off, the table stays empty).
+    pub fn new(interval_ps: u64) -> Self {
+        LateCnp {
+            map: Default::default(),
+            interval_ps,
+            prune_at: 1024,
+        }
+    }
+
+    /// Does time `t` still suppress a CNP at `now`?
+    #[inline]
+    fn live(&self, t: u64, now: u64) -> bool {
+        t != u64::MAX && t.saturating_add(self.interval_ps) > now
+    }
+
+    /// Flow `f` finished at `now` with CNP times `(cnp, ue)`.
+    pub fn remember(&mut self, f: u32, (cnp, ue): (u64, u64), now: u64) {
+        if self.interval_ps == 0 || !(self.live(cnp, now) || self.live(ue, now)) {
+            return;
+        }
+        self.map.insert(f, (cnp, ue));
+        if self.map.len() >= self.prune_at {
+            let iv = self.interval_ps;
+            let live = |t: u64| t != u64::MAX && t.saturating_add(iv) > now;
+            self.map.retain(|_, &mut (a, b)| live(a) || live(b));
+            self.prune_at = (2 * self.map.len()).max(1024);
+        }
+    }
+
+    /// The last CNP time (`ue`: UE CNP) of finished flow `f`, to read and update.
+    pub fn get_mut(&mut self, f: u32, ue: bool) -> &mut u64 {
+        let e = self.map.entry(f).or_insert((u64::MAX, u64::MAX));
+        if ue { &mut e.1 } else { &mut e.0 }
+    }
+
+    /// Entries held now.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// No entries?
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn flow_state_is_compact() {
-        // The per-flow record every flow of a run keeps from the start: no controller state
-        // (in `CcSlab` while active only). Was 704 B with the controller inline.
+    fn flow_record_is_compact() {
+        // The per-flow record every flow of a run keeps (description + result): was 320 B
+        // with the send/receive state inline, 704 B with the controller too.
         let n = std::mem::size_of::<Flow>();
-        assert!(n <= 320, "Flow is {n} B");
+        assert!(n <= 56, "Flow is {n} B");
+    }
+
+    #[test]
+    fn late_cnp_times_outlive_the_flow_by_one_interval() {
+        let mut t = LateCnp::new(10);
+        // A CNP at 5 still suppresses at 8 (until 15): kept.
+        t.remember(1, (5, u64::MAX), 8);
+        assert_eq!(*t.get_mut(1, false), 5);
+        assert_eq!(*t.get_mut(1, true), u64::MAX);
+        // One at 0 no longer suppresses at 10, none at all: nothing kept, reads as "never".
+        t.remember(2, (0, u64::MAX), 10);
+        t.remember(3, (u64::MAX, u64::MAX), 10);
+        assert_eq!(t.len(), 1);
+        assert_eq!(*t.get_mut(2, false), u64::MAX);
+        // Off (not CNP mode): never kept.
+        let mut off = LateCnp::new(0);
+        off.remember(1, (5, 5), 6);
+        assert!(off.is_empty());
+        // Pruned as it grows: expired entries go, live ones stay.
+        let mut p = LateCnp::new(10);
+        for f in 0..5000u32 {
+            p.remember(f, (f as u64 * 100, u64::MAX), f as u64 * 100 + 1);
+        }
+        assert!(p.len() < 2048, "{} entries", p.len());
+        assert_eq!(*p.get_mut(4999, false), 499_900);
+    }
+
+    #[test]
+    fn slab_recycles_and_checks_the_owner() {
+        let st = |flow| FlowState {
+            flow,
+            src: 0,
+            dst: 1,
+            sport: 10000,
+            dport: 100,
+            prio: 3,
+            last_pkt_bytes: 0,
+            cc_slot: 0,
+            nic_pos: 0,
+            host: 0,
+            next_avail_ps: 0,
+            pause_until_ps: 0,
+            rto_deadline_ps: 0,
+            size_bytes: 1000,
+            tx: recovery::SendState::new(recovery::Scheme::Gbn, 1000, 1000),
+            rx: recovery::RecvState::new(recovery::Scheme::Gbn),
+            rto_event_ps: 0,
+            cc_timer_ps: 0,
+            last_cnp_ps: u64::MAX,
+            last_ue_cnp_ps: u64::MAX,
+        };
+        let mut s = FlowSlab::new(3);
+        let a = s.alloc(st(0));
+        assert_eq!(s.get_for(0).map(|x| x.flow), Some(0));
+        s.release(0);
+        assert!(s.get_for(0).is_none());
+        // Flow 1 takes the recycled slot; flow 0 (finished) must not see it.
+        let b = s.alloc(st(1));
+        assert_eq!(a, b);
+        assert!(s.get_for(0).is_none() && s.get_for_mut(0).is_none());
+        assert_eq!(s.get_for(1).map(|x| x.flow), Some(1));
+        assert_eq!((s.peak(), s.active()), (1, 1));
+        assert!(s.get_for(7).is_none());
     }
 }

@@ -12,32 +12,66 @@
 //! PFC frames) and every ACK after the CC; their requests (pause a QP, restart the arbiter,
 //! set a timer) are carried out by [`Simulator::host_apply`].
 
-use crate::cc::{AckInfo, CongestionControl, NO_SLOT};
+use crate::cc::{AckInfo, CongestionControl};
 use crate::engine::Event;
 use crate::engine::packet::{AckHdr, DataHdr, Header, Packet, PktKind};
 use crate::host::arbiter::{Class, NO_POS};
-use crate::host::recovery::{Response, Scheme};
+use crate::host::recovery::{RecvState, Response, Scheme, SendState};
+use crate::host::{FlowState, NO_FLOW_SLOT};
 use crate::scheme::{AckEvent, HostAction, HostCtx, HostHooks, HostScheme, SchemeId};
 use crate::sim::Simulator;
 
 impl Simulator {
-    /// Start flow `f`: its QP joins the sender's arbiter.
+    /// Start flow `f`: its QP state (send/receive, timers, controller) is created in a free
+    /// slot and joins the sender's arbiter.
     pub(crate) fn flow_start(&mut self, f: u32) {
-        let h = self.host_index(self.flows[f as usize].src);
+        let d = &self.flows[f as usize];
+        let h = self.host_index(d.src);
         let now = self.q.now();
-        // Controller state lives while the flow is active (built now, recycled at completion).
+        // Controller and QP state live while the flow is active (built now, recycled at
+        // completion).
         let line = self.hosts[h].tx.link.rate_bps;
         let bdp = if self.cfg.window_per_pair {
-            (self.flows[f as usize].pair_bdp_bytes as u64).max(1)
+            self.pair_bdp_bytes(f as usize).max(1)
         } else {
             self.bdp_bytes
         };
         let cc = self.cc_cfg.build(line, self.base_rtt_ps, bdp);
-        let fl = &mut self.flows[f as usize];
-        fl.cc_slot = self.ccs.alloc(cc);
-        fl.next_avail_ps = now;
-        fl.nic_pos = self.hosts[h].arb.add(f, fl.prio);
-        self.nic_refile_at(h, f);
+        let cc_slot = self.ccs.alloc(cc);
+        let mtu = self.cfg.mtu_bytes as u64;
+        let scheme = match self.cfg.loss_recovery {
+            crate::config::LossRecovery::Gbn { .. } => Scheme::Gbn,
+            crate::config::LossRecovery::Irn { .. } => Scheme::Irn,
+        };
+        let mut st = FlowState {
+            flow: f,
+            src: d.src,
+            dst: d.dst,
+            sport: d.sport,
+            dport: d.dport,
+            prio: d.prio,
+            last_pkt_bytes: 0,
+            cc_slot,
+            nic_pos: NO_POS,
+            host: h as u32,
+            next_avail_ps: now,
+            pause_until_ps: 0,
+            rto_deadline_ps: 0,
+            size_bytes: d.size_bytes,
+            tx: SendState::new(scheme, d.size_bytes, mtu),
+            rx: RecvState::new(scheme),
+            rto_event_ps: 0,
+            cc_timer_ps: 0,
+            last_cnp_ps: u64::MAX,
+            last_ue_cnp_ps: u64::MAX,
+        };
+        let prio = d.prio;
+        if self.cfg.ndp.enabled {
+            self.ndp_init_flow(&mut st);
+        }
+        let i = self.active.alloc(st);
+        self.active.at_mut(i).nic_pos = self.hosts[h].arb.add(f, prio);
+        self.nic_refile_at(h, i);
         self.host_try_send(h);
     }
 
@@ -47,9 +81,9 @@ impl Simulator {
     /// picks when the link is idle, so nothing can tell the difference, and the common case
     /// (pacing at line rate) costs no timer.
     #[inline]
-    fn nic_class(&self, h: usize, f: u32) -> Class {
-        let fl = &self.flows[f as usize];
-        if self.next_segment(f).is_none() {
+    fn nic_class(&self, h: usize, i: u32) -> Class {
+        let fl = self.active.at(i);
+        if self.next_segment(i).is_none() {
             return Class::Blocked;
         }
         let ready = fl.next_avail_ps.max(fl.pause_until_ps);
@@ -60,11 +94,11 @@ impl Simulator {
         }
     }
 
-    /// The segment active flow `f` would send next, if its window (the controller's, capped
-    /// for IRN) allows one.
+    /// The segment the active flow in slot `i` would send next, if its window (the
+    /// controller's, capped for IRN) allows one.
     #[inline]
-    fn next_segment(&self, f: u32) -> Option<crate::host::recovery::Segment> {
-        let fl = &self.flows[f as usize];
+    fn next_segment(&self, i: u32) -> Option<crate::host::recovery::Segment> {
+        let fl = self.active.at(i);
         let mut win = self.ccs.get(fl.cc_slot).window_bytes();
         if fl.tx.scheme == Scheme::Irn {
             win = win.min(self.irn_cap_bytes);
@@ -77,18 +111,19 @@ impl Simulator {
     /// Every such change must be followed by this call, or the QP stays in a stale class.
     #[inline]
     pub(crate) fn nic_refile(&mut self, f: u32) {
-        if self.flows[f as usize].nic_pos == NO_POS {
+        let i = self.active.slot(f);
+        if i == NO_FLOW_SLOT {
             return; // not started, or finished
         }
-        let h = self.host_index(self.flows[f as usize].src);
-        self.nic_refile_at(h, f);
+        let h = self.active.at(i).host as usize;
+        self.nic_refile_at(h, i);
     }
 
-    /// [`Self::nic_refile`] for a started, unfinished flow whose sender is host `h`.
+    /// [`Self::nic_refile`] for the active flow in slot `i`, whose sender is host `h`.
     #[inline]
-    fn nic_refile_at(&mut self, h: usize, f: u32) {
-        let pos = self.flows[f as usize].nic_pos;
-        let c = self.nic_class(h, f);
+    fn nic_refile_at(&mut self, h: usize, i: u32) {
+        let pos = self.active.at(i).nic_pos;
+        let c = self.nic_class(h, i);
         self.hosts[h].arb.set(pos, c);
     }
 
@@ -141,7 +176,8 @@ impl Simulator {
             self.hosts[h].arb.pick(now, paused, |_| true)
         };
         if let Some((pos, f)) = picked {
-            let Some(seg) = self.next_segment(f) else {
+            let i = self.active.slot(f);
+            let Some(seg) = self.next_segment(i) else {
                 // A state change without `nic_refile`: a bug, but recoverable; counted, and
                 // `check_invariants` reports it.
                 debug_assert!(false, "flow {f} filed as ready with nothing to send");
@@ -154,7 +190,7 @@ impl Simulator {
             let stay = self.cfg.ndp.enabled && !self.cfg.ndp.sender_rr;
             self.hosts[h].arb.served(pos, stay);
             let size = self.env.sizes.data(seg.len);
-            let fl = &mut self.flows[f as usize];
+            let fl = self.active.at_mut(i);
             let cc = self.ccs.get_mut(fl.cc_slot);
             fl.tx.commit(seg);
             let rate = cc.rate_bps().max(1);
@@ -186,20 +222,20 @@ impl Simulator {
                 self.counters.retx_packets += 1;
             }
             self.counters.data_packets += 1;
+            let bytes = fl.size_bytes;
             if fl.rto_deadline_ps == 0 {
-                self.arm_rto(f);
+                self.arm_rto_at(i);
             }
             let mut pkt = pkt;
             // Host halves of schemes that see data packets (PB-FS marks PBT-triggering ones).
-            for i in 0..if self.host_send_hooks {
+            for k in 0..if self.host_send_hooks {
                 self.host_schemes.len()
             } else {
                 0
             } {
-                if self.host_schemes[i].wants_sends() {
-                    let bytes = self.flows[f as usize].size_bytes;
+                if self.host_schemes[k].wants_sends() {
                     let mut mark = false;
-                    self.host_hook(h, i, |sc, ctx| mark = sc.on_data_send(ctx, f, bytes));
+                    self.host_hook(h, k, |sc, ctx| mark = sc.on_data_send(ctx, f, bytes));
                     if mark && let Header::Data(d) = &mut pkt.hdr {
                         d.pbt = true;
                     }
@@ -208,7 +244,7 @@ impl Simulator {
             let p = self.arena.alloc(pkt);
             self.host_transmit(h, p);
             // Filed after `host_transmit`, which set when the link is free again.
-            self.nic_refile_at(h, f);
+            self.nic_refile_at(h, i);
             return;
         }
         // Nothing can send now: wake up when the earliest wait (of an unpaused priority) ends.
@@ -238,8 +274,8 @@ impl Simulator {
             Header::Cnp => {
                 let f = pkt.flow;
                 let now = self.q.now();
-                if !self.flows[f as usize].finished() {
-                    let cc = self.ccs.get_mut(self.flows[f as usize].cc_slot);
+                if let Some(fl) = self.active.get_for(f) {
+                    let cc = self.ccs.get_mut(fl.cc_slot);
                     if pkt.ue_echo {
                         cc.on_feedback_ue(now);
                     } else {
@@ -291,20 +327,14 @@ impl Simulator {
             let (id, a) = self.host_out.items[i];
             i += 1;
             match a {
-                HostAction::PauseQp { flow, until_ps } => {
-                    if (flow as usize) < self.flows.len() {
-                        self.pause_qp(flow, until_ps);
-                    }
-                }
+                HostAction::PauseQp { flow, until_ps } => self.pause_qp(flow, until_ps),
                 HostAction::Kick => {
                     // A kick may mean new vetoes (BFC's filter): re-check the QPs set aside.
                     self.hosts[h].arb.ungate_all();
                     self.host_try_send(h)
                 }
                 HostAction::SetRate { flow, rate_bps } => {
-                    if let Some(fl) = self.flows.get_mut(flow as usize)
-                        && !fl.finished()
-                    {
+                    if let Some(fl) = self.active.get_for(flow) {
                         let now = self.q.now();
                         self.ccs.get_mut(fl.cc_slot).set_rate(now, rate_bps);
                         self.sync_cc_timer(flow);
@@ -373,10 +403,19 @@ impl Simulator {
             } => nack_interval_ps,
             crate::config::LossRecovery::Irn { .. } => 0,
         };
-        let fl = &mut self.flows[pkt.flow as usize];
-        let before = fl.rx.delivered_bytes;
-        let resp = fl.rx.on_data(d.seq, d.payload, now, nack_interval);
-        let newly = fl.rx.delivered_bytes - before;
+        let f = pkt.flow;
+        let i = self.active.slot(f);
+        let (resp, newly) = if i != NO_FLOW_SLOT {
+            let fl = self.active.at_mut(i);
+            let before = fl.rx.delivered_bytes;
+            let resp = fl.rx.on_data(d.seq, d.payload, now, nack_interval);
+            (resp, fl.rx.delivered_bytes - before)
+        } else {
+            // The sender finished (all bytes acknowledged), so the receiver holds every byte:
+            // a late (duplicate) data packet gets the cumulative ACK, as the released state
+            // would have answered (see `RecvState::on_data`).
+            (Response::Ack(self.flows[f as usize].size_bytes), 0)
+        };
         self.counters.delivered_bytes += newly;
         if newly > 0 {
             self.throughput.record(self.host_index(pkt.dst), now, newly);
@@ -390,32 +429,26 @@ impl Simulator {
         // DCQCN paper NP: a separate CNP, at most one per flow per interval.
         if d.ce
             && let crate::config::CnpMode::Cnp { interval_ps } = self.cfg.cnp
+            && self.cnp_due(f, i, false, now, interval_ps)
         {
-            let fl = &mut self.flows[pkt.flow as usize];
-            if fl.last_cnp_ps == u64::MAX || now >= fl.last_cnp_ps + interval_ps {
-                fl.last_cnp_ps = now;
-                let mut cnp = Packet::reverse_of(pkt, Header::Cnp, self.env.sizes.cnp());
-                cnp.prio = 0;
-                let cnp = self.arena.alloc(cnp);
-                self.counters.cnps += 1;
-                self.hosts[h].ctrl.push_back(cnp);
-            }
+            let mut cnp = Packet::reverse_of(pkt, Header::Cnp, self.env.sizes.cnp());
+            cnp.prio = 0;
+            let cnp = self.arena.alloc(cnp);
+            self.counters.cnps += 1;
+            self.hosts[h].ctrl.push_back(cnp);
         }
         // TCD, paper NP: a UE mark (never together with CE) gets the UE variant of the CNP, at
         // most one per flow per interval, paced separately so that it never delays a CE CNP.
         if d.ue
             && let crate::config::CnpMode::Cnp { interval_ps } = self.cfg.cnp
+            && self.cnp_due(f, i, true, now, interval_ps)
         {
-            let fl = &mut self.flows[pkt.flow as usize];
-            if fl.last_ue_cnp_ps == u64::MAX || now >= fl.last_ue_cnp_ps + interval_ps {
-                fl.last_ue_cnp_ps = now;
-                let mut cnp = Packet::reverse_of(pkt, Header::Cnp, self.env.sizes.cnp());
-                cnp.prio = 0;
-                cnp.ue_echo = true;
-                let cnp = self.arena.alloc(cnp);
-                self.counters.cnps += 1;
-                self.hosts[h].ctrl.push_back(cnp);
-            }
+            let mut cnp = Packet::reverse_of(pkt, Header::Cnp, self.env.sizes.cnp());
+            cnp.prio = 0;
+            cnp.ue_echo = true;
+            let cnp = self.arena.alloc(cnp);
+            self.counters.cnps += 1;
+            self.hosts[h].ctrl.push_back(cnp);
         }
         let echo_ce = d.ce && self.cfg.cnp == crate::config::CnpMode::AckEcho;
         let echo_ue = d.ue && self.cfg.cnp == crate::config::CnpMode::AckEcho;
@@ -479,10 +512,11 @@ impl Simulator {
     fn host_receive_ack(&mut self, p: u32, pkt: &Packet, a: &AckHdr) {
         let f = pkt.flow;
         let now = self.q.now();
-        let fl = &mut self.flows[f as usize];
-        if fl.finished() {
-            return;
+        let i = self.active.slot(f);
+        if i == NO_FLOW_SLOT {
+            return; // a late ACK of a finished flow
         }
+        let fl = self.active.at_mut(i);
         let nack = pkt.kind() == PktKind::Nack;
         let sack = nack.then(|| a.sack());
         let newly = fl.tx.on_ack(a.ack_seq, nack, sack);
@@ -512,9 +546,9 @@ impl Simulator {
             }
         }
         // Host halves of schemes that react to ACKs (OnRamp).
-        for i in 0..self.host_schemes.len() {
-            if self.host_schemes[i].wants_acks() {
-                let fl = &self.flows[f as usize];
+        for k in 0..self.host_schemes.len() {
+            if self.host_schemes[k].wants_acks() {
+                let fl = self.active.at(i);
                 let ev = AckEvent {
                     flow: f,
                     ack: a,
@@ -522,43 +556,71 @@ impl Simulator {
                     done: fl.tx.done(),
                     rate_changed,
                 };
-                let h = self.host_index(fl.src);
-                self.host_hook(h, i, |sc, ctx| sc.on_ack(ctx, &ev));
+                let h = fl.host as usize;
+                self.host_hook(h, k, |sc, ctx| sc.on_ack(ctx, &ev));
             }
         }
-        let fl = &mut self.flows[f as usize];
-        if fl.tx.done() {
+        // (A host hook cannot finish or start a flow: the slot is still flow `f`'s.)
+        if self.active.at(i).tx.done() {
             self.finish_flow(f);
         } else {
             if newly > 0 || nack {
                 // Restart the timer on progress (TLT-sim re-arms on every ACK with data
                 // outstanding).
-                self.arm_rto(f);
+                self.arm_rto_at(i);
             }
             self.sync_cc_timer(f);
             self.nic_refile(f);
         }
     }
 
+    /// Flow `f` (active) completed now: its result is recorded, its QP leaves the arbiter and
+    /// its controller and QP state are released for reuse.
     pub(crate) fn finish_flow(&mut self, f: u32) {
         let now = self.q.now();
+        let i = self.active.slot(f);
+        let st = self.active.at_mut(i);
+        let (h, pos, cc_slot) = (st.host as usize, st.nic_pos, st.cc_slot);
+        let retx = st.tx.retx_packets;
+        let cnp = (st.last_cnp_ps, st.last_ue_cnp_ps);
+        st.nic_pos = NO_POS;
         let fl = &mut self.flows[f as usize];
         fl.finish_ps = now;
-        fl.rto_deadline_ps = 0;
-        let src = fl.src;
-        let pos = std::mem::replace(&mut fl.nic_pos, NO_POS);
-        let slot = std::mem::replace(&mut fl.cc_slot, NO_SLOT);
-        if slot != NO_SLOT {
-            self.ccs.release(slot);
-        }
+        fl.retx_packets = retx.min(u32::MAX as u64) as u32;
+        self.late_cnp.remember(f, cnp, now);
+        self.ccs.release(cc_slot);
+        self.active.release(f);
         self.completion_order.push(f);
         self.counters.flows_completed += 1;
-        let h = self.host_index(src);
         if pos != NO_POS {
-            let flows = &mut self.flows;
-            self.hosts[h]
-                .arb
-                .remove(pos, |g, np| flows[g as usize].nic_pos = np);
+            let act = &mut self.active;
+            self.hosts[h].arb.remove(pos, |g, np| {
+                if let Some(s) = act.get_for_mut(g) {
+                    s.nic_pos = np;
+                }
+            });
+        }
+    }
+
+    /// Whether the receiver of flow `f` (slot `i`, or [`NO_FLOW_SLOT`] once the flow
+    /// finished) sends a CNP (`ue`: the UE variant) for a marked data packet arriving at
+    /// `now`: at most one per `interval_ps`. Records the time when it does.
+    fn cnp_due(&mut self, f: u32, i: u32, ue: bool, now: u64, interval_ps: u64) -> bool {
+        let last = if i != NO_FLOW_SLOT {
+            let fl = self.active.at_mut(i);
+            if ue {
+                &mut fl.last_ue_cnp_ps
+            } else {
+                &mut fl.last_cnp_ps
+            }
+        } else {
+            self.late_cnp.get_mut(f, ue)
+        };
+        if *last == u64::MAX || now >= *last + interval_ps {
+            *last = now;
+            true
+        } else {
+            false
         }
     }
 
@@ -574,7 +636,9 @@ impl Simulator {
                 rto_high_ps,
                 ..
             } => {
-                let tx = &self.flows[f as usize].tx;
+                let Some(tx) = self.active.get_for(f).map(|s| &s.tx) else {
+                    return rto_high_ps;
+                };
                 if tx.max_sent.saturating_sub(tx.snd_una) <= 3 * self.cfg.mtu_bytes as u64 {
                     rto_low_ps
                 } else {
@@ -588,9 +652,18 @@ impl Simulator {
     /// per flow; when it fires early (deadline moved later) it re-schedules itself, so
     /// re-arming on every ACK costs no event.
     pub(crate) fn arm_rto(&mut self, f: u32) {
+        let i = self.active.slot(f);
+        if i != NO_FLOW_SLOT {
+            self.arm_rto_at(i);
+        }
+    }
+
+    /// [`Self::arm_rto`] for the active flow in slot `i`.
+    fn arm_rto_at(&mut self, i: u32) {
         let now = self.q.now();
+        let f = self.active.at(i).flow;
         let deadline = now.saturating_add(self.rto_for(f)).min(u64::MAX - 1);
-        let fl = &mut self.flows[f as usize];
+        let fl = self.active.at_mut(i);
         fl.rto_deadline_ps = deadline;
         if fl.rto_event_ps == 0 || deadline < fl.rto_event_ps {
             fl.rto_event_ps = deadline;
@@ -601,12 +674,14 @@ impl Simulator {
     /// An RTO check event for flow `f` fired.
     pub(crate) fn rto_fire(&mut self, f: u32) {
         let now = self.q.now();
-        let fl = &mut self.flows[f as usize];
+        let Some(fl) = self.active.get_for_mut(f) else {
+            return; // finished: its state (and timers) are gone
+        };
         if fl.rto_event_ps != now {
             return; // superseded by an earlier-scheduled check
         }
         fl.rto_event_ps = 0;
-        if fl.finished() || fl.rto_deadline_ps == 0 {
+        if fl.rto_deadline_ps == 0 {
             return;
         }
         if fl.rto_deadline_ps > now {
@@ -633,10 +708,9 @@ impl Simulator {
     /// Make sure an event is pending for the earliest timer of flow `f`'s controller (lazy:
     /// at most one useful pending event per flow; stale ones are recognised and ignored).
     pub(crate) fn sync_cc_timer(&mut self, f: u32) {
-        let fl = &mut self.flows[f as usize];
-        if fl.cc_slot == NO_SLOT {
+        let Some(fl) = self.active.get_for_mut(f) else {
             return; // not started, or finished: no controller
-        }
+        };
         if let Some((t, which)) = self.ccs.get(fl.cc_slot).next_timer()
             && (fl.cc_timer_ps == 0 || t < fl.cc_timer_ps)
         {
@@ -649,8 +723,10 @@ impl Simulator {
     /// A controller timer event of flow `f` fired: run every controller timer now due.
     pub(crate) fn cc_timer_fire(&mut self, f: u32) {
         let now = self.q.now();
-        let fl = &mut self.flows[f as usize];
-        if fl.cc_timer_ps != now || fl.finished() {
+        let Some(fl) = self.active.get_for_mut(f) else {
+            return; // finished
+        };
+        if fl.cc_timer_ps != now {
             return;
         }
         fl.cc_timer_ps = 0;
@@ -673,22 +749,22 @@ impl Simulator {
     /// for the flow-control schemes' [`HostAction::PauseQp`] (SFC BTS, OnRamp).
     pub fn pause_qp(&mut self, f: u32, until_ps: u64) {
         let now = self.q.now();
-        let fl = &mut self.flows[f as usize];
-        if fl.finished() {
-            return;
-        }
+        let Some(st) = self.active.get_for_mut(f) else {
+            return; // not started, or finished
+        };
         // Paused time counts the overlap-free union of pause intervals.
-        let prev_end = fl.pause_until_ps.max(now);
+        let prev_end = st.pause_until_ps.max(now);
+        let old_until = st.pause_until_ps;
+        st.pause_until_ps = until_ps;
+        let h = st.host as usize;
+        let fl = &mut self.flows[f as usize];
         if until_ps > prev_end {
             fl.paused_ps += until_ps - prev_end;
-        } else if until_ps < fl.pause_until_ps {
-            fl.paused_ps -= fl.pause_until_ps - until_ps.max(now);
+        } else if until_ps < old_until {
+            fl.paused_ps -= old_until - until_ps.max(now);
         }
-        fl.pause_until_ps = until_ps;
         fl.pauses += 1;
-        let src = fl.src;
         self.nic_refile(f);
-        let h = self.host_index(src);
         self.host_try_send(h);
     }
 }

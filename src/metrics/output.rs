@@ -207,13 +207,16 @@ pub fn fct_line(rec: &FlowRecord) -> String {
 /// Write an HPCC-sim FCT file (atomically): one [`fct_line`] per **completed** flow, in the
 /// order given (pass records in completion order to match HPCC-sim); unfinished flows are
 /// skipped as HPCC-sim never writes them.
-pub fn write_fct_file<'a>(
+pub fn write_fct_file<R: std::borrow::Borrow<FlowRecord>>(
     path: &Path,
-    records: impl IntoIterator<Item = &'a FlowRecord>,
+    records: impl IntoIterator<Item = R>,
 ) -> io::Result<()> {
     let mut w = AtomicWriter::create(path)?;
-    for r in records.into_iter().filter(|r| r.fct_ps.is_some()) {
-        writeln!(w, "{}", fct_line(r))?;
+    for r in records {
+        let r = r.borrow();
+        if r.fct_ps.is_some() {
+            writeln!(w, "{}", fct_line(r))?;
+        }
     }
     w.finish()
 }
@@ -258,11 +261,14 @@ fn write_flow_row<W: io::Write>(w: &mut W, r: &FlowRecord) -> io::Result<()> {
     )
 }
 
-/// Write the per-flow CSV (see [`flows_csv`]) to any writer.
-pub fn write_flows_csv_to<W: io::Write>(w: &mut W, records: &[FlowRecord]) -> io::Result<()> {
+/// Write the per-flow CSV (see [`flows_csv`]) to any writer, one record at a time.
+pub fn write_flows_csv_to<W: io::Write, R: std::borrow::Borrow<FlowRecord>>(
+    w: &mut W,
+    records: impl IntoIterator<Item = R>,
+) -> io::Result<()> {
     writeln!(w, "{FLOWS_CSV_HEADER}")?;
     for r in records {
-        write_flow_row(w, r)?;
+        write_flow_row(w, r.borrow())?;
     }
     Ok(())
 }
@@ -279,7 +285,10 @@ pub fn flows_csv(records: &[FlowRecord]) -> String {
 }
 
 /// Write the per-flow CSV (see [`flows_csv`]) to `path`, streaming and atomically.
-pub fn write_flows_csv(path: &Path, records: &[FlowRecord]) -> io::Result<()> {
+pub fn write_flows_csv<R: std::borrow::Borrow<FlowRecord>>(
+    path: &Path,
+    records: impl IntoIterator<Item = R>,
+) -> io::Result<()> {
     let mut w = AtomicWriter::create(path)?;
     write_flows_csv_to(&mut w, records)?;
     w.finish()

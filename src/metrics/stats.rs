@@ -121,35 +121,86 @@ pub struct BinStats {
     pub fct_us: Percentiles,
 }
 
-/// Completed flow → (size, id, slowdown, fct µs).
-fn completed(records: &[FlowRecord]) -> Vec<(u64, u32, f64, f64)> {
-    records
-        .iter()
-        .filter_map(|r| {
-            let s = r.slowdown()?;
-            let f = r.fct_ps? as f64 / crate::units::US as f64;
-            Some((r.size_bytes, r.id, s, f))
-        })
-        .collect()
+/// Random access to the records of a run's flows: a slice of [`FlowRecord`]s, or the
+/// simulator itself ([`crate::sim::Simulator`] builds each record on demand from its 64 B
+/// per-flow state), so that statistics over millions of flows need no copy of all records.
+pub trait Records {
+    /// Number of flows.
+    fn count(&self) -> usize;
+    /// The record of flow `i` (`i < count()`).
+    fn record(&self, i: usize) -> FlowRecord;
 }
 
-fn bin_stats(lo: u64, hi: u64, flows: &[(u64, u32, f64, f64)]) -> BinStats {
-    let sd: Vec<f64> = flows.iter().map(|f| f.2).collect();
-    let fct: Vec<f64> = flows.iter().map(|f| f.3).collect();
+impl Records for [FlowRecord] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn record(&self, i: usize) -> FlowRecord {
+        self[i].clone()
+    }
+}
+
+impl Records for Vec<FlowRecord> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn record(&self, i: usize) -> FlowRecord {
+        self[i].clone()
+    }
+}
+
+/// Percentiles of `f(record)` over the records for which it is `Some`, sorted in place (one
+/// 8 B value per such record).
+fn summarise<R: Records + ?Sized>(
+    records: &R,
+    f: impl Fn(&FlowRecord) -> Option<f64>,
+) -> Percentiles {
+    let value = |i: usize| f(&records.record(i)).filter(|x| !x.is_nan());
+    // Counted first: the vector is allocated once, at its size.
+    let n = (0..records.count()).filter(|&i| value(i).is_some()).count();
+    let mut v: Vec<f64> = Vec::with_capacity(n);
+    v.extend((0..records.count()).filter_map(value));
+    v.sort_by(f64::total_cmp);
+    Percentiles::from_sorted(&v)
+}
+
+/// FCT of a completed record, microseconds.
+fn fct_us(r: &FlowRecord) -> Option<f64> {
+    r.slowdown()?;
+    Some(r.fct_ps? as f64 / crate::units::US as f64)
+}
+
+/// Statistics of the completed records `ids` (positions in `records`) as one bin.
+fn bin_stats<R: Records + ?Sized>(lo: u64, hi: u64, records: &R, ids: &[u32]) -> BinStats {
+    let (mut sd, mut fct) = (Vec::with_capacity(ids.len()), Vec::with_capacity(ids.len()));
+    for &i in ids {
+        let r = records.record(i as usize);
+        sd.extend(r.slowdown());
+        fct.extend(fct_us(&r));
+    }
     BinStats {
         lo_bytes: lo,
         hi_bytes: hi,
-        count: flows.len(),
+        count: ids.len(),
         slowdown: Percentiles::from_unsorted(&sd),
         fct_us: Percentiles::from_unsorted(&fct),
     }
 }
 
 /// Group the **completed** flows of `records` by size and summarise each group (see
-/// [`SizeBins`] for the grouping rules). Bins are returned in ascending size order.
-pub fn by_size(records: &[FlowRecord], bins: &SizeBins) -> Vec<BinStats> {
-    let mut flows = completed(records);
-    flows.sort_by_key(|f| (f.0, f.1));
+/// [`SizeBins`] for the grouping rules). Bins are returned in ascending size order. Memory:
+/// one 4 B position per completed flow, plus one bin's values.
+pub fn by_size<R: Records + ?Sized>(records: &R, bins: &SizeBins) -> Vec<BinStats> {
+    let done = |i: u32| records.record(i as usize).slowdown().is_some();
+    let mut flows: Vec<u32> =
+        Vec::with_capacity((0..records.count() as u32).filter(|&i| done(i)).count());
+    flows.extend((0..records.count() as u32).filter(|&i| done(i)));
+    let key = |i: u32| {
+        let r = records.record(i as usize);
+        (r.size_bytes, r.id)
+    };
+    flows.sort_by_key(|&i| key(i));
+    let size = |i: u32| records.record(i as usize).size_bytes;
     match bins {
         SizeBins::EqualCount(k) => {
             let k = (*k).max(1);
@@ -161,7 +212,7 @@ pub fn by_size(records: &[FlowRecord], bins: &SizeBins) -> Vec<BinStats> {
                 let b = ((i as u128 + 1) * n as u128 / k as u128) as usize;
                 if a < b {
                     let g = &flows[a..b];
-                    out.push(bin_stats(g[0].0, g[g.len() - 1].0, g));
+                    out.push(bin_stats(size(g[0]), size(g[g.len() - 1]), records, g));
                 }
             }
             out
@@ -174,13 +225,13 @@ pub fn by_size(records: &[FlowRecord], bins: &SizeBins) -> Vec<BinStats> {
             let mut start = 0usize; // flows are sorted by size
             let mut lo = 0u64;
             for &e in &edges {
-                let end = start + flows[start..].partition_point(|f| f.0 <= e);
-                out.push(bin_stats(lo, e, &flows[start..end]));
+                let end = start + flows[start..].partition_point(|&f| size(f) <= e);
+                out.push(bin_stats(lo, e, records, &flows[start..end]));
                 start = end;
                 lo = e.saturating_add(1);
             }
             if start < flows.len() {
-                out.push(bin_stats(lo, u64::MAX, &flows[start..]));
+                out.push(bin_stats(lo, u64::MAX, records, &flows[start..]));
             }
             out
         }
@@ -225,39 +276,39 @@ pub struct RunStats {
 
 impl RunStats {
     /// Summarise `records` (all flows of the run, finished or not) with the given size binning.
-    /// The per-dport breakdown is left empty.
-    pub fn compute(records: &[FlowRecord], bins: &SizeBins) -> RunStats {
-        let flows = completed(records);
-        let sd: Vec<f64> = flows.iter().map(|f| f.2).collect();
-        let fct: Vec<f64> = flows.iter().map(|f| f.3).collect();
+    /// The per-dport breakdown is left empty. Memory: one 8 B value per completed flow at a
+    /// time (no copy of the records).
+    pub fn compute<R: Records + ?Sized>(records: &R, bins: &SizeBins) -> RunStats {
+        let slowdown = summarise(records, FlowRecord::slowdown);
         RunStats {
-            flows_total: records.len(),
-            flows_completed: flows.len(),
-            slowdown: Percentiles::from_unsorted(&sd),
-            fct_us: Percentiles::from_unsorted(&fct),
+            flows_total: records.count(),
+            flows_completed: slowdown.count,
+            slowdown,
+            fct_us: summarise(records, fct_us),
             bins: by_size(records, bins),
             by_dport: Vec::new(),
         }
     }
 
     /// Fill [`RunStats::by_dport`] with one entry per destination port present in `records`.
-    pub fn with_dport_breakdown(mut self, records: &[FlowRecord]) -> RunStats {
-        let mut ports: Vec<u16> = records.iter().map(|r| r.dport).collect();
-        ports.sort_unstable();
-        ports.dedup();
+    pub fn with_dport_breakdown<R: Records + ?Sized>(mut self, records: &R) -> RunStats {
+        let mut ports = std::collections::BTreeMap::<u16, usize>::new();
+        for i in 0..records.count() {
+            *ports.entry(records.record(i).dport).or_default() += 1;
+        }
         self.by_dport = ports
             .into_iter()
-            .map(|dport| {
-                let sd: Vec<f64> = records
-                    .iter()
-                    .filter(|r| r.dport == dport)
-                    .filter_map(FlowRecord::slowdown)
-                    .collect();
+            .map(|(dport, flows_total)| {
+                let slowdown =
+                    summarise(
+                        records,
+                        |r| if r.dport == dport { r.slowdown() } else { None },
+                    );
                 DportStats {
                     dport,
-                    flows_total: records.iter().filter(|r| r.dport == dport).count(),
-                    flows_completed: sd.len(),
-                    slowdown: Percentiles::from_unsorted(&sd),
+                    flows_total,
+                    flows_completed: slowdown.count,
+                    slowdown,
                     bins: None,
                 }
             })
@@ -267,12 +318,12 @@ impl RunStats {
 
     /// Add to every entry of [`RunStats::by_dport`] the size-bin statistics of its own flows
     /// (with `bins`, the run's binning; `EqualCount` bins are cut per port).
-    pub fn with_dport_bins(mut self, records: &[FlowRecord], bins: &SizeBins) -> RunStats {
+    pub fn with_dport_bins<R: Records + ?Sized>(mut self, records: &R, bins: &SizeBins) -> RunStats {
         for d in &mut self.by_dport {
-            let mine: Vec<FlowRecord> = records
-                .iter()
+            // Opt-in (`output.dport_bins`): one port's records at a time.
+            let mine: Vec<FlowRecord> = (0..records.count())
+                .map(|i| records.record(i))
                 .filter(|r| r.dport == d.dport)
-                .cloned()
                 .collect();
             d.bins = Some(by_size(&mine, bins));
         }
@@ -352,7 +403,7 @@ pub(crate) mod tests {
         // More bins than flows: empty ones are dropped; 0 bins = 1 bin.
         assert_eq!(by_size(&recs[..3], &SizeBins::EqualCount(10)).len(), 3);
         assert_eq!(by_size(&recs, &SizeBins::EqualCount(0))[0].count, 25);
-        assert!(by_size(&[], &SizeBins::default()).is_empty());
+        assert!(by_size(&Vec::new(), &SizeBins::default()).is_empty());
     }
 
     #[test]

@@ -12,8 +12,7 @@ use crate::cc::CcConfig;
 use crate::config::{LossRecovery, NetConfig};
 use crate::engine::arena::PacketArena;
 use crate::engine::{Event, EventQueue, NO_EGRESS};
-use crate::host::recovery::{RecvState, Scheme, SendState};
-use crate::host::{Flow, HostNic};
+use crate::host::{Flow, FlowSlab, FlowState, HostNic, LateCnp};
 use crate::link::{PortLink, TxPort};
 use crate::metrics::FlowRecord;
 use crate::metrics::buffer::{BufferMonitor, ThroughputMeter};
@@ -84,8 +83,14 @@ pub struct Simulator {
     pub hosts: Vec<HostNic>,
     /// Switches.
     pub switches: Vec<Switch>,
-    /// Flows, indexed as in the workload.
+    /// Flows, indexed as in the workload: description and result (64 B each).
     pub flows: Vec<Flow>,
+    /// Path classes of the host pairs ([`Flow::pair_class`]): the flows' ideal FCTs.
+    pub(crate) paths: PathClasses,
+    /// QP state of the active flows (started, not finished), a recycled slot each.
+    pub(crate) active: FlowSlab,
+    /// Receiver CNP times of flows finished within the last CNP interval.
+    pub(crate) late_cnp: LateCnp,
     /// Counters.
     pub counters: Counters,
     /// Per-switch shared-buffer watermarks.
@@ -98,9 +103,10 @@ pub struct Simulator {
     pub queue_mon: crate::metrics::buffer::QueueSampler,
     /// Flow ids in completion order.
     pub completion_order: Vec<u32>,
-    /// Controller state of the active flows (`Flow::cc_slot`).
+    /// Controller state of the active flows (`FlowState::cc_slot`).
     pub(crate) ccs: crate::cc::CcSlab,
     /// Flow ids in start order (ties in workload order): the arrival stream.
+    /// (Empty when the workload is sorted by start time: then the workload order.)
     arrivals: Vec<u32>,
     /// Index in `arrivals` of the flow whose `FlowStart` is pending.
     next_arrival: usize,
@@ -160,7 +166,7 @@ pub struct Progress {
 /// Per host pair quantities computed the way HPCC-sim's `third.cc` does (over one BFS shortest
 /// path): base RTT = 2·Σ propagation + Σ over hops of the MTU payload's serialization (one
 /// direction, no headers), each term in integer nanoseconds; bottleneck = min link rate.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PairMetrics {
     /// Base RTT, nanoseconds.
     pub rtt_ns: u64,
@@ -259,24 +265,25 @@ fn build_nodes(topo: &TopologySpec, cfg: &NetConfig) -> (Vec<NodeRef>, Vec<HostN
     (nodes, hosts, switches)
 }
 
-/// Build step of [`Simulator::new`]: check every flow and create its QP state (UDP source
-/// ports numbered per host pair from 10000, as HPCC-sim; ideal FCT from the pair's path).
+/// Flows converted per chunk by [`build_flows`].
+const BUILD_CHUNK: usize = 1 << 16;
+
+/// Build step of [`Simulator::new`]: check every flow and create its description (UDP source
+/// ports numbered per host pair from 10000, as HPCC-sim; ideal FCT from the pair's path). QP
+/// state is created at the flow's start. The workload list is consumed from its end, a chunk
+/// at a time, releasing its memory as the descriptions are built, so that the two lists never
+/// coexist in full (peak ≈ the descriptions, not the descriptions plus the workload).
 fn build_flows(
     topo: &TopologySpec,
     routes: &RouteTable,
     cfg: &NetConfig,
-    flows: &[FlowSpec],
+    mut flows: Vec<FlowSpec>,
     nodes: &[NodeRef],
-) -> Result<Vec<Flow>, String> {
+) -> Result<(Vec<Flow>, PathClasses), String> {
     let mtu = cfg.mtu_bytes as u64;
-    let scheme = match cfg.loss_recovery {
-        LossRecovery::Gbn { .. } => Scheme::Gbn,
-        LossRecovery::Irn { .. } => Scheme::Irn,
-    };
-    let mut sports: HashMap<(u32, u32), u16> = HashMap::new();
-    let mut pair_cache: HashMap<(u32, u32), PairMetrics> = HashMap::new();
-    let hdr = cfg.framing.data_header_bytes() as u64;
-    let mut fl = Vec::with_capacity(flows.len());
+    // Check every flow first, in workload order (the first bad one is reported), and count
+    // the flows of each host pair (source ports are numbered in workload order).
+    let mut per_pair: HashMap<(u32, u32), u64> = HashMap::new();
     for (i, f) in flows.iter().enumerate() {
         let bad = |m: String| Err(format!("flow {i} ({} -> {}): {m}", f.src, f.dst));
         for n in [f.src, f.dst] {
@@ -296,52 +303,104 @@ fn build_flows(
                 f.prio, cfg.queues_per_port
             ));
         }
-        let sp = sports.entry((f.src, f.dst)).or_insert(10000);
-        let sport = *sp;
-        *sp = sp.wrapping_add(1);
-        let m = *pair_cache.entry((f.src, f.dst)).or_insert_with(|| {
-            let p = routes.path(topo, f.src, f.dst);
-            pair_metrics(
-                p.links.iter().map(|&l| {
-                    (
-                        topo.links[l as usize].rate_bps,
-                        topo.links[l as usize].delay_ps,
-                    )
-                }),
-                mtu,
-            )
-        });
         if !matches!(nodes[f.src as usize], NodeRef::Host(_)) {
             return bad("source is not a host".into());
         }
-        fl.push(Flow {
-            src: f.src,
-            dst: f.dst,
-            size_bytes: f.size_bytes,
-            start_ps: f.start_ps,
-            sport,
-            dport: f.dport,
-            prio: f.prio,
-            tx: SendState::new(scheme, f.size_bytes, mtu),
-            rx: RecvState::new(scheme),
-            cc_slot: crate::cc::NO_SLOT,
-            next_avail_ps: 0,
-            pause_until_ps: 0,
-            pauses: 0,
-            paused_ps: 0,
-            finish_ps: 0,
-            rto_deadline_ps: 0,
-            rto_event_ps: 0,
-            ideal_fct_ps: ideal_fct_ns(m, f.size_bytes, mtu, hdr) * NS,
-            last_pkt_bytes: 0,
-            cc_timer_ps: 0,
-            last_cnp_ps: u64::MAX,
-            last_ue_cnp_ps: u64::MAX,
-            nic_pos: crate::host::arbiter::NO_POS,
-            pair_bdp_bytes: pair_bdp_bytes(m).min(u32::MAX as u64) as u32,
-        });
+        *per_pair.entry((f.src, f.dst)).or_insert(0) += 1;
     }
-    Ok(fl)
+    // Host pair → path class; a class per distinct (base RTT, bottleneck): a handful on
+    // regular topologies.
+    let mut pair_cache: HashMap<(u32, u32), u16> = HashMap::new();
+    let mut class_of: HashMap<PairMetrics, u16> = HashMap::new();
+    let mut paths = PathClasses::default();
+    let n = flows.len();
+    // Chunks built from the end of the workload, last chunk first.
+    let mut chunks: Vec<Vec<Flow>> = Vec::with_capacity(n.div_ceil(BUILD_CHUNK));
+    while !flows.is_empty() {
+        let tail = flows.split_off(flows.len() - flows.len().min(BUILD_CHUNK));
+        flows.shrink_to_fit();
+        let mut chunk = Vec::with_capacity(tail.len());
+        let base = flows.len();
+        for (j, f) in tail.iter().enumerate().rev() {
+            // The k-th flow (from 0, workload order) of a pair gets port 10000 + k (mod 2^16).
+            let k = per_pair.get_mut(&(f.src, f.dst)).expect("counted above");
+            *k -= 1;
+            let sport = 10000u16.wrapping_add(*k as u16);
+            let class = *pair_cache.entry((f.src, f.dst)).or_insert_with(|| {
+                let m = pair_metrics_of(routes, topo, f.src, f.dst, mtu);
+                *class_of.entry(m).or_insert_with(|| {
+                    if paths.classes.len() < OVERFLOW_CLASS as usize {
+                        paths.classes.push(m);
+                        (paths.classes.len() - 1) as u16
+                    } else {
+                        OVERFLOW_CLASS
+                    }
+                })
+            });
+            if class == OVERFLOW_CLASS {
+                // More than 65,535 path classes (irregular link rates and delays): this flow's
+                // path metrics are kept on the side.
+                let m = pair_metrics_of(routes, topo, f.src, f.dst, mtu);
+                paths.overflow.insert((base + j) as u32, m);
+            }
+            chunk.push(Flow {
+                src: f.src,
+                dst: f.dst,
+                size_bytes: f.size_bytes,
+                start_ps: f.start_ps,
+                sport,
+                dport: f.dport,
+                prio: f.prio,
+                pair_class: class,
+                pauses: 0,
+                retx_packets: 0,
+                paused_ps: 0,
+                finish_ps: 0,
+            });
+        }
+        chunk.reverse();
+        chunks.push(chunk);
+    }
+    drop(flows);
+    let mut fl = Vec::with_capacity(n);
+    while let Some(c) = chunks.pop() {
+        fl.extend(c);
+    }
+    Ok((fl, paths))
+}
+
+/// Path class [`Flow::pair_class`] of flows whose ideal FCT is in [`PathClasses::overflow`].
+const OVERFLOW_CLASS: u16 = u16::MAX;
+
+/// The distinct (base RTT, bottleneck) of the host pairs with flows: [`Flow::pair_class`]
+/// indexes them, so a flow's ideal FCT takes 2 B instead of 8.
+#[derive(Clone, Debug, Default)]
+pub struct PathClasses {
+    /// Metrics per class.
+    classes: Vec<PairMetrics>,
+    /// Path metrics of the flows of class [`OVERFLOW_CLASS`], by flow id (only on topologies
+    /// with more than 65,535 classes).
+    overflow: HashMap<u32, PairMetrics>,
+}
+
+/// [`pair_metrics`] of the path from `src` to `dst`.
+fn pair_metrics_of(
+    routes: &RouteTable,
+    topo: &TopologySpec,
+    src: u32,
+    dst: u32,
+    mtu: u64,
+) -> PairMetrics {
+    let p = routes.path(topo, src, dst);
+    pair_metrics(
+        p.links.iter().map(|&l| {
+            (
+                topo.links[l as usize].rate_bps,
+                topo.links[l as usize].delay_ps,
+            )
+        }),
+        mtu,
+    )
 }
 
 /// Build step of [`Simulator::new`]: the switch halves of the schemes on every switch, and
@@ -424,6 +483,17 @@ impl Simulator {
         cc: CcConfig,
         flows: &[FlowSpec],
     ) -> Result<Self, String> {
+        Self::with_flows(topo, cfg, cc, flows.to_vec())
+    }
+
+    /// [`Self::new`] taking the workload list, which is released while the flows'
+    /// descriptions are built (for runs of millions of flows: the two lists never coexist).
+    pub fn with_flows(
+        topo: TopologySpec,
+        cfg: NetConfig,
+        cc: CcConfig,
+        flows: Vec<FlowSpec>,
+    ) -> Result<Self, String> {
         topo.validate()?;
         // Every range check of the model parameters lives in one place (`NetConfig::issues`);
         // the scenario and HPCC front ends report the same issues with their key and line.
@@ -467,16 +537,30 @@ impl Simulator {
                 l.a, l.b, l.error_rate
             ));
         }
-        let fl = build_flows(&topo, &routes, &cfg, flows, &nodes)?;
+        let (fl, paths) = build_flows(&topo, &routes, &cfg, flows, &nodes)?;
         install_schemes(&cfg, &env, &mut switches);
         let host_schemes = crate::scheme::build_host_schemes(&cfg, &env, hosts.len(), fl.len());
         tag_monitored_ports(&cfg, &nodes, &mut switches)?;
         let mut q = event_queue_for(&topo, &cfg);
         // Streaming arrivals: flows in start order (ties in workload order), one `FlowStart`
         // pending at a time (see `Event::FlowStart`).
-        let mut arrivals: Vec<u32> = (0..fl.len() as u32).collect();
-        arrivals.sort_by_key(|&i| fl[i as usize].start_ps);
-        if let Some(&first) = arrivals.first() {
+        // Workloads come sorted by start time: then the arrival order is the workload order
+        // and needs no list (4 B per flow).
+        let arrivals: Vec<u32> = if fl.is_sorted_by_key(|f| f.start_ps) {
+            Vec::new()
+        } else {
+            let mut a: Vec<u32> = (0..fl.len() as u32).collect();
+            a.sort_by_key(|&i| fl[i as usize].start_ps);
+            a
+        };
+        let arrival = |k: usize| {
+            if arrivals.is_empty() {
+                k as u32
+            } else {
+                arrivals[k]
+            }
+        };
+        if let Some(first) = (!fl.is_empty()).then(|| arrival(0)) {
             q.schedule(
                 fl[first as usize].start_ps,
                 Event::FlowStart { flow: first },
@@ -488,7 +572,11 @@ impl Simulator {
         };
         // The time series start at the interval holding the first flow's start: idle time
         // before it (HPCC flow files start at 2 s) costs no memory and no output rows.
-        let first_start_ps = arrivals.first().map_or(0, |&f| fl[f as usize].start_ps);
+        let first_start_ps = if fl.is_empty() {
+            0
+        } else {
+            fl[arrival(0) as usize].start_ps
+        };
         let queue_mon = crate::metrics::buffer::QueueSampler::new(
             cfg.queue_monitor.clone(),
             cfg.queue_monitor_ps,
@@ -496,6 +584,8 @@ impl Simulator {
         .with_origin(first_start_ps);
         let sw_ids = switches.iter().map(|s: &Switch| s.node).collect();
         let ack_ignores_pause = cfg.ack_high_prio && !cfg.cbfc.enabled;
+        let cfg_cnp = cfg.cnp;
+        let n_flows = fl.len();
         let mut sim = Simulator {
             buffer_mon: BufferMonitor::new(switches.len(), cfg.buffer_sample_ps)
                 .with_node_ids(sw_ids)
@@ -515,12 +605,19 @@ impl Simulator {
             nodes,
             hosts,
             switches,
+            active: FlowSlab::new(fl.len()),
+            paths,
+            late_cnp: LateCnp::new(match cfg_cnp {
+                crate::config::CnpMode::Cnp { interval_ps } => interval_ps.max(1),
+                _ => 0,
+            }),
             flows: fl,
             ccs: Default::default(),
             arrivals,
             next_arrival: 0,
             counters: Counters::default(),
-            completion_order: Vec::new(),
+            // Reserved, not touched: pages are used as flows complete (no growth copies).
+            completion_order: Vec::with_capacity(n_flows),
             base_rtt_ps: bounds.max_base_rtt_ps,
             bdp_bytes: bounds.max_bdp_bytes,
             irn_cap_bytes,
@@ -551,8 +648,34 @@ impl Simulator {
     /// The congestion controller of flow `f` while it is active (started, not finished);
     /// `None` before its start and after its completion (its state is recycled).
     pub fn flow_cc(&self, f: usize) -> Option<&crate::cc::Cc> {
-        let slot = self.flows.get(f)?.cc_slot;
-        (slot != crate::cc::NO_SLOT).then(|| self.ccs.get(slot))
+        let st = self.active.get_for(f.try_into().ok()?)?;
+        Some(self.ccs.get(st.cc_slot))
+    }
+
+    /// The QP state of flow `f` while it is active (started, not finished); `None` before its
+    /// start and after its completion (its slot is recycled).
+    pub fn flow_state(&self, f: usize) -> Option<&FlowState> {
+        self.active.get_for(f.try_into().ok()?)
+    }
+
+    /// Payload bytes flow `f`'s receiver has delivered in order: all of them once the flow
+    /// finished, none before its start.
+    pub fn delivered_bytes(&self, f: usize) -> u64 {
+        match self.flow_state(f) {
+            Some(s) => s.rx.delivered_bytes,
+            None if self.flows[f].finished() => self.flows[f].size_bytes,
+            None => 0,
+        }
+    }
+
+    /// Flows active now (started, not finished).
+    pub fn active_flows(&self) -> usize {
+        self.active.active()
+    }
+
+    /// Most flows active at once (QP state slots ever created).
+    pub fn flow_slots_peak(&self) -> usize {
+        self.active.peak()
     }
 
     /// Most congestion controllers alive at once: the flows active at the same time, not
@@ -749,15 +872,11 @@ impl Simulator {
                     }
                 }
                 Some(NodeRef::Host(_)) => {
-                    if let Some(p) = self.arena.try_get(pkt)
-                        && let Some(f) = self.flows.get(p.flow as usize)
-                    {
-                        // Header, send state and receive state (the controller follows in
-                        // the next stage, through the flow's first line).
-                        let line = f as *const Flow as *const u8;
-                        for k in 0..4 {
-                            prefetch(line.wrapping_add(64 * k));
-                        }
+                    if let Some(p) = self.arena.try_get(pkt) {
+                        // The flow's active state: header, send state and receive state (the
+                        // controller follows in the next stage, through the slot's first
+                        // line).
+                        self.active.prefetch(p.flow);
                     }
                 }
                 None => {}
@@ -791,8 +910,7 @@ impl Simulator {
             && egress == NO_EGRESS
             && let Some(NodeRef::Host(_)) = self.nodes.get(node as usize)
             && let Some(p) = self.arena.try_get(pkt)
-            && let Some(f) = self.flows.get(p.flow as usize)
-            && f.cc_slot != crate::cc::NO_SLOT
+            && let Some(f) = self.active.get_for(p.flow)
         {
             self.ccs.prefetch(f.cc_slot);
         }
@@ -858,7 +976,13 @@ impl Simulator {
             Event::FlowStart { flow } => {
                 // Streaming arrivals: schedule the next flow start, then start this one.
                 self.next_arrival += 1;
-                if let Some(&g) = self.arrivals.get(self.next_arrival) {
+                let k = self.next_arrival;
+                let next = if self.arrivals.is_empty() {
+                    (k < self.flows.len()).then_some(k as u32)
+                } else {
+                    self.arrivals.get(k).copied()
+                };
+                if let Some(g) = next {
                     let t = self.flows[g as usize].start_ps;
                     self.q.schedule(t, Event::FlowStart { flow: g });
                 }
@@ -922,6 +1046,12 @@ impl Simulator {
             m.finish(end);
         }
         self.queue_mon.finish(end);
+        // With every flow finished, the QP state and controller slots, the flow → slot map
+        // (4 B per flow) and, with no packet alive, the packet slots are no longer needed:
+        // freed before the statistics and output files are made.
+        self.active.release_memory();
+        self.ccs.release_memory();
+        self.arena.release_memory();
     }
 
     /// Run without progress reporting.
@@ -929,30 +1059,83 @@ impl Simulator {
         self.run(&mut |_| {});
     }
 
-    /// One record per flow, in workload order.
+    /// The record of flow `f` (built from its description and result; an unfinished flow's
+    /// retransmissions come from its active state).
+    pub fn flow_record(&self, f: usize) -> FlowRecord {
+        let fl = &self.flows[f];
+        let retx_packets = match self.flow_state(f) {
+            Some(s) => s.tx.retx_packets,
+            None => fl.retx_packets as u64,
+        };
+        FlowRecord {
+            id: f as u32,
+            src: fl.src,
+            dst: fl.dst,
+            sport: fl.sport,
+            dport: fl.dport,
+            size_bytes: fl.size_bytes,
+            start_ps: fl.start_ps,
+            fct_ps: fl.finished().then(|| fl.finish_ps - fl.start_ps),
+            ideal_fct_ps: self.ideal_fct_ps(f),
+            retx_packets,
+            pauses: fl.pauses,
+            paused_ps: fl.paused_ps,
+        }
+    }
+
+    /// Ideal (standalone) FCT of flow `f`, picoseconds: HPCC-sim's `base_rtt + wire bytes ·
+    /// 8 / bottleneck` ([`ideal_fct_ns`]) over its pair's path.
+    pub fn ideal_fct_ps(&self, f: usize) -> u64 {
+        let hdr = self.cfg.framing.data_header_bytes() as u64;
+        ideal_fct_ns(
+            self.pair_of(f),
+            self.flows[f].size_bytes,
+            self.cfg.mtu_bytes as u64,
+            hdr,
+        ) * NS
+    }
+
+    /// Base RTT and bottleneck of flow `f`'s path (from its path class).
+    fn pair_of(&self, f: usize) -> PairMetrics {
+        let c = self.flows[f].pair_class;
+        if c == OVERFLOW_CLASS {
+            self.paths
+                .overflow
+                .get(&(f as u32))
+                .copied()
+                .unwrap_or(PairMetrics {
+                    rtt_ns: 0,
+                    bottleneck_bps: 1,
+                })
+        } else {
+            self.paths.classes[c as usize]
+        }
+    }
+
+    /// Bandwidth-delay product of flow `f`'s own path, bytes ([`pair_bdp_bytes`]): its
+    /// controller's BDP with [`crate::config::NetConfig::window_per_pair`] (HPCC-sim
+    /// `GLOBAL_T 0`).
+    pub fn pair_bdp_bytes(&self, f: usize) -> u64 {
+        pair_bdp_bytes(self.pair_of(f))
+    }
+
+    /// Every flow's record, in workload order, built one at a time (no copy of all records).
+    pub fn records_iter(&self) -> impl ExactSizeIterator<Item = FlowRecord> + Clone + '_ {
+        (0..self.flows.len()).map(|f| self.flow_record(f))
+    }
+
+    /// One record per flow, in workload order (a copy of all records: for tests and small
+    /// runs; the output path streams [`Self::records_iter`]).
     pub fn flow_records(&self) -> Vec<FlowRecord> {
-        self.flows
+        self.records_iter().collect()
+    }
+
+    /// The record of completed flow `f` as `fct.txt` lists it, for each flow in completion
+    /// order.
+    pub fn records_in_completion_order(&self) -> impl Iterator<Item = FlowRecord> + '_ {
+        self.completion_order
             .iter()
-            .enumerate()
-            .map(|(i, f)| FlowRecord {
-                id: i as u32,
-                src: f.src,
-                dst: f.dst,
-                sport: f.sport,
-                dport: f.dport,
-                size_bytes: f.size_bytes,
-                start_ps: f.start_ps,
-                fct_ps: if f.finished() {
-                    Some(f.finish_ps - f.start_ps)
-                } else {
-                    None
-                },
-                ideal_fct_ps: f.ideal_fct_ps,
-                retx_packets: f.tx.retx_packets,
-                pauses: f.pauses,
-                paused_ps: f.paused_ps,
-            })
-            .collect()
+            .map(|&f| self.flow_record(f as usize))
     }
 
     /// Every link direction: (node, port, peer node, rate bps, bytes sent, utilization over the
@@ -1094,5 +1277,14 @@ impl Simulator {
             }
         }
         Ok(())
+    }
+}
+
+impl crate::metrics::stats::Records for Simulator {
+    fn count(&self) -> usize {
+        self.flows.len()
+    }
+    fn record(&self, i: usize) -> FlowRecord {
+        self.flow_record(i)
     }
 }

@@ -24,9 +24,15 @@ pub fn sort_flows(flows: &mut [FlowSpec]) {
 }
 
 /// Concatenate two flow lists and sort the result by `(start_ps, src, dst)`; at equal keys the
-/// flows of `a` come first.
-pub fn merge(a: Vec<FlowSpec>, b: Vec<FlowSpec>) -> Vec<FlowSpec> {
+/// flows of `a` come first. Grows `a` by exactly `b` (or reuses `b` when `a` is empty): no copy
+/// of a list of millions of flows beside the original.
+pub fn merge(a: Vec<FlowSpec>, mut b: Vec<FlowSpec>) -> Vec<FlowSpec> {
+    if a.is_empty() {
+        sort_flows(&mut b);
+        return b;
+    }
     let mut v = a;
+    v.reserve_exact(b.len());
     v.extend(b);
     sort_flows(&mut v);
     v

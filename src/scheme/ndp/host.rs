@@ -118,9 +118,9 @@ impl Simulator {
         ndp_of(&mut self.host_schemes)
     }
 
-    /// Give every flow its NDP sender and an out-of-order receiver, and every switch port the
-    /// 10:1 (`high_weight`:1) weighted round robin between the header and data queues (called
-    /// once at build).
+    /// Give every switch port the 10:1 (`high_weight`:1) weighted round robin between the
+    /// header and data queues (called once at build). Each flow gets its NDP sender and
+    /// out-of-order receiver at its start ([`Self::ndp_init_flow`]).
     pub(crate) fn ndp_install(&mut self) {
         if !self.cfg.ndp.enabled {
             return;
@@ -133,17 +133,26 @@ impl Simulator {
                 p.weights[super::HIGH_QUEUE] = hw;
             }
         }
-        let senders: Vec<NdpSender> = {
-            let n = self.ndp_host();
-            let (mtu, iw, bc) = (n.mtu, n.iw_bytes, n.byte_credits);
-            self.flows
-                .iter()
-                .map(|f| NdpSender::new(f.size_bytes, mtu, iw, bc))
-                .collect()
-        };
-        for (f, s) in self.flows.iter_mut().zip(senders) {
-            f.tx.ndp = Some(Box::new(s));
-            f.rx = crate::host::recovery::RecvState::new(crate::host::recovery::Scheme::Irn);
+    }
+
+    /// A starting flow's QP state `st` becomes NDP's: a receiver-credited sender and an
+    /// out-of-order (IRN) receiver.
+    pub(crate) fn ndp_init_flow(&mut self, st: &mut crate::host::FlowState) {
+        let n = self.ndp_host();
+        let (mtu, iw, bc) = (n.mtu, n.iw_bytes, n.byte_credits);
+        st.tx.ndp = Some(Box::new(NdpSender::new(st.size_bytes, mtu, iw, bc)));
+        st.rx = crate::host::recovery::RecvState::new(crate::host::recovery::Scheme::Irn);
+    }
+
+    /// Receiver progress of flow `f`: (next in-order byte expected, payload bytes delivered).
+    /// A finished flow's receiver holds every byte.
+    fn ndp_rx_progress(&self, f: u32) -> (u64, u64) {
+        match self.active.get_for(f) {
+            Some(s) => (s.rx.expected, s.rx.delivered_bytes),
+            None => {
+                let z = self.flows[f as usize].size_bytes;
+                (z, z)
+            }
         }
     }
 
@@ -159,8 +168,8 @@ impl Simulator {
     /// Returns the flow's cumulative credit to carry in that ACK/NACK.
     fn ndp_ask_pull(&mut self, h: usize, f: u32) -> u64 {
         let now = self.q.now();
-        let fl = &self.flows[f as usize];
-        let missing = fl.size_bytes.saturating_sub(fl.rx.delivered_bytes);
+        let (_, delivered) = self.ndp_rx_progress(f);
+        let missing = self.flows[f as usize].size_bytes.saturating_sub(delivered);
         let n = self.ndp_host();
         let r = &n.recv[f as usize];
         if r.done {
@@ -221,13 +230,15 @@ impl Simulator {
         }
         let (mtu, bc, rate) = (n.mtu, n.byte_credits, n.pull_rate);
         let mut sent = None;
+        let (flows, active) = (&self.flows, &self.active);
         while let Some(f) = n.pacers[h].queue.next(&mut n.pending) {
             let r = &mut n.recv[f as usize];
             if r.done {
                 continue;
             }
-            let fl = &self.flows[f as usize];
-            let g = r.grant(mtu, bc, fl.size_bytes.saturating_sub(fl.rx.delivered_bytes));
+            let size = flows[f as usize].size_bytes;
+            let delivered = active.get_for(f).map_or(size, |s| s.rx.delivered_bytes);
+            let g = r.grant(mtu, bc, size.saturating_sub(delivered));
             if g == 0 {
                 continue; // byte-level: nothing left to pull for this flow
             }
@@ -241,6 +252,7 @@ impl Simulator {
             }
             let d = self.ndp_drain_ps(h, g, rate);
             self.ndp_host().pacers[h].sent(now, d);
+            let (cum_ack, _) = self.ndp_rx_progress(f);
             let fl = &self.flows[f as usize];
             let pull = Packet {
                 src: fl.dst,
@@ -253,7 +265,7 @@ impl Simulator {
                 prio: fl.prio,
                 ue_echo: false,
                 hdr: Header::Ndp(NdpHdr {
-                    cum_ack: fl.rx.expected,
+                    cum_ack,
                     pull_bytes: granted,
                     kind: NdpKind::Pull,
                     ..NdpHdr::default()
@@ -274,11 +286,17 @@ impl Simulator {
     pub(crate) fn ndp_receive_data(&mut self, h: usize, p: u32, pkt: &Packet, d: &DataHdr) {
         let now = self.q.now();
         let f = pkt.flow;
-        let fl = &mut self.flows[f as usize];
-        let before = fl.rx.delivered_bytes;
-        fl.rx.on_data(d.seq, d.payload, now, 0);
-        let newly = fl.rx.delivered_bytes - before;
-        let (cum, all) = (fl.rx.expected, fl.rx.expected >= fl.size_bytes);
+        let size = self.flows[f as usize].size_bytes;
+        // A finished flow's receiver holds every byte: nothing to deliver.
+        let (newly, cum) = match self.active.get_for_mut(f) {
+            Some(fl) => {
+                let before = fl.rx.delivered_bytes;
+                fl.rx.on_data(d.seq, d.payload, now, 0);
+                (fl.rx.delivered_bytes - before, fl.rx.expected)
+            }
+            None => (0, size),
+        };
+        let all = cum >= size;
         self.counters.delivered_bytes += newly;
         if newly > 0 {
             self.throughput.record(self.host_index(pkt.dst), now, newly);
@@ -315,7 +333,7 @@ impl Simulator {
         let f = pkt.flow;
         if n.kind == NdpKind::Header && !n.bounced {
             // Receiver: the payload was trimmed. NACK it (in place) and pull it again.
-            let cum = self.flows[f as usize].rx.expected;
+            let (cum, _) = self.ndp_rx_progress(f);
             let pull_bytes = self.ndp_ask_pull(h, f);
             self.ndp_host().c.nacks += 1;
             self.counters.nacks += 1;
@@ -344,10 +362,9 @@ impl Simulator {
         if n.kind == NdpKind::Header {
             self.ndp_host().c.rts_received += 1;
         }
-        let fl = &mut self.flows[f as usize];
-        if fl.finished() {
-            return;
-        }
+        let Some(fl) = self.active.get_for_mut(f) else {
+            return; // finished
+        };
         let mtu = fl.tx.mtu;
         let size = fl.size_bytes;
         let Some(s) = fl.tx.ndp.as_deref_mut() else {
