@@ -318,7 +318,11 @@ impl RunStats {
 
     /// Add to every entry of [`RunStats::by_dport`] the size-bin statistics of its own flows
     /// (with `bins`, the run's binning; `EqualCount` bins are cut per port).
-    pub fn with_dport_bins<R: Records + ?Sized>(mut self, records: &R, bins: &SizeBins) -> RunStats {
+    pub fn with_dport_bins<R: Records + ?Sized>(
+        mut self,
+        records: &R,
+        bins: &SizeBins,
+    ) -> RunStats {
         for d in &mut self.by_dport {
             // Opt-in (`output.dport_bins`): one port's records at a time.
             let mine: Vec<FlowRecord> = (0..records.count())
