@@ -214,6 +214,11 @@ pub struct Hpcc {
     w_min: f64,
     w_max: f64,
     w: f64,
+    /// [`Self::compute_rate`] of the current `w`, bits/s (the NIC asks for the rate and the
+    /// window several times per packet; `w` changes only through [`Self::set_w`]).
+    rate_cache: u64,
+    /// [`Self::compute_window`] of the current `w`, bytes.
+    win_cache: u64,
     wc: f64,
     u: f64,
     inc_stage: u32,
@@ -265,7 +270,7 @@ impl Hpcc {
             wc: w_max,
             inc_stage: 0,
         };
-        Hpcc {
+        let mut c = Hpcc {
             eta,
             max_stage: p.max_stage,
             reaction: p.reaction,
@@ -281,6 +286,8 @@ impl Hpcc {
             w_min,
             w_max,
             w: w_max,
+            rate_cache: 0,
+            win_cache: 0,
             wc: w_max,
             u: U_INIT,
             inc_stage: 0,
@@ -289,6 +296,40 @@ impl Hpcc {
             nhop: 0,
             last: [IntHop::default(); MAX_INT_HOPS],
             hops: [hop; MAX_INT_HOPS],
+        };
+        c.set_w(w_max);
+        c
+    }
+
+    /// Set the window W, bytes, and the rate and window the NIC reads from it.
+    #[inline]
+    fn set_w(&mut self, w: f64) {
+        self.w = w;
+        self.rate_cache = self.compute_rate();
+        self.win_cache = self.compute_window();
+    }
+
+    /// The sending rate for window `w`: `W · line / D`, clamped to [min rate, line], bits/s.
+    fn compute_rate(&self) -> u64 {
+        let r = self.w * self.line_bps as f64 / self.d_bytes;
+        let r = if r.is_nan() { self.line_bps } else { r as u64 };
+        r.max(self.min_rate_bps).max(1).min(self.line_bps)
+    }
+
+    /// The window for the NIC, bytes: W (at least 1 B), or with HPCC-sim's VAR_WIN
+    /// `maxBdp · R / line`.
+    fn compute_window(&self) -> u64 {
+        if self.rate_based {
+            // HPCC-sim VAR_WIN: maxBdp · R / line, at least 1 B. The product nearly always
+            // fits in 64 bits; the (same) 128-bit quotient only when it does not.
+            let (d, r, line) = (self.d_int, self.rate_cache, self.line_bps);
+            let w = match d.checked_mul(r) {
+                Some(p) => p / line,
+                None => (u128::from(d) * u128::from(r) / u128::from(line)) as u64,
+            };
+            w.max(1)
+        } else {
+            (self.w as u64).max(1)
         }
     }
 
@@ -420,7 +461,7 @@ impl Hpcc {
         }
         self.u = self.ewma(self.u, umax, tau);
         let (w, stage) = self.compute_wind(self.u, self.wc, self.inc_stage);
-        self.w = w;
+        self.set_w(w);
         if commit {
             self.wc = w;
             self.inc_stage = stage;
@@ -452,7 +493,7 @@ impl Hpcc {
         if !any {
             return false;
         }
-        self.w = self.clamp_w(w);
+        self.set_w(self.clamp_w(w));
         if commit {
             self.wc = self.w;
         }
@@ -506,25 +547,14 @@ impl CongestionControl for Hpcc {
         }
     }
 
+    #[inline]
     fn rate_bps(&self) -> u64 {
-        let r = self.w * self.line_bps as f64 / self.d_bytes;
-        let r = if r.is_nan() { self.line_bps } else { r as u64 };
-        r.max(self.min_rate_bps).max(1).min(self.line_bps)
+        self.rate_cache
     }
 
+    #[inline]
     fn window_bytes(&self) -> u64 {
-        if self.rate_based {
-            // HPCC-sim VAR_WIN: maxBdp · R / line, at least 1 B. The product nearly always
-            // fits in 64 bits; the (same) 128-bit quotient only when it does not.
-            let (d, r, line) = (self.d_int, self.rate_bps(), self.line_bps);
-            let w = match d.checked_mul(r) {
-                Some(p) => p / line,
-                None => (u128::from(d) * u128::from(r) / u128::from(line)) as u64,
-            };
-            w.max(1)
-        } else {
-            (self.w as u64).max(1)
-        }
+        self.win_cache
     }
 
     fn adjusts_pacing(&self) -> bool {
@@ -535,7 +565,7 @@ impl CongestionControl for Hpcc {
     /// so the next updates start from the corrected window.
     fn set_rate(&mut self, _now_ps: u64, rate_bps: u64) {
         let w = self.clamp_w(rate_bps as f64 * self.d_bytes / self.line_bps as f64);
-        self.w = w;
+        self.set_w(w);
         self.wc = w;
         for h in self.hops.iter_mut() {
             h.wc = w;
@@ -709,7 +739,7 @@ mod tests {
         let mut d = Drv::new();
         d.ack(&mut c, 80_000, 500, 0);
         c.u = 0.5;
-        c.w = 50_000.0;
+        c.set_w(50_000.0);
         c.wc = 50_000.0;
         let mut commits = vec![(c.reference_window(), d.seq)];
         for _ in 0..2000 {
