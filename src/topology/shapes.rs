@@ -210,6 +210,17 @@ impl Default for LeafSpine {
     }
 }
 
+/// The counts and rates of a leaf–spine fabric (of [`leaf_spine`] or of each [`two_dc`] data
+/// center) must be positive; `w` names the shape in the error.
+fn check_leaf_spine(w: &str, p: &LeafSpine) -> Result<(), String> {
+    positive(w, "spine count", p.spines as u64)?;
+    positive(w, "ToR count", p.tors as u64)?;
+    positive(w, "hosts per ToR", p.hosts_per_tor as u64)?;
+    positive(w, "links per spine", p.links_per_spine as u64)?;
+    positive(w, "host link rate", p.host_rate_bps)?;
+    positive(w, "fabric link rate", p.fabric_rate_bps)
+}
+
 /// Two-tier Clos: every ToR is linked to every spine by `links_per_spine` parallel links.
 ///
 /// Nodes: hosts `0..tors·hosts_per_tor` (host `t·hosts_per_tor + i` under ToR `t`), then the
@@ -218,12 +229,7 @@ impl Default for LeafSpine {
 /// `hosts_per_tor·host_rate / (spines·links_per_spine·fabric_rate)`.
 pub fn leaf_spine(p: LeafSpine) -> Result<TopologySpec, String> {
     const W: &str = "leaf-spine";
-    positive(W, "spine count", p.spines as u64)?;
-    positive(W, "ToR count", p.tors as u64)?;
-    positive(W, "hosts per ToR", p.hosts_per_tor as u64)?;
-    positive(W, "links per spine", p.links_per_spine as u64)?;
-    positive(W, "host link rate", p.host_rate_bps)?;
-    positive(W, "fabric link rate", p.fabric_rate_bps)?;
+    check_leaf_spine(W, &p)?;
     let (tors, spines) = (p.tors as u64, p.spines as u64);
     let hpt = p.hosts_per_tor as u64;
     let hosts = product(W, "nodes", &[tors, hpt])?;
@@ -306,12 +312,7 @@ impl TwoDc {
 pub fn two_dc(p: TwoDc) -> Result<TopologySpec, String> {
     const W: &str = "two-DC";
     let d = p.dc;
-    positive(W, "spine count", d.spines as u64)?;
-    positive(W, "ToR count", d.tors as u64)?;
-    positive(W, "hosts per ToR", d.hosts_per_tor as u64)?;
-    positive(W, "links per spine", d.links_per_spine as u64)?;
-    positive(W, "host link rate", d.host_rate_bps)?;
-    positive(W, "fabric link rate", d.fabric_rate_bps)?;
+    check_leaf_spine(W, &d)?;
     positive(W, "gateway link rate", p.gateway_rate_bps)?;
     positive(W, "inter-DC link rate", p.dci_rate_bps)?;
     let (tors, spines) = (d.tors as u64, d.spines as u64);
