@@ -95,8 +95,8 @@ mod util {
             assert_eq!(s.mmu.used_bytes, 0);
             let p = pfc_state(s);
             assert_eq!(p.shared_used, 0);
-            assert!(p.hdrm.iter().all(|&b| b == 0));
-            assert!(p.paused.iter().all(|&v| !v), "an XOFF was never resumed");
+            assert!(p.cells().iter().all(|c| c.hdrm == 0));
+            assert!(p.cells().iter().all(|c| !c.paused), "an XOFF was never resumed");
         }
     }
 
@@ -443,7 +443,7 @@ fn headroom_run(hf: f64) -> (Simulator, u64) {
         t += 20_000;
         run_to(&mut sim, t);
         let p = pfc_state(&sim.switches[0]);
-        peak = peak.max(*p.hdrm.iter().max().unwrap());
+        peak = peak.max(p.cells().iter().map(|c| c.hdrm).max().unwrap());
     }
     run_all(&mut sim);
     (sim, peak)
@@ -453,7 +453,7 @@ fn headroom_run(hf: f64) -> (Simulator, u64) {
 fn headroom_absorbs_inflight_bytes_and_its_absence_is_loud() {
     // HPCC-sim headroom: 3 × rate × delay = 37 500 B per port.
     let (sim, peak) = headroom_run(3.0);
-    assert_eq!(pfc_state(&sim.switches[0]).headroom[1], 3 * HOP_BDP);
+    assert_eq!(pfc_state(&sim.switches[0]).headroom(1), 3 * HOP_BDP);
     assert_lossless_and_drained(&sim);
     assert!(pfc_stat(&sim, "pauses") > 0);
     // What arrives after XOFF (spec §1): the data in flight on the link both ways
@@ -503,9 +503,9 @@ fn paused_ingress_holds_shared_over_eight_plus_n() {
             run_to(&mut sim, t);
             let p = pfc_state(&sim.switches[0]);
             for port in 1..=n as u16 {
-                let i = p.index(port, 3);
-                assert!(p.hdrm[i] <= p.headroom[port as usize]);
-                if p.paused[i] {
+                let c = p.cell(port, 3);
+                assert!(c.hdrm <= p.headroom(port));
+                if c.paused {
                     samples += 1;
                     let s = p.shared_of(port, 3) as f64;
                     assert!(
@@ -513,7 +513,7 @@ fn paused_ingress_holds_shared_over_eight_plus_n() {
                         "N = {n}, port {port}, t = {t}: shared {s}, want {want:.0}"
                     );
                     // Total held by a paused ingress: reserve + s + at most one headroom.
-                    assert!(p.ingress[i] + p.hdrm[i] <= 4096 + want as u64 + 4 * PKT + 3 * HOP_BDP);
+                    assert!(c.ingress + c.hdrm <= 4096 + want as u64 + 4 * PKT + 3 * HOP_BDP);
                 }
             }
         }
@@ -599,7 +599,7 @@ fn priority_nine_is_paused_and_resumed_like_priority_three() {
     for port in 0..9u16 {
         for q in 0..12 {
             if q != 9 {
-                assert_eq!(st.ingress[st.index(port, q)], 0);
+                assert_eq!(st.cell(port, q).ingress, 0);
             }
         }
     }

@@ -127,6 +127,26 @@ impl Simulator {
         self.hosts[h].arb.set(pos, c);
     }
 
+    /// The arbiter's pick at host `h` among the QPs that no host half vetoes (out of line:
+    /// only BFC gates sends).
+    #[inline(never)]
+    fn pick_gated(&mut self, h: usize, now: u64, paused: u64) -> Option<(u32, u32)> {
+        let (flows, schemes) = (&self.flows, &self.host_schemes);
+        self.hosts[h].arb.pick(now, paused, |f| {
+            let fl = &flows[f as usize];
+            let key = crate::scheme::FlowKey {
+                flow: f,
+                src: fl.src,
+                dst: fl.dst,
+                sport: fl.sport,
+                dport: fl.dport,
+            };
+            schemes
+                .iter()
+                .all(|s| !s.gates_sends() || s.may_send(h, &key))
+        })
+    }
+
     /// Run the NIC arbiter of host `h` if its link is idle.
     pub(crate) fn host_try_send(&mut self, h: usize) {
         let now = self.q.now();
@@ -158,20 +178,7 @@ impl Simulator {
         // gates sends).
         let paused = self.hosts[h].tx.paused_mask;
         let picked = if self.host_gate {
-            let (flows, schemes) = (&self.flows, &self.host_schemes);
-            self.hosts[h].arb.pick(now, paused, |f| {
-                let fl = &flows[f as usize];
-                let key = crate::scheme::FlowKey {
-                    flow: f,
-                    src: fl.src,
-                    dst: fl.dst,
-                    sport: fl.sport,
-                    dport: fl.dport,
-                };
-                schemes
-                    .iter()
-                    .all(|s| !s.gates_sends() || s.may_send(h, &key))
-            })
+            self.pick_gated(h, now, paused)
         } else {
             self.hosts[h].arb.pick(now, paused, |_| true)
         };
@@ -301,6 +308,9 @@ impl Simulator {
     }
 
     /// Run `f` on host scheme `i` with a context on host `h`, then carry out its requests.
+    /// Never inlined: scheme hooks stay out of the NIC's per-packet functions (instruction
+    /// cache; see [`crate::scheme`]'s `outlined`).
+    #[inline(never)]
     fn host_hook(&mut self, h: usize, i: usize, f: impl FnOnce(&mut HostScheme, &mut HostCtx<'_>)) {
         let start = self.host_out.len();
         let now_ps = self.q.now();
@@ -321,6 +331,7 @@ impl Simulator {
     }
 
     /// Carry out, in order, the requests host schemes made for host `h` since `start`.
+    #[inline(never)]
     pub(crate) fn host_apply(&mut self, h: usize, start: usize) {
         let mut i = start;
         while i < self.host_out.len() {
@@ -373,6 +384,7 @@ impl Simulator {
 
     /// Host `h` put packet `p` on its link: the host halves that want it see it (CBFC spends
     /// the credits of the packet's virtual lane).
+    #[inline(never)]
     pub(crate) fn host_transmitted(&mut self, h: usize, p: u32) {
         let pkt = *self.arena.get(p);
         for i in 0..self.host_schemes.len() {

@@ -137,6 +137,7 @@ impl Simulator {
 
     /// A starting flow's QP state `st` becomes NDP's: a receiver-credited sender and an
     /// out-of-order (IRN) receiver.
+    #[inline(never)]
     pub(crate) fn ndp_init_flow(&mut self, st: &mut crate::host::FlowState) {
         let n = self.ndp_host();
         let (mtu, iw, bc) = (n.mtu, n.iw_bytes, n.byte_credits);
@@ -219,6 +220,7 @@ impl Simulator {
     }
 
     /// Host `h`'s pull pacer fires: send the next pull (round robin over flows), re-arm.
+    #[inline(never)]
     pub(crate) fn ndp_pacer_fire(&mut self, h: usize) {
         let now = self.q.now();
         let n = ndp_of(&mut self.host_schemes);
@@ -283,6 +285,7 @@ impl Simulator {
 
     /// A full NDP data packet `p` reached its receiver `h`: deliver it, answer with an ACK
     /// (built in place of the data packet) and ask for a pull.
+    #[inline(never)]
     pub(crate) fn ndp_receive_data(&mut self, h: usize, p: u32, pkt: &Packet, d: &DataHdr) {
         let now = self.q.now();
         let f = pkt.flow;
@@ -329,6 +332,7 @@ impl Simulator {
     }
 
     /// An NDP control packet `p` reached host `h`.
+    #[inline(never)]
     pub(crate) fn ndp_receive(&mut self, h: usize, p: u32, pkt: &Packet, n: &NdpHdr) {
         let f = pkt.flow;
         if n.kind == NdpKind::Header && !n.bounced {
@@ -390,6 +394,7 @@ impl Simulator {
     }
 
     /// An NDP sender timed out (counted in the `ndp` summary).
+    #[inline(never)]
     pub(crate) fn ndp_count_timeout(&mut self) {
         self.ndp_host().c.timeouts += 1;
     }

@@ -31,10 +31,34 @@ use crate::config::PfcConfig;
 use crate::engine::packet::PfcHdr;
 use crate::link::TxPort;
 
-/// PFC state of one switch. `repr(C)` with what every packet touches first (pool use, the
-/// per-(port, priority) counters), so that the event loop's prefetch covers it.
+/// The PFC counters of one ingress (port, priority) together with its port's parameters:
+/// everything an admission, a release or an XOFF/XON decision reads, in one 64-byte cache
+/// line (the port's headroom, α and zero-threshold bound are repeated in each of its
+/// priorities' cells, so a packet touches one line instead of six arrays).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C, align(64))]
+pub struct PfcCell {
+    /// Bytes counted against reserve + shared pool.
+    pub ingress: u64,
+    /// Headroom bytes in use.
+    pub hdrm: u64,
+    /// The port's headroom, bytes.
+    pub headroom: u64,
+    /// The port's largest free pool (`B − carved − shared_used`, bytes) whose dynamic
+    /// threshold is 0 ([`PfcState::threshold`] is 0 for a free pool up to it and at least 1
+    /// above it: the threshold is monotone in the free pool). Lets
+    /// [`PfcState::should_pause`] skip the floating-point threshold within the reserve.
+    pub zero_threshold_max_free: u64,
+    /// The port's dynamic-threshold α.
+    pub alpha: f64,
+    /// Pending refresh time of the XOFF, picoseconds (0 = none).
+    pub refresh_at: u64,
+    /// XOFF sent upstream and not yet resumed.
+    pub paused: bool,
+}
+
+/// PFC state of one switch: pool accounting and one [`PfcCell`] per (port, priority).
 #[derive(Clone, Debug)]
-#[repr(C)]
 pub struct PfcState {
     /// Shared-pool bytes in use (over all ingress queues).
     pub shared_used: u64,
@@ -45,25 +69,10 @@ pub struct PfcState {
     /// Reserve per (port, priority), bytes.
     pub reserve_bytes: u64,
     nq: usize,
-    /// Bytes counted against reserve + shared, per (port, priority).
-    pub ingress: Vec<u64>,
-    /// Headroom bytes in use, per (port, priority).
-    pub hdrm: Vec<u64>,
-    /// Headroom per port, bytes.
-    pub headroom: Vec<u64>,
-    /// Dynamic-threshold α per port.
-    pub alpha: Vec<f64>,
-    /// Per port, the largest free pool (`B − carved − shared_used`, bytes) whose threshold
-    /// is 0: [`Self::threshold`] is 0 for a free pool up to it and at least 1 above it (the
-    /// threshold is monotone in the free pool). Lets [`Self::should_pause`] skip the
-    /// floating-point threshold of an ingress queue within its reserve.
-    zero_threshold_max_free: Vec<u64>,
-    /// XOFF sent upstream and not yet resumed, per (port, priority).
-    pub paused: Vec<bool>,
+    /// Counters and port parameters per (port, priority), index [`Self::index`].
+    cells: Vec<PfcCell>,
     /// XON offset, bytes.
     pub resume_offset_bytes: u64,
-    /// Pending refresh time of the XOFF per (port, priority), picoseconds (0 = none).
-    pub refresh_at: Vec<u64>,
 }
 
 impl PfcState {
@@ -96,22 +105,27 @@ impl PfcState {
                 a.min(1.0)
             })
             .collect();
-        let zero_threshold_max_free = alpha.iter().map(|&a| zero_threshold_max_free(a)).collect();
         let carved = headroom.iter().sum::<u64>() + cfg.reserve_bytes * ports.len() as u64;
-        let n = ports.len() * nq;
+        let cells = headroom
+            .iter()
+            .zip(&alpha)
+            .flat_map(|(&headroom, &alpha)| {
+                let cell = PfcCell {
+                    headroom,
+                    alpha,
+                    zero_threshold_max_free: zero_threshold_max_free(alpha),
+                    ..PfcCell::default()
+                };
+                std::iter::repeat_n(cell, nq)
+            })
+            .collect();
         PfcState {
             buffer_bytes,
             reserve_bytes: cfg.reserve_bytes,
             resume_offset_bytes: cfg.resume_offset_bytes,
-            headroom,
-            alpha,
-            zero_threshold_max_free,
             carved_bytes: carved,
             shared_used: 0,
-            ingress: vec![0; n],
-            hdrm: vec![0; n],
-            paused: vec![false; n],
-            refresh_at: vec![0; n],
+            cells,
             nq,
         }
     }
@@ -119,11 +133,25 @@ impl PfcState {
     /// Hint the CPU to load the counters of ingress (`port`, `q`) (no effect on state).
     #[inline]
     pub fn prefetch(&self, port: u16, q: usize) {
-        let i = self.idx(port, q);
-        if let (Some(a), Some(b)) = (self.ingress.get(i), self.hdrm.get(i)) {
-            crate::engine::prefetch(a as *const u64);
-            crate::engine::prefetch(b as *const u64);
+        if let Some(c) = self.cells.get(self.idx(port, q)) {
+            crate::engine::prefetch(c as *const PfcCell as *const u8);
         }
+    }
+
+    /// The counters of ingress (`port`, `q`).
+    #[inline]
+    pub fn cell(&self, port: u16, q: usize) -> &PfcCell {
+        &self.cells[self.idx(port, q)]
+    }
+
+    /// Every (port, priority)'s counters, index [`Self::index`].
+    pub fn cells(&self) -> &[PfcCell] {
+        &self.cells
+    }
+
+    /// The headroom of ingress `port`, bytes.
+    pub fn headroom(&self, port: u16) -> u64 {
+        self.cells[self.idx(port, 0)].headroom
     }
 
     #[inline]
@@ -141,35 +169,40 @@ impl PfcState {
     /// Dynamic XOFF threshold of ingress `port`, bytes.
     #[inline]
     pub fn threshold(&self, port: u16) -> u64 {
-        threshold_of(self.free_bytes(), self.alpha[port as usize])
+        threshold_of(self.free_bytes(), self.cells[self.idx(port, 0)].alpha)
     }
 
     /// Shared-pool bytes attributed to (port, q).
     #[inline]
     pub fn shared_of(&self, port: u16, q: usize) -> u64 {
-        self.ingress[self.idx(port, q)].saturating_sub(self.reserve_bytes)
+        self.cells[self.idx(port, q)]
+            .ingress
+            .saturating_sub(self.reserve_bytes)
     }
 
     /// May a `size`-byte packet from `port` in priority `q` be admitted?
     #[inline]
     pub fn admit(&self, port: u16, q: usize, size: u64) -> bool {
-        let i = self.idx(port, q);
-        !(size + self.hdrm[i] > self.headroom[port as usize]
-            && size + self.shared_of(port, q) > self.threshold(port))
+        let c = &self.cells[self.idx(port, q)];
+        !(size + c.hdrm > c.headroom
+            && size + c.ingress.saturating_sub(self.reserve_bytes)
+                > threshold_of(self.free_bytes(), c.alpha))
     }
 
     /// Account an admitted packet.
     #[inline]
     pub fn charge(&mut self, port: u16, q: usize, size: u64) {
         let i = self.idx(port, q);
-        let new = self.ingress[i] + size;
-        if new <= self.reserve_bytes {
-            self.ingress[i] = new;
-        } else if new - self.reserve_bytes > self.threshold(port) {
-            self.hdrm[i] += size;
+        let (reserve, free) = (self.reserve_bytes, self.free_bytes());
+        let c = &mut self.cells[i];
+        let new = c.ingress + size;
+        if new <= reserve {
+            c.ingress = new;
+        } else if new - reserve > threshold_of(free, c.alpha) {
+            c.hdrm += size;
         } else {
-            self.ingress[i] = new;
-            self.shared_used += size.min(new - self.reserve_bytes);
+            c.ingress = new;
+            self.shared_used += size.min(new - reserve);
         }
     }
 
@@ -179,11 +212,11 @@ impl PfcState {
     #[inline]
     pub fn admit_charge(&mut self, port: u16, q: usize, size: u64) -> Option<bool> {
         let i = self.idx(port, q);
-        let hdrm = self.hdrm[i];
-        let ingress = self.ingress[i];
-        let reserve = self.reserve_bytes;
-        if size + hdrm > self.headroom[port as usize]
-            && size + ingress.saturating_sub(reserve) > self.threshold(port)
+        let (reserve, free) = (self.reserve_bytes, self.free_bytes());
+        let c = &mut self.cells[i];
+        let (hdrm, ingress) = (c.hdrm, c.ingress);
+        if size + hdrm > c.headroom
+            && size + ingress.saturating_sub(reserve) > threshold_of(free, c.alpha)
         {
             return None;
         }
@@ -191,11 +224,11 @@ impl PfcState {
         if new <= reserve && hdrm == 0 {
             // Within the reserve, no headroom in use: charge the ingress counter; the shared
             // part stays 0, so XOFF iff not yet paused and the threshold is 0.
-            self.ingress[i] = new;
+            c.ingress = new;
             return Some(
-                !self.paused[i]
-                    && self.free_bytes() <= self.zero_threshold_max_free[port as usize]
-                    && self.threshold(port) == 0,
+                !c.paused
+                    && free <= c.zero_threshold_max_free
+                    && threshold_of(free, c.alpha) == 0,
             );
         }
         self.charge(port, q, size);
@@ -205,51 +238,61 @@ impl PfcState {
     /// Should an XOFF be sent for (port, q) now (after an enqueue)?
     #[inline]
     pub fn should_pause(&self, port: u16, q: usize) -> bool {
-        let i = self.idx(port, q);
-        if self.paused[i] {
+        let c = &self.cells[self.idx(port, q)];
+        if c.paused {
             return false;
         }
-        if self.hdrm[i] > 0 {
+        if c.hdrm > 0 {
             return true;
         }
-        let shared = self.shared_of(port, q);
-        if shared == 0 && self.free_bytes() > self.zero_threshold_max_free[port as usize] {
+        let shared = c.ingress.saturating_sub(self.reserve_bytes);
+        let free = self.free_bytes();
+        if shared == 0 && free > c.zero_threshold_max_free {
             // Within the reserve and the threshold is at least 1: `0 >= threshold` is false.
             return false;
         }
-        shared >= self.threshold(port)
+        shared >= threshold_of(free, c.alpha)
     }
 
     /// Release a departing packet's bytes.
     #[inline]
     pub fn release(&mut self, port: u16, q: usize, size: u64) {
         let i = self.idx(port, q);
-        let from_hdrm = self.hdrm[i].min(size);
-        let from_shared = (size - from_hdrm).min(self.shared_of(port, q));
-        self.hdrm[i] -= from_hdrm;
-        self.ingress[i] -= size - from_hdrm;
+        let reserve = self.reserve_bytes;
+        let c = &mut self.cells[i];
+        let from_hdrm = c.hdrm.min(size);
+        let from_shared = (size - from_hdrm).min(c.ingress.saturating_sub(reserve));
+        c.hdrm -= from_hdrm;
+        c.ingress -= size - from_hdrm;
         self.shared_used -= from_shared;
     }
 
     /// Should a RESUME be sent for (port, q) now (after a dequeue)?
     #[inline]
     pub fn should_resume(&self, port: u16, q: usize) -> bool {
-        let i = self.idx(port, q);
-        if !self.paused[i] || self.hdrm[i] > 0 {
+        let c = &self.cells[self.idx(port, q)];
+        if !c.paused || c.hdrm > 0 {
             return false;
         }
-        let sh = self.shared_of(port, q);
-        sh == 0 || sh + self.resume_offset_bytes <= self.threshold(port)
+        let sh = c.ingress.saturating_sub(self.reserve_bytes);
+        sh == 0 || sh + self.resume_offset_bytes <= threshold_of(self.free_bytes(), c.alpha)
     }
 
     /// Mark (port, q) paused / resumed.
     #[inline]
     pub fn set_paused(&mut self, port: u16, q: usize, v: bool) {
         let i = self.idx(port, q);
-        self.paused[i] = v;
+        self.cells[i].paused = v;
     }
 
-    /// Index for the per-(port, q) vectors.
+    /// Set the pending XOFF refresh time of (port, q), picoseconds (0 = none).
+    #[inline]
+    pub fn set_refresh_at(&mut self, port: u16, q: usize, at_ps: u64) {
+        let i = self.idx(port, q);
+        self.cells[i].refresh_at = at_ps;
+    }
+
+    /// Index of (port, q) in [`Self::cells`].
     #[inline]
     pub fn index(&self, port: u16, q: usize) -> usize {
         self.idx(port, q)
@@ -483,8 +526,8 @@ mod tests {
     #[test]
     fn headroom_and_alpha_as_hpcc_sim() {
         let s = state();
-        assert_eq!(s.headroom, vec![37_500, 37_500]);
-        assert_eq!(s.alpha, vec![0.125, 0.125]);
+        assert_eq!((s.headroom(0), s.headroom(1)), (37_500, 37_500));
+        assert_eq!((s.cell(0, 3).alpha, s.cell(1, 7).alpha), (0.125, 0.125));
         let s4 = PfcState::new(
             &PfcConfig::default(),
             &[(400_000_000_000, 1_000_000)],
@@ -492,8 +535,8 @@ mod tests {
             1 << 20,
             100_000_000_000,
         );
-        assert_eq!(s4.headroom, vec![150_000]);
-        assert_eq!(s4.alpha, vec![0.5]);
+        assert_eq!(s4.headroom(0), 150_000);
+        assert_eq!(s4.cell(0, 5).alpha, 0.5);
         assert_eq!(quanta_ps(65535, 100_000_000_000), 335_539_200);
     }
 
@@ -529,8 +572,8 @@ mod tests {
             let q = 1 + rng.below(3) as usize;
             let size = 64 + rng.below(1500);
             if rng.below(3) == 0 {
-                let i = a.index(port, q);
-                let held = a.ingress[i] + a.hdrm[i];
+                let c = a.cell(port, q);
+                let held = c.ingress + c.hdrm;
                 if held >= size {
                     a.release(port, q, size);
                     b.release(port, q, size);
@@ -550,14 +593,13 @@ mod tests {
                 b.set_paused(port, q, true);
             }
             if rng.below(50) == 0 {
-                let i = a.index(port, q);
-                let v = !a.paused[i];
-                a.paused[i] = v;
-                b.paused[i] = v;
+                let v = !a.cell(port, q).paused;
+                a.set_paused(port, q, v);
+                b.set_paused(port, q, v);
             }
             assert_eq!(
-                (&a.ingress, &a.hdrm, a.shared_used),
-                (&b.ingress, &b.hdrm, b.shared_used),
+                (a.cells(), a.shared_used),
+                (b.cells(), b.shared_used),
                 "step {step}"
             );
         }
@@ -585,7 +627,7 @@ mod tests {
             absorbed += 1;
         }
         assert_eq!(absorbed, 37);
-        assert_eq!(s.hdrm[s.index(0, 3)], 37_000);
+        assert_eq!(s.cell(0, 3).hdrm, 37_000);
         // Drain: no resume while headroom is in use; resume once below threshold − offset.
         let mut released = 0;
         while !s.should_resume(0, 3) {
@@ -593,7 +635,7 @@ mod tests {
             released += 1;
             assert!(released < 1000);
         }
-        assert_eq!(s.hdrm[s.index(0, 3)], 0);
+        assert_eq!(s.cell(0, 3).hdrm, 0);
         assert!(released >= 38);
     }
 

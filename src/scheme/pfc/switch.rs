@@ -78,13 +78,12 @@ impl PfcSwitch {
         );
         let slot = ctx.arena.alloc(frame);
         pfc.set_paused(port, q, pause);
-        let i = pfc.index(port, q);
         if pause {
             self.pauses += 1;
             if dur != u64::MAX {
                 // Refresh at half the pause time while the condition persists.
                 let at = now + (dur / 2).max(1);
-                pfc.refresh_at[i] = at;
+                pfc.set_refresh_at(port, q, at);
                 ctx.out.push(Emit::Timer {
                     at_ps: at,
                     port,
@@ -94,7 +93,7 @@ impl PfcSwitch {
             }
         } else {
             self.resumes += 1;
-            pfc.refresh_at[i] = 0;
+            pfc.set_refresh_at(port, q, 0);
         }
         ctx.out.push(Emit::Control { port, pkt: slot });
     }
@@ -227,8 +226,8 @@ impl SwitchHooks for PfcSwitch {
             }
             timer::REFRESH => {
                 if let Some(pfc) = &self.lossless {
-                    let i = pfc.index(port, q);
-                    if pfc.refresh_at[i] == ctx.now_ps && pfc.paused[i] {
+                    let c = pfc.cell(port, q);
+                    if c.refresh_at == ctx.now_ps && c.paused {
                         self.send(ctx, port, q, true);
                     }
                 }
