@@ -24,6 +24,7 @@ use crate::topology::TopologySpec;
 use crate::topology::shapes;
 use crate::units::{parse_bytes, parse_rate_bps, parse_time_ps};
 use crate::workload::cdf::{CdfFormat, SizeCdf};
+use crate::workload::stream::{FlowStream, Source};
 use crate::workload::{FlowSpec, traffic};
 
 type S = Spanned<Text>;
@@ -904,6 +905,34 @@ fn set_in_value(v: &mut toml::Value, parts: &[&str], val: toml::Value) -> Result
 /// against `dir`; `sets` are `key=value` overrides (`--set`, `[[compare]]`), applied in order.
 /// Every problem found is reported, one per line; warnings are in [`Scenario::warnings`].
 pub fn from_str(text: &str, file: &str, dir: &Path, sets: &[String]) -> Result<Scenario, String> {
+    from_str_as(text, file, dir, sets, false).map(|(sc, _)| sc)
+}
+
+/// Like [`from_str`], but the flows of the `[[traffic]]` generators come as a lazy
+/// [`FlowStream`] (the same flows in the same order as [`Scenario::flows`] would hold, in
+/// O(hosts) memory for open-loop and repeated incast traffic) and [`Scenario::flows`] is left
+/// empty. The same checks and errors, except that the warning counting the flows that start
+/// at or after `stop` is not given (it needs every flow); an empty workload, or one that
+/// starts entirely after `stop`, is still an error (the stream's first flow tells).
+pub fn from_str_streaming(
+    text: &str,
+    file: &str,
+    dir: &Path,
+    sets: &[String],
+) -> Result<(Scenario, FlowStream), String> {
+    from_str_as(text, file, dir, sets, true)
+        .map(|(sc, st)| (sc, st.expect("a streaming resolve returns the stream")))
+}
+
+/// [`from_str`] (`streaming` false: the flows in [`Scenario::flows`]) or
+/// [`from_str_streaming`] (true: the flows as a stream).
+fn from_str_as(
+    text: &str,
+    file: &str,
+    dir: &Path,
+    sets: &[String],
+    streaming: bool,
+) -> Result<(Scenario, Option<FlowStream>), String> {
     let mut doc: toml::Table = text
         .parse()
         .map_err(|e: toml::de::Error| format!("{file}: {e}"))?;
@@ -953,14 +982,14 @@ pub fn from_str(text: &str, file: &str, dir: &Path, sets: &[String]) -> Result<S
         warnings: Default::default(),
         inputs: Default::default(),
     };
-    let mut sc = resolve(raw, &ctx)?;
+    let (mut sc, stream) = resolve(raw, &ctx, streaming)?;
     sc.warnings = ctx.warnings.into_inner();
     let mut seen = std::collections::HashSet::new();
     sc.warnings.retain(|w| seen.insert(w.clone()));
     sc.inputs = ctx.inputs.into_inner();
     doc.remove("compare");
     sc.document = doc;
-    Ok(sc)
+    Ok((sc, stream))
 }
 
 /// After an unknown-key error, the file's other unknown keys (serde stops at the first): blank
@@ -1052,6 +1081,13 @@ pub fn load(path: &Path, sets: &[String]) -> Result<Scenario, String> {
     from_str(&text, &path.display().to_string(), &dir, sets)
 }
 
+/// Load a scenario file with its flows as a lazy stream ([`from_str_streaming`]).
+pub fn load_streaming(path: &Path, sets: &[String]) -> Result<(Scenario, FlowStream), String> {
+    let text = crate::fsutil::read_text(path)?;
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    from_str_streaming(&text, &path.display().to_string(), &dir, sets)
+}
+
 /// For "cannot read" messages: how a relative input path was resolved.
 fn relative_hint(p: &str) -> &'static str {
     if Path::new(p).is_absolute() {
@@ -1098,8 +1134,14 @@ impl Errors {
 }
 
 /// Resolve a scenario in named steps; every step runs (with defaults standing in for a failed
-/// one) so that all problems are reported together, one per line.
-fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
+/// one) so that all problems are reported together, one per line. With `streaming`, the flows
+/// are returned as a stream and [`Scenario::flows`] is empty; else they are collected there
+/// and the stream is `None`.
+fn resolve(
+    raw: RawScenario,
+    ctx: &Ctx,
+    streaming: bool,
+) -> Result<(Scenario, Option<FlowStream>), String> {
     let mut errs = Errors::default();
     keys::check_applicable(&raw, ctx, &mut errs.0);
     let topo = errs.take(resolve_topology(&raw.topology, ctx));
@@ -1167,6 +1209,7 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
         errs.0.push(issue_error(&i, ctx));
     }
     let mut flows = Vec::new();
+    let mut stream = None;
     if let Some(topo) = &topo {
         errs.take(check_rtt(topo, &net, ctx));
         errs.take(resolve_queue_monitor(&raw.output, topo, ctx, &mut net));
@@ -1178,7 +1221,7 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
                 .map(|n| n / half)
                 .collect::<Vec<u32>>()
         });
-        flows = resolve_traffic(
+        let st = resolve_traffic(
             &raw.traffic,
             topo,
             sites.as_deref(),
@@ -1188,7 +1231,13 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
             &mut errs.0,
         );
         if errs.0.is_empty() {
-            errs.take(check_flows(&flows, &raw, &net, ctx));
+            errs.take(check_first_flow(st.peek(), &raw, &net, ctx));
+        }
+        if streaming {
+            stream = Some(st);
+        } else if errs.0.is_empty() {
+            flows = st.into_vec();
+            warn_after_stop(&flows, &net, ctx);
         }
     }
     let bins = errs.take(resolve_bins(&raw.output, ctx));
@@ -1210,7 +1259,7 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
             ctx.file
         ));
     };
-    Ok(Scenario {
+    let sc = Scenario {
         name: raw.name.unwrap_or_else(|| "scenario".into()),
         topo,
         net,
@@ -1224,7 +1273,8 @@ fn resolve(raw: RawScenario, ctx: &Ctx) -> Result<Scenario, String> {
         warnings: Vec::new(),
         document: toml::Table::new(),
         inputs: Vec::new(),
-    })
+    };
+    Ok((sc, stream))
 }
 
 /// The scenario key of a [`NetField`].
@@ -2018,14 +2068,15 @@ fn resolve_bins(o: &RawOutput, ctx: &Ctx) -> Result<SizeBins, String> {
     }
 }
 
-/// The workload as a whole: not empty, not entirely after `stop`, and within memory.
-fn check_flows(
-    flows: &[FlowSpec],
+/// The workload as a whole: not empty and not entirely after `stop`, told by its first flow
+/// (`first`: the earliest, as the traffic is sorted by start time; `None` when there is none).
+fn check_first_flow(
+    first: Option<&FlowSpec>,
     raw: &RawScenario,
     net: &NetConfig,
     ctx: &Ctx,
 ) -> Result<(), String> {
-    if flows.is_empty() {
+    let Some(first) = first else {
         return Err(if raw.traffic.is_empty() {
             format!(
                 "{}: no traffic: add a [[traffic]] generator (a run without flows simulates nothing)",
@@ -2037,18 +2088,23 @@ fn check_flows(
                 ctx.file
             )
         });
-    }
-    let after = flows.iter().filter(|f| f.start_ps >= net.stop_ps).count();
-    if after == flows.len() {
+    };
+    if first.start_ps >= net.stop_ps {
         return Err(ctx.err_key(
             "stop",
             format!(
                 "every flow starts at or after the stop time {} (the first at {}): the run would simulate nothing",
                 crate::units::fmt_time(net.stop_ps),
-                crate::units::fmt_time(flows.iter().map(|f| f.start_ps).min().unwrap_or(0))
+                crate::units::fmt_time(first.start_ps)
             ),
         ));
     }
+    Ok(())
+}
+
+/// Warn when some (not all: [`check_first_flow`]) of `flows` start at or after `stop`.
+fn warn_after_stop(flows: &[FlowSpec], net: &NetConfig, ctx: &Ctx) {
+    let after = flows.iter().filter(|f| f.start_ps >= net.stop_ps).count();
     if after > 0 {
         ctx.warn(ctx.err_key(
             "stop",
@@ -2059,14 +2115,14 @@ fn check_flows(
             ),
         ));
     }
-    Ok(())
 }
 
 /// Traffic kinds of `[[traffic]]`, for messages.
 const TRAFFIC_KINDS: &str =
     "poisson, lognormal, incast, all_to_all, permutation, long_lived, flow_file";
 
-/// Resolve the `[[traffic]]` generators into one flow list sorted by start time.
+/// Resolve the `[[traffic]]` generators into one lazy flow stream sorted by
+/// `(start_ps, src, dst)` (generator order breaks ties), as merging their lists would.
 ///
 /// Every value the user gave is checked here — node ids against the topology, priorities
 /// against `network.queues_per_port`, loads, degrees, sizes — before any generator runs, so an
@@ -2080,7 +2136,7 @@ fn resolve_traffic(
     host_rate: u64,
     ctx: &Ctx,
     errs: &mut Vec<String>,
-) -> Vec<FlowSpec> {
+) -> FlowStream {
     let all_hosts = topo.hosts();
     // Data priorities: queue 0 is the strict-priority control class (queues_per_port ≥ 2).
     let max_prio = net.queues_per_port.saturating_sub(1).max(1);
@@ -2088,7 +2144,7 @@ fn resolve_traffic(
         "data priorities are 1..={max_prio} (queue 0 is the control class; `network.queues_per_port` = {})",
         net.queues_per_port
     );
-    let mut flows = Vec::new();
+    let mut sources = Vec::new();
     for (i, tr) in raw.iter().enumerate() {
         if tr.enabled == Some(false) {
             continue;
@@ -2105,12 +2161,12 @@ fn resolve_traffic(
             max_prio,
             prio_rule: &prio_rule,
         };
-        match g.flows() {
-            Ok(f) => flows = traffic::merge(flows, f),
+        match g.source() {
+            Ok(s) => sources.push(s),
             Err(e) => errs.push(e),
         }
     }
-    flows
+    FlowStream::new(sources)
 }
 
 /// One `[[traffic]]` generator and what it needs to resolve.
@@ -2129,8 +2185,9 @@ struct Generator<'a> {
 }
 
 impl Generator<'_> {
-    /// Check the generator's keys and generate its flows.
-    fn flows(&self) -> Result<Vec<FlowSpec>, String> {
+    /// Check the generator's keys and make the source of its flows (lazy for open-loop and
+    /// repeated incast traffic, a list for the rest).
+    fn source(&self) -> Result<Source, String> {
         use crate::workload::flow_file;
         let Generator {
             i,
@@ -2275,7 +2332,7 @@ impl Generator<'_> {
         }
         let (hosts, receivers, senders) = (hosts_r?, receivers_r?, senders_r?);
         let hosts = hosts.unwrap_or_else(|| all_hosts.to_vec());
-        let mut f = match kind {
+        let f = match kind {
             "poisson" | "lognormal" => {
                 let cdf = cdf_r.expect("poisson and lognormal read a CDF")?;
                 let load = load_of()?;
@@ -2312,7 +2369,7 @@ impl Generator<'_> {
                         })
                     }
                 };
-                traffic::open_loop(
+                traffic::open_loop_flows(
                     &hosts,
                     &cdf,
                     load,
@@ -2323,6 +2380,7 @@ impl Generator<'_> {
                     dur,
                     seed,
                 )
+                .map(Source::open_loop)
                 .map_err(|e| match &tr.remote_fraction {
                     Some(r) if locality.is_some() && e.contains("site") => {
                         ctx.err_val(r, &key("remote_fraction"), e)
@@ -2366,7 +2424,7 @@ impl Generator<'_> {
                             key("receivers")
                         )));
                     }
-                    traffic::incast_once(&senders, recv, size, at, window, seed)
+                    traffic::incast_once(&senders, recv, size, at, window, seed).map(Source::list)
                 } else {
                     let d = tr.degree.as_ref().ok_or_else(|| required("degree"))?;
                     let receivers = receivers.unwrap_or_default();
@@ -2400,11 +2458,12 @@ impl Generator<'_> {
                         }
                         None => traffic::IncastTiming::Poisson { load: load_of()?, host_rate_bps: host_rate },
                     };
-                    traffic::incast_with(&hosts, &receivers, degree, size, timing, repeat, window, start, dur, seed)
+                    traffic::incast_flows(&hosts, &receivers, degree, size, timing, repeat, window, start, dur, seed)
+                        .map(Source::incast)
                 }
             }
-            "all_to_all" => traffic::all_to_all(&hosts, size_of()?, start),
-            "permutation" => traffic::permutation(&hosts, size_of()?, start, seed),
+            "all_to_all" => traffic::all_to_all(&hosts, size_of()?, start).map(Source::list),
+            "permutation" => traffic::permutation(&hosts, size_of()?, start, seed).map(Source::list),
             "long_lived" if tr.fan_in.is_some() => {
                 let fv = tr.fan_in.as_ref().expect("checked");
                 if tr.pairs.is_some() {
@@ -2417,7 +2476,7 @@ impl Generator<'_> {
                         "must be in 1..={m}: distinct senders among the other hosts"
                     )));
                 }
-                traffic::long_lived_fan_in(&hosts, k, size_of()?, start, seed)
+                traffic::long_lived_fan_in(&hosts, k, size_of()?, start, seed).map(Source::list)
             }
             "long_lived" => {
                 let pv = tr.pairs.as_ref().ok_or_else(|| required("pairs"))?;
@@ -2431,7 +2490,7 @@ impl Generator<'_> {
                     }
                     pairs.push((s, d));
                 }
-                traffic::long_lived(&pairs, start, size_of()?)
+                traffic::long_lived(&pairs, start, size_of()?).map(Source::list)
             }
             "flow_file" => {
                 let fs = tr.file.as_ref().ok_or_else(|| required("file"))?;
@@ -2456,18 +2515,16 @@ impl Generator<'_> {
                     for w in warns {
                         eprintln!("warning: {w}");
                     }
-                    f
+                    Source::list(f)
                 })
             }
             _ => return Err(unknown_kind()),
         }
         .map_err(|e| format!("{}: traffic[{i}] ({kind}): {e}", ctx.file))?;
-        if let Some(p) = &tr.prio {
-            for x in f.iter_mut() {
-                x.prio = *p.get_ref();
-            }
-        }
-        Ok(f)
+        Ok(match &tr.prio {
+            Some(p) => f.with_prio(*p.get_ref()),
+            None => f,
+        })
     }
 }
 

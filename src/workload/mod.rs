@@ -1,8 +1,10 @@
 //! Traffic: flow-size distributions ([`cdf`]), arrival processes and traffic patterns
-//! ([`traffic`]), and the HPCC-sim flow-file format ([`flow_file`]).
+//! ([`traffic`]), the HPCC-sim flow-file format ([`flow_file`]), and the lazy merge of several
+//! generators into one sorted flow stream ([`stream`]).
 
 pub mod cdf;
 pub mod flow_file;
+pub mod stream;
 pub mod trace_cmd;
 pub mod traffic;
 

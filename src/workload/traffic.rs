@@ -6,11 +6,17 @@
 //! independent streams derived with [`Rng::derive`] per host (labels `"arrivals"`, `"sizes"`,
 //! `"destinations"`, indexed by host id), so adding a host does not change the arrival times or
 //! sizes of the others.
+//!
+//! The open-loop and repeated-incast generators also come lazily ([`open_loop_flows`],
+//! [`incast_flows`]): the same validation, the same flows in the same order, generated on
+//! demand; their list versions ([`open_loop`], [`incast_with`]) collect them. The other
+//! patterns are small and only come as lists. [`super::stream`] merges several generators.
 
 use super::cdf::SizeCdf;
 use super::{DPORT_INCAST, DPORT_REMOTE, FlowSpec};
 use crate::rng::Rng;
-use std::collections::{HashMap, HashSet};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
 
 /// Priority group used for generated data flows (HPCC `pg`, always 3 in `traffic_gen.py`).
 pub const DEFAULT_PRIO: u8 = 3;
@@ -208,6 +214,8 @@ impl SiteSets {
 /// Errors: as [`poisson`], plus a `site` list of another length than `hosts`, a fraction
 /// outside [0, 1], or a fraction that needs a set some host does not have (a remote host when
 /// all hosts share one site, a local one for a host alone in its site).
+///
+/// The list is [`open_loop_flows`] collected: the same validation, the same flows.
 #[allow(clippy::too_many_arguments)]
 pub fn open_loop(
     hosts: &[u32],
@@ -220,6 +228,37 @@ pub fn open_loop(
     duration_ps: u64,
     seed: u64,
 ) -> Result<Vec<FlowSpec>, String> {
+    let it = open_loop_flows(
+        hosts,
+        cdf,
+        load,
+        host_rate_bps,
+        gaps,
+        locality,
+        start_ps,
+        duration_ps,
+        seed,
+    )?;
+    let mut flows = Vec::with_capacity(it.capacity_hint());
+    flows.extend(it);
+    Ok(flows)
+}
+
+/// The flows of [`open_loop`] (same arguments, same validation and errors), generated lazily
+/// in the same order: `(start_ps, src, dst)`, ties in generation order. Holds O(hosts) flows
+/// at a time (one pending arrival per host, plus the rare arrivals that round to the same ns).
+#[allow(clippy::too_many_arguments)]
+pub fn open_loop_flows(
+    hosts: &[u32],
+    cdf: &SizeCdf,
+    load: f64,
+    host_rate_bps: u64,
+    gaps: Gaps,
+    locality: Option<&Locality>,
+    start_ps: u64,
+    duration_ps: u64,
+    seed: u64,
+) -> Result<OpenLoopFlows, String> {
     check_hosts(hosts)?;
     check_load(load)?;
     check_rate(host_rate_bps)?;
@@ -241,43 +280,197 @@ pub fn open_loop(
     let mean_ns = avg * 8.0 / (host_rate_bps as f64 * load) * 1e9;
     let expected = hosts.len() as f64 * duration_ps as f64 / (mean_ns * 1e3);
     check_count(expected)?;
-    let mut flows = Vec::with_capacity((expected * 1.01 + 16.0) as usize);
-    let n = hosts.len() as u64;
-    for (si, &src) in hosts.iter().enumerate() {
-        let mut arr = Rng::derive(seed, "arrivals", src as u64);
-        let mut sizes = Rng::derive(seed, "sizes", src as u64);
-        let mut dests = Rng::derive(seed, "destinations", src as u64);
-        let mut where_to = Rng::derive(seed, "locality", src as u64);
-        // Exact (unrounded) time since `start_ps`, in ns; each arrival is rounded to whole ns.
-        let mut t_ns = 0.0f64;
-        loop {
-            t_ns += match gaps {
-                Gaps::Exponential => arr.exp(mean_ns),
-                Gaps::Lognormal { sigma } => arr.lognormal_mean(mean_ns, sigma),
-            };
-            let off_ps = (t_ns.round() as u64).saturating_mul(1000);
-            if off_ps >= duration_ps {
-                break;
-            }
-            let k = match &sites {
-                None => {
-                    let k = dests.below(n - 1) as usize;
-                    if k >= si { k + 1 } else { k }
-                }
-                Some(ss) => ss.pick(si, &mut where_to, &mut dests),
-            };
-            let size = cdf.sample(&mut sizes);
-            let mut f = FlowSpec::background(src, hosts[k], size, start_ps.saturating_add(off_ps));
-            if let (Some(l), Some(_)) = (locality, &sites)
-                && l.site[k] != l.site[si]
-            {
-                f.dport = DPORT_REMOTE;
-            }
-            flows.push(f);
+    let params = OpenLoopParams {
+        hosts: hosts.to_vec(),
+        cdf: cdf.clone(),
+        gaps,
+        mean_ns,
+        sites,
+        site: locality.map(|l| l.site.clone()),
+        start_ps,
+        duration_ps,
+    };
+    let mut state: Vec<HostArrivals> = hosts
+        .iter()
+        .map(|&src| HostArrivals {
+            arr: Rng::derive(seed, "arrivals", src as u64),
+            sizes: Rng::derive(seed, "sizes", src as u64),
+            dests: Rng::derive(seed, "destinations", src as u64),
+            where_to: Rng::derive(seed, "locality", src as u64),
+            t_ns: 0.0,
+            done: false,
+            group: VecDeque::new(),
+            next: None,
+        })
+        .collect();
+    let mut heads = BinaryHeap::with_capacity(hosts.len());
+    let mut buffered = 0;
+    for (si, h) in state.iter_mut().enumerate() {
+        buffered += h.refill(&params, si);
+        if let Some(f) = h.group.front() {
+            heads.push(Reverse((f.start_ps, f.src, f.dst, si)));
         }
     }
-    sort_flows(&mut flows);
-    Ok(flows)
+    Ok(OpenLoopFlows {
+        params,
+        state,
+        heads,
+        buffered,
+        capacity_hint: (expected * 1.01 + 16.0) as usize,
+    })
+}
+
+/// What every host of an open-loop source shares.
+struct OpenLoopParams {
+    hosts: Vec<u32>,
+    cdf: SizeCdf,
+    gaps: Gaps,
+    /// Mean inter-arrival time, ns.
+    mean_ns: f64,
+    sites: Option<SiteSets>,
+    /// The locality's site of each host position (`Some` exactly when `sites` is).
+    site: Option<Vec<u32>>,
+    start_ps: u64,
+    duration_ps: u64,
+}
+
+impl OpenLoopParams {
+    /// The next arrival of the host at position `si` in generation order, `None` (for good)
+    /// once an arrival falls at or after the end of the window. Draws, per flow: the arrival
+    /// gap, then the destination (locality first), then the size.
+    fn draw(&self, si: usize, h: &mut HostArrivals) -> Option<FlowSpec> {
+        if h.done {
+            return None;
+        }
+        // Exact (unrounded) time since `start_ps`, in ns; each arrival is rounded to whole ns.
+        h.t_ns += match self.gaps {
+            Gaps::Exponential => h.arr.exp(self.mean_ns),
+            Gaps::Lognormal { sigma } => h.arr.lognormal_mean(self.mean_ns, sigma),
+        };
+        let off_ps = (h.t_ns.round() as u64).saturating_mul(1000);
+        if off_ps >= self.duration_ps {
+            h.done = true;
+            return None;
+        }
+        let n = self.hosts.len() as u64;
+        let k = match &self.sites {
+            None => {
+                let k = h.dests.below(n - 1) as usize;
+                if k >= si { k + 1 } else { k }
+            }
+            Some(ss) => ss.pick(si, &mut h.where_to, &mut h.dests),
+        };
+        let size = self.cdf.sample(&mut h.sizes);
+        let src = self.hosts[si];
+        let mut f = FlowSpec::background(
+            src,
+            self.hosts[k],
+            size,
+            self.start_ps.saturating_add(off_ps),
+        );
+        if let Some(site) = &self.site
+            && site[k] != site[si]
+        {
+            f.dport = DPORT_REMOTE;
+        }
+        Some(f)
+    }
+}
+
+/// One host of an open-loop source: its random streams, its clock, and the flows drawn but
+/// not yet emitted.
+struct HostArrivals {
+    arr: Rng,
+    sizes: Rng,
+    dests: Rng,
+    where_to: Rng,
+    /// Exact time of the last arrival since `start_ps`, ns.
+    t_ns: f64,
+    /// An arrival fell past the window: no more flows.
+    done: bool,
+    /// Drawn flows that all start at the same time, sorted stably by destination: the front is
+    /// the host's next flow in `(start_ps, src, dst)` order.
+    group: VecDeque<FlowSpec>,
+    /// The first drawn flow that starts later than `group`.
+    next: Option<FlowSpec>,
+}
+
+impl HostArrivals {
+    /// When `group` is empty, fill it with the flows of the next start time (drawing until a
+    /// later one, kept in `next`). Returns how many flows were drawn.
+    fn refill(&mut self, p: &OpenLoopParams, si: usize) -> usize {
+        if !self.group.is_empty() {
+            return 0;
+        }
+        let mut drawn = 0;
+        let first = match self.next.take() {
+            Some(f) => f,
+            None => match p.draw(si, self) {
+                Some(f) => {
+                    drawn += 1;
+                    f
+                }
+                None => return 0,
+            },
+        };
+        let start = first.start_ps;
+        self.group.push_back(first);
+        while let Some(f) = p.draw(si, self) {
+            drawn += 1;
+            if f.start_ps == start {
+                self.group.push_back(f);
+            } else {
+                self.next = Some(f);
+                break;
+            }
+        }
+        if self.group.len() > 1 {
+            self.group.make_contiguous().sort_by_key(|f| f.dst);
+        }
+        drawn
+    }
+}
+
+/// The flows of an open-loop source ([`open_loop_flows`]), lazily, sorted by
+/// `(start_ps, src, dst)` with ties in generation order. Each host draws its arrivals from its
+/// own streams in exactly the order [`open_loop`] always has; a min-heap over the hosts' next
+/// flows merges them.
+pub struct OpenLoopFlows {
+    params: OpenLoopParams,
+    state: Vec<HostArrivals>,
+    /// The next flow of every host that has one: `(start_ps, src, dst, host position)`.
+    heads: BinaryHeap<Reverse<(u64, u32, u32, usize)>>,
+    /// Flows drawn and not yet emitted.
+    buffered: usize,
+    capacity_hint: usize,
+}
+
+impl OpenLoopFlows {
+    /// Flows drawn but not yet returned (O(hosts)).
+    pub fn buffered(&self) -> usize {
+        self.buffered
+    }
+
+    /// The expected number of flows (plus 1 % and 16), to size a list that collects them.
+    pub fn capacity_hint(&self) -> usize {
+        self.capacity_hint
+    }
+}
+
+impl Iterator for OpenLoopFlows {
+    type Item = FlowSpec;
+
+    fn next(&mut self) -> Option<FlowSpec> {
+        let Reverse((_, _, _, si)) = self.heads.pop()?;
+        let h = &mut self.state[si];
+        let f = h.group.pop_front().expect("a host in the heap has a flow");
+        self.buffered -= 1;
+        self.buffered += h.refill(&self.params, si);
+        if let Some(g) = h.group.front() {
+            self.heads.push(Reverse((g.start_ps, g.src, g.dst, si)));
+        }
+        Some(f)
+    }
 }
 
 /// HPCC `traffic_gen.py` background traffic: every host of `hosts` is an independent Poisson
@@ -482,6 +675,8 @@ pub fn incast(
 /// the end by less than the window). pg 3, dport 200.
 /// Errors: bad hosts/load/rate/period, size 0, degree 0 or (without `repeat_senders`) more
 /// than the hosts other than a receiver, duplicate receivers.
+///
+/// The list is [`incast_flows`] collected: the same validation, the same flows.
 #[allow(clippy::too_many_arguments)]
 pub fn incast_with(
     hosts: &[u32],
@@ -495,6 +690,40 @@ pub fn incast_with(
     duration_ps: u64,
     seed: u64,
 ) -> Result<Vec<FlowSpec>, String> {
+    let it = incast_flows(
+        hosts,
+        receivers,
+        degree,
+        size_bytes,
+        timing,
+        repeat_senders,
+        sync_window_ps,
+        start_ps,
+        duration_ps,
+        seed,
+    )?;
+    let mut flows = Vec::with_capacity(it.capacity_hint());
+    flows.extend(it);
+    Ok(flows)
+}
+
+/// The flows of [`incast_with`] (same arguments, same validation and errors), generated
+/// lazily in the same order: `(start_ps, src, dst)`, ties in generation order. Holds the flows
+/// of the events whose sync window is still open (those that may start before the next
+/// event), plus one event.
+#[allow(clippy::too_many_arguments)]
+pub fn incast_flows(
+    hosts: &[u32],
+    receivers: &[u32],
+    degree: usize,
+    size_bytes: u64,
+    timing: IncastTiming,
+    repeat_senders: bool,
+    sync_window_ps: u64,
+    start_ps: u64,
+    duration_ps: u64,
+    seed: u64,
+) -> Result<IncastFlows, String> {
     check_hosts(hosts)?;
     if size_bytes == 0 {
         return Err("incast flow size must be ≥ 1 byte".to_string());
@@ -518,9 +747,10 @@ pub fn incast_with(
             hosts.len()
         ));
     }
-    // Offsets of the events in [0, duration): `None` ends the sequence.
-    let mut ev = Rng::derive(seed, "incast_events", 0);
-    let mut next_off: Box<dyn FnMut() -> f64> = match timing {
+    // Offsets of the events in [0, duration).
+    let ev = Rng::derive(seed, "incast_events", 0);
+    let expected;
+    let events = match timing {
         IncastTiming::Poisson {
             load,
             host_rate_bps,
@@ -530,70 +760,185 @@ pub fn incast_with(
             let bytes_per_s = load * hosts.len() as f64 * host_rate_bps as f64 / 8.0;
             let events_per_s = bytes_per_s / (degree as f64 * size_bytes as f64);
             let mean_gap_ps = 1e12 / events_per_s;
-            check_count(duration_ps as f64 / mean_gap_ps * degree as f64)?;
-            let mut t_ps = 0.0f64;
-            Box::new(move || {
-                t_ps += ev.exp(mean_gap_ps);
-                t_ps
-            })
+            expected = duration_ps as f64 / mean_gap_ps * degree as f64;
+            check_count(expected)?;
+            EventTimes::Poisson {
+                rng: ev,
+                mean_gap_ps,
+                t_ps: 0.0,
+            }
         }
         IncastTiming::Periodic { period_ps } => {
             if period_ps == 0 {
                 return Err("incast period must be > 0".to_string());
             }
-            check_count((duration_ps / period_ps + 1) as f64 * degree as f64)?;
-            let mut k = 0u64;
-            Box::new(move || {
-                let t = k.saturating_mul(period_ps) as f64;
-                k += 1;
-                t
-            })
+            expected = (duration_ps / period_ps + 1) as f64 * degree as f64;
+            check_count(expected)?;
+            EventTimes::Periodic { period_ps, k: 0 }
         }
     };
+    let mut it = IncastFlows {
+        hosts: hosts.to_vec(),
+        receivers: receivers.to_vec(),
+        pos,
+        degree,
+        size_bytes,
+        sync_window_ps,
+        start_ps,
+        duration_ps,
+        events,
+        choice: Rng::derive(seed, "incast_choice", 0),
+        jitter: Rng::derive(seed, "incast_jitter", 0),
+        picked: Vec::with_capacity(degree),
+        member: HashSet::with_capacity(degree),
+        next_event_ps: None,
+        pending: BinaryHeap::new(),
+        seq: 0,
+        capacity_hint: (expected * 1.01 + 16.0) as usize,
+    };
+    it.next_event_ps = it.draw_event();
+    Ok(it)
+}
 
-    let mut choice = Rng::derive(seed, "incast_choice", 0);
-    let mut jitter = Rng::derive(seed, "incast_jitter", 0);
-    let mut flows = Vec::new();
-    let mut picked: Vec<usize> = Vec::with_capacity(degree);
-    let mut member: HashSet<usize> = HashSet::with_capacity(degree);
-    loop {
-        let off = next_off().round() as u64;
-        if off >= duration_ps {
-            break;
+/// The event clock of a repeated incast.
+enum EventTimes {
+    /// Exponential gaps of mean `mean_gap_ps`; `t_ps` is the exact time of the last event.
+    Poisson {
+        rng: Rng,
+        mean_gap_ps: f64,
+        t_ps: f64,
+    },
+    /// Event `k` at `k·period_ps`.
+    Periodic { period_ps: u64, k: u64 },
+}
+
+impl EventTimes {
+    /// Offset of the next event from the start, ps (unrounded).
+    fn next_off(&mut self) -> f64 {
+        match self {
+            EventTimes::Poisson {
+                rng,
+                mean_gap_ps,
+                t_ps,
+            } => {
+                *t_ps += rng.exp(*mean_gap_ps);
+                *t_ps
+            }
+            EventTimes::Periodic { period_ps, k } => {
+                let t = k.saturating_mul(*period_ps) as f64;
+                *k += 1;
+                t
+            }
         }
-        let event_ps = start_ps.saturating_add(off);
-        let recv = receivers[choice.below(receivers.len() as u64) as usize];
+    }
+}
+
+/// The flows of a repeated incast ([`incast_flows`]), lazily, sorted by `(start_ps, src, dst)`
+/// with ties in generation order. Events come in increasing time and every flow of an event
+/// starts at or after it, so a generated flow is final once it starts before the next event;
+/// flows generated but not yet final wait in a min-heap.
+pub struct IncastFlows {
+    hosts: Vec<u32>,
+    /// Receivers to choose from (`hosts` when none were given).
+    receivers: Vec<u32>,
+    /// Position of every host in `hosts`.
+    pos: HashMap<u32, usize>,
+    degree: usize,
+    size_bytes: u64,
+    sync_window_ps: u64,
+    start_ps: u64,
+    duration_ps: u64,
+    events: EventTimes,
+    choice: Rng,
+    jitter: Rng,
+    /// Scratch space of [`floyd_subset`].
+    picked: Vec<usize>,
+    member: HashSet<usize>,
+    /// Time of the next event, ps (drawn, not yet generated); `None` once the events passed
+    /// the end of the window.
+    next_event_ps: Option<u64>,
+    /// Generated flows not yet emitted: `(start_ps, src, dst, generation number)`.
+    pending: BinaryHeap<Reverse<(u64, u32, u32, u64)>>,
+    /// Flows generated so far.
+    seq: u64,
+    capacity_hint: usize,
+}
+
+impl IncastFlows {
+    /// Flows generated but not yet returned: at most those of the events within one sync
+    /// window before the next event, plus one event's.
+    pub fn buffered(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// About the expected number of flows (plus 1 % and 16), to size a list that collects
+    /// them.
+    pub fn capacity_hint(&self) -> usize {
+        self.capacity_hint
+    }
+
+    /// Time of the next event (`None` after the last), drawn from the event clock; once past
+    /// the end it draws nothing more.
+    fn draw_event(&mut self) -> Option<u64> {
+        let off = self.events.next_off().round() as u64;
+        (off < self.duration_ps).then(|| self.start_ps.saturating_add(off))
+    }
+
+    /// Generate the flows of the event at `event_ps` into `pending`: the receiver, then the
+    /// senders, then one jitter per flow, in that order.
+    fn generate(&mut self, event_ps: u64) {
+        let recv = self.receivers[self.choice.below(self.receivers.len() as u64) as usize];
         // Candidates: `hosts` without the receiver, indexed 0..m.
-        let skip = pos.get(&recv).copied();
-        let m = hosts.len() - skip.is_some() as usize;
+        let skip = self.pos.get(&recv).copied();
+        let m = self.hosts.len() - skip.is_some() as usize;
         // Every candidate `whole` times, then a uniform `extra`-subset once more.
-        let (whole, extra) = if degree <= m {
-            (0, degree)
+        let (whole, extra) = if self.degree <= m {
+            (0, self.degree)
         } else {
-            (degree / m, degree % m)
+            (self.degree / m, self.degree % m)
         };
-        floyd_subset(&mut choice, m, extra, &mut member, &mut picked);
+        floyd_subset(
+            &mut self.choice,
+            m,
+            extra,
+            &mut self.member,
+            &mut self.picked,
+        );
         let all = (0..m).flat_map(|k| std::iter::repeat_n(k, whole));
-        for k in all.chain(picked.iter().copied()) {
+        for k in all.chain(self.picked.iter().copied()) {
             let idx = match skip {
                 Some(p) if k >= p => k + 1,
                 _ => k,
             };
-            let d = if sync_window_ps > 0 {
-                jitter.below(sync_window_ps)
+            let d = if self.sync_window_ps > 0 {
+                self.jitter.below(self.sync_window_ps)
             } else {
                 0
             };
-            flows.push(incast_flow(
-                hosts[idx],
-                recv,
-                size_bytes,
-                event_ps.saturating_add(d),
-            ));
+            let start = event_ps.saturating_add(d);
+            self.pending
+                .push(Reverse((start, self.hosts[idx], recv, self.seq)));
+            self.seq += 1;
         }
     }
-    sort_flows(&mut flows);
-    Ok(flows)
+}
+
+impl Iterator for IncastFlows {
+    type Item = FlowSpec;
+
+    fn next(&mut self) -> Option<FlowSpec> {
+        // The earliest pending flow is final when it starts before the next event (every
+        // later flow starts at or after that event).
+        while let Some(ev) = self.next_event_ps {
+            if matches!(self.pending.peek(), Some(Reverse(p)) if p.0 < ev) {
+                break;
+            }
+            self.generate(ev);
+            self.next_event_ps = self.draw_event();
+        }
+        let Reverse((start, src, dst, _)) = self.pending.pop()?;
+        Some(incast_flow(src, dst, self.size_bytes, start))
+    }
 }
 
 /// All-to-all: every host of `hosts` sends `size_bytes` to every other host, all at `start_ps`
@@ -705,6 +1050,200 @@ pub fn long_lived_fan_in(
     }
     sort_flows(&mut flows);
     Ok(flows)
+}
+
+/// The list generators as they were before [`OpenLoopFlows`] and [`IncastFlows`] (verbatim),
+/// the reference the lazy versions are tested against.
+#[cfg(test)]
+pub(crate) mod reference {
+    use super::*;
+
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn open_loop(
+        hosts: &[u32],
+        cdf: &SizeCdf,
+        load: f64,
+        host_rate_bps: u64,
+        gaps: Gaps,
+        locality: Option<&Locality>,
+        start_ps: u64,
+        duration_ps: u64,
+        seed: u64,
+    ) -> Result<Vec<FlowSpec>, String> {
+        check_hosts(hosts)?;
+        check_load(load)?;
+        check_rate(host_rate_bps)?;
+        if let Gaps::Lognormal { sigma } = gaps
+            && !(sigma.is_finite() && sigma >= 0.0)
+        {
+            return Err(format!(
+                "lognormal sigma must be finite and ≥ 0, got {sigma}"
+            ));
+        }
+        let sites = locality
+            .map(|l| SiteSets::new(l, hosts.len()))
+            .transpose()?;
+        let avg = cdf.mean_bytes();
+        if !(avg.is_finite() && avg > 0.0) {
+            return Err(format!("flow-size mean must be positive, got {avg}"));
+        }
+        // traffic_gen.py: avg_inter_arrival = 1/(bandwidth*load/8./avg)*1e9 ns.
+        let mean_ns = avg * 8.0 / (host_rate_bps as f64 * load) * 1e9;
+        let expected = hosts.len() as f64 * duration_ps as f64 / (mean_ns * 1e3);
+        check_count(expected)?;
+        let mut flows = Vec::with_capacity((expected * 1.01 + 16.0) as usize);
+        let n = hosts.len() as u64;
+        for (si, &src) in hosts.iter().enumerate() {
+            let mut arr = Rng::derive(seed, "arrivals", src as u64);
+            let mut sizes = Rng::derive(seed, "sizes", src as u64);
+            let mut dests = Rng::derive(seed, "destinations", src as u64);
+            let mut where_to = Rng::derive(seed, "locality", src as u64);
+            // Exact (unrounded) time since `start_ps`, in ns; each arrival is rounded to whole ns.
+            let mut t_ns = 0.0f64;
+            loop {
+                t_ns += match gaps {
+                    Gaps::Exponential => arr.exp(mean_ns),
+                    Gaps::Lognormal { sigma } => arr.lognormal_mean(mean_ns, sigma),
+                };
+                let off_ps = (t_ns.round() as u64).saturating_mul(1000);
+                if off_ps >= duration_ps {
+                    break;
+                }
+                let k = match &sites {
+                    None => {
+                        let k = dests.below(n - 1) as usize;
+                        if k >= si { k + 1 } else { k }
+                    }
+                    Some(ss) => ss.pick(si, &mut where_to, &mut dests),
+                };
+                let size = cdf.sample(&mut sizes);
+                let mut f =
+                    FlowSpec::background(src, hosts[k], size, start_ps.saturating_add(off_ps));
+                if let (Some(l), Some(_)) = (locality, &sites)
+                    && l.site[k] != l.site[si]
+                {
+                    f.dport = DPORT_REMOTE;
+                }
+                flows.push(f);
+            }
+        }
+        sort_flows(&mut flows);
+        Ok(flows)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn incast_with(
+        hosts: &[u32],
+        receivers: &[u32],
+        degree: usize,
+        size_bytes: u64,
+        timing: IncastTiming,
+        repeat_senders: bool,
+        sync_window_ps: u64,
+        start_ps: u64,
+        duration_ps: u64,
+        seed: u64,
+    ) -> Result<Vec<FlowSpec>, String> {
+        check_hosts(hosts)?;
+        if size_bytes == 0 {
+            return Err("incast flow size must be ≥ 1 byte".to_string());
+        }
+        let pos: HashMap<u32, usize> = hosts.iter().enumerate().map(|(i, &h)| (h, i)).collect();
+        let receivers = if receivers.is_empty() {
+            hosts
+        } else {
+            receivers
+        };
+        let mut seen = HashSet::with_capacity(receivers.len());
+        for &r in receivers {
+            if !seen.insert(r) {
+                return Err(format!("incast receiver {r} is listed twice"));
+            }
+        }
+        let max_degree = incast_max_degree(hosts, receivers);
+        if degree == 0 || (degree > max_degree && !repeat_senders) || max_degree == 0 {
+            return Err(format!(
+                "incast degree must be in 1..={max_degree} for {} hosts, got {degree}",
+                hosts.len()
+            ));
+        }
+        // Offsets of the events in [0, duration): `None` ends the sequence.
+        let mut ev = Rng::derive(seed, "incast_events", 0);
+        let mut next_off: Box<dyn FnMut() -> f64> = match timing {
+            IncastTiming::Poisson {
+                load,
+                host_rate_bps,
+            } => {
+                check_load(load)?;
+                check_rate(host_rate_bps)?;
+                let bytes_per_s = load * hosts.len() as f64 * host_rate_bps as f64 / 8.0;
+                let events_per_s = bytes_per_s / (degree as f64 * size_bytes as f64);
+                let mean_gap_ps = 1e12 / events_per_s;
+                check_count(duration_ps as f64 / mean_gap_ps * degree as f64)?;
+                let mut t_ps = 0.0f64;
+                Box::new(move || {
+                    t_ps += ev.exp(mean_gap_ps);
+                    t_ps
+                })
+            }
+            IncastTiming::Periodic { period_ps } => {
+                if period_ps == 0 {
+                    return Err("incast period must be > 0".to_string());
+                }
+                check_count((duration_ps / period_ps + 1) as f64 * degree as f64)?;
+                let mut k = 0u64;
+                Box::new(move || {
+                    let t = k.saturating_mul(period_ps) as f64;
+                    k += 1;
+                    t
+                })
+            }
+        };
+
+        let mut choice = Rng::derive(seed, "incast_choice", 0);
+        let mut jitter = Rng::derive(seed, "incast_jitter", 0);
+        let mut flows = Vec::new();
+        let mut picked: Vec<usize> = Vec::with_capacity(degree);
+        let mut member: HashSet<usize> = HashSet::with_capacity(degree);
+        loop {
+            let off = next_off().round() as u64;
+            if off >= duration_ps {
+                break;
+            }
+            let event_ps = start_ps.saturating_add(off);
+            let recv = receivers[choice.below(receivers.len() as u64) as usize];
+            // Candidates: `hosts` without the receiver, indexed 0..m.
+            let skip = pos.get(&recv).copied();
+            let m = hosts.len() - skip.is_some() as usize;
+            // Every candidate `whole` times, then a uniform `extra`-subset once more.
+            let (whole, extra) = if degree <= m {
+                (0, degree)
+            } else {
+                (degree / m, degree % m)
+            };
+            floyd_subset(&mut choice, m, extra, &mut member, &mut picked);
+            let all = (0..m).flat_map(|k| std::iter::repeat_n(k, whole));
+            for k in all.chain(picked.iter().copied()) {
+                let idx = match skip {
+                    Some(p) if k >= p => k + 1,
+                    _ => k,
+                };
+                let d = if sync_window_ps > 0 {
+                    jitter.below(sync_window_ps)
+                } else {
+                    0
+                };
+                flows.push(incast_flow(
+                    hosts[idx],
+                    recv,
+                    size_bytes,
+                    event_ps.saturating_add(d),
+                ));
+            }
+        }
+        sort_flows(&mut flows);
+        Ok(flows)
+    }
 }
 
 #[cfg(test)]
