@@ -1325,6 +1325,7 @@ fn class8_every_summary_key_is_documented() {
     let runs: &[&[&str]] = &[
         &[],
         &["sfc.mode=\"sfc\""],
+        &["sfc.mode=\"sfc\"", "sfc.trigger_stats=true"],
         &["onramp.enabled=true"],
         &["buffer.mode=\"lossless\""],
         &["pbfs.enabled=true"],

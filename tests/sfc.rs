@@ -1048,3 +1048,93 @@ fn a_switch_does_not_cache_its_own_bts() {
     assert_eq!(sfc_json(&sim)["max_cache_occupancy"], 0);
     assert_eq!(sfc_at(&sim, 0).cache.remaining(0, PRIO as u8, 50 * US), 0);
 }
+
+/// `sfc.trigger_stats` (diagnostics, issue 15) observes without changing the run, and its
+/// split is exact.
+///
+/// 1. The Bloom scenario above (star, 3 line-rate senders into host 0, every data packet a
+///    trigger, reset P = 5 µs, 17 periods), with the third flow in the incast class (dport
+///    200): the BTS counters and every flow's pauses are those of the run without the stats;
+///    each flow has exactly one (flow, period) pair per period, each with > 16 triggers (a
+///    packet every 83 ns), so `flow_periods` = BTS generated = 2 × 17 background and 17
+///    incast, the fullest period holds 2 + 1 flows and the per-class triggers add up to the
+///    switch's generated + suppressed.
+/// 2. The pause-cache dumbbell (above): the split by reason adds up to `bts_from_cache` and
+///    the congestion-triggered rest.
+#[test]
+fn trigger_stats_split_the_triggers_without_changing_the_run() {
+    let run = |stats: bool| {
+        let topo = shapes::star(4, LINE, US).unwrap();
+        let mut cfg = unlimited();
+        cfg.sfc = sfc(SfcMode::Ingress, 10_000, 10_000);
+        cfg.sfc.bloom_reset_ps = 5 * US;
+        cfg.sfc.trigger_stats = stats;
+        let mut flows: Vec<_> = (1..=3).map(|h| flow(h, 0, 1_000_000, 0)).collect();
+        flows[2].dport = 200;
+        let mut sim = Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap();
+        if let Some(s) = &mut sim.switches[0].schemes.sfc {
+            s.qtg_bytes.iter_mut().for_each(|q| *q = 1 << 40);
+        }
+        run_to(&mut sim, u64::MAX);
+        sim
+    };
+    let (off, on) = (run(false), run(true));
+    assert_eq!(sfc_counters(&off), sfc_counters(&on));
+    let pauses = |s: &Simulator| s.flows.iter().map(|f| f.pauses).collect::<Vec<_>>();
+    assert_eq!(pauses(&off), pauses(&on));
+    let mut j = sfc_json(&on);
+    assert!(
+        sfc_json(&off).get("trigger_stats").is_none(),
+        "off by default"
+    );
+    let t = j.as_object_mut().unwrap().remove("trigger_stats").unwrap();
+    assert_eq!(j, sfc_json(&off), "the rest of the summary is unchanged");
+    let c = sfc_counters(&on);
+    assert_eq!(c.bts_generated, 51);
+    assert_eq!(t["busy_periods"], 17);
+    assert_eq!(t["max_period_entries"], 3);
+    let (bg, inc) = (&t["background"], &t["incast"]);
+    for (k, n) in [(bg, 34u64), (inc, 17)] {
+        assert_eq!(k["bts_generated"], n);
+        assert_eq!(k["bts_generated_congested"], n);
+        assert_eq!(k["bts_generated_cache"], 0);
+        assert_eq!(k["triggers_cache"], 0);
+        assert_eq!(k["flow_periods"], n);
+        assert_eq!(k["flow_periods_by_triggers"]["17+"], n);
+        assert_eq!(k["flow_periods_by_triggers"]["1"], 0);
+        assert_eq!(k["mean_entries_per_busy_period"], n as f64 / 17.0);
+    }
+    assert_eq!(bg["max_period_entries_congested"], 2);
+    assert_eq!(inc["max_period_entries_congested"], 1);
+    let trig = |k: &serde_json::Value| k["triggers"].as_u64().unwrap();
+    assert_eq!(trig(bg) + trig(inc), c.bts_generated + c.bts_suppressed);
+    // Two senders of 1 MB each vs one: about twice the triggers.
+    assert!(trig(bg).abs_diff(2 * trig(inc)) <= 10, "{t}");
+
+    // 2. Cache hits: the dumbbell of `pause_cache_pauses_local_senders_…`.
+    let topo = shapes::dumbbell(4, 2, LINE, US, 400 * GBPS, 3 * US).unwrap();
+    let mut cfg = unlimited();
+    cfg.sfc = sfc(SfcMode::Sfc, 48 * PKT, 1);
+    cfg.sfc.trigger_stats = true;
+    let t1 = 20 * US;
+    let t2 = t1 + 12_500 * NS;
+    let flows = [
+        flow(5, 4, BIG, 0),
+        flow(0, 4, BIG, t1),
+        flow(1, 4, BIG, t2),
+        flow(2, 4, BIG, t2),
+    ];
+    let mut sim = Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap();
+    run_to(&mut sim, t2 + 12 * US);
+    let c = sfc_counters(&sim);
+    assert!(c.bts_from_cache > 0, "{c:?}");
+    let t = &sfc_json(&sim)["trigger_stats"];
+    let bg = &t["background"];
+    assert_eq!(bg["bts_generated_cache"], c.bts_from_cache);
+    assert_eq!(bg["bts_generated"], c.bts_generated);
+    assert_eq!(
+        bg["triggers"].as_u64().unwrap(),
+        c.bts_generated + c.bts_suppressed
+    );
+    assert_eq!(t["incast"]["triggers"], 0);
+}

@@ -20,6 +20,8 @@
 pub mod host;
 pub mod switch;
 
+use std::collections::HashMap;
+
 use crate::rng::mix64;
 
 /// Which SFC variant runs (scenario spelling: `off`, `sfc`, `ingress`, `egress`, `sfcp`).
@@ -74,6 +76,9 @@ pub struct SfcConfig {
     pub bts_bytes: u32,
     /// Pause-time granularity, picoseconds (paper: whole µs).
     pub pause_quantum_ps: u64,
+    /// Diagnostics: keep [`TriggerStats`] at every SFC switch (off by default; adds the
+    /// `trigger_stats` object to the `sfc` summary). Does not change the simulation.
+    pub trigger_stats: bool,
 }
 
 impl Default for SfcConfig {
@@ -90,6 +95,7 @@ impl Default for SfcConfig {
             estimator_tau_ps: 0,
             bts_bytes: 64,
             pause_quantum_ps: 1_000_000,
+            trigger_stats: false,
         }
     }
 }
@@ -261,6 +267,171 @@ impl IncastEstimator {
     }
 }
 
+/// A flow's exact (src, dst, sport, dport) (the protocol is always UDP).
+pub type FlowId = (u32, u32, u16, u16);
+
+/// Upper bounds of the [`TriggerStats::per_period`] buckets: triggers of one flow in one Bloom
+/// reset period at one switch (the last bucket is open).
+pub const PER_PERIOD_BUCKETS: [u32; 6] = [1, 2, 4, 8, 16, u32::MAX];
+
+/// Optional diagnostics of the BTS trigger path at one switch (`sfc.trigger_stats`): which
+/// packets trigger (class: incast = dport 200, the rest background; reason: the local queue
+/// over Q_th, or only a cache hit / the estimator), how many of them the Bloom filter
+/// suppresses, and how many times each flow triggers within one reset period — the BTS
+/// reduction is `1 − flows per period / triggers`, so this histogram is what sets it. Indices:
+/// `[class][reason]`, class 0 = background, 1 = incast; reason 0 = congested, 1 = not.
+#[derive(Clone, Debug)]
+pub struct TriggerStats {
+    reset_ps: u64,
+    epoch: u64,
+    /// Flows that triggered in the current period, by their exact (src, dst, sport, dport) —
+    /// not the Bloom key, so that `generated == flow_periods` also rules out key collisions:
+    /// → (triggers, class, reason of the first).
+    cur: HashMap<FlowId, (u32, u8, u8)>,
+    /// Triggering packets (generated + suppressed).
+    pub triggers: [[u64; 2]; 2],
+    /// BTS generated (a first trigger of the flow in the period, barring Bloom false positives).
+    pub generated: [[u64; 2]; 2],
+    /// Per class, (flow, period) pairs by their number of triggers ([`PER_PERIOD_BUCKETS`]).
+    pub per_period: [[u64; 6]; 2],
+    /// Periods in which at least one flow triggered.
+    pub busy_periods: u64,
+    /// Distinct triggering flows summed over the busy periods, `[class][reason]` of each flow's
+    /// first trigger in the period.
+    pub entries: [[u64; 2]; 2],
+    /// The period with the most distinct triggering flows: their split, `[class][reason]`.
+    pub max_entries: [[u32; 2]; 2],
+}
+
+impl TriggerStats {
+    /// Stats for a filter reset every `reset_ps`.
+    pub fn new(reset_ps: u64) -> Self {
+        TriggerStats {
+            reset_ps: reset_ps.max(1),
+            epoch: 0,
+            cur: HashMap::new(),
+            triggers: [[0; 2]; 2],
+            generated: [[0; 2]; 2],
+            per_period: [[0; 6]; 2],
+            busy_periods: 0,
+            entries: [[0; 2]; 2],
+            max_entries: [[0; 2]; 2],
+        }
+    }
+
+    fn flush(&mut self) {
+        if self.cur.is_empty() {
+            return;
+        }
+        self.busy_periods += 1;
+        let mut split = [[0u32; 2]; 2];
+        for &(n, class, reason) in self.cur.values() {
+            let b = PER_PERIOD_BUCKETS.iter().position(|&u| n <= u).unwrap_or(5);
+            self.per_period[class as usize][b] += 1;
+            split[class as usize][reason as usize] += 1;
+        }
+        for (c, row) in split.iter().enumerate() {
+            for (r, &v) in row.iter().enumerate() {
+                self.entries[c][r] += v as u64;
+            }
+        }
+        let total = |m: &[[u32; 2]; 2]| m.iter().flatten().sum::<u32>();
+        if total(&split) > total(&self.max_entries) {
+            self.max_entries = split;
+        }
+        self.cur.clear();
+    }
+
+    /// Record a triggering packet of flow `id` at `now_ps`: `incast` class, `congested` (the
+    /// local queue, not only the cache or estimator), and whether the Bloom filter
+    /// `suppressed` it.
+    pub fn record(
+        &mut self,
+        id: FlowId,
+        incast: bool,
+        congested: bool,
+        suppressed: bool,
+        now_ps: u64,
+    ) {
+        let e = now_ps / self.reset_ps;
+        if e != self.epoch {
+            self.flush();
+            self.epoch = e;
+        }
+        let (c, r) = (incast as usize, (!congested) as usize);
+        self.triggers[c][r] += 1;
+        if !suppressed {
+            self.generated[c][r] += 1;
+        }
+        self.cur.entry(id).or_insert((0, c as u8, r as u8)).0 += 1;
+    }
+
+    /// A copy with the current period flushed (for the summary at the end of a run).
+    pub fn finished(&self) -> Self {
+        let mut s = self.clone();
+        s.flush();
+        s
+    }
+
+    /// Add `o` (finished) to `self`; `max_entries` keeps the larger period.
+    pub fn add(&mut self, o: &TriggerStats) {
+        let add2 = |a: &mut [[u64; 2]; 2], b: &[[u64; 2]; 2]| {
+            for (x, y) in a.iter_mut().flatten().zip(b.iter().flatten()) {
+                *x += y;
+            }
+        };
+        add2(&mut self.triggers, &o.triggers);
+        add2(&mut self.generated, &o.generated);
+        add2(&mut self.entries, &o.entries);
+        for (x, y) in self
+            .per_period
+            .iter_mut()
+            .flatten()
+            .zip(o.per_period.iter().flatten())
+        {
+            *x += y;
+        }
+        self.busy_periods += o.busy_periods;
+        let total = |m: &[[u32; 2]; 2]| m.iter().flatten().sum::<u32>();
+        if total(&o.max_entries) > total(&self.max_entries) {
+            self.max_entries = o.max_entries;
+        }
+    }
+
+    /// The `trigger_stats` object of the `sfc` summary.
+    pub fn json(&self) -> serde_json::Value {
+        let class = |c: usize| {
+            let trig: u64 = self.triggers[c].iter().sum();
+            let gen_: u64 = self.generated[c].iter().sum();
+            let flows: u64 = self.per_period[c].iter().sum();
+            serde_json::json!({
+                "triggers": trig,
+                "triggers_congested": self.triggers[c][0],
+                "triggers_cache": self.triggers[c][1],
+                "bts_generated": gen_,
+                "bts_generated_congested": self.generated[c][0],
+                "bts_generated_cache": self.generated[c][1],
+                "bts_reduction": if trig > 0 { serde_json::Value::from(1.0 - gen_ as f64 / trig as f64) } else { serde_json::Value::Null },
+                "flow_periods": flows,
+                "triggers_per_flow_period": if flows > 0 { serde_json::Value::from(trig as f64 / flows as f64) } else { serde_json::Value::Null },
+                "flow_periods_by_triggers": {
+                    "1": self.per_period[c][0], "2": self.per_period[c][1], "3-4": self.per_period[c][2],
+                    "5-8": self.per_period[c][3], "9-16": self.per_period[c][4], "17+": self.per_period[c][5],
+                },
+                "mean_entries_per_busy_period": if self.busy_periods > 0 { serde_json::Value::from(self.entries[c].iter().sum::<u64>() as f64 / self.busy_periods as f64) } else { serde_json::Value::Null },
+                "max_period_entries_congested": self.max_entries[c][0],
+                "max_period_entries_cache": self.max_entries[c][1],
+            })
+        };
+        serde_json::json!({
+            "busy_periods": self.busy_periods,
+            "max_period_entries": self.max_entries.iter().flatten().sum::<u32>(),
+            "background": class(0),
+            "incast": class(1),
+        })
+    }
+}
+
 /// SFC counters of one switch (summed over switches into the `sfc` object of
 /// `summary.json`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -306,14 +477,22 @@ pub fn summary_json(
 ) -> serde_json::Value {
     let mut c = SfcCounters::default();
     let (mut bloom, mut cache, mut collisions) = (0u32, 0u32, 0u64);
+    let mut stats: Option<TriggerStats> = None;
     for s in switches {
+        if let Some(st) = &s.stats {
+            let st = st.finished();
+            match stats.as_mut() {
+                Some(acc) => acc.add(&st),
+                None => stats = Some(st),
+            }
+        }
         c.add(&s.counters);
         bloom = bloom.max(s.bloom.max_occupancy);
         cache = cache.max(s.cache.max_occupancy);
         collisions += s.cache.collisions;
     }
     let trig = c.bts_generated + c.bts_suppressed;
-    serde_json::json!({
+    let mut v = serde_json::json!({
         "mode": cfg.sfc.mode,
         "deploy": cfg.sfc.deploy,
         "bts_generated": c.bts_generated,
@@ -326,7 +505,11 @@ pub fn summary_json(
         "cache_collisions": collisions,
         "sfcp_pfc_frames": c.sfcp_pfc_frames,
         "bts_reduction": if trig > 0 { serde_json::Value::from(c.bts_suppressed as f64 / trig as f64) } else { serde_json::Value::Null },
-    })
+    });
+    if let Some(st) = stats {
+        v["trigger_stats"] = st.json();
+    }
+    v
 }
 
 #[cfg(test)]
@@ -348,6 +531,53 @@ mod tests {
             assert!(!b.check_and_insert(k, 5_000_001));
         }
         assert_eq!(b.max_occupancy, 100);
+    }
+
+    #[test]
+    fn trigger_stats_histogram_and_fullest_period() {
+        let id = |k: u32| (k, 0, 10_000, 100);
+        let mut t = TriggerStats::new(1_000);
+        // Period 0: flow 1 (background, congested) triggers 3 times, flow 2 (incast, cache)
+        // once; period 1: flow 1 once; period 2: flows 1..=3 (background) and 4 (incast) once.
+        t.record(id(1), false, true, false, 0);
+        t.record(id(1), false, true, true, 10);
+        t.record(id(2), true, false, false, 20);
+        t.record(id(1), false, true, true, 999);
+        t.record(id(1), false, true, false, 1_000);
+        for k in 1..=3 {
+            t.record(id(k), false, true, false, 2_500);
+        }
+        t.record(id(4), true, true, false, 2_600);
+        // Unflushed so far: the last period counts only once finished.
+        assert_eq!(t.busy_periods, 2);
+        let f = t.finished();
+        assert_eq!(f.busy_periods, 3);
+        assert_eq!(f.triggers, [[7, 0], [1, 1]]);
+        assert_eq!(f.generated, [[5, 0], [1, 1]]);
+        assert_eq!(
+            f.per_period[0],
+            [4, 0, 1, 0, 0, 0],
+            "3 triggers land in 3-4"
+        );
+        assert_eq!(f.per_period[1], [2, 0, 0, 0, 0, 0]);
+        assert_eq!(f.entries, [[5, 0], [1, 1]]);
+        assert_eq!(f.max_entries, [[3, 0], [1, 0]]);
+        // Merging two switches keeps the fuller period and sums the rest.
+        let mut other = TriggerStats::new(1_000);
+        for k in 0..5 {
+            other.record(id(k), true, false, false, 0);
+        }
+        let mut sum = f.clone();
+        sum.add(&other.finished());
+        assert_eq!(sum.max_entries, [[0, 0], [0, 5]]);
+        assert_eq!(sum.busy_periods, 4);
+        let j = sum.json();
+        assert_eq!(j["max_period_entries"], 5);
+        assert_eq!(j["incast"]["triggers"], 7);
+        assert_eq!(j["incast"]["bts_reduction"], 0.0);
+        assert_eq!(j["background"]["bts_reduction"], 1.0 - 5.0 / 7.0);
+        assert_eq!(j["background"]["flow_periods_by_triggers"]["3-4"], 1);
+        assert_eq!(j["background"]["triggers_per_flow_period"], 7.0 / 5.0);
     }
 
     #[test]

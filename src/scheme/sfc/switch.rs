@@ -5,11 +5,13 @@
 use crate::config::NetConfig;
 use crate::engine::packet::{BtsHdr, Hdr, Header, Packet, PktKind};
 use crate::scheme::sfc::{
-    Bloom, IncastEstimator, PauseCache, SfcConfig, SfcCounters, SfcDeploy, SfcMode, quantize,
+    Bloom, IncastEstimator, PauseCache, SfcConfig, SfcCounters, SfcDeploy, SfcMode, TriggerStats,
+    quantize,
 };
 use crate::scheme::{Emit, Env, Hop, Scheme, SwitchCtx, SwitchHooks, Verdict, hook};
 use crate::switch::EgressPort;
 use crate::units::{bytes_in_ps, drain_time_ps};
+use crate::workload::DPORT_INCAST;
 
 /// SFC state of one switch where it runs.
 #[derive(Clone, Debug)]
@@ -30,6 +32,8 @@ pub struct SfcSwitch {
     pub qtg_bytes: Vec<u64>,
     /// Counters.
     pub counters: SfcCounters,
+    /// Trigger diagnostics (`sfc.trigger_stats`, off by default).
+    pub stats: Option<TriggerStats>,
 }
 
 /// 5-tuple key of a data packet for the Bloom filter.
@@ -81,6 +85,7 @@ impl SfcSwitch {
                 })
                 .collect(),
             counters: SfcCounters::default(),
+            stats: cfg.trigger_stats.then(|| TriggerStats::new(reset)),
         }
     }
 
@@ -105,7 +110,17 @@ impl SfcSwitch {
         if !(congested || cache_time > 0 || estimate > 0) {
             return;
         }
-        if self.bloom.check_and_insert(flow_key(&h), now) {
+        let suppressed = self.bloom.check_and_insert(flow_key(&h), now);
+        if let Some(st) = self.stats.as_mut() {
+            st.record(
+                (h.src, h.dst, h.sport, h.dport),
+                h.dport == DPORT_INCAST,
+                congested,
+                suppressed,
+                now,
+            );
+        }
+        if suppressed {
             self.counters.bts_suppressed += 1;
             return;
         }
@@ -237,7 +252,17 @@ impl SwitchHooks for SfcSwitch {
         let drain = drain_time_ps(depth.saturating_sub(self.qtg_bytes[e]), ep.tx.link.rate_bps);
         let cacheable = ep.host_facing && ctx.tier == 1;
         let h = Hdr::of(ctx.arena.get(p));
-        if self.bloom.check_and_insert(flow_key(&h), now) {
+        let suppressed = self.bloom.check_and_insert(flow_key(&h), now);
+        if let Some(st) = self.stats.as_mut() {
+            st.record(
+                (h.src, h.dst, h.sport, h.dport),
+                h.dport == DPORT_INCAST,
+                true,
+                suppressed,
+                now,
+            );
+        }
+        if suppressed {
             self.counters.bts_suppressed += 1;
             return;
         }
