@@ -271,8 +271,7 @@ pub fn build(name: &str, quick: bool) -> Result<Simulator, String> {
             _ => return Err(format!("unknown benchmark `{name}`")),
         };
         let text = BFC_T1.replace("{dur}", dur);
-        let sc = crate::scenario::from_str(&text, name, std::path::Path::new("."), &sets)?;
-        return Simulator::with_flows(sc.topo, sc.net, sc.cc, sc.flows);
+        return from_scenario(&text, name, &sets);
     }
     if let Some(scheme) = name.strip_prefix("tcd-ws40-incast-") {
         let dur = if quick { "1ms" } else { "5ms" };
@@ -282,8 +281,7 @@ pub fn build(name: &str, quick: bool) -> Result<Simulator, String> {
             _ => return Err(format!("unknown benchmark `{name}`")),
         };
         let text = TCD_WS40.replace("{dur}", dur);
-        let sc = crate::scenario::from_str(&text, name, std::path::Path::new("."), &sets)?;
-        return Simulator::with_flows(sc.topo, sc.net, sc.cc, sc.flows);
+        return from_scenario(&text, name, &sets);
     }
     if let Some(rest) = name.strip_prefix("sec53-") {
         let (cdf, load, scheme) = match rest {
@@ -306,8 +304,7 @@ pub fn build(name: &str, quick: bool) -> Result<Simulator, String> {
             .replace("{cdf}", cdf)
             .replace("{load}", load);
         let sets: Vec<String> = scheme.into_iter().map(String::from).collect();
-        let sc = crate::scenario::from_str(&text, name, std::path::Path::new("."), &sets)?;
-        return Simulator::with_flows(sc.topo, sc.net, sc.cc, sc.flows);
+        return from_scenario(&text, name, &sets);
     }
     let net = NetConfig {
         loss_recovery: LossRecovery::irn(),
@@ -345,6 +342,14 @@ pub fn build(name: &str, quick: bool) -> Result<Simulator, String> {
         _ => return Err(format!("unknown benchmark `{name}`")),
     };
     Simulator::with_flows(topo, net, cc, flows)
+}
+
+/// The simulator of a scenario benchmark, its flows taken from the generators as the run
+/// reaches them, as `sfc run` does ([`Simulator::with_stream`]).
+fn from_scenario(text: &str, name: &str, sets: &[String]) -> Result<Simulator, String> {
+    let (sc, stream) =
+        crate::scenario::from_str_streaming(text, name, std::path::Path::new("."), sets)?;
+    Simulator::with_stream(sc.topo, sc.net, sc.cc, stream)
 }
 
 /// Run one benchmark in this process and return its figures as JSON.

@@ -276,7 +276,8 @@ fn cmd_run(
     };
     let variants = sfc::scenario::variants(&text, &label)?;
     if variants.is_empty() {
-        let sc = sfc::scenario::from_str(&text, &label, &dir, &sets)?;
+        // The flows come from a lazy stream as the run reaches them: no workload list.
+        let (sc, stream) = sfc::scenario::from_str_streaming(&text, &label, &dir, &sets)?;
         print_warnings(&sc.warnings);
         let out_dir =
             (!no_output).then(|| out.unwrap_or_else(|| PathBuf::from("out").join(&sc.name)));
@@ -289,13 +290,14 @@ fn cmd_run(
             sfc::runguard::prepare_output_dir(d).map_err(|e| format!("{label}: {e}"))?;
         }
         eprintln!(
-            "running `{name}`: {} hosts, {} switches, {} flows",
+            "running `{name}`: {} hosts, {} switches, about {} flows",
             sc.topo.hosts().len(),
             sc.topo.switches().len(),
-            sc.flows.len()
+            stream.capacity_hint()
         );
-        let r = sfc::report::run(
+        let r = sfc::report::run_stream(
             sc,
+            stream,
             &RunOptions {
                 out_dir: out_dir.clone(),
                 progress: true,

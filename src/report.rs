@@ -1,6 +1,7 @@
 //! Running a resolved scenario end to end: build the simulator, run it with a progress bar,
 //! and write the outputs (`flows.csv`, `summary.json`, `fct.txt`, `buffer.csv`), all atomically.
 
+use crate::workload::stream::FlowStream;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -180,6 +181,26 @@ pub fn summary_json(sim: &Simulator, stats: &RunStats, name: &str, wall: f64) ->
 
 /// Run `sc` and write its outputs.
 pub fn run(sc: Scenario, opts: &RunOptions) -> Result<RunResult, String> {
+    run_with(sc, None, opts)
+}
+
+/// Run `sc` (resolved by [`crate::scenario::from_str_streaming`], without its flow list) on
+/// the flows of `stream`, taken as the run reaches their start
+/// ([`Simulator::with_stream`]): the same outputs as [`run`] on the scenario with its list,
+/// without the list.
+pub fn run_stream(
+    sc: Scenario,
+    stream: FlowStream,
+    opts: &RunOptions,
+) -> Result<RunResult, String> {
+    run_with(sc, Some(stream), opts)
+}
+
+fn run_with(
+    sc: Scenario,
+    stream: Option<FlowStream>,
+    opts: &RunOptions,
+) -> Result<RunResult, String> {
     let Scenario {
         name,
         topo,
@@ -204,14 +225,25 @@ pub fn run(sc: Scenario, opts: &RunOptions) -> Result<RunResult, String> {
     if let Some(dir) = &opts.out_dir {
         crate::runguard::prepare_output_dir(dir)?;
     }
-    crate::runguard::check_memory(&topo, &net, &flows)?;
-    // The workload list is released as the simulator builds its flow descriptions.
-    let mut sim = Simulator::with_flows(topo, net, cc, flows)?;
+    let mut sim = match stream {
+        Some(stream) => {
+            crate::runguard::check_memory_stream(&topo, &net, &stream)?;
+            Simulator::with_stream(topo, net, cc, stream)?
+        }
+        None => {
+            crate::runguard::check_memory(&topo, &net, &flows)?;
+            // The workload list is released as the simulator builds its flow descriptions.
+            Simulator::with_flows(topo, net, cc, flows)?
+        }
+    };
     let t0 = Instant::now();
     let mut cb = progress_bar(opts.progress, stop);
     let outcome = crate::runguard::run_watched(&mut sim, &mut cb);
     let wall = t0.elapsed().as_secs_f64();
     sim.finish();
+    if let Some(e) = sim.stream_error() {
+        return Err(e.to_string());
+    }
     sim.check_invariants()
         .map_err(|e| format!("internal invariant violated: {e}"))?;
     // Statistics and output files read the records one at a time from the simulator's

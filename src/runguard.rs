@@ -156,6 +156,8 @@ pub fn bytes_per_flow() -> u64 {
 /// Estimated memory of a run, bytes, with the parts for the message.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MemoryEstimate {
+    /// Flows in the run.
+    pub flows: u64,
     /// Flow state.
     pub flows_bytes: u64,
     /// Buffer and queue monitor time series.
@@ -179,8 +181,30 @@ impl MemoryEstimate {
 /// gap between consecutive flow starts counts at most `IDLE_SKIP_INTERVALS` intervals plus
 /// that drain time).
 pub fn estimate_memory(topo: &TopologySpec, net: &NetConfig, flows: &[FlowSpec]) -> MemoryEstimate {
-    let last_start = flows.iter().map(|f| f.start_ps).max().unwrap_or(0);
-    let total_bytes: u128 = flows.iter().map(|f| f.size_bytes as u128).sum();
+    estimate_memory_of(topo, net, || flows.iter().cloned())
+}
+
+/// [`estimate_memory`] of the flows `flows()` yields (called twice: one pass for the counts
+/// and the drain time, one for the idle stretches; a lazy stream is cloned for each).
+pub fn estimate_memory_of<I: Iterator<Item = FlowSpec>>(
+    topo: &TopologySpec,
+    net: &NetConfig,
+    flows: impl Fn() -> I,
+) -> MemoryEstimate {
+    let (mut n, mut first_start, mut last_start, mut total_bytes) = (0u64, u64::MAX, 0u64, 0u128);
+    let mut sorted = true;
+    let mut prev = 0u64;
+    for f in flows() {
+        n += 1;
+        first_start = first_start.min(f.start_ps);
+        last_start = last_start.max(f.start_ps);
+        total_bytes += f.size_bytes as u128;
+        sorted &= f.start_ps >= prev;
+        prev = f.start_ps;
+    }
+    if n == 0 {
+        first_start = 0;
+    }
     let hosts = topo.hosts().len().max(1) as u128;
     let rate = topo.host_rate_bps().unwrap_or(1).max(1) as u128;
     let drain_ps = (total_bytes * 8 * SEC as u128 / (rate * hosts)).min(u64::MAX as u128) as u64;
@@ -194,35 +218,50 @@ pub fn estimate_memory(topo: &TopologySpec, net: &NetConfig, flows: &[FlowSpec])
     // consecutive flow starts counts at most that long plus the time to drain every byte
     // (flows sorted by start, as scenarios and HPCC flow files give them; otherwise the
     // whole span counts).
-    let first_start = flows.iter().map(|f| f.start_ps).min().unwrap_or(0);
     let full_span_ps = horizon_ps.saturating_sub(first_start);
-    let span_ps = |interval_ps: u64| -> u64 {
-        let idle_cap = crate::metrics::buffer::IDLE_SKIP_INTERVALS
+    let idle_cap = |interval_ps: u64| {
+        crate::metrics::buffer::IDLE_SKIP_INTERVALS
             .saturating_add(2)
             .saturating_mul(interval_ps.max(1))
-            .saturating_add(drain_ps);
-        if !flows.is_sorted_by_key(|f| f.start_ps) {
+            .saturating_add(drain_ps)
+    };
+    let (cap_b, cap_q) = (
+        idle_cap(net.buffer_sample_ps),
+        idle_cap(net.queue_monitor_ps),
+    );
+    let (mut busy_b, mut busy_q) = (0u64, 0u64);
+    if sorted {
+        let mut prev: Option<u64> = None;
+        for f in flows() {
+            if let Some(p) = prev {
+                let gap = f.start_ps - p;
+                busy_b = busy_b.saturating_add(gap.min(cap_b));
+                busy_q = busy_q.saturating_add(gap.min(cap_q));
+            }
+            prev = Some(f.start_ps);
+        }
+    }
+    let span_ps = |busy: u64| -> u64 {
+        if !sorted {
             return full_span_ps;
         }
-        let busy = flows
-            .windows(2)
-            .map(|w| (w[1].start_ps - w[0].start_ps).min(idle_cap))
-            .fold(0u64, u64::saturating_add)
-            .saturating_add(drain_ps)
-            .saturating_add(10 * MS);
-        busy.min(full_span_ps)
+        busy.saturating_add(drain_ps)
+            .saturating_add(10 * MS)
+            .min(full_span_ps)
     };
-    let samples = |interval: u64| (span_ps(interval) / interval.max(1)).saturating_add(1);
+    let (span_b, span_q) = (span_ps(busy_b), span_ps(busy_q));
+    let samples = |span: u64, interval: u64| (span / interval.max(1)).saturating_add(1);
     let monitors_bytes = (topo.switches().len() as u64)
-        .saturating_mul(samples(net.buffer_sample_ps))
+        .saturating_mul(samples(span_b, net.buffer_sample_ps))
         .saturating_add(
-            (net.queue_monitor.len() as u64).saturating_mul(samples(net.queue_monitor_ps)),
+            (net.queue_monitor.len() as u64).saturating_mul(samples(span_q, net.queue_monitor_ps)),
         )
         .saturating_mul(4 * 3 / 2);
     MemoryEstimate {
-        flows_bytes: (flows.len() as u64).saturating_mul(bytes_per_flow()),
+        flows: n,
+        flows_bytes: n.saturating_mul(bytes_per_flow()),
         monitors_bytes,
-        horizon_ps: span_ps(net.buffer_sample_ps),
+        horizon_ps: span_b,
     }
 }
 
@@ -234,9 +273,7 @@ pub fn check_memory(
     net: &NetConfig,
     flows: &[FlowSpec],
 ) -> Result<(), String> {
-    check_memory_hinted(topo, net, flows, &|_| {
-        "Fewer flows (a shorter traffic `duration`), an earlier `stop`, or longer `output.buffer_interval` / `output.queue_interval` reduce it".to_string()
-    })
+    check_memory_hinted(topo, net, flows, &|_| SCENARIO_MEMORY_HINT.to_string())
 }
 
 /// [`check_memory`] with the advice phrased by the caller: `hint` receives the estimate and
@@ -247,7 +284,30 @@ pub fn check_memory_hinted(
     flows: &[FlowSpec],
     hint: &dyn Fn(&MemoryEstimate) -> String,
 ) -> Result<(), String> {
-    let est = estimate_memory(topo, net, flows);
+    check_estimate(net, &estimate_memory(topo, net, flows), hint)
+}
+
+/// What to change when a scenario needs too much memory (scenario-file terms).
+const SCENARIO_MEMORY_HINT: &str = "Fewer flows (a shorter traffic `duration`), an earlier `stop`, or longer `output.buffer_interval` / `output.queue_interval` reduce it";
+
+/// [`check_memory`] for the flows of a lazy stream (two passes over clones of it: nothing is
+/// kept). Returns the estimate, whose `flows` is the run's exact flow count.
+pub fn check_memory_stream(
+    topo: &TopologySpec,
+    net: &NetConfig,
+    stream: &crate::workload::stream::FlowStream,
+) -> Result<MemoryEstimate, String> {
+    let est = estimate_memory_of(topo, net, || stream.clone());
+    check_estimate(net, &est, &|_| SCENARIO_MEMORY_HINT.to_string())?;
+    Ok(est)
+}
+
+/// Refuse `est` if it exceeds 80 % of the memory available.
+fn check_estimate(
+    net: &NetConfig,
+    est: &MemoryEstimate,
+    hint: &dyn Fn(&MemoryEstimate) -> String,
+) -> Result<(), String> {
     let avail = available_memory_bytes();
     if est.total() <= avail / 5 * 4 {
         return Ok(());
@@ -256,13 +316,13 @@ pub fn check_memory_hinted(
         "this run would need about {} of memory, more than the {} available: {} flows need {}; the buffer/queue monitors need {} for {} of busy simulated time at {} / {} intervals. {}",
         fmt_bytes(est.total()),
         fmt_bytes(avail),
-        flows.len(),
+        est.flows,
         fmt_bytes(est.flows_bytes),
         fmt_bytes(est.monitors_bytes),
         fmt_time(est.horizon_ps),
         fmt_time(net.buffer_sample_ps),
         fmt_time(net.queue_monitor_ps),
-        hint(&est),
+        hint(est),
     ))
 }
 
@@ -339,7 +399,6 @@ pub fn run_watched(sim: &mut Simulator, progress: &mut dyn FnMut(&Progress)) -> 
     let stop = sim.cfg.stop_ps;
     let window = stall_window_ps(&sim.cfg);
     let slice = (window / 10).max(US);
-    let total = sim.flows.len() as u64;
     let mut delivered = sim.counters.delivered_bytes;
     let mut completed = sim.counters.flows_completed;
     let mut last_progress = sim.q.now();
@@ -351,7 +410,7 @@ pub fn run_watched(sim: &mut Simulator, progress: &mut dyn FnMut(&Progress)) -> 
         let end = next.max(sim.q.now()).saturating_add(slice).min(stop);
         sim.cfg.stop_ps = end;
         sim.run(progress);
-        if sim.counters.flows_completed == total && sim.arena.live() == 0 {
+        if sim.all_flows_done() {
             break;
         }
         let moved =
@@ -383,8 +442,10 @@ pub fn run_watched(sim: &mut Simulator, progress: &mut dyn FnMut(&Progress)) -> 
     }
     sim.cfg.stop_ps = stop;
     let end_ps = sim.q.now();
+    // Flows a stream still holds start after the end: their records exist, never started.
+    sim.take_remaining_flows();
     Outcome {
-        flows_total: total,
+        flows_total: sim.flows.len() as u64,
         flows_completed: sim.counters.flows_completed,
         flows_not_started: sim
             .flows

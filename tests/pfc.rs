@@ -96,7 +96,10 @@ mod util {
             let p = pfc_state(s);
             assert_eq!(p.shared_used, 0);
             assert!(p.cells().iter().all(|c| c.hdrm == 0));
-            assert!(p.cells().iter().all(|c| !c.paused), "an XOFF was never resumed");
+            assert!(
+                p.cells().iter().all(|c| !c.paused),
+                "an XOFF was never resumed"
+            );
         }
     }
 

@@ -200,9 +200,11 @@ fn run_point(exp: &Experiment, base: &Path, p: &Point) -> Result<(), String> {
     let _ = std::fs::remove_file(d.join("summary.json"));
     write_atomic(&d.join("point.json"), rec.to_string().as_bytes()).map_err(|e| e.to_string())?;
     let label = format!("{} [{}]", exp.source, p.id);
-    let sc = crate::scenario::from_str(&exp.scenario_text, &label, &exp.dir, &p.sets)?;
-    crate::report::run(
+    let (sc, stream) =
+        crate::scenario::from_str_streaming(&exp.scenario_text, &label, &exp.dir, &p.sets)?;
+    crate::report::run_stream(
         sc,
+        stream,
         &crate::report::RunOptions {
             out_dir: Some(d),
             progress: false,

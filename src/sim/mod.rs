@@ -24,6 +24,7 @@ use crate::topology::routing::RouteTable;
 use crate::topology::{NodeKind, TopologySpec};
 use crate::units::NS;
 use crate::workload::FlowSpec;
+use crate::workload::stream::FlowStream;
 
 /// Which arena a node id refers to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -110,6 +111,11 @@ pub struct Simulator {
     arrivals: Vec<u32>,
     /// Index in `arrivals` of the flow whose `FlowStart` is pending.
     next_arrival: usize,
+    /// The lazy source of the flows not yet taken ([`Self::with_stream`]); `None` when every
+    /// flow was given up front.
+    stream: Option<Box<StreamArrivals>>,
+    /// Number of flows in the run, once known (`u64::MAX` while a stream still has flows).
+    flows_total: u64,
     /// Max base RTT over host pairs (HPCC-sim definition), picoseconds.
     pub base_rtt_ps: u64,
     /// Max BDP over host pairs (HPCC-sim definition), bytes.
@@ -276,6 +282,39 @@ fn build_nodes(topo: &TopologySpec, cfg: &NetConfig) -> (Vec<NodeRef>, Vec<HostN
 /// Flows converted per chunk by [`build_flows`].
 const BUILD_CHUNK: usize = 1 << 16;
 
+/// The checks of flow `i` of a workload (`i` names it in the error): both ends are hosts and
+/// differ, its size is at least 1 byte, its priority a data priority.
+fn check_flow(
+    topo: &TopologySpec,
+    cfg: &NetConfig,
+    nodes: &[NodeRef],
+    i: usize,
+    f: &FlowSpec,
+) -> Result<(), String> {
+    let bad = |m: String| Err(format!("flow {i} ({} -> {}): {m}", f.src, f.dst));
+    for n in [f.src, f.dst] {
+        if n as usize >= topo.num_nodes() || topo.kinds[n as usize] != NodeKind::Host {
+            return bad(format!("node {n} is not a host"));
+        }
+    }
+    if f.src == f.dst {
+        return bad("source and destination are the same host".into());
+    }
+    if f.size_bytes == 0 {
+        return bad("size must be at least 1 byte".into());
+    }
+    if f.prio == 0 || f.prio as usize >= cfg.queues_per_port {
+        return bad(format!(
+            "priority {} must be in 1..{} (queue 0 is the control class)",
+            f.prio, cfg.queues_per_port
+        ));
+    }
+    if !matches!(nodes[f.src as usize], NodeRef::Host(_)) {
+        return bad("source is not a host".into());
+    }
+    Ok(())
+}
+
 /// Build step of [`Simulator::new`]: check every flow and create its description (UDP source
 /// ports numbered per host pair from 10000, as HPCC-sim; ideal FCT from the pair's path). QP
 /// state is created at the flow's start. The workload list is consumed from its end, a chunk
@@ -293,33 +332,10 @@ fn build_flows(
     // the flows of each host pair (source ports are numbered in workload order).
     let mut per_pair: HashMap<(u32, u32), u64> = HashMap::new();
     for (i, f) in flows.iter().enumerate() {
-        let bad = |m: String| Err(format!("flow {i} ({} -> {}): {m}", f.src, f.dst));
-        for n in [f.src, f.dst] {
-            if n as usize >= topo.num_nodes() || topo.kinds[n as usize] != NodeKind::Host {
-                return bad(format!("node {n} is not a host"));
-            }
-        }
-        if f.src == f.dst {
-            return bad("source and destination are the same host".into());
-        }
-        if f.size_bytes == 0 {
-            return bad("size must be at least 1 byte".into());
-        }
-        if f.prio == 0 || f.prio as usize >= cfg.queues_per_port {
-            return bad(format!(
-                "priority {} must be in 1..{} (queue 0 is the control class)",
-                f.prio, cfg.queues_per_port
-            ));
-        }
-        if !matches!(nodes[f.src as usize], NodeRef::Host(_)) {
-            return bad("source is not a host".into());
-        }
+        check_flow(topo, cfg, nodes, i, f)?;
         *per_pair.entry((f.src, f.dst)).or_insert(0) += 1;
     }
-    // Host pair → path class; a class per distinct (base RTT, bottleneck): a handful on
-    // regular topologies.
-    let mut pair_cache: HashMap<(u32, u32), u16> = HashMap::new();
-    let mut class_of: HashMap<PairMetrics, u16> = HashMap::new();
+    let mut classes = PathClassifier::default();
     let mut paths = PathClasses::default();
     let n = flows.len();
     // Chunks built from the end of the workload, last chunk first.
@@ -334,23 +350,15 @@ fn build_flows(
             let k = per_pair.get_mut(&(f.src, f.dst)).expect("counted above");
             *k -= 1;
             let sport = 10000u16.wrapping_add(*k as u16);
-            let class = *pair_cache.entry((f.src, f.dst)).or_insert_with(|| {
-                let m = pair_metrics_of(routes, topo, f.src, f.dst, mtu);
-                *class_of.entry(m).or_insert_with(|| {
-                    if paths.classes.len() < OVERFLOW_CLASS as usize {
-                        paths.classes.push(m);
-                        (paths.classes.len() - 1) as u16
-                    } else {
-                        OVERFLOW_CLASS
-                    }
-                })
-            });
-            if class == OVERFLOW_CLASS {
-                // More than 65,535 path classes (irregular link rates and delays): this flow's
-                // path metrics are kept on the side.
-                let m = pair_metrics_of(routes, topo, f.src, f.dst, mtu);
-                paths.overflow.insert((base + j) as u32, m);
-            }
+            let class = classes.class(
+                &mut paths,
+                routes,
+                topo,
+                mtu,
+                (base + j) as u32,
+                f.src,
+                f.dst,
+            );
             chunk.push(Flow {
                 src: f.src,
                 dst: f.dst,
@@ -375,6 +383,65 @@ fn build_flows(
         fl.extend(c);
     }
     Ok((fl, paths))
+}
+
+/// Host pair → path class ([`Flow::pair_class`]): a class per distinct (base RTT, bottleneck),
+/// a handful on regular topologies; past 65,535 classes a flow's metrics go to
+/// [`PathClasses::overflow`].
+#[derive(Clone, Debug, Default)]
+struct PathClassifier {
+    pair_cache: HashMap<(u32, u32), u16>,
+    class_of: HashMap<PairMetrics, u16>,
+}
+
+impl PathClassifier {
+    /// The class of flow `id` from `src` to `dst` (a new class is added to `paths`).
+    #[allow(clippy::too_many_arguments)]
+    fn class(
+        &mut self,
+        paths: &mut PathClasses,
+        routes: &RouteTable,
+        topo: &TopologySpec,
+        mtu: u64,
+        id: u32,
+        src: u32,
+        dst: u32,
+    ) -> u16 {
+        let class_of = &mut self.class_of;
+        let class = *self.pair_cache.entry((src, dst)).or_insert_with(|| {
+            let m = pair_metrics_of(routes, topo, src, dst, mtu);
+            *class_of.entry(m).or_insert_with(|| {
+                if paths.classes.len() < OVERFLOW_CLASS as usize {
+                    paths.classes.push(m);
+                    (paths.classes.len() - 1) as u16
+                } else {
+                    OVERFLOW_CLASS
+                }
+            })
+        });
+        if class == OVERFLOW_CLASS {
+            // More than 65,535 path classes (irregular link rates and delays): this flow's
+            // path metrics are kept on the side.
+            let m = pair_metrics_of(routes, topo, src, dst, mtu);
+            paths.overflow.insert(id, m);
+        }
+        class
+    }
+}
+
+/// A run's flows taken from a lazy [`FlowStream`] one at a time, as the run reaches their
+/// start ([`Simulator::with_stream`]): flow ids are the stream's order, which is the workload
+/// order of the list the stream's generators would have built. Holds only per-host-pair
+/// state (source-port counters, path classes).
+struct StreamArrivals {
+    stream: FlowStream,
+    /// Per host pair: the flows taken so far (the next one's source port is 10000 + this,
+    /// mod 2^16, as [`build_flows`] numbers them) and the pair's path class (one lookup per
+    /// flow).
+    per_pair: HashMap<(u32, u32), (u64, u16)>,
+    classes: PathClassifier,
+    /// The first flow that failed [`check_flow`]: no flow is taken after it.
+    error: Option<String>,
 }
 
 /// Path class [`Flow::pair_class`] of flows whose ideal FCT is in [`PathClasses::overflow`].
@@ -502,6 +569,49 @@ impl Simulator {
         cc: CcConfig,
         flows: Vec<FlowSpec>,
     ) -> Result<Self, String> {
+        Self::build(topo, cfg, cc, flows, None)
+    }
+
+    /// [`Self::new`] taking the flows from a lazy stream (the scenario's generators,
+    /// [`crate::scenario::from_str_streaming`]), one at a time as the run reaches each start:
+    /// no workload list exists, and the run holds the flows' 56 B descriptions and results
+    /// (`flows`) but no generator output. Flow ids, source ports and every output are those
+    /// of [`Self::with_flows`] on the collected stream (the stream's order is the list's).
+    /// OnRamp, PB-FS and NDP keep per-flow host state sized by the number of flows: with
+    /// them the stream is collected first (same results, list memory). A flow that fails the
+    /// checks of [`Self::with_flows`] ends the taking of flows; [`Self::stream_error`] says
+    /// which (the first one fails here).
+    pub fn with_stream(
+        topo: TopologySpec,
+        cfg: NetConfig,
+        cc: CcConfig,
+        stream: FlowStream,
+    ) -> Result<Self, String> {
+        if cfg.onramp.enabled || cfg.pbfs.enabled || cfg.ndp.enabled {
+            return Self::with_flows(topo, cfg, cc, stream.into_vec());
+        }
+        let mut sim = Self::build(topo, cfg, cc, Vec::new(), Some(stream))?;
+        if let Some(e) = sim.stream_error() {
+            return Err(e.to_string());
+        }
+        sim.flows_total = u64::MAX;
+        if sim.take_flow() {
+            sim.q
+                .schedule(sim.flows[0].start_ps, Event::FlowStart { flow: 0 });
+        }
+        if let Some(e) = sim.stream_error() {
+            return Err(e.to_string());
+        }
+        Ok(sim)
+    }
+
+    fn build(
+        topo: TopologySpec,
+        cfg: NetConfig,
+        cc: CcConfig,
+        flows: Vec<FlowSpec>,
+        stream: Option<FlowStream>,
+    ) -> Result<Self, String> {
         topo.validate()?;
         // Every range check of the model parameters lives in one place (`NetConfig::issues`);
         // the scenario and HPCC front ends report the same issues with their key and line.
@@ -580,10 +690,10 @@ impl Simulator {
         };
         // The time series start at the interval holding the first flow's start: idle time
         // before it (HPCC flow files start at 2 s) costs no memory and no output rows.
-        let first_start_ps = if fl.is_empty() {
-            0
-        } else {
-            fl[arrival(0) as usize].start_ps
+        let first_start_ps = match &stream {
+            Some(st) => st.peek().map_or(0, |f| f.start_ps),
+            None if fl.is_empty() => 0,
+            None => fl[arrival(0) as usize].start_ps,
         };
         let queue_mon = crate::metrics::buffer::QueueSampler::new(
             cfg.queue_monitor.clone(),
@@ -623,6 +733,15 @@ impl Simulator {
             ccs: Default::default(),
             arrivals,
             next_arrival: 0,
+            stream: stream.map(|stream| {
+                Box::new(StreamArrivals {
+                    stream,
+                    per_pair: HashMap::new(),
+                    classes: PathClassifier::default(),
+                    error: None,
+                })
+            }),
+            flows_total: n_flows as u64,
             counters: Counters::default(),
             // Reserved, not touched: pages are used as flows complete (no growth copies).
             completion_order: Vec::with_capacity(n_flows),
@@ -651,6 +770,86 @@ impl Simulator {
         };
         sim.ndp_install();
         Ok(sim)
+    }
+
+    /// Take the next flow of the stream ([`Self::with_stream`]) into `flows`, with its
+    /// source port and path class as [`build_flows`] gives them. `false` when there is no
+    /// stream, it is exhausted (then the run's flow count is known) or a flow failed its
+    /// checks.
+    fn take_flow(&mut self) -> bool {
+        let Some(st) = self.stream.as_deref_mut() else {
+            return false;
+        };
+        if st.error.is_some() {
+            return false;
+        }
+        let Some(f) = st.stream.next() else {
+            self.flows_total = self.flows.len() as u64;
+            return false;
+        };
+        let id = self.flows.len();
+        if let Err(e) = check_flow(&self.topo, &self.cfg, &self.nodes, id, &f) {
+            st.error = Some(e);
+            return false;
+        }
+        let mtu = self.cfg.mtu_bytes as u64;
+        let (classes, paths, routes, topo) =
+            (&mut st.classes, &mut self.paths, &self.routes, &self.topo);
+        let e = st.per_pair.entry((f.src, f.dst)).or_insert_with(|| {
+            let c = classes.class(paths, routes, topo, mtu, id as u32, f.src, f.dst);
+            (0, c)
+        });
+        let sport = 10000u16.wrapping_add(e.0 as u16);
+        e.0 += 1;
+        let class = e.1;
+        if class == OVERFLOW_CLASS && e.0 > 1 {
+            // Past 65,535 path classes every flow's metrics are kept (the first one's were
+            // stored by `class`).
+            classes.class(paths, routes, topo, mtu, id as u32, f.src, f.dst);
+        }
+        self.flows.push(Flow {
+            src: f.src,
+            dst: f.dst,
+            size_bytes: f.size_bytes,
+            start_ps: f.start_ps,
+            sport,
+            dport: f.dport,
+            prio: f.prio,
+            pair_class: class,
+            pauses: 0,
+            retx_packets: 0,
+            paused_ps: 0,
+            finish_ps: 0,
+        });
+        true
+    }
+
+    /// Take every flow the stream still holds (a run that ended before their start, at
+    /// `stop` or stalled): their records exist, never started, as with a workload list.
+    pub fn take_remaining_flows(&mut self) {
+        while self.take_flow() {}
+    }
+
+    /// Every flow of the run (also those a stream has yet to give) completed and no packet is
+    /// alive.
+    pub fn all_flows_done(&self) -> bool {
+        self.counters.flows_completed == self.flows_total && self.arena.live() == 0
+    }
+
+    /// The first flow of the stream that failed its checks (the run took no flow after it).
+    pub fn stream_error(&self) -> Option<&str> {
+        self.stream.as_ref().and_then(|s| s.error.as_deref())
+    }
+
+    /// The run's flow count: exact once known, else the flows taken plus the stream's
+    /// estimate of those left (for progress reports).
+    pub fn flows_expected(&self) -> u64 {
+        match &self.stream {
+            Some(st) if self.flows_total == u64::MAX => {
+                (self.flows.len() + st.stream.capacity_hint()) as u64
+            }
+            _ => self.flows_total,
+        }
     }
 
     /// The congestion controller of flow `f` while it is active (started, not finished);
@@ -986,6 +1185,9 @@ impl Simulator {
                 self.next_arrival += 1;
                 let k = self.next_arrival;
                 let next = if self.arrivals.is_empty() {
+                    if k == self.flows.len() && self.stream.is_some() {
+                        self.take_flow();
+                    }
                     (k < self.flows.len()).then_some(k as u32)
                 } else {
                     self.arrivals.get(k).copied()
@@ -1020,9 +1222,8 @@ impl Simulator {
     /// 65,536 events.
     pub fn run(&mut self, progress: &mut dyn FnMut(&Progress)) {
         let stop = self.cfg.stop_ps;
-        let total = self.flows.len() as u64;
         loop {
-            if self.counters.flows_completed == total && self.arena.live() == 0 {
+            if self.counters.flows_completed == self.flows_total && self.arena.live() == 0 {
                 // All traffic delivered and acknowledged: only stale timers remain.
                 break;
             }
@@ -1038,7 +1239,7 @@ impl Simulator {
                     now_ps: self.q.now(),
                     events: self.q.events(),
                     flows_completed: self.counters.flows_completed,
-                    flows_total: total,
+                    flows_total: self.flows_expected(),
                 });
             }
         }
@@ -1048,6 +1249,7 @@ impl Simulator {
     /// PFC pauses still in force). Call once after the last `run`; `run` may be called again
     /// (with a later `cfg.stop_ps`) before that without disturbing any measurement.
     pub fn finish(&mut self) {
+        self.take_remaining_flows();
         let end = self.q.now();
         self.schemes_finish();
         self.buffer_mon.finish(end);

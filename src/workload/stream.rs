@@ -14,6 +14,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 /// One generator's flows, in its sorted order.
+#[derive(Clone)]
 enum Kind {
     /// Lazy open-loop (Poisson or lognormal) arrivals.
     OpenLoop(OpenLoopFlows),
@@ -25,6 +26,7 @@ enum Kind {
 
 /// The flows of one traffic generator, in `(start_ps, src, dst)` order (ties in the
 /// generator's order), optionally with every flow's priority group overridden.
+#[derive(Clone)]
 pub struct Source {
     kind: Kind,
     /// Priority group given to every flow (`traffic[i].prio`), if any.
@@ -108,6 +110,7 @@ impl Iterator for Source {
 /// sorted by `(start_ps, src, dst)`; at equal keys the earlier source's flow comes first, and
 /// a source's own flows keep their order. Collected, it equals the sources' lists merged one
 /// after the other with [`traffic::merge`].
+#[derive(Clone)]
 pub struct FlowStream {
     sources: Vec<Source>,
     /// The next flow of each source (`None`: the source is exhausted).

@@ -139,6 +139,7 @@ pub struct Locality {
 
 /// Destination candidates under a [`Locality`], in O(hosts) memory: host positions sorted by
 /// (site, position), each site a contiguous range of that order.
+#[derive(Clone)]
 struct SiteSets {
     /// Host positions sorted by (site, position).
     order: Vec<usize>,
@@ -321,6 +322,7 @@ pub fn open_loop_flows(
 }
 
 /// What every host of an open-loop source shares.
+#[derive(Clone)]
 struct OpenLoopParams {
     hosts: Vec<u32>,
     cdf: SizeCdf,
@@ -379,6 +381,7 @@ impl OpenLoopParams {
 
 /// One host of an open-loop source: its random streams, its clock, and the flows drawn but
 /// not yet emitted.
+#[derive(Clone)]
 struct HostArrivals {
     arr: Rng,
     sizes: Rng,
@@ -435,6 +438,7 @@ impl HostArrivals {
 /// `(start_ps, src, dst)` with ties in generation order. Each host draws its arrivals from its
 /// own streams in exactly the order [`open_loop`] always has; a min-heap over the hosts' next
 /// flows merges them.
+#[derive(Clone)]
 pub struct OpenLoopFlows {
     params: OpenLoopParams,
     state: Vec<HostArrivals>,
@@ -801,6 +805,7 @@ pub fn incast_flows(
 }
 
 /// The event clock of a repeated incast.
+#[derive(Clone)]
 enum EventTimes {
     /// Exponential gaps of mean `mean_gap_ps`; `t_ps` is the exact time of the last event.
     Poisson {
@@ -837,6 +842,7 @@ impl EventTimes {
 /// with ties in generation order. Events come in increasing time and every flow of an event
 /// starts at or after it, so a generated flow is final once it starts before the next event;
 /// flows generated but not yet final wait in a min-heap.
+#[derive(Clone)]
 pub struct IncastFlows {
     hosts: Vec<u32>,
     /// Receivers to choose from (`hosts` when none were given).

@@ -226,9 +226,7 @@ impl PfcState {
             // part stays 0, so XOFF iff not yet paused and the threshold is 0.
             c.ingress = new;
             return Some(
-                !c.paused
-                    && free <= c.zero_threshold_max_free
-                    && threshold_of(free, c.alpha) == 0,
+                !c.paused && free <= c.zero_threshold_max_free && threshold_of(free, c.alpha) == 0,
             );
         }
         self.charge(port, q, size);

@@ -1,0 +1,171 @@
+//! Flows taken from a lazy stream as the run reaches them (`Simulator::with_stream`) give the
+//! run that the collected list gives (`Simulator::with_flows`): the same flow ids, source
+//! ports, records and counters, also for flows a `stop` leaves unstarted, and the stream is
+//! consumed as the clock advances, not up front.
+
+use sfc::cc::CcConfig;
+use sfc::config::NetConfig;
+use sfc::metrics::FlowRecord;
+use sfc::sim::Simulator;
+use sfc::topology::shapes;
+use sfc::units::{GBPS, US};
+use sfc::workload::FlowSpec;
+use sfc::workload::stream::{FlowStream, Source};
+use std::path::Path;
+
+/// A 16-host leaf–spine with Poisson background, repeated incasts (with a synchronization
+/// window, so incast flows interleave with the background) and a `stop` before the last
+/// arrivals, under HPCC + IRN with lossless PFC off.
+const SCENARIO: &str = r#"
+name = "stream"
+seed = 7
+stop = "400us"
+
+[topology]
+kind = "leaf_spine"
+spines = 2
+tors = 2
+hosts_per_tor = 8
+host_rate = "100Gbps"
+host_delay = "1us"
+fabric_rate = "400Gbps"
+fabric_delay = "1us"
+
+[cc]
+kind = "hpcc"
+
+[[traffic]]
+kind = "poisson"
+cdf = "hadoop"
+load = 0.5
+duration = "500us"
+
+[[traffic]]
+kind = "incast"
+degree = 6
+size = "50KB"
+load = 0.08
+sync_window = "20us"
+duration = "500us"
+"#;
+
+fn records(sim: &Simulator) -> Vec<FlowRecord> {
+    sim.records_iter().collect()
+}
+
+fn counters(sim: &Simulator) -> String {
+    serde_json::to_string(&sim.counters).unwrap()
+}
+
+fn run_list() -> Simulator {
+    let sc = sfc::scenario::from_str(SCENARIO, "stream.toml", Path::new("."), &[]).unwrap();
+    let mut sim = Simulator::with_flows(sc.topo, sc.net, sc.cc, sc.flows).unwrap();
+    sim.run_quiet();
+    sim.finish();
+    sim
+}
+
+fn stream_sim() -> Simulator {
+    let (sc, stream) =
+        sfc::scenario::from_str_streaming(SCENARIO, "stream.toml", Path::new("."), &[]).unwrap();
+    assert!(sc.flows.is_empty());
+    Simulator::with_stream(sc.topo, sc.net, sc.cc, stream).unwrap()
+}
+
+#[test]
+fn a_streamed_run_equals_the_listed_run() {
+    let list = run_list();
+    let mut st = stream_sim();
+    st.run_quiet();
+    st.finish();
+    assert!(st.stream_error().is_none());
+    let (a, b) = (records(&list), records(&st));
+    assert!(a.len() > 500, "a workload worth testing: {} flows", a.len());
+    // Some flows finished, some were cut by `stop`, some never started.
+    assert!(a.iter().any(|r| r.fct_ps.is_some()));
+    assert!(
+        a.iter()
+            .any(|r| r.fct_ps.is_none() && r.start_ps <= 400 * US)
+    );
+    assert!(a.iter().any(|r| r.start_ps > 400 * US));
+    assert_eq!(a, b);
+    assert_eq!(counters(&list), counters(&st));
+    assert_eq!(
+        list.records_in_completion_order().collect::<Vec<_>>(),
+        st.records_in_completion_order().collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn the_stream_is_taken_as_the_clock_advances() {
+    let total = run_list().flows.len();
+    let mut st = stream_sim();
+    // Before the run: only the first flow is taken.
+    assert_eq!(st.flows.len(), 1);
+    st.cfg.stop_ps = 100 * US;
+    st.run_quiet();
+    // At 100 µs: the flows started by then, plus the next one, whose start is pending.
+    let started = st.flows.iter().filter(|f| f.start_ps <= 100 * US).count();
+    assert_eq!(st.flows.len(), started + 1);
+    assert!(st.flows.len() < total / 2, "{} of {total}", st.flows.len());
+    // The progress estimate covers the whole run before it is known.
+    assert!(st.flows_expected() >= total as u64 * 9 / 10);
+    st.cfg.stop_ps = 400 * US;
+    st.run_quiet();
+    st.finish();
+    assert_eq!(st.flows.len(), total);
+    assert_eq!(st.flows_expected(), total as u64);
+}
+
+#[test]
+fn a_bad_flow_in_the_stream_is_a_clear_error() {
+    let topo = shapes::star(4, 100 * GBPS, US).unwrap();
+    let ok = |src, dst, t| FlowSpec::background(src, dst, 10_000, t * US);
+    let flows = vec![ok(0, 1, 1), ok(1, 2, 2), ok(2, 2, 3), ok(3, 0, 4)];
+    // The first flow bad: refused when the simulator is built, as with a list.
+    let bad_first = FlowStream::new(vec![Source::list(vec![ok(2, 2, 1)])]);
+    let e = Simulator::with_stream(
+        topo.clone(),
+        NetConfig::default(),
+        CcConfig::none_unlimited(),
+        bad_first,
+    )
+    .err()
+    .expect("refused");
+    assert!(e.contains("flow 0 (2 -> 2)"), "{e}");
+    // A later one: the run takes no flow after it and says which.
+    let mut sim = Simulator::with_stream(
+        topo,
+        NetConfig::default(),
+        CcConfig::none_unlimited(),
+        FlowStream::new(vec![Source::list(flows)]),
+    )
+    .unwrap();
+    sim.run_quiet();
+    sim.finish();
+    let e = sim.stream_error().expect("the bad flow is reported");
+    assert!(
+        e.contains("flow 2 (2 -> 2)") && e.contains("same host"),
+        "{e}"
+    );
+    assert_eq!(sim.flows.len(), 2);
+    assert_eq!(sim.counters.flows_completed, 2);
+}
+
+#[test]
+fn schemes_with_per_flow_host_state_run_on_the_collected_stream() {
+    // OnRamp keeps state per flow id sized by the flow count: `with_stream` collects first,
+    // and the run is the listed one.
+    let sets = ["onramp.enabled=true".to_string()];
+    let sc = sfc::scenario::from_str(SCENARIO, "stream.toml", Path::new("."), &sets).unwrap();
+    let mut list = Simulator::with_flows(sc.topo, sc.net, sc.cc, sc.flows).unwrap();
+    list.run_quiet();
+    list.finish();
+    let (sc, stream) =
+        sfc::scenario::from_str_streaming(SCENARIO, "stream.toml", Path::new("."), &sets).unwrap();
+    let mut st = Simulator::with_stream(sc.topo, sc.net, sc.cc, stream).unwrap();
+    st.run_quiet();
+    st.finish();
+    assert_eq!(records(&list), records(&st));
+    assert_eq!(counters(&list), counters(&st));
+}
