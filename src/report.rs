@@ -227,8 +227,10 @@ fn run_with(
     }
     let mut sim = match stream {
         Some(stream) => {
-            crate::runguard::check_memory_stream(&topo, &net, &stream)?;
-            Simulator::with_stream(topo, net, cc, stream)?
+            let est = crate::runguard::check_memory_stream(&topo, &net, &stream)?;
+            let mut sim = Simulator::with_stream(topo, net, cc, stream)?;
+            sim.expect_flows(est.flows);
+            sim
         }
         None => {
             crate::runguard::check_memory(&topo, &net, &flows)?;

@@ -153,6 +153,12 @@ pub fn bytes_per_flow() -> u64 {
         / 2
 }
 
+/// [`bytes_per_flow`] for a run whose flows come from a stream ([`check_memory_stream`]): no
+/// workload list.
+pub fn bytes_per_streamed_flow() -> u64 {
+    (std::mem::size_of::<crate::host::Flow>() + 4 + 4 + 8) as u64 * 3 / 2
+}
+
 /// Estimated memory of a run, bytes, with the parts for the message.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MemoryEstimate {
@@ -181,14 +187,15 @@ impl MemoryEstimate {
 /// gap between consecutive flow starts counts at most `IDLE_SKIP_INTERVALS` intervals plus
 /// that drain time).
 pub fn estimate_memory(topo: &TopologySpec, net: &NetConfig, flows: &[FlowSpec]) -> MemoryEstimate {
-    estimate_memory_of(topo, net, || flows.iter().cloned())
+    estimate_memory_of(topo, net, bytes_per_flow(), || flows.iter().cloned())
 }
 
-/// [`estimate_memory`] of the flows `flows()` yields (called twice: one pass for the counts
+/// [`estimate_memory`] of the flows `flows()` yields, at `flow_bytes` per flow (called twice: one pass for the counts
 /// and the drain time, one for the idle stretches; a lazy stream is cloned for each).
 pub fn estimate_memory_of<I: Iterator<Item = FlowSpec>>(
     topo: &TopologySpec,
     net: &NetConfig,
+    flow_bytes: u64,
     flows: impl Fn() -> I,
 ) -> MemoryEstimate {
     let (mut n, mut first_start, mut last_start, mut total_bytes) = (0u64, u64::MAX, 0u64, 0u128);
@@ -259,7 +266,7 @@ pub fn estimate_memory_of<I: Iterator<Item = FlowSpec>>(
         .saturating_mul(4 * 3 / 2);
     MemoryEstimate {
         flows: n,
-        flows_bytes: n.saturating_mul(bytes_per_flow()),
+        flows_bytes: n.saturating_mul(flow_bytes),
         monitors_bytes,
         horizon_ps: span_b,
     }
@@ -297,7 +304,7 @@ pub fn check_memory_stream(
     net: &NetConfig,
     stream: &crate::workload::stream::FlowStream,
 ) -> Result<MemoryEstimate, String> {
-    let est = estimate_memory_of(topo, net, || stream.clone());
+    let est = estimate_memory_of(topo, net, bytes_per_streamed_flow(), || stream.clone());
     check_estimate(net, &est, &|_| SCENARIO_MEMORY_HINT.to_string())?;
     Ok(est)
 }

@@ -62,6 +62,25 @@ pub struct Flow {
 }
 
 impl Flow {
+    /// The description of workload flow `f`, with its UDP source port and path class; no
+    /// result yet.
+    pub fn new(f: &crate::workload::FlowSpec, sport: u16, pair_class: u16) -> Flow {
+        Flow {
+            src: f.src,
+            dst: f.dst,
+            size_bytes: f.size_bytes,
+            start_ps: f.start_ps,
+            sport,
+            dport: f.dport,
+            prio: f.prio,
+            pair_class,
+            pauses: 0,
+            retx_packets: 0,
+            paused_ps: 0,
+            finish_ps: 0,
+        }
+    }
+
     /// Finished?
     #[inline]
     pub fn finished(&self) -> bool {
@@ -153,8 +172,10 @@ impl FlowSlab {
     pub fn alloc(&mut self, st: FlowState) -> u32 {
         let f = st.flow as usize;
         if f >= self.slot_of.len() {
-            // Only after `release_memory` (a run resumed after its end).
-            self.slot_of.resize(f + 1, NO_FLOW_SLOT);
+            // Flows taken from a stream as the run goes (`Simulator::with_stream`, amortised
+            // growth), or a run resumed after `release_memory`.
+            self.slot_of
+                .resize((f + 1).max(self.slot_of.len() * 2), NO_FLOW_SLOT);
         }
         debug_assert_eq!(self.slot_of[f], NO_FLOW_SLOT);
         let i = match self.free.pop() {

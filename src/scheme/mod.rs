@@ -478,14 +478,6 @@ pub trait Scheme: SwitchHooks + Sized {
     ) -> Option<(&'static str, serde_json::Value)>;
 }
 
-/// Registry: generates [`SwitchSchemes`] (the switch halves of one switch, a field per
-/// scheme), the [`HostScheme`] enum, [`SchemeId`], the per-stage dispatch, construction and
-/// summaries. One line per scheme: `Variant = id, field => type;`.
-///
-/// Dispatch is static: each stage is a fixed sequence, in registry order, of "is this scheme
-/// here and does it act at this stage? then call it" — no loop, no indirection, and each
-/// scheme's hook body inlines into the forwarding path, so a switch pays only for the schemes
-/// it runs.
 /// Run `f` in a function of its own (never inlined): the hooks of the schemes that few runs
 /// use are called through it, so their code does not sit inside the switch's and the NIC's
 /// per-packet functions, whose hot path must fit the instruction cache (the
@@ -507,6 +499,15 @@ macro_rules! hook_call {
     };
 }
 
+/// Registry: generates [`SwitchSchemes`] (the switch halves of one switch, a field per
+/// scheme), the [`HostScheme`] enum, [`SchemeId`], the per-stage dispatch, construction and
+/// summaries. One line per scheme: `Variant = id, field => type, inline|outline;`.
+///
+/// Dispatch is static: each stage is a fixed sequence, in registry order, of "is this scheme
+/// here and does it act at this stage? then call it" — no loop, no indirection; an `inline`
+/// scheme's hook body inlines into the forwarding path, an `outline` one's is one call away
+/// ([`outlined`]), so a switch pays only for the schemes it runs and the per-packet code stays
+/// small.
 macro_rules! schemes {
     ($($v:ident = $id:literal, $f:ident => $sw:ty, $mode:ident;)*) => {
         /// Which scheme (index of the registry; carried by timer events).

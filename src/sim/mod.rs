@@ -173,7 +173,8 @@ pub struct Progress {
     pub events: u64,
     /// Flows completed.
     pub flows_completed: u64,
-    /// Flows in the workload.
+    /// Flows in the workload (while a stream still gives flows: the count its memory check
+    /// found, else its estimate; see [`Simulator::flows_expected`]).
     pub flows_total: u64,
 }
 
@@ -359,20 +360,7 @@ fn build_flows(
                 f.src,
                 f.dst,
             );
-            chunk.push(Flow {
-                src: f.src,
-                dst: f.dst,
-                size_bytes: f.size_bytes,
-                start_ps: f.start_ps,
-                sport,
-                dport: f.dport,
-                prio: f.prio,
-                pair_class: class,
-                pauses: 0,
-                retx_packets: 0,
-                paused_ps: 0,
-                finish_ps: 0,
-            });
+            chunk.push(Flow::new(f, sport, class));
         }
         chunk.reverse();
         chunks.push(chunk);
@@ -407,18 +395,14 @@ impl PathClassifier {
         src: u32,
         dst: u32,
     ) -> u16 {
-        let class_of = &mut self.class_of;
-        let class = *self.pair_cache.entry((src, dst)).or_insert_with(|| {
-            let m = pair_metrics_of(routes, topo, src, dst, mtu);
-            *class_of.entry(m).or_insert_with(|| {
-                if paths.classes.len() < OVERFLOW_CLASS as usize {
-                    paths.classes.push(m);
-                    (paths.classes.len() - 1) as u16
-                } else {
-                    OVERFLOW_CLASS
-                }
-            })
-        });
+        let class = match self.pair_cache.get(&(src, dst)) {
+            Some(&c) => c,
+            None => {
+                let c = self.class_uncached(paths, routes, topo, mtu, src, dst);
+                self.pair_cache.insert((src, dst), c);
+                c
+            }
+        };
         if class == OVERFLOW_CLASS {
             // More than 65,535 path classes (irregular link rates and delays): this flow's
             // path metrics are kept on the side.
@@ -426,6 +410,28 @@ impl PathClassifier {
             paths.overflow.insert(id, m);
         }
         class
+    }
+
+    /// The class of the path from `src` to `dst`, without the per-pair cache (a caller that
+    /// caches per pair itself), and without recording an overflow flow's metrics.
+    fn class_uncached(
+        &mut self,
+        paths: &mut PathClasses,
+        routes: &RouteTable,
+        topo: &TopologySpec,
+        mtu: u64,
+        src: u32,
+        dst: u32,
+    ) -> u16 {
+        let m = pair_metrics_of(routes, topo, src, dst, mtu);
+        *self.class_of.entry(m).or_insert_with(|| {
+            if paths.classes.len() < OVERFLOW_CLASS as usize {
+                paths.classes.push(m);
+                (paths.classes.len() - 1) as u16
+            } else {
+                OVERFLOW_CLASS
+            }
+        })
     }
 }
 
@@ -438,10 +444,13 @@ struct StreamArrivals {
     /// Per host pair: the flows taken so far (the next one's source port is 10000 + this,
     /// mod 2^16, as [`build_flows`] numbers them) and the pair's path class (one lookup per
     /// flow).
-    per_pair: HashMap<(u32, u32), (u64, u16)>,
+    per_pair: HashMap<(u32, u32), (u16, u16)>,
     classes: PathClassifier,
     /// The first flow that failed [`check_flow`]: no flow is taken after it.
     error: Option<String>,
+    /// The run's flow count as expected before it (the stream's estimate, or the exact count
+    /// of [`Simulator::expect_flows`]), for progress reports.
+    expected: u64,
 }
 
 /// Path class [`Flow::pair_class`] of flows whose ideal FCT is in [`PathClasses::overflow`].
@@ -591,9 +600,6 @@ impl Simulator {
             return Self::with_flows(topo, cfg, cc, stream.into_vec());
         }
         let mut sim = Self::build(topo, cfg, cc, Vec::new(), Some(stream))?;
-        if let Some(e) = sim.stream_error() {
-            return Err(e.to_string());
-        }
         sim.flows_total = u64::MAX;
         if sim.take_flow() {
             sim.q
@@ -735,6 +741,7 @@ impl Simulator {
             next_arrival: 0,
             stream: stream.map(|stream| {
                 Box::new(StreamArrivals {
+                    expected: stream.capacity_hint() as u64,
                     stream,
                     per_pair: HashMap::new(),
                     classes: PathClassifier::default(),
@@ -743,7 +750,8 @@ impl Simulator {
             }),
             flows_total: n_flows as u64,
             counters: Counters::default(),
-            // Reserved, not touched: pages are used as flows complete (no growth copies).
+            // Reserved, not touched: pages are used as flows complete (no growth copies; a
+            // streamed run reserves it in `expect_flows`).
             completion_order: Vec::with_capacity(n_flows),
             base_rtt_ps: bounds.max_base_rtt_ps,
             bdp_bytes: bounds.max_bdp_bytes,
@@ -790,37 +798,29 @@ impl Simulator {
         let id = self.flows.len();
         if let Err(e) = check_flow(&self.topo, &self.cfg, &self.nodes, id, &f) {
             st.error = Some(e);
+            // No flow is taken after it: the run ends when the taken ones are done.
+            self.flows_total = self.flows.len() as u64;
             return false;
         }
         let mtu = self.cfg.mtu_bytes as u64;
         let (classes, paths, routes, topo) =
             (&mut st.classes, &mut self.paths, &self.routes, &self.topo);
         let e = st.per_pair.entry((f.src, f.dst)).or_insert_with(|| {
-            let c = classes.class(paths, routes, topo, mtu, id as u32, f.src, f.dst);
-            (0, c)
+            (
+                0,
+                classes.class_uncached(paths, routes, topo, mtu, f.src, f.dst),
+            )
         });
-        let sport = 10000u16.wrapping_add(e.0 as u16);
-        e.0 += 1;
+        let sport = 10000u16.wrapping_add(e.0);
+        e.0 = e.0.wrapping_add(1);
         let class = e.1;
-        if class == OVERFLOW_CLASS && e.0 > 1 {
-            // Past 65,535 path classes every flow's metrics are kept (the first one's were
-            // stored by `class`).
-            classes.class(paths, routes, topo, mtu, id as u32, f.src, f.dst);
+        if class == OVERFLOW_CLASS {
+            // Past 65,535 path classes every flow's path metrics are kept on the side.
+            paths
+                .overflow
+                .insert(id as u32, pair_metrics_of(routes, topo, f.src, f.dst, mtu));
         }
-        self.flows.push(Flow {
-            src: f.src,
-            dst: f.dst,
-            size_bytes: f.size_bytes,
-            start_ps: f.start_ps,
-            sport,
-            dport: f.dport,
-            prio: f.prio,
-            pair_class: class,
-            pauses: 0,
-            retx_packets: 0,
-            paused_ps: 0,
-            finish_ps: 0,
-        });
+        self.flows.push(Flow::new(&f, sport, class));
         true
     }
 
@@ -845,10 +845,20 @@ impl Simulator {
     /// estimate of those left (for progress reports).
     pub fn flows_expected(&self) -> u64 {
         match &self.stream {
-            Some(st) if self.flows_total == u64::MAX => {
-                (self.flows.len() + st.stream.capacity_hint()) as u64
-            }
+            Some(st) if self.flows_total == u64::MAX => st.expected.max(self.flows.len() as u64),
             _ => self.flows_total,
+        }
+    }
+
+    /// A streamed run's flow count, known in advance (the memory check counts it): progress
+    /// reports use it, and the per-flow lists are reserved at their final size.
+    pub fn expect_flows(&mut self, n: u64) {
+        if let Some(st) = self.stream.as_deref_mut() {
+            st.expected = n;
+            let more = (n as usize).saturating_sub(self.flows.len());
+            self.flows.reserve_exact(more);
+            self.completion_order
+                .reserve_exact((n as usize).saturating_sub(self.completion_order.len()));
         }
     }
 

@@ -20,8 +20,10 @@ enum Kind {
     OpenLoop(OpenLoopFlows),
     /// Lazy repeated incast.
     Incast(IncastFlows),
-    /// A list already in memory (one-shot patterns, long-lived flows, flow files).
-    List(std::vec::IntoIter<FlowSpec>),
+    /// A list already in memory (one-shot patterns, long-lived flows, flow files) and the
+    /// position of its next flow: shared, so a clone of the stream (the memory check's
+    /// passes) does not copy it.
+    List(std::sync::Arc<[FlowSpec]>, usize),
 }
 
 /// The flows of one traffic generator, in `(start_ps, src, dst)` order (ties in the
@@ -55,7 +57,7 @@ impl Source {
     pub fn list(mut flows: Vec<FlowSpec>) -> Source {
         traffic::sort_flows(&mut flows);
         Source {
-            kind: Kind::List(flows.into_iter()),
+            kind: Kind::List(flows.into(), 0),
             prio: None,
         }
     }
@@ -75,7 +77,7 @@ impl Source {
         match &self.kind {
             Kind::OpenLoop(f) => f.buffered(),
             Kind::Incast(f) => f.buffered(),
-            Kind::List(f) => f.len(),
+            Kind::List(f, i) => f.len() - i,
         }
     }
 
@@ -85,7 +87,7 @@ impl Source {
         match &self.kind {
             Kind::OpenLoop(f) => f.capacity_hint(),
             Kind::Incast(f) => f.capacity_hint(),
-            Kind::List(f) => f.len(),
+            Kind::List(f, i) => f.len() - i,
         }
     }
 }
@@ -97,7 +99,11 @@ impl Iterator for Source {
         let mut f = match &mut self.kind {
             Kind::OpenLoop(s) => s.next(),
             Kind::Incast(s) => s.next(),
-            Kind::List(s) => s.next(),
+            Kind::List(f, i) => {
+                let next = f.get(*i).cloned();
+                *i += next.is_some() as usize;
+                next
+            }
         }?;
         if let Some(p) = self.prio {
             f.prio = p;
