@@ -202,6 +202,13 @@ impl FlowSlab {
         i
     }
 
+    /// Size the flow → slot map for `flows` flows (a streamed run whose count is known).
+    pub fn reserve_flows(&mut self, flows: usize) {
+        if flows > self.slot_of.len() {
+            self.slot_of.resize(flows, NO_FLOW_SLOT);
+        }
+    }
+
     /// At the end of a run with no flow active: free the slots and the slot map (4 B per
     /// flow), keeping [`Self::peak`]. (A flow started afterwards grows the map again.)
     pub fn release_memory(&mut self) {

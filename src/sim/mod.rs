@@ -859,6 +859,7 @@ impl Simulator {
             self.flows.reserve_exact(more);
             self.completion_order
                 .reserve_exact((n as usize).saturating_sub(self.completion_order.len()));
+            self.active.reserve_flows(n as usize);
         }
     }
 
