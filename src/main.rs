@@ -328,11 +328,13 @@ fn cmd_run(
     for (vname, vsets) in &variants {
         let mut all = vsets.clone();
         all.extend(sets.iter().cloned());
-        let sc = sfc::scenario::from_str(&text, &format!("{label} [{vname}]"), &dir, &all)?;
-        scenarios.push((vname.clone(), sc));
+        // Each variant's flows come from its own lazy stream as its run reaches them.
+        let (sc, stream) =
+            sfc::scenario::from_str_streaming(&text, &format!("{label} [{vname}]"), &dir, &all)?;
+        scenarios.push((vname.clone(), sc, stream));
     }
     let mut seen = std::collections::HashSet::new();
-    for (vname, sc) in &scenarios {
+    for (vname, sc, _) in &scenarios {
         print_warnings_once(
             &mut seen,
             &sc.warnings,
@@ -343,7 +345,7 @@ fn cmd_run(
     let name = scenarios[0].1.name.clone();
     let base = (!no_output).then(|| out.unwrap_or_else(|| PathBuf::from("out").join(&name)));
     eprintln!(
-        "running `{name}` × {} variants ({}): {} hosts, {} switches, {} flows each",
+        "running `{name}` × {} variants ({}): {} hosts, {} switches, about {} flows each",
         scenarios.len(),
         variants
             .iter()
@@ -352,11 +354,11 @@ fn cmd_run(
             .join(", "),
         scenarios[0].1.topo.hosts().len(),
         scenarios[0].1.topo.switches().len(),
-        scenarios[0].1.flows.len()
+        scenarios[0].2.capacity_hint()
     );
     // Every variant's directory is checked (and its previous set invalidated) before any runs.
     if let Some(b) = &base {
-        for (vname, sc) in &scenarios {
+        for (vname, sc, _) in &scenarios {
             let mut inputs = sc.inputs.clone();
             inputs.extend(scenario.clone());
             sfc::runguard::check_outputs_spare_inputs(&b.join(vname), &inputs)
@@ -370,10 +372,16 @@ fn cmd_run(
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut results: Vec<Option<Result<sfc::report::RunResult, String>>> =
         (0..scenarios.len()).map(|_| None).collect();
-    let mut queue: Vec<(usize, String, sfc::scenario::Scenario)> = scenarios
+    type Job = (
+        usize,
+        String,
+        sfc::scenario::Scenario,
+        sfc::workload::stream::FlowStream,
+    );
+    let mut queue: Vec<Job> = scenarios
         .into_iter()
         .enumerate()
-        .map(|(i, (n, s))| (i, n, s))
+        .map(|(i, (n, s, f))| (i, n, s, f))
         .collect();
     queue.reverse();
     let queue = std::sync::Mutex::new(queue);
@@ -382,15 +390,15 @@ fn cmd_run(
         for _ in 0..threads {
             sc.spawn(|| {
                 loop {
-                    let Some((i, vname, s)) = queue.lock().expect("queue").pop() else {
+                    let Some((i, vname, s, flows)) = queue.lock().expect("queue").pop() else {
                         break;
                     };
                     let opts = RunOptions {
                         out_dir: base.as_ref().map(|b| b.join(&vname)),
                         progress: false,
                     };
-                    let r =
-                        sfc::report::run(s, &opts).map_err(|e| format!("{label} [{vname}]: {e}"));
+                    let r = sfc::report::run_stream(s, flows, &opts)
+                        .map_err(|e| format!("{label} [{vname}]: {e}"));
                     slots.lock().expect("slots")[i] = Some(r);
                 }
             });
