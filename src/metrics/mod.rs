@@ -4,6 +4,7 @@
 pub mod buffer;
 pub mod fairness;
 pub mod output;
+pub mod spill;
 pub mod stats;
 
 /// What we know about one flow at the end of a run.

@@ -165,7 +165,7 @@ fn summarise<R: Records + ?Sized>(
 }
 
 /// FCT of a completed record, microseconds.
-fn fct_us(r: &FlowRecord) -> Option<f64> {
+pub(crate) fn fct_us(r: &FlowRecord) -> Option<f64> {
     r.slowdown()?;
     Some(r.fct_ps? as f64 / crate::units::US as f64)
 }
