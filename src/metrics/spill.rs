@@ -16,8 +16,8 @@
 //! a full buffer is sorted (by a total order, so the output is deterministic) and written as a
 //! sorted *run* to a temp file next to the spill (`<spill>.run-<pid>-<seq>`); at the end the runs
 //! are merged by a k-way merge (a binary heap over one buffered reader per run). At most
-//! 64 runs are merged at once: when there are more, groups of 64 are first merged into longer
-//! runs. A sort that never fills its buffer writes no file. Temp files are removed as soon as
+//! 128 runs are merged at once: when there are more, some are first merged into longer runs
+//! (first just enough of them that the rest can go in full merges of 128). A sort that never fills its buffer writes no file. Temp files are removed as soon as
 //! they are merged and when their owner is dropped (also on errors).
 //!
 //! Every statistic of [`RunStats`] is a [`Percentiles`] of one *group* of values (all slowdowns,
@@ -44,7 +44,7 @@
 //!
 //! The sorts alive at one time buffer at most `budget_items` items together (at least one item
 //! per sort; a value item is 16 B in memory, a size item 32 B, a record 80 B), plus, while
-//! merging, at most 64 run readers and one writer with 64 KB buffers (about 4 MB), plus
+//! merging, at most 128 run readers and one writer with 64 KB buffers (about 8 MB), plus
 //! O(number of groups): one count and one [`Percentiles`] per group
 //! (2 + 2 per size bin + 1 per port + 2 per port size bin). Nothing grows with the number of
 //! records. The temp files hold 12 B per value (up to 7 values per completed flow) and 30 B per
@@ -63,7 +63,7 @@ use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 /// Buffer size of every file reader and writer.
 const IO_BUF: usize = 64 * 1024;
 /// Most runs merged at once (open files and reader buffers during a merge).
-const FAN_IN: usize = 64;
+const FAN_IN: usize = 128;
 /// Bytes of one encoded [`FlowRecord`].
 const RECORD_SIZE: usize = 69;
 
@@ -504,7 +504,13 @@ impl<T: Fixed + Ord> ExtSort<T> {
         self.buf = Vec::new();
         let mut runs: VecDeque<Run> = std::mem::take(&mut self.runs).into();
         while runs.len() > FAN_IN {
-            let group: Vec<Run> = runs.drain(..FAN_IN).collect();
+            // Merge first just enough runs that the rest takes full FAN_IN-way merges (each
+            // merge turns m runs into 1), so as little data as possible is written twice.
+            let m = match (runs.len() - 1) % (FAN_IN - 1) + 1 {
+                1 => FAN_IN,
+                m => m,
+            };
+            let group: Vec<Run> = runs.drain(..m).collect();
             let merged = write_run(&self.base, Merge::<T>::open(group)?)?;
             runs.push_back(merged);
         }
