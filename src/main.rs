@@ -301,6 +301,7 @@ fn cmd_run(
             &RunOptions {
                 out_dir: out_dir.clone(),
                 progress: true,
+                stream_results: true,
             },
         )
         .map_err(|e| format!("{label}: {e}"))?;
@@ -396,6 +397,7 @@ fn cmd_run(
                     let opts = RunOptions {
                         out_dir: base.as_ref().map(|b| b.join(&vname)),
                         progress: false,
+                        stream_results: true,
                     };
                     let r = sfc::report::run_stream(s, flows, &opts)
                         .map_err(|e| format!("{label} [{vname}]: {e}"));
@@ -465,14 +467,7 @@ fn cmd_run(
     row("BTS suppressed", &|r| {
         r.sim.scheme_stat("sfc", "bts_suppressed").to_string()
     });
-    row("QP pauses", &|r| {
-        r.sim
-            .flows
-            .iter()
-            .map(|f| f.pauses as u64)
-            .sum::<u64>()
-            .to_string()
-    });
+    row("QP pauses", &|r| r.sim.counters.qp_pauses.to_string());
     row("PFC pauses", &|r| {
         r.sim.scheme_stat("pfc", "pauses").to_string()
     });

@@ -7,11 +7,17 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use crate::metrics::output::{write_atomic, write_fct_file, write_flows_csv};
+use crate::metrics::FlowRecord;
+use crate::metrics::output::{
+    AtomicWriter, fct_line, write_atomic, write_fct_file, write_flows_csv,
+};
+use crate::metrics::spill::{RecordSpill, records_by_id, stats_from_spill};
 use crate::metrics::stats::{RunStats, SizeBins};
 use crate::scenario::Scenario;
 use crate::sim::{Progress, Simulator};
 use crate::units::{fmt_bytes, fmt_time};
+use std::io::Write;
+use std::sync::{Arc, Mutex};
 
 /// How to run.
 #[derive(Clone, Debug, Default)]
@@ -20,6 +26,73 @@ pub struct RunOptions {
     pub out_dir: Option<PathBuf>,
     /// Show a progress bar (only on a terminal, only for runs longer than ~2 s).
     pub progress: bool,
+    /// In a streamed run ([`run_stream`]), stream the results too: each flow's record is
+    /// written as the flow completes (`fct.txt` in completion order, and a binary spill file
+    /// next to the outputs, or in the temp directory without them) and its memory released;
+    /// the statistics and `flows.csv` are made from the spill file at the end with bounded
+    /// memory ([`crate::metrics::spill`]). Same outputs, byte for byte; memory that follows
+    /// the flows in progress, not the flows in the run. Ignored for a run given a list, and
+    /// with OnRamp, PB-FS or NDP ([`Simulator::stream_results`]). [`RunResult::sim`] then
+    /// holds no record.
+    pub stream_results: bool,
+}
+
+/// Items the external sorts of the statistics hold in memory at once (16–32 B each: about
+/// 40 MB at most, measured on 10 M records).
+const SORT_BUDGET_ITEMS: usize = 1 << 20;
+/// Records the id-order sort of `flows.csv` holds in memory (80 B each: 20 MB).
+const ID_SORT_BUDGET: usize = 1 << 18;
+
+/// The files of a run streaming its results: `fct.txt` being written, and the spill file.
+struct ResultFiles {
+    fct: Option<AtomicWriter>,
+    spill: RecordSpill,
+}
+
+impl ResultFiles {
+    /// Create the files and hand `sim` the sink that fills them; `None` if `sim` refuses to
+    /// stream its results (then they are kept as usual).
+    fn start(
+        sim: &mut Simulator,
+        out_dir: Option<&Path>,
+    ) -> Result<Option<Arc<Mutex<ResultFiles>>>, String> {
+        static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = out_dir.map_or_else(std::env::temp_dir, Path::to_path_buf);
+        let p = dir.join(format!(".sfc-records-{}-{seq}.spill", std::process::id()));
+        let spill = RecordSpill::create(&p)
+            .map_err(|e| crate::fsutil::describe("cannot create", &p, &e))?;
+        let fct = match out_dir {
+            Some(d) => {
+                let p = d.join("fct.txt");
+                Some(
+                    AtomicWriter::create(&p)
+                        .map_err(|e| crate::fsutil::describe("cannot write", &p, &e))?,
+                )
+            }
+            None => None,
+        };
+        let files = Arc::new(Mutex::new(ResultFiles { fct, spill }));
+        let shared = files.clone();
+        let sink = move |r: &FlowRecord| -> std::io::Result<()> {
+            let mut g = shared
+                .lock()
+                .map_err(|_| std::io::Error::other("result writer poisoned"))?;
+            if r.fct_ps.is_some()
+                && let Some(w) = &mut g.fct
+            {
+                writeln!(w, "{}", fct_line(r))?;
+            }
+            g.spill.push(r)
+        };
+        Ok(sim.stream_results(Box::new(sink)).then_some(files))
+    }
+}
+
+/// The flows' records at the end of a run: kept by the simulator, or streamed to files.
+enum Results<'a> {
+    Kept,
+    Streamed(&'a mut ResultFiles),
 }
 
 /// Everything a run produced.
@@ -122,22 +195,7 @@ pub fn summary_json(sim: &Simulator, stats: &RunStats, name: &str, wall: f64) ->
         .iter()
         .find(|&&(_, f)| f >= 0.99)
         .map_or(0, |&(b, _)| b);
-    let mut counters = serde_json::to_value(&sim.counters).unwrap_or_default();
-    if let Some(o) = counters.as_object_mut() {
-        // Flow-control pauses of QPs, whatever scheme imposed them (SFC BTS, OnRamp).
-        o.insert(
-            "qp_pauses".into(),
-            sim.flows
-                .iter()
-                .map(|f| f.pauses as u64)
-                .sum::<u64>()
-                .into(),
-        );
-        o.insert(
-            "qp_paused_ps".into(),
-            sim.flows.iter().map(|f| f.paused_ps).sum::<u64>().into(),
-        );
-    }
+    let counters = serde_json::to_value(&sim.counters).unwrap_or_default();
     let mut v = json!({
         "name": name,
         "flows_total": stats.flows_total,
@@ -225,6 +283,7 @@ fn run_with(
     if let Some(dir) = &opts.out_dir {
         crate::runguard::prepare_output_dir(dir)?;
     }
+    let streamed = stream.is_some();
     let mut sim = match stream {
         Some(stream) => {
             let est = crate::runguard::check_memory_stream(&topo, &net, &stream)?;
@@ -238,6 +297,11 @@ fn run_with(
             Simulator::with_flows(topo, net, cc, flows)?
         }
     };
+    let files = if streamed && opts.stream_results {
+        ResultFiles::start(&mut sim, opts.out_dir.as_deref())?
+    } else {
+        None
+    };
     let t0 = Instant::now();
     let mut cb = progress_bar(opts.progress, stop);
     let outcome = crate::runguard::run_watched(&mut sim, &mut cb);
@@ -246,16 +310,52 @@ fn run_with(
     if let Some(e) = sim.stream_error() {
         return Err(e.to_string());
     }
+    if let Some(e) = sim.results_error() {
+        return Err(e.to_string());
+    }
     sim.check_invariants()
         .map_err(|e| format!("internal invariant violated: {e}"))?;
-    // Statistics and output files read the records one at a time from the simulator's
-    // compact per-flow state: no copy of all records.
-    let mut stats = RunStats::compute(&sim, &bins).with_dport_breakdown(&sim);
-    if dport_bins {
-        stats = stats.with_dport_bins(&sim, &bins);
-    }
+    let mut guard = match &files {
+        Some(f) => Some(f.lock().map_err(|_| "result writer poisoned".to_string())?),
+        None => None,
+    };
+    let mut results = match guard.as_deref_mut() {
+        Some(f) => Results::Streamed(f),
+        None => Results::Kept,
+    };
+    let io = |e: std::io::Error| format!("the flow records' spill file: {e}");
+    let stats = match &mut results {
+        // From the spill file, with bounded memory: the same numbers, bit for bit.
+        Results::Streamed(f) => {
+            stats_from_spill(&mut f.spill, &bins, true, dport_bins, SORT_BUDGET_ITEMS)
+                .map_err(io)?
+        }
+        // Statistics and output files read the records one at a time from the simulator's
+        // compact per-flow state: no copy of all records.
+        Results::Kept => {
+            let stats = RunStats::compute(&sim, &bins).with_dport_breakdown(&sim);
+            if dport_bins {
+                stats.with_dport_bins(&sim, &bins)
+            } else {
+                stats
+            }
+        }
+    };
     let mut summary = summary_json(&sim, &stats, &name, wall);
-    if let (Some(f), Some(o)) = (fairness_json(&sim), summary.as_object_mut()) {
+    let fairness = match &mut results {
+        Results::Kept => fairness_json(&sim),
+        Results::Streamed(f) if sim.sender_throughput.is_some() => {
+            let mut err = None;
+            let recs = records_by_id(&mut f.spill, ID_SORT_BUDGET).map_err(io)?;
+            let v = fairness_json_of(&sim, recs.map_while(|r| r.map_err(|e| err = Some(e)).ok()));
+            if let Some(e) = err {
+                return Err(io(e));
+            }
+            v
+        }
+        Results::Streamed(_) => None,
+    };
+    if let (Some(f), Some(o)) = (fairness, summary.as_object_mut()) {
         o.insert("fairness".into(), f);
     }
     crate::runguard::annotate(&mut summary, &outcome, stop, &meta);
@@ -266,9 +366,10 @@ fn run_with(
             write_atomic(&p, t.as_bytes())
                 .map_err(|e| crate::fsutil::describe("cannot write", &p, &e))?;
         }
-        write_outputs(dir, &sim, &summary, flows_csv)
+        write_outputs_of(dir, &sim, &summary, flows_csv, results)
             .map_err(|e| format!("{}: {e}", dir.display()))?;
     }
+    drop(guard);
     let failure = outcome.failure(stop_set);
     let note = outcome.stop_note(stop_set);
     Ok(RunResult {
@@ -291,12 +392,45 @@ pub fn write_outputs(
     summary: &serde_json::Value,
     flows_csv: bool,
 ) -> std::io::Result<()> {
+    write_outputs_of(dir, sim, summary, flows_csv, Results::Kept)
+}
+
+/// [`write_outputs`] with the records kept by `sim` or streamed to files.
+fn write_outputs_of(
+    dir: &Path,
+    sim: &Simulator,
+    summary: &serde_json::Value,
+    flows_csv: bool,
+    results: Results<'_>,
+) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    if flows_csv {
-        write_flows_csv(&dir.join("flows.csv"), sim.records_iter())?;
+    match results {
+        Results::Kept => {
+            if flows_csv {
+                write_flows_csv(&dir.join("flows.csv"), sim.records_iter())?;
+            }
+            // Completion order, each record built as it is written.
+            write_fct_file(&dir.join("fct.txt"), sim.records_in_completion_order())?;
+        }
+        Results::Streamed(f) => {
+            if flows_csv {
+                // Id order from the spill file (an external sort: bounded memory).
+                let mut err = None;
+                let recs = records_by_id(&mut f.spill, ID_SORT_BUDGET)?;
+                write_flows_csv(
+                    &dir.join("flows.csv"),
+                    recs.map_while(|r| r.map_err(|e| err = Some(e)).ok()),
+                )?;
+                if let Some(e) = err {
+                    return Err(e);
+                }
+            }
+            // Written as the flows completed.
+            if let Some(w) = f.fct.take() {
+                w.finish()?;
+            }
+        }
     }
-    // Completion order, each record built as it is written.
-    write_fct_file(&dir.join("fct.txt"), sim.records_in_completion_order())?;
     sim.buffer_mon.write_csv(&dir.join("buffer.csv"))?;
     // Link utilization per direction.
     let mut l = String::from("node,port,peer,rate_bps,tx_bytes,utilization\n");
@@ -343,10 +477,18 @@ fn throughput_csv(
 /// ([`crate::metrics::fairness::interval_fairness`]). A flow is in progress from its start to
 /// its completion, or to the end of the run if unfinished.
 pub fn fairness_json(sim: &Simulator) -> Option<serde_json::Value> {
+    fairness_json_of(sim, sim.records_iter())
+}
+
+/// [`fairness_json`] over the given records (every flow of the run, in id order).
+fn fairness_json_of(
+    sim: &Simulator,
+    records: impl Iterator<Item = FlowRecord>,
+) -> Option<serde_json::Value> {
     let m = sim.sender_throughput.as_ref()?;
     let end = sim.q.now();
     let mut spans = vec![Vec::new(); sim.hosts.len()];
-    for r in sim.records_iter() {
+    for r in records {
         let h = sim.host_index(r.src);
         let stop = r.fct_ps.map_or(end, |f| r.start_ps + f);
         spans[h].push((r.start_ps, stop));
@@ -384,7 +526,7 @@ pub fn extra_lines(r: &RunResult) -> Vec<(String, String)> {
         ),
         (
             "QP pauses (SFC/OnRamp)".into(),
-            format!("{}", s.flows.iter().map(|f| f.pauses as u64).sum::<u64>()),
+            format!("{}", s.counters.qp_pauses),
         ),
         ("events".into(), format!("{ev}")),
         ("packet hops".into(), format!("{}", s.counters.packet_hops)),

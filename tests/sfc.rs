@@ -699,7 +699,7 @@ fn bloom_lets_one_bts_per_flow_per_reset_period() {
         assert_eq!(sim.counters.flows_completed, 3);
         let c = &sfc_counters(&sim);
         assert_eq!(c.bts_generated, 3 * periods, "P {p}");
-        for f in &sim.flows {
+        for f in sim.flows.iter() {
             assert_eq!(
                 f.pauses as u64, periods,
                 "one BTS per period reaches each sender"

@@ -177,3 +177,90 @@ fn schemes_with_per_flow_host_state_run_on_the_collected_stream() {
     assert_eq!(records(&list), records(&st));
     assert_eq!(counters(&list), counters(&st));
 }
+
+/// A run that streams its results (`Simulator::stream_results`) gives every flow's record to
+/// the sink — each completed one at its completion, in completion order, the rest at
+/// `finish` — equal to the listed run's, and keeps no record: the per-flow pages of the flows
+/// done with are freed as the run goes.
+#[test]
+fn a_run_streaming_its_results_gives_every_record_and_keeps_none() {
+    use std::sync::{Arc, Mutex};
+    let list = run_list();
+    let got: Arc<Mutex<Vec<FlowRecord>>> = Arc::default();
+    let mut st = stream_sim();
+    let sink = got.clone();
+    assert!(st.stream_results(Box::new(move |r: &FlowRecord| {
+        sink.lock().unwrap().push(r.clone());
+        Ok(())
+    })));
+    st.run_quiet();
+    st.finish();
+    assert!(st.results_error().is_none());
+    let got = got.lock().unwrap().clone();
+    let total = list.flows.len();
+    assert_eq!(got.len(), total);
+    assert_eq!(st.retired_flows(), total as u64);
+    // Completed flows first, in completion order: the listed run's fct.txt order.
+    let done = list.counters.flows_completed as usize;
+    assert!(
+        done > 100 && done < total,
+        "{done} of {total}: the stop leaves some unfinished"
+    );
+    assert_eq!(
+        got[..done].to_vec(),
+        list.records_in_completion_order().collect::<Vec<_>>()
+    );
+    assert!(got[done..].iter().all(|r| r.fct_ps.is_none()));
+    let mut by_id = got.clone();
+    by_id.sort_by_key(|r| r.id);
+    assert_eq!(by_id, records(&list));
+    assert_eq!(counters(&st), counters(&list));
+    // Only the page being filled (606 flows < 4,096) is left; the next test sees pages go.
+    assert_eq!(st.flow_pages(), (1, 1));
+    assert!(st.completion_order.is_empty());
+}
+
+/// Retiring releases memory as the run goes: with thousands of short flows, the flow table
+/// holds a few pages (the flows in progress) at any time, not one entry per flow of the run.
+#[test]
+fn streamed_results_hold_the_flows_in_progress_not_the_run() {
+    let spec = |i: u64| FlowSpec {
+        src: (i % 4) as u32,
+        dst: 4 + (i % 4) as u32,
+        size_bytes: 1000,
+        start_ps: 1_000_000 + i * 200_000, // one per 200 ns: a few in flight at a time
+        dport: 100,
+        prio: 3,
+    };
+    let n = 30_000u64;
+    let topo = shapes::star(8, 100 * GBPS, 1_000_000).unwrap();
+    let stream = FlowStream::new(vec![Source::list((0..n).map(spec).collect())]);
+    let mut sim = Simulator::with_stream(
+        topo,
+        NetConfig::default(),
+        CcConfig::none_unlimited(),
+        stream,
+    )
+    .unwrap();
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let c = count.clone();
+    assert!(sim.stream_results(Box::new(move |_: &FlowRecord| {
+        c.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    })));
+    let mut max_pages = 0;
+    let mut last = 0;
+    // Run in slices of simulated time and look at the table in between.
+    for k in 1..=40u64 {
+        sim.cfg.stop_ps = k * 200 * US;
+        sim.run_quiet();
+        max_pages = max_pages.max(sim.flow_pages().0);
+        last = sim.counters.flows_completed;
+    }
+    sim.finish();
+    assert_eq!(last, n, "every flow completed");
+    assert_eq!(count.load(std::sync::atomic::Ordering::Relaxed), n);
+    // 30,000 flows = 8 pages of 4,096; retired pages go, so at most the page being filled
+    // and one with stragglers remain.
+    assert!(max_pages <= 2, "{max_pages} pages held");
+}

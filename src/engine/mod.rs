@@ -8,6 +8,7 @@
 
 pub mod arena;
 pub mod packet;
+pub mod paged;
 
 /// Hint the CPU to load the cache line at `p` (a no-op on targets without a prefetch
 /// instruction). Never dereferences `p` in the Rust sense, so any address is allowed.

@@ -208,6 +208,7 @@ fn run_point(exp: &Experiment, base: &Path, p: &Point) -> Result<(), String> {
         &crate::report::RunOptions {
             out_dir: Some(d),
             progress: false,
+            stream_results: true,
         },
     )
     .map_err(|e| format!("{label}: {e}"))?;

@@ -8,6 +8,7 @@ pub mod recovery;
 
 use std::collections::VecDeque;
 
+use crate::engine::paged::PagedVec;
 use crate::link::TxPort;
 
 /// One host NIC (one port).
@@ -146,12 +147,13 @@ pub const NO_FLOW_SLOT: u32 = u32::MAX;
 /// Active-flow state: a [`FlowState`] slot each, taken at flow start and recycled (LIFO,
 /// deterministic) at completion, like [`crate::cc::CcSlab`], so this memory follows the
 /// number of flows active at once, not the number in the run. `slot_of` maps a flow id to its
-/// slot ([`NO_FLOW_SLOT`] when inactive), 4 B per flow.
+/// slot ([`NO_FLOW_SLOT`] when inactive), 4 B per flow, in pages that a run streaming its
+/// results frees as their flows retire ([`Self::retire`]).
 #[derive(Clone, Debug, Default)]
 pub struct FlowSlab {
     slots: Vec<FlowState>,
     free: Vec<u32>,
-    slot_of: Vec<u32>,
+    slot_of: PagedVec<u32>,
     /// Most slots ever in use (kept when [`Self::release_memory`] drops them).
     peak: usize,
 }
@@ -162,7 +164,11 @@ impl FlowSlab {
         FlowSlab {
             slots: Vec::new(),
             free: Vec::new(),
-            slot_of: vec![NO_FLOW_SLOT; flows],
+            slot_of: {
+                let mut m = PagedVec::new();
+                m.resize(flows, NO_FLOW_SLOT);
+                m
+            },
             peak: 0,
         }
     }
@@ -172,10 +178,9 @@ impl FlowSlab {
     pub fn alloc(&mut self, st: FlowState) -> u32 {
         let f = st.flow as usize;
         if f >= self.slot_of.len() {
-            // Flows taken from a stream as the run goes (`Simulator::with_stream`, amortised
-            // growth), or a run resumed after `release_memory`.
-            self.slot_of
-                .resize((f + 1).max(self.slot_of.len() * 2), NO_FLOW_SLOT);
+            // Flows taken from a stream as the run goes (`Simulator::with_stream`), or a run
+            // resumed after `release_memory`.
+            self.slot_of.resize(f + 1, NO_FLOW_SLOT);
         }
         debug_assert_eq!(self.slot_of[f], NO_FLOW_SLOT);
         let i = match self.free.pop() {
@@ -204,9 +209,24 @@ impl FlowSlab {
 
     /// Size the flow → slot map for `flows` flows (a streamed run whose count is known).
     pub fn reserve_flows(&mut self, flows: usize) {
-        if flows > self.slot_of.len() {
-            self.slot_of.resize(flows, NO_FLOW_SLOT);
+        self.slot_of
+            .reserve(flows.saturating_sub(self.slot_of.len()));
+    }
+
+    /// Flow `f` (finished, or never to start) is done with for good: its slot-map entry may
+    /// go, with its page once every flow of the page is retired. A later packet of `f` finds
+    /// no slot, as for any finished flow.
+    pub fn retire(&mut self, f: u32) {
+        if (f as usize) >= self.slot_of.len() {
+            // Never started: the map has no entry for it yet.
+            self.slot_of.resize(f as usize + 1, NO_FLOW_SLOT);
         }
+        self.slot_of.retire(f as usize);
+    }
+
+    /// Pages of the flow → slot map in memory (4,096 flows each).
+    pub fn map_pages(&self) -> usize {
+        self.slot_of.resident_pages()
     }
 
     /// At the end of a run with no flow active: free the slots and the slot map (4 B per
@@ -215,7 +235,7 @@ impl FlowSlab {
         if self.active() == 0 {
             self.slots = Vec::new();
             self.free = Vec::new();
-            self.slot_of = Vec::new();
+            self.slot_of = PagedVec::new();
         }
     }
 

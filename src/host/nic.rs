@@ -426,7 +426,14 @@ impl Simulator {
             // The sender finished (all bytes acknowledged), so the receiver holds every byte:
             // a late (duplicate) data packet gets the cumulative ACK, as the released state
             // would have answered (see `RecvState::on_data`).
-            (Response::Ack(self.flows[f as usize].size_bytes), 0)
+            // (A retired flow's description is gone with its page, in a run streaming its
+            // results: its sender ignores the ACK whatever it acknowledges, and switches do
+            // not read ACK sequence numbers, so `u64::MAX` changes nothing.)
+            let size = self
+                .flows
+                .get(f as usize)
+                .map_or(u64::MAX, |fl| fl.size_bytes);
+            (Response::Ack(size), 0)
         };
         self.counters.delivered_bytes += newly;
         if newly > 0 {
@@ -602,7 +609,6 @@ impl Simulator {
         self.late_cnp.remember(f, cnp, now);
         self.ccs.release(cc_slot);
         self.active.release(f);
-        self.completion_order.push(f);
         self.counters.flows_completed += 1;
         if pos != NO_POS {
             let act = &mut self.active;
@@ -611,6 +617,12 @@ impl Simulator {
                     s.nic_pos = np;
                 }
             });
+        }
+        if self.results.is_some() {
+            // Streaming results: the record goes now, and the flow's memory with it.
+            self.retire(f);
+        } else {
+            self.completion_order.push(f);
         }
     }
 
@@ -772,10 +784,13 @@ impl Simulator {
         let fl = &mut self.flows[f as usize];
         if until_ps > prev_end {
             fl.paused_ps += until_ps - prev_end;
+            self.counters.qp_paused_ps += until_ps - prev_end;
         } else if until_ps < old_until {
             fl.paused_ps -= old_until - until_ps.max(now);
+            self.counters.qp_paused_ps -= old_until - until_ps.max(now);
         }
         fl.pauses += 1;
+        self.counters.qp_pauses += 1;
         self.nic_refile(f);
         self.host_try_send(h);
     }

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use crate::cc::CcConfig;
 use crate::config::{LossRecovery, NetConfig};
 use crate::engine::arena::PacketArena;
+use crate::engine::paged::PagedVec;
 use crate::engine::{Event, EventQueue, NO_EGRESS};
 use crate::host::{Flow, FlowSlab, FlowState, HostNic, LateCnp};
 use crate::link::{PortLink, TxPort};
@@ -64,6 +65,12 @@ pub struct Counters {
     pub packets_consumed: u64,
     /// CNP packets sent by receivers (CNP mode).
     pub cnps: u64,
+    /// Flow-control pauses of QPs, whatever scheme imposed them (SFC BTS, OnRamp): the sum of
+    /// the flows' [`Flow::pauses`].
+    pub qp_pauses: u64,
+    /// Time QPs spent paused by flow control, picoseconds: the sum of the flows'
+    /// [`Flow::paused_ps`].
+    pub qp_paused_ps: u64,
 }
 
 /// The whole simulated network.
@@ -84,8 +91,9 @@ pub struct Simulator {
     pub hosts: Vec<HostNic>,
     /// Switches.
     pub switches: Vec<Switch>,
-    /// Flows, indexed as in the workload: description and result (64 B each).
-    pub flows: Vec<Flow>,
+    /// Flows, indexed as in the workload: description and result (56 B each), in pages that
+    /// a run streaming its results frees as their flows retire ([`Self::stream_results`]).
+    pub flows: PagedVec<Flow>,
     /// Path classes of the host pairs ([`Flow::pair_class`]): the flows' ideal FCTs.
     pub(crate) paths: PathClasses,
     /// QP state of the active flows (started, not finished), a recycled slot each.
@@ -116,6 +124,9 @@ pub struct Simulator {
     stream: Option<Box<StreamArrivals>>,
     /// Number of flows in the run, once known (`u64::MAX` while a stream still has flows).
     flows_total: u64,
+    /// Where the records go in a run that streams its results ([`Self::stream_results`]);
+    /// `None`: every record stays in `flows` until the end.
+    pub(crate) results: Option<Box<ResultStream>>,
     /// Max base RTT over host pairs (HPCC-sim definition), picoseconds.
     pub base_rtt_ps: u64,
     /// Max BDP over host pairs (HPCC-sim definition), bytes.
@@ -327,7 +338,7 @@ fn build_flows(
     cfg: &NetConfig,
     mut flows: Vec<FlowSpec>,
     nodes: &[NodeRef],
-) -> Result<(Vec<Flow>, PathClasses), String> {
+) -> Result<(PagedVec<Flow>, PathClasses), String> {
     let mtu = cfg.mtu_bytes as u64;
     // Check every flow first, in workload order (the first bad one is reported), and count
     // the flows of each host pair (source ports are numbered in workload order).
@@ -366,9 +377,12 @@ fn build_flows(
         chunks.push(chunk);
     }
     drop(flows);
-    let mut fl = Vec::with_capacity(n);
+    let mut fl = PagedVec::new();
+    fl.reserve(n);
     while let Some(c) = chunks.pop() {
-        fl.extend(c);
+        for f in c {
+            fl.push(f);
+        }
     }
     Ok((fl, paths))
 }
@@ -451,6 +465,33 @@ struct StreamArrivals {
     /// The run's flow count as expected before it (the stream's estimate, or the exact count
     /// of [`Simulator::expect_flows`]), for progress reports.
     expected: u64,
+}
+
+/// Receives the record of each flow of a run that streams its results
+/// ([`Simulator::stream_results`]): each completed flow's as it completes (completion order,
+/// the order of HPCC-sim's `fct.txt`), then, at [`Simulator::finish`], every other flow's
+/// (unfinished, `fct_ps: None`), in no particular order.
+pub trait RecordSink: Send {
+    /// Take one record. An error stops the writing (the run goes on; see
+    /// [`Simulator::results_error`]).
+    fn record(&mut self, r: &FlowRecord) -> std::io::Result<()>;
+}
+
+impl<F: FnMut(&FlowRecord) -> std::io::Result<()> + Send> RecordSink for F {
+    fn record(&mut self, r: &FlowRecord) -> std::io::Result<()> {
+        self(r)
+    }
+}
+
+/// The state of a run that streams its results.
+pub(crate) struct ResultStream {
+    sink: Box<dyn RecordSink>,
+    /// The first error of the sink (no record is given after it).
+    error: Option<String>,
+    /// Flows whose record was given (and whose memory went).
+    retired: u64,
+    /// [`Simulator::finish`] gave the remaining flows.
+    closed: bool,
 }
 
 /// Path class [`Flow::pair_class`] of flows whose ideal FCT is in [`PathClasses::overflow`].
@@ -670,7 +711,7 @@ impl Simulator {
         // pending at a time (see `Event::FlowStart`).
         // Workloads come sorted by start time: then the arrival order is the workload order
         // and needs no list (4 B per flow).
-        let arrivals: Vec<u32> = if fl.is_sorted_by_key(|f| f.start_ps) {
+        let arrivals: Vec<u32> = if fl.iter().is_sorted_by_key(|f| f.start_ps) {
             Vec::new()
         } else {
             let mut a: Vec<u32> = (0..fl.len() as u32).collect();
@@ -749,6 +790,7 @@ impl Simulator {
                 })
             }),
             flows_total: n_flows as u64,
+            results: None,
             counters: Counters::default(),
             // Reserved, not touched: pages are used as flows complete (no growth copies; a
             // streamed run reserves it in `expect_flows`).
@@ -827,7 +869,95 @@ impl Simulator {
     /// Take every flow the stream still holds (a run that ended before their start, at
     /// `stop` or stalled): their records exist, never started, as with a workload list.
     pub fn take_remaining_flows(&mut self) {
-        while self.take_flow() {}
+        // Streaming results: the flows taken so far and unfinished go first (once).
+        self.retire_rest();
+        while self.take_flow() {
+            if self.results.is_some() {
+                // Never started: its record goes now, and its memory with it.
+                self.retire(self.flows.len() as u32 - 1);
+            }
+        }
+    }
+
+    /// Stream this run's results to `sink` instead of keeping them ([`RecordSink`] says in
+    /// which order): each flow's 56 B description and result and its 4 B slot-map entry are
+    /// released as its record is given, a page of 4,096 flows at a time
+    /// ([`crate::engine::paged`]), so a run of any length holds the flows in progress and no
+    /// record. Afterwards [`Self::records_iter`], [`Self::flow_record`],
+    /// [`Self::records_in_completion_order`] and `flows` cover no retired flow, and
+    /// `completion_order` stays empty: the sink has it all.
+    ///
+    /// Call before the run. Refused (`false`, nothing changes) once a flow has completed, and
+    /// with OnRamp, PB-FS or NDP, whose host halves read finished flows' descriptions.
+    pub fn stream_results(&mut self, sink: Box<dyn RecordSink>) -> bool {
+        if self.counters.flows_completed > 0
+            || self.cfg.onramp.enabled
+            || self.cfg.pbfs.enabled
+            || self.cfg.ndp.enabled
+        {
+            return false;
+        }
+        self.results = Some(Box::new(ResultStream {
+            sink,
+            error: None,
+            retired: 0,
+            closed: false,
+        }));
+        true
+    }
+
+    /// The first error of the [`RecordSink`] of a run streaming its results.
+    pub fn results_error(&self) -> Option<&str> {
+        self.results.as_ref().and_then(|r| r.error.as_deref())
+    }
+
+    /// Flows whose record went to the [`RecordSink`] (0 unless streaming results).
+    pub fn retired_flows(&self) -> u64 {
+        self.results.as_ref().map_or(0, |r| r.retired)
+    }
+
+    /// Pages of per-flow memory held (flow table and flow → slot map, 4,096 flows each): in a
+    /// run streaming its results, the pages with a flow not yet retired.
+    pub fn flow_pages(&self) -> (usize, usize) {
+        (self.flows.resident_pages(), self.active.map_pages())
+    }
+
+    /// Give flow `f`'s record to the sink and release its memory (streaming results only).
+    pub(crate) fn retire(&mut self, f: u32) {
+        let rec = self.flow_record(f as usize);
+        let Some(rs) = self.results.as_deref_mut() else {
+            return;
+        };
+        if rs.error.is_none()
+            && let Err(e) = rs.sink.record(&rec)
+        {
+            rs.error = Some(format!("writing flow {f}'s record: {e}"));
+        }
+        rs.retired += 1;
+        self.flows.retire(f as usize);
+        self.active.retire(f);
+        if !self.paths.overflow.is_empty() {
+            self.paths.overflow.remove(&f);
+        }
+    }
+
+    /// At the end of a run streaming its results: the record of every flow taken and not yet
+    /// given (started and unfinished, or taken and never started), once; the flows the
+    /// stream still holds are given as [`Self::take_remaining_flows`] takes them.
+    fn retire_rest(&mut self) {
+        match self.results.as_deref_mut() {
+            Some(rs) if !rs.closed => rs.closed = true,
+            _ => return,
+        }
+        let rest: Vec<u32> = self
+            .flows
+            .iter_resident()
+            .filter(|(_, fl)| !fl.finished())
+            .map(|(f, _)| f as u32)
+            .collect();
+        for f in rest {
+            self.retire(f);
+        }
     }
 
     /// Every flow of the run (also those a stream has yet to give) completed and no packet is
@@ -856,7 +986,7 @@ impl Simulator {
         if let Some(st) = self.stream.as_deref_mut() {
             st.expected = n;
             let more = (n as usize).saturating_sub(self.flows.len());
-            self.flows.reserve_exact(more);
+            self.flows.reserve(more);
             self.completion_order
                 .reserve_exact((n as usize).saturating_sub(self.completion_order.len()));
             self.active.reserve_flows(n as usize);
@@ -877,12 +1007,15 @@ impl Simulator {
     }
 
     /// Payload bytes flow `f`'s receiver has delivered in order: all of them once the flow
-    /// finished, none before its start.
+    /// finished, none before its start (nor once retired, [`Self::stream_results`]).
     pub fn delivered_bytes(&self, f: usize) -> u64 {
         match self.flow_state(f) {
             Some(s) => s.rx.delivered_bytes,
-            None if self.flows[f].finished() => self.flows[f].size_bytes,
-            None => 0,
+            None => match self.flows.get(f) {
+                Some(fl) if fl.finished() => fl.size_bytes,
+                // Not started, or retired (a run streaming its results keeps no count).
+                _ => 0,
+            },
         }
     }
 
