@@ -454,11 +454,7 @@ pub fn run_watched(sim: &mut Simulator, progress: &mut dyn FnMut(&Progress)) -> 
     Outcome {
         flows_total: sim.flows.len() as u64,
         flows_completed: sim.counters.flows_completed,
-        flows_not_started: sim
-            .flows
-            .iter()
-            .filter(|f| f.start_ps > end_ps && !f.finished())
-            .count() as u64,
+        flows_not_started: sim.flows_not_started(end_ps),
         stalled,
         end_ps,
     }

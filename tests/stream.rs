@@ -264,3 +264,39 @@ fn streamed_results_hold_the_flows_in_progress_not_the_run() {
     // and one with stragglers remain.
     assert!(max_pages <= 2, "{max_pages} pages held");
 }
+
+/// A `stop` long before the last arrivals: the flows never started are counted alike whether
+/// the results are kept or streamed (their pages retired by the thousand).
+#[test]
+fn a_stopped_run_streaming_its_results_counts_the_unstarted_flows() {
+    let spec = |i: u64| FlowSpec {
+        src: (i % 4) as u32,
+        dst: 4 + (i % 4) as u32,
+        size_bytes: 1000,
+        start_ps: 1_000_000 + i * 200_000,
+        dport: 100,
+        prio: 3,
+    };
+    let flows: Vec<FlowSpec> = (0..30_000u64).map(spec).collect();
+    let cfg = NetConfig {
+        stop_ps: 1_000 * US,
+        ..NetConfig::default()
+    };
+    let topo = || shapes::star(8, 100 * GBPS, 1_000_000).unwrap();
+    let mut list = Simulator::with_flows(
+        topo(),
+        cfg.clone(),
+        CcConfig::none_unlimited(),
+        flows.clone(),
+    )
+    .unwrap();
+    let a = sfc::runguard::run_watched(&mut list, &mut |_| {});
+    let stream = FlowStream::new(vec![Source::list(flows)]);
+    let mut st = Simulator::with_stream(topo(), cfg, CcConfig::none_unlimited(), stream).unwrap();
+    assert!(st.stream_results(Box::new(|_: &FlowRecord| Ok(()))));
+    let b = sfc::runguard::run_watched(&mut st, &mut |_| {});
+    assert!(a.flows_not_started > 20_000, "{a:?}");
+    assert_eq!(a, b);
+    assert_eq!(st.retired_flows(), 30_000);
+    assert!(st.flow_pages().0 <= 1);
+}

@@ -492,6 +492,8 @@ pub(crate) struct ResultStream {
     retired: u64,
     /// [`Simulator::finish`] gave the remaining flows.
     closed: bool,
+    /// Retired flows that had not started (start after the time of their retirement).
+    not_started: u64,
 }
 
 /// Path class [`Flow::pair_class`] of flows whose ideal FCT is in [`PathClasses::overflow`].
@@ -902,6 +904,7 @@ impl Simulator {
             error: None,
             retired: 0,
             closed: false,
+            not_started: 0,
         }));
         true
     }
@@ -914,6 +917,20 @@ impl Simulator {
     /// Flows whose record went to the [`RecordSink`] (0 unless streaming results).
     pub fn retired_flows(&self) -> u64 {
         self.results.as_ref().map_or(0, |r| r.retired)
+    }
+
+    /// Flows that start after `end_ps` and did not finish: never started in a run that ended
+    /// at `end_ps` (call after [`Self::take_remaining_flows`]; a run streaming its results
+    /// counts them as it retires them, at its end).
+    pub fn flows_not_started(&self, end_ps: u64) -> u64 {
+        match self.results.as_deref() {
+            Some(rs) if rs.closed => rs.not_started,
+            _ => self
+                .flows
+                .iter()
+                .filter(|f| f.start_ps > end_ps && !f.finished())
+                .count() as u64,
+        }
     }
 
     /// Pages of per-flow memory held (flow table and flow → slot map, 4,096 flows each): in a
@@ -934,6 +951,9 @@ impl Simulator {
             rs.error = Some(format!("writing flow {f}'s record: {e}"));
         }
         rs.retired += 1;
+        if rec.fct_ps.is_none() && rec.start_ps > self.q.now() {
+            rs.not_started += 1;
+        }
         self.flows.retire(f as usize);
         self.active.retire(f);
         if !self.paths.overflow.is_empty() {
