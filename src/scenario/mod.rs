@@ -1236,10 +1236,14 @@ fn resolve(
             errs.take(check_first_flow(st.peek(), &raw, &net, ctx));
         }
         if streaming {
+            if errs.0.is_empty() && net.stop_ps != u64::MAX {
+                // One pass over a clone (nothing kept), only when a `stop` is set.
+                warn_after_stop(st.clone(), &net, ctx);
+            }
             stream = Some(st);
         } else if errs.0.is_empty() {
             flows = st.into_vec();
-            warn_after_stop(&flows, &net, ctx);
+            warn_after_stop(flows.iter().cloned(), &net, ctx);
         }
     }
     let bins = errs.take(resolve_bins(&raw.output, ctx));
@@ -2104,15 +2108,19 @@ fn check_first_flow(
     Ok(())
 }
 
-/// Warn when some (not all: [`check_first_flow`]) of `flows` start at or after `stop`.
-fn warn_after_stop(flows: &[FlowSpec], net: &NetConfig, ctx: &Ctx) {
-    let after = flows.iter().filter(|f| f.start_ps >= net.stop_ps).count();
+/// Warn when some (not all: [`check_first_flow`]) of `flows` start at or after `stop` (a
+/// streamed scenario passes a clone of its stream: one generation pass, nothing kept).
+fn warn_after_stop(flows: impl Iterator<Item = FlowSpec>, net: &NetConfig, ctx: &Ctx) {
+    let (mut after, mut total) = (0u64, 0u64);
+    for f in flows {
+        total += 1;
+        after += u64::from(f.start_ps >= net.stop_ps);
+    }
     if after > 0 {
         ctx.warn(ctx.err_key(
             "stop",
             format!(
-                "{after} of {} flows start at or after the stop time {}; they will not run",
-                flows.len(),
+                "{after} of {total} flows start at or after the stop time {}; they will not run",
                 crate::units::fmt_time(net.stop_ps)
             ),
         ));
