@@ -246,7 +246,10 @@ pub fn build(name: &str, quick: bool) -> Result<Simulator, String> {
         crate::workload::flow_file::save(&dir.join("flow.txt"), &flows)?;
         let cfg = hpcc_config(if mode == "hpcc" { 3 } else { 1 });
         let (c, _) = crate::hpcc::HpccConfig::parse(&cfg, "bench-config.txt")?;
-        let mut r = crate::hpcc::resolve(&c, &dir)?;
+        // The flows as a list (read before the files go).
+        let mut r = crate::hpcc::resolve_with(&c, &dir, false)?;
+        let flows =
+            std::mem::replace(&mut r.flows, crate::hpcc::HpccFlows::List(Vec::new())).into_vec()?;
         let _ = std::fs::remove_dir_all(&dir);
         r.net.pbfs.enabled = pbfs;
         if tcd {
@@ -255,7 +258,7 @@ pub fn build(name: &str, quick: bool) -> Result<Simulator, String> {
                 p.tcd = true;
             }
         }
-        return Simulator::with_flows(r.topo, r.net, r.cc, r.flows);
+        return Simulator::with_flows(r.topo, r.net, r.cc, flows);
     }
     if let Some(scheme) = name.strip_prefix("bfc-t1-google-") {
         // 1 ms of arrivals (four 20 MB incasts expected); quick: 200 µs.

@@ -25,10 +25,13 @@ use crate::config::{
     BufferConfig, BufferMode, EcnConfig, EcnThresholds, Framing, LossRecovery, NetConfig, PfcConfig,
 };
 use crate::metrics::output::{write_atomic, write_fct_file};
+use crate::metrics::spill::stats_from_spill;
 use crate::metrics::stats::{RunStats, SizeBins};
 use crate::topology::TopologySpec;
 use crate::units::{MAX_BYTES, MAX_TIME_PS, SEC, US, parse_rate_bps};
 use crate::workload::FlowSpec;
+use crate::workload::flow_file::FileFlows;
+use crate::workload::stream::{FlowStream, Source};
 
 /// One `KEY values…` line of a config file.
 #[derive(Clone, Debug)]
@@ -283,8 +286,8 @@ pub struct HpccRun {
     pub net: NetConfig,
     /// Congestion control.
     pub cc: CcConfig,
-    /// Flows.
-    pub flows: Vec<FlowSpec>,
+    /// Flows: a list, or a sorted flow file read as the run goes ([`HpccFlows`]).
+    pub flows: HpccFlows,
     /// FCT output path.
     pub fct_file: Option<PathBuf>,
     /// PFC output path.
@@ -297,6 +300,63 @@ pub struct HpccRun {
     pub inputs: Vec<PathBuf>,
 }
 
+/// The flows of an HPCC run.
+pub enum HpccFlows {
+    /// In memory, sorted by start time (stably): a flow file that was not sorted (sorted with
+    /// a warning), or any flow file when [`resolve_with`] is not asked to stream.
+    List(Vec<FlowSpec>),
+    /// A flow file checked by [`crate::workload::flow_file::scan`] and sorted by start time,
+    /// read from disk in file order as the run reaches each flow: memory follows the flows in
+    /// progress, not the flows in the file.
+    File {
+        /// The file's flows, from the first.
+        flows: FileFlows,
+        /// How many (the declared count, or fewer with stale digits appended to it).
+        count: u64,
+    },
+}
+
+impl HpccFlows {
+    /// Number of flows.
+    pub fn len(&self) -> usize {
+        match self {
+            HpccFlows::List(f) => f.len(),
+            HpccFlows::File { count, .. } => *count as usize,
+        }
+    }
+
+    /// No flows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The flows as a lazy stream (a flow file only; `None` for a list).
+    pub fn stream(&self) -> Option<FlowStream> {
+        match self {
+            HpccFlows::List(_) => None,
+            HpccFlows::File { flows, .. } => {
+                Some(FlowStream::new(vec![Source::file(flows.clone())]))
+            }
+        }
+    }
+
+    /// Every flow in a list (a flow file is read whole): the list [`HpccFlows::List`] would
+    /// hold. Errors if the file can no longer be read.
+    pub fn into_vec(self) -> Result<Vec<FlowSpec>, String> {
+        match self {
+            HpccFlows::List(f) => Ok(f),
+            HpccFlows::File { mut flows, count } => {
+                let mut v = Vec::with_capacity(count as usize);
+                v.extend(flows.by_ref());
+                match flows.error() {
+                    Some(e) => Err(e.to_string()),
+                    None => Ok(v),
+                }
+            }
+        }
+    }
+}
+
 /// Turn a parsed config into a runnable model, reading the topology and flow files relative to
 /// `cwd`, and check it as a run would need it: outputs writable, distinct and not inputs
 /// (see [`crate::fsutil::check_output_file`]), timeouts against the base RTT, the memory
@@ -306,11 +366,21 @@ pub struct HpccRun {
 /// file, line and key: a key found wrong is set aside (as if its line were blank) and the
 /// config checked again, until it passes or a problem that is not one key's (a file that
 /// cannot be read, a required key missing or wrong) ends the search.
+///
+/// A flow file sorted by start time is checked line by line in constant memory and given as
+/// [`HpccFlows::File`] (read again as the run goes); an unsorted one is read into a list and
+/// sorted, with a warning.
 pub fn resolve(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
+    resolve_with(c, cwd, true)
+}
+
+/// [`resolve`], giving the flows as a list ([`HpccFlows::List`]) also for a sorted flow file
+/// when `stream` is false: the same run, the same outputs, with the memory of the list.
+pub fn resolve_with(c: &HpccConfig, cwd: &Path, stream: bool) -> Result<HpccRun, String> {
     let mut errs: Vec<(usize, String)> = c.parse_errors.clone();
     let mut cur = c.clone();
     let run = loop {
-        match resolve_once(&cur, cwd) {
+        match resolve_once(&cur, cwd, stream) {
             Ok(r) => break Some(r),
             Err(e) => match cur.key_of_error(&e) {
                 Some((key, line)) if !REQUIRED_KEYS.contains(&key.as_str()) => {
@@ -339,10 +409,23 @@ pub fn resolve(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
 
 /// [`crate::runguard::check_memory_hinted`] with advice in HPCC-sim config terms, naming
 /// `SIMULATOR_STOP_TIME` (the monitors dominate) or `FLOW_FILE` (the flows do).
+/// A flow file read as the run goes is estimated from two passes over clones of its stream
+/// (no list), at [`crate::runguard::bytes_per_streamed_flow`] per flow.
 fn check_memory(c: &HpccConfig, r: &HpccRun) -> Result<(), String> {
-    let est = crate::runguard::estimate_memory(&r.topo, &r.net, &r.flows);
+    let est = match &r.flows {
+        HpccFlows::List(flows) => crate::runguard::estimate_memory(&r.topo, &r.net, flows),
+        HpccFlows::File { .. } => {
+            let stream = r.flows.stream().expect("a flow file streams");
+            crate::runguard::estimate_memory_of(
+                &r.topo,
+                &r.net,
+                crate::runguard::bytes_per_streamed_flow(),
+                || stream.clone(),
+            )
+        }
+    };
     let monitors = est.monitors_bytes >= est.flows_bytes;
-    crate::runguard::check_memory_hinted(&r.topo, &r.net, &r.flows, &|_| {
+    crate::runguard::check_estimate(&r.net, &est, &|_| {
         if monitors {
             "The buffer monitor keeps one sample per switch per interval while traffic is active, up to SIMULATOR_STOP_TIME: an earlier SIMULATOR_STOP_TIME reduces it".to_string()
         } else {
@@ -362,7 +445,7 @@ fn check_memory(c: &HpccConfig, r: &HpccRun) -> Result<(), String> {
 }
 
 /// One pass of [`resolve`]: the first problem found, or the run.
-fn resolve_once(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
+fn resolve_once(c: &HpccConfig, cwd: &Path, stream: bool) -> Result<HpccRun, String> {
     check_cc_param_types(c)?;
     check_ecn_map_syntax(c)?;
     let cc_mode = c
@@ -396,21 +479,50 @@ fn resolve_once(c: &HpccConfig, cwd: &Path) -> Result<HpccRun, String> {
         c.path("FLOW_FILE")?
             .ok_or_else(|| c.err("FLOW_FILE", "missing (required)"))?,
     );
-    let text = crate::fsutil::read_text(&flow_path).map_err(|e| c.err("FLOW_FILE", e))?;
     // Endpoints are checked line by line, before the flows are sorted by start time, so an
     // error names the flow's line in the file.
-    let (flows, warns) =
-        crate::workload::flow_file::parse_with(&text, &flow_path.display().to_string(), |f| {
-            crate::workload::flow_file::check_endpoints(f, &topo)
+    let check = |f: &FlowSpec| crate::workload::flow_file::check_endpoints(f, &topo);
+    // A sorted file (as HPCC-sim requires) is checked in constant memory and read again as
+    // the run goes; an unsorted one is read into a list and sorted.
+    let mut file = None;
+    if stream {
+        use crate::workload::flow_file::{ScanError, scan_file};
+        let scan = scan_file(&flow_path, check).map_err(|e| match e {
+            ScanError::Read(e) => c.err("FLOW_FILE", e),
+            ScanError::Invalid(e) => e,
         })?;
-    warnings.extend(warns);
+        if scan.sorted() {
+            file = Some(scan);
+        }
+    }
+    let (flows, earliest) = match file {
+        Some(scan) => {
+            warnings.extend(scan.warnings.iter().cloned());
+            let flows = HpccFlows::File {
+                flows: FileFlows::new(&flow_path, &scan),
+                count: scan.flows,
+            };
+            (flows, scan.earliest_start_ps)
+        }
+        None => {
+            let text = crate::fsutil::read_text(&flow_path).map_err(|e| c.err("FLOW_FILE", e))?;
+            let (flows, warns) = crate::workload::flow_file::parse_with(
+                &text,
+                &flow_path.display().to_string(),
+                check,
+            )?;
+            warnings.extend(warns);
+            let earliest = flows.iter().map(|f| f.start_ps).min();
+            (HpccFlows::List(flows), earliest)
+        }
+    };
     if flows.is_empty() {
         return Err(c.err(
             "FLOW_FILE",
             "the flow file lists no flows: the run would simulate nothing",
         ));
     }
-    if flows.iter().all(|f| f.start_ps >= net.stop_ps) {
+    if earliest.is_none_or(|e| e >= net.stop_ps) {
         return Err(c.err(
             "SIMULATOR_STOP_TIME",
             "every flow starts at or after the stop time: the run would simulate nothing",
@@ -1164,14 +1276,29 @@ const INTERRUPT_NOTE: &str = "this run's output files (the config's FCT_OUTPUT_F
 /// ([`crate::runguard::remove_stale_outputs`]), so an interrupted run never leaves new
 /// outputs beside stale ones. Lines on stdout are written as HPCC-sim's; a closed stdout
 /// does not stop the run.
+///
+/// A flow file sorted by start time is read as the run reaches each flow, and each flow's
+/// record is written as it completes (`FCT_OUTPUT_FILE` line, and a spill file beside it from
+/// which the summary statistics are computed): memory follows the flows in progress. The
+/// outputs are those of a run on the list, byte for byte.
 pub fn run_config(path: &Path) -> Result<(), String> {
+    run_config_with(path, None, true)
+}
+
+/// [`run_config`] with paths relative to `cwd` (`None`: the current directory), and with the
+/// flows and results kept in memory when `stream` is false ([`resolve_with`]): the same
+/// outputs, byte for byte (summary timings and memory aside).
+pub fn run_config_with(path: &Path, cwd: Option<&Path>, stream: bool) -> Result<(), String> {
     let text = crate::fsutil::read_text(path)?;
     let (c, warns) = HpccConfig::parse(&text, &path.display().to_string())?;
     for w in warns {
         tell(&format!("warning: {w}"));
     }
-    let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
-    let r = resolve(&c, &cwd)?;
+    let cwd = match cwd {
+        Some(d) => d.to_path_buf(),
+        None => std::env::current_dir().map_err(|e| e.to_string())?,
+    };
+    let r = resolve_with(&c, &cwd, stream)?;
     for w in &r.warnings {
         tell(&format!("warning: {w}"));
     }
@@ -1196,7 +1323,26 @@ pub fn run_config(path: &Path) -> Result<(), String> {
     crate::runguard::remove_stale_outputs(&outputs).map_err(|e| format!("{}: {e}", c.name))?;
     crate::runguard::set_interrupt_note(INTERRUPT_NOTE);
     let seed = r.net.seed;
-    let mut sim = crate::sim::Simulator::with_flows(r.topo, r.net, r.cc, r.flows)?;
+    let (mut sim, streamed) = match r.flows {
+        HpccFlows::List(flows) => (
+            crate::sim::Simulator::with_flows(r.topo, r.net, r.cc, flows)?,
+            false,
+        ),
+        HpccFlows::File { flows, count } => {
+            let stream = FlowStream::new(vec![Source::file(flows)]);
+            let mut sim = crate::sim::Simulator::with_stream(r.topo, r.net, r.cc, stream)?;
+            sim.expect_flows(count);
+            (sim, true)
+        }
+    };
+    // Records streamed as the flows complete: the FCT file's lines, and a spill file beside
+    // it (in the temp directory without it) for the statistics.
+    let files = if streamed {
+        let spill_dir = r.fct_file.as_deref().and_then(Path::parent);
+        crate::report::ResultFiles::start(&mut sim, r.fct_file.as_deref(), spill_dir)?
+    } else {
+        None
+    };
     say(&format!(
         "maxRtt={} maxBdp={}",
         sim.base_rtt_ps / 1000,
@@ -1209,12 +1355,30 @@ pub fn run_config(path: &Path) -> Result<(), String> {
     let outcome = crate::runguard::run_watched(&mut sim, &mut cb);
     let wall = t0.elapsed().as_secs_f64();
     sim.finish();
+    if let Some(e) = sim.stream_error() {
+        return Err(e.to_string());
+    }
+    if let Some(e) = sim.results_error() {
+        return Err(e.to_string());
+    }
     sim.check_invariants()
         .map_err(|e| format!("internal invariant violated: {e}"))?;
+    let mut guard = match &files {
+        Some(f) => Some(f.lock().map_err(|_| "result writer poisoned".to_string())?),
+        None => None,
+    };
     if let Some(p) = &r.fct_file {
-        // Completion order, each record built as it is written (no copy of the records).
-        write_fct_file(p, sim.records_in_completion_order())
-            .map_err(|e| format!("{}: {e}", p.display()))?;
+        match guard.as_deref_mut() {
+            // Written as the flows completed.
+            Some(f) => {
+                if let Some(w) = f.fct.take() {
+                    w.finish().map_err(|e| format!("{}: {e}", p.display()))?;
+                }
+            }
+            // Completion order, each record built as it is written (no copy of the records).
+            None => write_fct_file(p, sim.records_in_completion_order())
+                .map_err(|e| format!("{}: {e}", p.display()))?,
+        }
     }
     if let Some(p) = &r.pfc_file {
         // One line per PFC frame received: time_ns node_id node_type if_index type(1 = pause).
@@ -1241,7 +1405,19 @@ pub fn run_config(path: &Path) -> Result<(), String> {
         write_atomic(p, sim.buffer_mon.hpcc_mon_lines().as_bytes())
             .map_err(|e| format!("{}: {e}", p.display()))?;
     }
-    let stats = RunStats::compute(&sim, &SizeBins::EqualCount(10)).with_dport_breakdown(&sim);
+    let bins = SizeBins::EqualCount(10);
+    let stats = match guard.as_deref_mut() {
+        // From the spill file, with bounded memory: the same numbers, bit for bit.
+        Some(f) => stats_from_spill(
+            &mut f.spill,
+            &bins,
+            true,
+            false,
+            crate::report::SORT_BUDGET_ITEMS,
+        )
+        .map_err(|e| format!("the flow records' spill file: {e}"))?,
+        None => RunStats::compute(&sim, &bins).with_dport_breakdown(&sim),
+    };
     if let Some(p) = &r.summary_file {
         let mut s = crate::report::summary_json(&sim, &stats, &path.display().to_string(), wall);
         let meta = crate::runguard::RunMeta {

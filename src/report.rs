@@ -39,37 +39,38 @@ pub struct RunOptions {
 
 /// Items the external sorts of the statistics hold in memory at once (16–32 B each: about
 /// 40 MB at most, measured on 10 M records).
-const SORT_BUDGET_ITEMS: usize = 1 << 20;
+pub(crate) const SORT_BUDGET_ITEMS: usize = 1 << 20;
 /// Records the id-order sort of `flows.csv` holds in memory (80 B each: 20 MB).
 const ID_SORT_BUDGET: usize = 1 << 18;
 
 /// The files of a run streaming its results: `fct.txt` being written, and the spill file.
-struct ResultFiles {
-    fct: Option<AtomicWriter>,
-    spill: RecordSpill,
+pub(crate) struct ResultFiles {
+    /// The FCT file (HPCC format, completion order, finished flows only), if one is written.
+    pub(crate) fct: Option<AtomicWriter>,
+    /// Every flow's record, in the order given (removed when dropped).
+    pub(crate) spill: RecordSpill,
 }
 
 impl ResultFiles {
-    /// Create the files and hand `sim` the sink that fills them; `None` if `sim` refuses to
-    /// stream its results (then they are kept as usual).
-    fn start(
+    /// Create the files (the FCT file at `fct_path`, if any; the spill file in `spill_dir`,
+    /// else the temp directory) and hand `sim` the sink that fills them; `None` if `sim`
+    /// refuses to stream its results (then they are kept as usual).
+    pub(crate) fn start(
         sim: &mut Simulator,
-        out_dir: Option<&Path>,
+        fct_path: Option<&Path>,
+        spill_dir: Option<&Path>,
     ) -> Result<Option<Arc<Mutex<ResultFiles>>>, String> {
         static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let dir = out_dir.map_or_else(std::env::temp_dir, Path::to_path_buf);
+        let dir = spill_dir.map_or_else(std::env::temp_dir, Path::to_path_buf);
         let p = dir.join(format!(".sfc-records-{}-{seq}.spill", std::process::id()));
         let spill = RecordSpill::create(&p)
             .map_err(|e| crate::fsutil::describe("cannot create", &p, &e))?;
-        let fct = match out_dir {
-            Some(d) => {
-                let p = d.join("fct.txt");
-                Some(
-                    AtomicWriter::create(&p)
-                        .map_err(|e| crate::fsutil::describe("cannot write", &p, &e))?,
-                )
-            }
+        let fct = match fct_path {
+            Some(p) => Some(
+                AtomicWriter::create(p)
+                    .map_err(|e| crate::fsutil::describe("cannot write", p, &e))?,
+            ),
             None => None,
         };
         let files = Arc::new(Mutex::new(ResultFiles { fct, spill }));
@@ -298,7 +299,8 @@ fn run_with(
         }
     };
     let files = if streamed && opts.stream_results {
-        ResultFiles::start(&mut sim, opts.out_dir.as_deref())?
+        let fct = opts.out_dir.as_ref().map(|d| d.join("fct.txt"));
+        ResultFiles::start(&mut sim, fct.as_deref(), opts.out_dir.as_deref())?
     } else {
         None
     };

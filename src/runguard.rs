@@ -309,8 +309,9 @@ pub fn check_memory_stream(
     Ok(est)
 }
 
-/// Refuse `est` if it exceeds 80 % of the memory available.
-fn check_estimate(
+/// Refuse `est` if it exceeds 80 % of the memory available, with the estimate and the
+/// caller's advice `hint` (see [`check_memory_hinted`]).
+pub fn check_estimate(
     net: &NetConfig,
     est: &MemoryEstimate,
     hint: &dyn Fn(&MemoryEstimate) -> String,

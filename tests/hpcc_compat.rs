@@ -970,3 +970,193 @@ fn error_buffer_smaller_than_two_packets_names_the_key() {
     let r = hpcc(&d, &star2_config("BUFFER_MODE lossy\nBUFFER_SIZE 0.0001\n"));
     r.assert_error(&["config.txt:8:", "BUFFER_SIZE"]);
 }
+
+/// `summary.json` without the keys about wall time and memory, and the config's path.
+fn summary_stats(text: &str) -> serde_json::Value {
+    fn strip(v: serde_json::Value) -> serde_json::Value {
+        match v {
+            serde_json::Value::Object(o) => o
+                .into_iter()
+                .filter(|(k, _)| {
+                    ![
+                        "wall_seconds",
+                        "events_per_second",
+                        "packet_hops_per_second",
+                        "peak_rss_bytes",
+                        "version",
+                        "name",
+                        "source",
+                    ]
+                    .contains(&k.as_str())
+                })
+                .map(|(k, v)| (k, strip(v)))
+                .collect(),
+            v => v,
+        }
+    }
+    strip(serde_json::from_str(text).expect("summary is JSON"))
+}
+
+/// A sorted flow file of `n` flows among hosts 0..3 of the 3-host star, sizes 1 KB – 300 KB,
+/// starting from 1 µs a few µs apart (many overlapping, some at the same ns, unfinished ones
+/// at a 2 ms stop).
+fn busy_flows(n: usize) -> String {
+    let mut s = format!("{n}\n");
+    let mut t_ns = 1_000u64;
+    let mut x = 12345u64;
+    for i in 0..n {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let src = (x >> 33) % 3;
+        let dst = (src + 1 + (x >> 40) % 2) % 3;
+        let size = 1_000 + (x >> 20) % 300_000;
+        if i % 7 != 0 {
+            t_ns += (x >> 50) % 5_000;
+        }
+        s.push_str(&format!(
+            "{src} {dst} 3 {} {size} {}.{:09}\n",
+            if i % 5 == 0 { 200 } else { 100 },
+            t_ns / 1_000_000_000,
+            t_ns % 1_000_000_000
+        ));
+    }
+    s
+}
+
+/// A sorted flow file run as a lazy stream with streamed results (`sfc hpcc`'s way) gives the
+/// FCT, PFC and buffer files and summary statistics of the run on the list, byte for byte.
+#[test]
+fn streamed_flow_file_run_equals_the_list_run() {
+    let incast = "HAS_WIN 1\nVAR_WIN 1\nBUFFER_SIZE 1\nKMAX_MAP 1 100000000000 160\nKMIN_MAP 1 100000000000 40\nPMAX_MAP 1 100000000000 0.2\n";
+    let busy = busy_flows(600);
+    let cases: Vec<(&str, &str, String, String)> = vec![
+        (
+            "none",
+            "star2_100g.txt",
+            fixture_text("flows_sizes.txt"),
+            "CC_MODE none\nHAS_WIN 0\nBUFFER_MODE lossy\n".into(),
+        ),
+        (
+            "repo",
+            "hpcc_repo_topology.txt",
+            fixture_text("hpcc_repo_flow.txt"),
+            "CC_MODE 1\nSIMULATOR_STOP_TIME 2.001\n".into(),
+        ),
+        (
+            "cc3-busy",
+            "star3_100g.txt",
+            busy.clone(),
+            format!("CC_MODE 3\n{incast}SIMULATOR_STOP_TIME 0.002\n"),
+        ),
+        (
+            "cc1-busy",
+            "star3_100g.txt",
+            busy.clone(),
+            format!("CC_MODE 1\n{incast}SIMULATOR_STOP_TIME 0.002\n"),
+        ),
+        (
+            "sfc-busy",
+            "star3_100g.txt",
+            busy.clone(),
+            "CC_MODE 3\nHAS_WIN 1\nVAR_WIN 1\nBUFFER_MODE lossy\nSFC_MODE sfc\nSFC_QTH_BYTES 20000\nSFC_QTG_BYTES 10000\nSIMULATOR_STOP_TIME 0.002\n".into(),
+        ),
+        (
+            "onramp",
+            "star3_100g.txt",
+            fixture_text("flows_incast.txt"),
+            "CC_MODE 1\nBUFFER_MODE lossy\nONRAMP 1\n".into(),
+        ),
+    ];
+    for (tag, topo, flows, extra) in cases {
+        let run = |stream: bool| {
+            let d = TempDir::new(&format!("stream-{tag}-{stream}"));
+            fixture(&d, topo, "topology.txt");
+            d.write("flow.txt", &flows);
+            std::fs::create_dir_all(d.join("out")).expect("mkdir");
+            d.write(
+                "config.txt",
+                &format!(
+                    "TOPOLOGY_FILE topology.txt\nFLOW_FILE flow.txt\nFCT_OUTPUT_FILE out/fct.txt\nPFC_OUTPUT_FILE pfc.txt\nSUMMARY_FILE summary.json\nBUFFER_MON_FILE buffer.txt\n{extra}"
+                ),
+            );
+            sfc::hpcc::run_config_with(&d.join("config.txt"), Some(d.path()), stream)
+                .unwrap_or_else(|e| panic!("{tag} stream {stream}: {e}"));
+            // No spill file is left behind.
+            let left: Vec<_> = std::fs::read_dir(d.join("out"))
+                .expect("out")
+                .map(|e| e.expect("entry").file_name())
+                .collect();
+            assert_eq!(left, ["fct.txt"], "{tag}");
+            d
+        };
+        let (list, streamed) = (run(false), run(true));
+        for f in ["out/fct.txt", "pfc.txt", "buffer.txt"] {
+            assert_eq!(list.read(f), streamed.read(f), "{tag}: {f}");
+        }
+        let (a, b) = (
+            summary_stats(&list.read("summary.json")),
+            summary_stats(&streamed.read("summary.json")),
+        );
+        assert_eq!(a, b, "{tag}: summary");
+        if tag.ends_with("busy") {
+            let n = list.read("out/fct.txt").lines().count();
+            assert!(n > 100 && n < 600, "{tag}: {n} flows completed");
+        }
+    }
+    // Without an FCT file: the statistics from a spill file in the temp directory.
+    let run = |stream: bool| {
+        let d = TempDir::new(&format!("stream-nofct-{stream}"));
+        fixture(&d, "star3_100g.txt", "topology.txt");
+        d.write("flow.txt", &busy);
+        d.write(
+            "config.txt",
+            &format!("TOPOLOGY_FILE topology.txt\nFLOW_FILE flow.txt\nSUMMARY_FILE summary.json\nCC_MODE 3\n{incast}SIMULATOR_STOP_TIME 0.002\n"),
+        );
+        sfc::hpcc::run_config_with(&d.join("config.txt"), Some(d.path()), stream)
+            .unwrap_or_else(|e| panic!("no fct, stream {stream}: {e}"));
+        summary_stats(&d.read("summary.json"))
+    };
+    assert_eq!(run(false), run(true));
+}
+
+/// Through the binary: a sorted file (streamed) and the same flows unsorted (a list, with the
+/// warning) give the same FCT file.
+#[test]
+fn sorted_and_unsorted_flow_files_give_the_same_fct_file() {
+    let busy = busy_flows(300);
+    let mut lines: Vec<&str> = busy.lines().collect();
+    let cfg = star2_config(
+        "CC_MODE 3\nHAS_WIN 1\nVAR_WIN 1\nBUFFER_MODE lossy\nSIMULATOR_STOP_TIME 0.002\n",
+    )
+    .replace("CC_MODE none\nHAS_WIN 0\n", "");
+    let sorted = {
+        let d = TempDir::new("sorted");
+        fixture(&d, "star3_100g.txt", "topology.txt");
+        d.write("flow.txt", &busy);
+        let r = hpcc(&d, &cfg);
+        r.assert_ok();
+        assert!(!r.stderr.contains("not sorted"), "{}", r.stderr);
+        d.read("fct.txt")
+    };
+    // Two flows with distinct starts swapped: sorted back by the list path.
+    let i = (2..lines.len() - 1)
+        .find(|&i| {
+            let t = |l: &str| l.split_whitespace().nth(5).unwrap().to_string();
+            t(lines[i]) != t(lines[i + 1])
+        })
+        .unwrap();
+    lines.swap(i, i + 1);
+    let d = TempDir::new("unsorted");
+    fixture(&d, "star3_100g.txt", "topology.txt");
+    d.write("flow.txt", &(lines.join("\n") + "\n"));
+    let r = hpcc(&d, &cfg);
+    r.assert_ok();
+    assert!(
+        r.stderr
+            .contains(&format!("flow.txt:{}: flows are not sorted", i + 2)),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(d.read("fct.txt"), sorted);
+}

@@ -180,7 +180,8 @@ proptest! {
         let res = std::panic::catch_unwind(|| -> Result<(), String> {
             let (c, _) = sfc::hpcc::HpccConfig::parse(&cfg, "c.txt")?;
             let r = sfc::hpcc::resolve(&c, &dir)?;
-            let mut sim = sfc::sim::Simulator::new(r.topo, r.net, r.cc, &r.flows)?;
+            let flows = r.flows.into_vec()?;
+            let mut sim = sfc::sim::Simulator::new(r.topo, r.net, r.cc, &flows)?;
             sim.cfg.stop_ps = sim.cfg.stop_ps.min(CAP_PS);
             sfc::runguard::run_watched(&mut sim, &mut |_| {});
             sim.finish();

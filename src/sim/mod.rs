@@ -836,6 +836,11 @@ impl Simulator {
             return false;
         }
         let Some(f) = st.stream.next() else {
+            // A source that could not give all its flows (a flow file's read error) ends the
+            // taking of flows as a bad flow does.
+            if let Some(e) = st.stream.error() {
+                st.error = Some(e.to_string());
+            }
             self.flows_total = self.flows.len() as u64;
             return false;
         };
@@ -986,7 +991,8 @@ impl Simulator {
         self.counters.flows_completed == self.flows_total && self.arena.live() == 0
     }
 
-    /// The first flow of the stream that failed its checks (the run took no flow after it).
+    /// The first flow of the stream that failed its checks, or why the stream ended early (a
+    /// flow file that could no longer be read): the run took no flow after it.
     pub fn stream_error(&self) -> Option<&str> {
         self.stream.as_ref().and_then(|s| s.error.as_deref())
     }

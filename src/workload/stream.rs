@@ -9,6 +9,7 @@
 //! events whose sync window is open) instead of all of them.
 
 use super::FlowSpec;
+use super::flow_file::FileFlows;
 use super::traffic::{self, IncastFlows, OpenLoopFlows};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -24,6 +25,9 @@ enum Kind {
     /// position of its next flow: shared, so a clone of the stream (the memory check's
     /// passes) does not copy it.
     List(std::sync::Arc<[FlowSpec]>, usize),
+    /// A flow file sorted by start time, read lazily from disk in file order (HPCC flow
+    /// files, [`FileFlows`]).
+    File(FileFlows),
 }
 
 /// The flows of one traffic generator, in `(start_ps, src, dst)` order (ties in the
@@ -49,6 +53,26 @@ impl Source {
         Source {
             kind: Kind::Incast(flows),
             prio: None,
+        }
+    }
+
+    /// The flows of a flow file checked by [`super::flow_file::scan`] and found sorted by
+    /// start time, read from disk as they are needed, in file order (which is the order of
+    /// [`super::flow_file::parse_with`]'s list for a sorted file). Unlike [`Source::list`] it
+    /// does not reorder equal start times by `(src, dst)`: a stream of this source alone
+    /// yields the file order.
+    pub fn file(flows: FileFlows) -> Source {
+        Source {
+            kind: Kind::File(flows),
+            prio: None,
+        }
+    }
+
+    /// Why the source ended before its last flow (a flow file's read error), if it did.
+    pub fn error(&self) -> Option<&str> {
+        match &self.kind {
+            Kind::File(f) => f.error(),
+            _ => None,
         }
     }
 
@@ -78,6 +102,8 @@ impl Source {
             Kind::OpenLoop(f) => f.buffered(),
             Kind::Incast(f) => f.buffered(),
             Kind::List(f, i) => f.len() - i,
+            // One line buffer, no flow.
+            Kind::File(_) => 0,
         }
     }
 
@@ -88,6 +114,7 @@ impl Source {
             Kind::OpenLoop(f) => f.capacity_hint(),
             Kind::Incast(f) => f.capacity_hint(),
             Kind::List(f, i) => f.len() - i,
+            Kind::File(f) => usize::try_from(f.remaining()).unwrap_or(usize::MAX),
         }
     }
 }
@@ -104,6 +131,7 @@ impl Iterator for Source {
                 *i += next.is_some() as usize;
                 next
             }
+            Kind::File(f) => f.next(),
         }?;
         if let Some(p) = self.prio {
             f.prio = p;
@@ -174,6 +202,12 @@ impl FlowStream {
             .map(Source::capacity_hint)
             .sum::<usize>()
             + self.heap.len()
+    }
+
+    /// Why a source ended before its last flow (the first such source's reason): a flow
+    /// file that could no longer be read. The stream then ends early.
+    pub fn error(&self) -> Option<&str> {
+        self.sources.iter().find_map(Source::error)
     }
 
     /// Collect every flow into a list, sized by [`FlowStream::capacity_hint`].
