@@ -526,24 +526,35 @@ fn cmd_validate(scenario: PathBuf, sets: Vec<String>) -> Result<(), String> {
         } else {
             format!("{label} [{vname}]")
         };
-        let sc = match sfc::scenario::from_str(&text, &vlabel, &dir, all) {
-            Ok(sc) => sc,
+        // Streamed as `run` does: no list of flows and no flow table are built, so a scenario
+        // of any length validates in the memory `run` needs.
+        let (sc, stream) = match sfc::scenario::from_str_streaming(&text, &vlabel, &dir, all) {
+            Ok(x) => x,
             Err(e) => {
                 errors.push(e);
                 continue;
             }
         };
         print_warnings_once(&mut seen, &sc.warnings, &vlabel, &label);
-        if let Err(e) = sfc::runguard::check_memory(&sc.topo, &sc.net, &sc.flows) {
+        if let Err(e) = sfc::runguard::check_memory_stream(&sc.topo, &sc.net, &stream) {
             errors.push(format!("{vlabel}: {e}"));
             continue;
         }
-        if let Err(e) =
-            sfc::sim::Simulator::new(sc.topo.clone(), sc.net.clone(), sc.cc.clone(), &sc.flows)
-        {
-            errors.push(format!("{vlabel}: {e}"));
-            continue;
-        }
+        let checked = sfc::sim::Simulator::with_stream(
+            sc.topo.clone(),
+            sc.net.clone(),
+            sc.cc.clone(),
+            stream.clone(),
+        )
+        .and_then(|sim| sim.check_flows(stream));
+        let n = match checked {
+            Ok(n) => n,
+            Err(e) => {
+                errors.push(format!("{vlabel}: {e}"));
+                continue;
+            }
+        };
+        let sc = (sc, n);
         first.get_or_insert(sc);
     }
     if !errors.is_empty() {
@@ -558,7 +569,7 @@ fn cmd_validate(scenario: PathBuf, sets: Vec<String>) -> Result<(), String> {
         });
         return Err(errors.join("\n"));
     }
-    let sc = first.expect("at least one variant");
+    let (sc, nflows) = first.expect("at least one variant");
     let vs = if variants.is_empty() {
         String::new()
     } else {
@@ -570,7 +581,7 @@ fn cmd_validate(scenario: PathBuf, sets: Vec<String>) -> Result<(), String> {
         sc.topo.hosts().len(),
         sc.topo.switches().len(),
         sc.topo.links.len(),
-        sc.flows.len(),
+        nflows,
         sc.cc.name()
     );
     Ok(())

@@ -300,3 +300,40 @@ fn a_stopped_run_streaming_its_results_counts_the_unstarted_flows() {
     assert_eq!(st.retired_flows(), 30_000);
     assert!(st.flow_pages().0 <= 1);
 }
+
+/// `Simulator::check_flows` (what `sfc validate` runs over a scenario's stream) finds a bad
+/// flow anywhere in the stream, as building from the list does, and counts the good ones.
+#[test]
+fn check_flows_finds_a_bad_flow_deep_in_the_stream() {
+    let spec = |i: u64| FlowSpec {
+        src: (i % 4) as u32,
+        dst: if i == 7_000 { 99 } else { 4 + (i % 4) as u32 },
+        size_bytes: 1000,
+        start_ps: 1_000_000 + i * 200_000,
+        dport: 100,
+        prio: 3,
+    };
+    let topo = || shapes::star(8, 100 * GBPS, 1_000_000).unwrap();
+    let flows: Vec<FlowSpec> = (0..10_000u64).map(spec).collect();
+    let stream = FlowStream::new(vec![Source::list(flows.clone())]);
+    let sim = Simulator::with_stream(
+        topo(),
+        NetConfig::default(),
+        CcConfig::none_unlimited(),
+        stream.clone(),
+    )
+    .unwrap();
+    let e = sim.check_flows(stream).unwrap_err();
+    let list = Simulator::with_flows(
+        topo(),
+        NetConfig::default(),
+        CcConfig::none_unlimited(),
+        flows,
+    )
+    .err()
+    .unwrap();
+    assert_eq!(e, list);
+    assert!(e.starts_with("flow 7000 (0 -> 99)"), "{e}");
+    let good = FlowStream::new(vec![Source::list((0..5_000u64).map(spec).collect())]);
+    assert_eq!(sim.check_flows(good), Ok(5_000));
+}

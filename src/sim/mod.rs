@@ -873,6 +873,18 @@ impl Simulator {
         true
     }
 
+    /// Check each flow of `flows` as [`Self::with_flows`] checks a list (endpoints are hosts,
+    /// size, priority; flow ids from 0 in the given order), keeping nothing: the number of
+    /// flows, or the first bad flow's error. For `sfc validate` on a scenario's stream.
+    pub fn check_flows(&self, flows: impl Iterator<Item = FlowSpec>) -> Result<u64, String> {
+        let mut n = 0u64;
+        for (i, f) in flows.enumerate() {
+            check_flow(&self.topo, &self.cfg, &self.nodes, i, &f)?;
+            n += 1;
+        }
+        Ok(n)
+    }
+
     /// Take every flow the stream still holds (a run that ended before their start, at
     /// `stop` or stalled): their records exist, never started, as with a workload list.
     pub fn take_remaining_flows(&mut self) {
