@@ -1338,7 +1338,12 @@ pub fn run_config_with(path: &Path, cwd: Option<&Path>, stream: bool) -> Result<
     // Records streamed as the flows complete: the FCT file's lines, and a spill file beside
     // it (in the temp directory without it) for the statistics.
     let files = if streamed {
-        let spill_dir = r.fct_file.as_deref().and_then(Path::parent);
+        // Beside a regular (or new) FCT file only: not in `/dev` for `/dev/stdout`.
+        let spill_dir = r
+            .fct_file
+            .as_deref()
+            .filter(|p| std::fs::metadata(p).map_or(true, |m| m.is_file()))
+            .and_then(Path::parent);
         crate::report::ResultFiles::start(&mut sim, r.fct_file.as_deref(), spill_dir)?
     } else {
         None

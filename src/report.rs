@@ -348,7 +348,8 @@ fn run_with(
         Results::Kept => fairness_json(&sim),
         Results::Streamed(f) if sim.sender_throughput.is_some() => {
             let mut err = None;
-            let recs = records_by_id(&mut f.spill, ID_SORT_BUDGET).map_err(io)?;
+            // Push order will do: the spans are sorted per sender.
+            let recs = f.spill.read().map_err(io)?;
             let v = fairness_json_of(&sim, recs.map_while(|r| r.map_err(|e| err = Some(e)).ok()));
             if let Some(e) = err {
                 return Err(io(e));
@@ -372,6 +373,9 @@ fn run_with(
             .map_err(|e| format!("{}: {e}", dir.display()))?;
     }
     drop(guard);
+    // The spill file goes now, not when the caller drops the result.
+    sim.close_results();
+    drop(files);
     let failure = outcome.failure(stop_set);
     let note = outcome.stop_note(stop_set);
     Ok(RunResult {

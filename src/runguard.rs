@@ -46,6 +46,15 @@ pub fn prepare_output_dir(dir: &Path) -> Result<(), String> {
     for f in OUTPUT_FILES {
         remove_if_present(&dir.join(f))?;
     }
+    // Spill files a killed run left behind (`report::ResultFiles`, `metrics::spill`).
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let name = e.file_name();
+            if name.to_string_lossy().starts_with(".sfc-records-") {
+                remove_if_present(&e.path())?;
+            }
+        }
+    }
     Ok(())
 }
 

@@ -337,3 +337,57 @@ fn check_flows_finds_a_bad_flow_deep_in_the_stream() {
     let good = FlowStream::new(vec![Source::list((0..5_000u64).map(spec).collect())]);
     assert_eq!(sim.check_flows(good), Ok(5_000));
 }
+
+/// A run streaming its results is over once its records are out: calling `run` again after
+/// `runguard::run_watched` (which gives the unfinished flows' records) does nothing, instead
+/// of touching the released flows.
+#[test]
+fn a_run_streaming_its_results_cannot_be_resumed_after_its_records_went() {
+    let spec = |i: u64| FlowSpec {
+        src: (i % 4) as u32,
+        dst: 4 + (i % 4) as u32,
+        size_bytes: 20_000,
+        start_ps: 1_000_000 + i * 100_000,
+        dport: 100,
+        prio: 3,
+    };
+    let stream = FlowStream::new(vec![Source::list((0..12_000u64).map(spec).collect())]);
+    let cfg = NetConfig {
+        stop_ps: 100 * US,
+        ..NetConfig::default()
+    };
+    let topo = shapes::star(8, 100 * GBPS, 1_000_000).unwrap();
+    let mut sim = Simulator::with_stream(topo, cfg, CcConfig::none_unlimited(), stream).unwrap();
+    let n = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let c = n.clone();
+    assert!(sim.stream_results(Box::new(move |_: &FlowRecord| {
+        c.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    })));
+    let o = sfc::runguard::run_watched(&mut sim, &mut |_| {});
+    assert!(o.incomplete() > 0);
+    let events = sim.q.events();
+    sim.cfg.stop_ps = u64::MAX;
+    sim.run_quiet();
+    sim.finish();
+    assert_eq!(sim.q.events(), events);
+    assert_eq!(n.load(std::sync::atomic::Ordering::Relaxed), 12_000);
+}
+
+/// A spill file a killed run left in an output directory is removed when the directory is
+/// prepared for the next run (and nothing else of the user's is).
+#[test]
+fn preparing_an_output_directory_removes_a_killed_runs_spill_files() {
+    let d = std::env::temp_dir().join(format!("sfc-stream-prep-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(d.join(".sfc-records-123-0.spill"), b"x").unwrap();
+    std::fs::write(d.join(".sfc-records-123-0.spill.run-123-4"), b"x").unwrap();
+    std::fs::write(d.join("notes.txt"), b"mine").unwrap();
+    sfc::runguard::prepare_output_dir(&d).unwrap();
+    let left: Vec<String> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, vec!["notes.txt".to_string()]);
+    std::fs::remove_dir_all(&d).ok();
+}

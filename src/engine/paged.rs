@@ -121,6 +121,10 @@ impl<T> PagedVec<T> {
         let Some(r) = self.retired.get_mut(p) else {
             return;
         };
+        debug_assert!(
+            (*r as usize) < PAGE_LEN,
+            "PagedVec: entry {i} retired twice"
+        );
         *r += 1;
         if *r as usize == PAGE_LEN {
             self.pages[p] = None;

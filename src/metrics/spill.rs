@@ -223,6 +223,8 @@ impl RecordSpill {
     /// Create (or truncate) the spill file at `path`, with a 64 KB write buffer.
     pub fn create(path: &Path) -> io::Result<RecordSpill> {
         let file = File::create(path)?;
+        // Removed on Ctrl-C too (`runguard`'s interrupt handler).
+        crate::runguard::register_temp(path);
         Ok(RecordSpill {
             path: path.to_path_buf(),
             writer: Some(BufWriter::with_capacity(IO_BUF, file)),
@@ -295,6 +297,7 @@ impl Drop for RecordSpill {
             drop(w.into_parts());
         }
         let _ = fs::remove_file(&self.path);
+        crate::runguard::unregister_temp(&self.path);
     }
 }
 
@@ -334,6 +337,7 @@ struct Run {
 impl Drop for Run {
     fn drop(&mut self) {
         let _ = fs::remove_file(&self.path);
+        crate::runguard::unregister_temp(&self.path);
     }
 }
 
@@ -347,7 +351,8 @@ fn write_run<T: Fixed>(base: &Path, items: impl Iterator<Item = io::Result<T>>) 
         .write(true)
         .create_new(true)
         .open(&path)?;
-    // From here on, dropping `run` (also on error) removes the file.
+    // From here on, dropping `run` (also on error) removes the file; Ctrl-C too.
+    crate::runguard::register_temp(&path);
     let mut run = Run { path, len: 0 };
     let mut w = BufWriter::with_capacity(IO_BUF, file);
     let mut scratch = vec![0u8; T::SIZE];

@@ -845,7 +845,24 @@ impl Simulator {
             return false;
         };
         let id = self.flows.len();
-        if let Err(e) = check_flow(&self.topo, &self.cfg, &self.nodes, id, &f) {
+        let check = check_flow(&self.topo, &self.cfg, &self.nodes, id, &f).and_then(|()| {
+            // A stream is sorted by start time; one that goes back in time (a flow file
+            // changed while read) would start flows late with a wrong FCT.
+            match self
+                .flows
+                .len()
+                .checked_sub(1)
+                .and_then(|k| self.flows.get(k))
+            {
+                Some(prev) if f.start_ps < prev.start_ps => Err(format!(
+                    "flow {id} ({} -> {}): starts at {} ps, before the flow before it ({} ps): \
+                     the flows are not sorted by start time",
+                    f.src, f.dst, f.start_ps, prev.start_ps
+                )),
+                _ => Ok(()),
+            }
+        });
+        if let Err(e) = check {
             st.error = Some(e);
             // No flow is taken after it: the run ends when the taken ones are done.
             self.flows_total = self.flows.len() as u64;
@@ -916,6 +933,8 @@ impl Simulator {
         {
             return false;
         }
+        // The sink has the completion order: no list of it (nor its reservation).
+        self.completion_order = Vec::new();
         self.results = Some(Box::new(ResultStream {
             sink,
             error: None,
@@ -924,6 +943,14 @@ impl Simulator {
             not_started: 0,
         }));
         true
+    }
+
+    /// Drop the [`RecordSink`] of a run streaming its results (after [`Self::finish`]: every
+    /// record has been given), so that what it holds (files) can go; the counts stay.
+    pub fn close_results(&mut self) {
+        if let Some(rs) = self.results.as_deref_mut() {
+            rs.sink = Box::new(|_: &FlowRecord| Ok(()));
+        }
     }
 
     /// The first error of the [`RecordSink`] of a run streaming its results.
@@ -1402,7 +1429,14 @@ impl Simulator {
 
     /// Run until no events remain or `cfg.stop_ps` is reached. `progress` is called every
     /// 65,536 events.
+    ///
+    /// A run streaming its results ([`Self::stream_results`]) ends for good at
+    /// [`Self::take_remaining_flows`] (which `runguard::run_watched` calls) or
+    /// [`Self::finish`]: every record has gone to the sink, and `run` then does nothing.
     pub fn run(&mut self, progress: &mut dyn FnMut(&Progress)) {
+        if self.results.as_ref().is_some_and(|r| r.closed) {
+            return;
+        }
         let stop = self.cfg.stop_ps;
         loop {
             if self.counters.flows_completed == self.flows_total && self.arena.live() == 0 {
@@ -1470,7 +1504,7 @@ impl Simulator {
             size_bytes: fl.size_bytes,
             start_ps: fl.start_ps,
             fct_ps: fl.finished().then(|| fl.finish_ps - fl.start_ps),
-            ideal_fct_ps: self.ideal_fct_ps(f),
+            ideal_fct_ps: self.ideal_fct_of(f, fl),
             retx_packets,
             pauses: fl.pauses,
             paused_ps: fl.paused_ps,
@@ -1480,10 +1514,17 @@ impl Simulator {
     /// Ideal (standalone) FCT of flow `f`, picoseconds: HPCC-sim's `base_rtt + wire bytes ·
     /// 8 / bottleneck` ([`ideal_fct_ns`]) over its pair's path.
     pub fn ideal_fct_ps(&self, f: usize) -> u64 {
+        self.ideal_fct_of(f, &self.flows[f])
+    }
+
+    /// [`Self::ideal_fct_ps`] of flow `f` whose description is `fl` (one table lookup per
+    /// record).
+    #[inline]
+    fn ideal_fct_of(&self, f: usize, fl: &Flow) -> u64 {
         let hdr = self.cfg.framing.data_header_bytes() as u64;
         ideal_fct_ns(
-            self.pair_of(f),
-            self.flows[f].size_bytes,
+            self.pair_class_metrics(f, fl.pair_class),
+            fl.size_bytes,
             self.cfg.mtu_bytes as u64,
             hdr,
         ) * NS
@@ -1491,7 +1532,12 @@ impl Simulator {
 
     /// Base RTT and bottleneck of flow `f`'s path (from its path class).
     fn pair_of(&self, f: usize) -> PairMetrics {
-        let c = self.flows[f].pair_class;
+        self.pair_class_metrics(f, self.flows[f].pair_class)
+    }
+
+    /// Base RTT and bottleneck of path class `c` (flow `f`'s, for an overflow class).
+    #[inline]
+    fn pair_class_metrics(&self, f: usize, c: u16) -> PairMetrics {
         if c == OVERFLOW_CLASS {
             self.paths
                 .overflow

@@ -491,6 +491,9 @@ pub struct FileFlows {
     remaining: u64,
     /// Why the flows ended early.
     error: Option<String>,
+    /// Start of the last flow yielded, picoseconds (the file was checked sorted: a flow
+    /// starting earlier means it changed since).
+    last_start_ps: u64,
 }
 
 impl FileFlows {
@@ -505,6 +508,7 @@ impl FileFlows {
             line: summary.data_line,
             remaining: summary.flows,
             error: None,
+            last_start_ps: 0,
         }
     }
 
@@ -541,9 +545,17 @@ impl FileFlows {
                 self.name, self.remaining
             ));
         };
-        parse_flow_line(&l, &self.name, ln)
-            .map(Some)
-            .map_err(|e| format!("{e} (the file changed after it was checked)"))
+        let f = parse_flow_line(&l, &self.name, ln)
+            .map_err(|e| format!("{e} (the file changed after it was checked)"))?;
+        if f.start_ps < self.last_start_ps {
+            return Err(format!(
+                "{}:{ln}: this flow starts before the one above it (the file changed after it \
+                 was checked sorted)",
+                self.name
+            ));
+        }
+        self.last_start_ps = f.start_ps;
+        Ok(Some(f))
     }
 }
 
@@ -557,6 +569,7 @@ impl Clone for FileFlows {
             line: self.line,
             remaining: self.remaining,
             error: self.error.clone(),
+            last_start_ps: self.last_start_ps,
         }
     }
 }
@@ -1016,6 +1029,16 @@ mod tests {
         assert_eq!(st.by_ref().count(), 1);
         let e = st.error().unwrap();
         assert!(e.contains(":4: field 6") && e.contains("changed"), "{e}");
+        // Rewritten in place with a start time going back: the flows stop there.
+        std::fs::write(
+            &p,
+            "3\n0 1 3 100 10 2.0\n1 0 3 100 10 2.1\n1 0 3 100 10 1.5\n",
+        )
+        .unwrap();
+        let mut back = lazy.clone();
+        assert!(back.next().is_some() && back.next().is_none());
+        let e = back.error().unwrap();
+        assert!(e.contains(":4:") && e.contains("starts before"), "{e}");
         std::fs::remove_file(&p).ok();
         let mut gone = lazy.clone();
         assert!(gone.next().is_none());
