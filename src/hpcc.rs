@@ -419,7 +419,13 @@ fn check_memory(c: &HpccConfig, r: &HpccRun) -> Result<(), String> {
             crate::runguard::estimate_memory_of(
                 &r.topo,
                 &r.net,
-                crate::runguard::bytes_per_streamed_flow(),
+                // The results stream too (`run_config`): flows cost nothing past completion,
+                // except with OnRamp (the list path keeps them).
+                if r.net.onramp.enabled || r.net.pbfs.enabled || r.net.ndp.enabled {
+                    crate::runguard::bytes_per_flow()
+                } else {
+                    0
+                },
                 || stream.clone(),
             )
         }

@@ -287,7 +287,8 @@ fn run_with(
     let streamed = stream.is_some();
     let mut sim = match stream {
         Some(stream) => {
-            let est = crate::runguard::check_memory_stream(&topo, &net, &stream)?;
+            let est =
+                crate::runguard::check_memory_stream(&topo, &net, &stream, opts.stream_results)?;
             let mut sim = Simulator::with_stream(topo, net, cc, stream)?;
             sim.expect_flows(est.flows);
             sim

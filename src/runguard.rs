@@ -307,13 +307,27 @@ pub fn check_memory_hinted(
 const SCENARIO_MEMORY_HINT: &str = "Fewer flows (a shorter traffic `duration`), an earlier `stop`, or longer `output.buffer_interval` / `output.queue_interval` reduce it";
 
 /// [`check_memory`] for the flows of a lazy stream (two passes over clones of it: nothing is
-/// kept). Returns the estimate, whose `flows` is the run's exact flow count.
+/// kept), `results_streamed` when the run also streams its results
+/// ([`crate::sim::Simulator::stream_results`]). Returns the estimate, whose `flows` is the
+/// run's exact flow count.
 pub fn check_memory_stream(
     topo: &TopologySpec,
     net: &NetConfig,
     stream: &crate::workload::stream::FlowStream,
+    results_streamed: bool,
 ) -> Result<MemoryEstimate, String> {
-    let est = estimate_memory_of(topo, net, bytes_per_streamed_flow(), || stream.clone());
+    // OnRamp, PB-FS and NDP collect the stream into a list (`Simulator::with_stream`) and
+    // keep their records; otherwise a flow costs its record until the end, or nothing past
+    // its completion when the results stream too (the flows in progress, like their QP
+    // state, are not counted).
+    let per_flow = if net.onramp.enabled || net.pbfs.enabled || net.ndp.enabled {
+        bytes_per_flow()
+    } else if results_streamed {
+        0
+    } else {
+        bytes_per_streamed_flow()
+    };
+    let est = estimate_memory_of(topo, net, per_flow, || stream.clone());
     check_estimate(net, &est, &|_| SCENARIO_MEMORY_HINT.to_string())?;
     Ok(est)
 }

@@ -1241,7 +1241,13 @@ fn resolve(
                 warn_after_stop(st.clone(), &net, ctx);
             }
             stream = Some(st);
-        } else if errs.0.is_empty() {
+        } else if errs.0.is_empty()
+            && errs
+                .take(crate::workload::traffic::check_list_memory(
+                    st.capacity_hint() as f64,
+                ))
+                .is_some()
+        {
             flows = st.into_vec();
             warn_after_stop(flows.iter().cloned(), &net, ctx);
         }

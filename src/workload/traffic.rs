@@ -94,14 +94,22 @@ fn check_rate(host_rate_bps: u64) -> Result<(), String> {
     }
 }
 
-/// Refuse, before generating anything, a workload of more flows than [`MAX_FLOWS`] or than
-/// 80 % of the available memory holds ([`crate::runguard::bytes_per_flow`] each).
+/// Refuse, before generating anything, a workload of more flows than [`MAX_FLOWS`]. Memory
+/// is checked where it is spent: a list of flows by [`check_list_memory`] before it is
+/// collected, a streamed run by [`crate::runguard::check_memory_stream`] (whose flows cost
+/// nothing per flow when the results stream too).
 fn check_count(expected: f64) -> Result<(), String> {
     if expected > MAX_FLOWS {
         return Err(format!(
             "these parameters would generate about {expected:.3e} flows (limit {MAX_FLOWS:e}); shorten `duration` or lower `load`"
         ));
     }
+    Ok(())
+}
+
+/// Refuse to collect about `expected` flows into a list (and run on it) when that needs more
+/// than 80 % of the available memory ([`crate::runguard::bytes_per_flow`] each).
+pub fn check_list_memory(expected: f64) -> Result<(), String> {
     let per = crate::runguard::bytes_per_flow() as f64;
     let avail = crate::runguard::available_memory_bytes() as f64 * 0.8;
     if expected * per > avail {
