@@ -426,6 +426,8 @@ pub fn stall_window_ps(net: &NetConfig) -> u64 {
 /// started flows make no progress — no payload byte delivered for the first time, no flow
 /// completed — for [`stall_window_ps`]. Idle stretches (no flow started and unfinished) are
 /// skipped at no cost. Results are identical to one `run` call: a slice ends between events.
+/// A run streaming its results stops at the end of the slice in which writing a record failed
+/// ([`Simulator::results_error`]).
 pub fn run_watched(sim: &mut Simulator, progress: &mut dyn FnMut(&Progress)) -> Outcome {
     let stop = sim.cfg.stop_ps;
     let window = stall_window_ps(&sim.cfg);
@@ -442,6 +444,11 @@ pub fn run_watched(sim: &mut Simulator, progress: &mut dyn FnMut(&Progress)) -> 
         sim.cfg.stop_ps = end;
         sim.run(progress);
         if sim.all_flows_done() {
+            break;
+        }
+        if sim.results_error().is_some() {
+            // The records can no longer be written (a full disk): going on would only waste
+            // the time; the caller reports the error.
             break;
         }
         let moved =

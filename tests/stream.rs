@@ -391,3 +391,40 @@ fn preparing_an_output_directory_removes_a_killed_runs_spill_files() {
     assert_eq!(left, vec!["notes.txt".to_string()]);
     std::fs::remove_dir_all(&d).ok();
 }
+
+/// A sink that fails (a full disk) ends a watched run at the end of the slice in which it
+/// failed, instead of simulating to the end for nothing; the error is kept for the caller.
+#[test]
+fn a_failing_record_sink_stops_the_watched_run_early() {
+    let spec = |i: u64| FlowSpec {
+        src: (i % 4) as u32,
+        dst: 4 + (i % 4) as u32,
+        size_bytes: 1000,
+        start_ps: 1_000_000 + i * 1_000_000, // one per µs: 30 ms of arrivals
+        dport: 100,
+        prio: 3,
+    };
+    let stream = FlowStream::new(vec![Source::list((0..30_000u64).map(spec).collect())]);
+    let topo = shapes::star(8, 100 * GBPS, 1_000_000).unwrap();
+    let mut sim = Simulator::with_stream(
+        topo,
+        NetConfig::default(),
+        CcConfig::none_unlimited(),
+        stream,
+    )
+    .unwrap();
+    let mut n = 0;
+    assert!(sim.stream_results(Box::new(move |_: &FlowRecord| {
+        n += 1;
+        if n > 100 {
+            Err(std::io::Error::other("disk full"))
+        } else {
+            Ok(())
+        }
+    })));
+    let o = sfc::runguard::run_watched(&mut sim, &mut |_| {});
+    let e = sim.results_error().expect("the sink's error").to_string();
+    assert!(e.contains("disk full"), "{e}");
+    // The first slice (a tenth of the stall window, ≥ 10 ms) ran, not the 30 ms.
+    assert!(o.flows_completed < 20_000, "{o:?}");
+}
