@@ -9,14 +9,13 @@ use serde_json::json;
 
 use crate::metrics::FlowRecord;
 use crate::metrics::output::{
-    AtomicWriter, fct_line, write_atomic, write_fct_file, write_flows_csv,
+    AtomicWriter, write_atomic, write_fct_file, write_fct_line, write_flows_csv,
 };
 use crate::metrics::spill::{RecordSpill, records_by_id, stats_from_spill};
 use crate::metrics::stats::{RunStats, SizeBins};
 use crate::scenario::Scenario;
 use crate::sim::{Progress, Simulator};
 use crate::units::{fmt_bytes, fmt_time};
-use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 /// How to run.
@@ -82,7 +81,7 @@ impl ResultFiles {
             if r.fct_ps.is_some()
                 && let Some(w) = &mut g.fct
             {
-                writeln!(w, "{}", fct_line(r))?;
+                write_fct_line(w, r)?;
             }
             g.spill.push(r)
         };

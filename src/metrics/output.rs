@@ -191,7 +191,18 @@ pub fn hpcc_ip(node: u32) -> u32 {
 /// standalone_fct_ns`. Picoseconds are converted to nanoseconds by integer division. An
 /// unfinished flow (never written by HPCC-sim) gets `fct_ns` 0.
 pub fn fct_line(rec: &FlowRecord) -> String {
-    format!(
+    let mut v = Vec::with_capacity(96);
+    // Writing into a Vec cannot fail, and the line is ASCII.
+    let _ = write_fct_line(&mut v, rec);
+    v.pop(); // the newline
+    String::from_utf8(v).unwrap_or_default()
+}
+
+/// Write [`fct_line`] and a newline to `w` without building a `String` (one per completed
+/// flow of a run streaming its results).
+pub fn write_fct_line<W: io::Write>(w: &mut W, rec: &FlowRecord) -> io::Result<()> {
+    writeln!(
+        w,
         "{:08x} {:08x} {} {} {} {} {} {}",
         hpcc_ip(rec.src),
         hpcc_ip(rec.dst),
@@ -215,7 +226,7 @@ pub fn write_fct_file<R: std::borrow::Borrow<FlowRecord>>(
     for r in records {
         let r = r.borrow();
         if r.fct_ps.is_some() {
-            writeln!(w, "{}", fct_line(r))?;
+            write_fct_line(&mut w, r)?;
         }
     }
     w.finish()
