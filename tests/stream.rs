@@ -49,6 +49,24 @@ sync_window = "20us"
 duration = "500us"
 "#;
 
+/// Flow `i` of the small-star tests: host `i % 4` to host `4 + i % 4`, `size_bytes`, one start
+/// every `gap_ps` from 1 µs.
+fn star_flow(i: u64, size_bytes: u64, gap_ps: u64) -> FlowSpec {
+    FlowSpec {
+        src: (i % 4) as u32,
+        dst: 4 + (i % 4) as u32,
+        size_bytes,
+        start_ps: 1_000_000 + i * gap_ps,
+        dport: 100,
+        prio: 3,
+    }
+}
+
+/// The small-star tests' topology: 8 hosts at 100 G, 1 µs links.
+fn star8() -> sfc::topology::TopologySpec {
+    shapes::star(8, 100 * GBPS, 1_000_000).unwrap()
+}
+
 fn records(sim: &Simulator) -> Vec<FlowRecord> {
     sim.records_iter().collect()
 }
@@ -224,16 +242,9 @@ fn a_run_streaming_its_results_gives_every_record_and_keeps_none() {
 /// holds a few pages (the flows in progress) at any time, not one entry per flow of the run.
 #[test]
 fn streamed_results_hold_the_flows_in_progress_not_the_run() {
-    let spec = |i: u64| FlowSpec {
-        src: (i % 4) as u32,
-        dst: 4 + (i % 4) as u32,
-        size_bytes: 1000,
-        start_ps: 1_000_000 + i * 200_000, // one per 200 ns: a few in flight at a time
-        dport: 100,
-        prio: 3,
-    };
+    let spec = |i: u64| star_flow(i, 1000, 200_000); // one per 200 ns: a few in flight at a time
     let n = 30_000u64;
-    let topo = shapes::star(8, 100 * GBPS, 1_000_000).unwrap();
+    let topo = star8();
     let stream = FlowStream::new(vec![Source::list((0..n).map(spec).collect())]);
     let mut sim = Simulator::with_stream(
         topo,
@@ -269,20 +280,13 @@ fn streamed_results_hold_the_flows_in_progress_not_the_run() {
 /// the results are kept or streamed (their pages retired by the thousand).
 #[test]
 fn a_stopped_run_streaming_its_results_counts_the_unstarted_flows() {
-    let spec = |i: u64| FlowSpec {
-        src: (i % 4) as u32,
-        dst: 4 + (i % 4) as u32,
-        size_bytes: 1000,
-        start_ps: 1_000_000 + i * 200_000,
-        dport: 100,
-        prio: 3,
-    };
+    let spec = |i: u64| star_flow(i, 1000, 200_000);
     let flows: Vec<FlowSpec> = (0..30_000u64).map(spec).collect();
     let cfg = NetConfig {
         stop_ps: 1_000 * US,
         ..NetConfig::default()
     };
-    let topo = || shapes::star(8, 100 * GBPS, 1_000_000).unwrap();
+    let topo = star8;
     let mut list = Simulator::with_flows(
         topo(),
         cfg.clone(),
@@ -305,15 +309,14 @@ fn a_stopped_run_streaming_its_results_counts_the_unstarted_flows() {
 /// flow anywhere in the stream, as building from the list does, and counts the good ones.
 #[test]
 fn check_flows_finds_a_bad_flow_deep_in_the_stream() {
-    let spec = |i: u64| FlowSpec {
-        src: (i % 4) as u32,
-        dst: if i == 7_000 { 99 } else { 4 + (i % 4) as u32 },
-        size_bytes: 1000,
-        start_ps: 1_000_000 + i * 200_000,
-        dport: 100,
-        prio: 3,
+    let spec = |i: u64| match i {
+        7_000 => FlowSpec {
+            dst: 99,
+            ..star_flow(i, 1000, 200_000)
+        },
+        _ => star_flow(i, 1000, 200_000),
     };
-    let topo = || shapes::star(8, 100 * GBPS, 1_000_000).unwrap();
+    let topo = star8;
     let flows: Vec<FlowSpec> = (0..10_000u64).map(spec).collect();
     let stream = FlowStream::new(vec![Source::list(flows.clone())]);
     let sim = Simulator::with_stream(
@@ -343,20 +346,13 @@ fn check_flows_finds_a_bad_flow_deep_in_the_stream() {
 /// of touching the released flows.
 #[test]
 fn a_run_streaming_its_results_cannot_be_resumed_after_its_records_went() {
-    let spec = |i: u64| FlowSpec {
-        src: (i % 4) as u32,
-        dst: 4 + (i % 4) as u32,
-        size_bytes: 20_000,
-        start_ps: 1_000_000 + i * 100_000,
-        dport: 100,
-        prio: 3,
-    };
+    let spec = |i: u64| star_flow(i, 20_000, 100_000);
     let stream = FlowStream::new(vec![Source::list((0..12_000u64).map(spec).collect())]);
     let cfg = NetConfig {
         stop_ps: 100 * US,
         ..NetConfig::default()
     };
-    let topo = shapes::star(8, 100 * GBPS, 1_000_000).unwrap();
+    let topo = star8();
     let mut sim = Simulator::with_stream(topo, cfg, CcConfig::none_unlimited(), stream).unwrap();
     let n = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let c = n.clone();
@@ -396,16 +392,9 @@ fn preparing_an_output_directory_removes_a_killed_runs_spill_files() {
 /// failed, instead of simulating to the end for nothing; the error is kept for the caller.
 #[test]
 fn a_failing_record_sink_stops_the_watched_run_early() {
-    let spec = |i: u64| FlowSpec {
-        src: (i % 4) as u32,
-        dst: 4 + (i % 4) as u32,
-        size_bytes: 1000,
-        start_ps: 1_000_000 + i * 1_000_000, // one per µs: 30 ms of arrivals
-        dport: 100,
-        prio: 3,
-    };
+    let spec = |i: u64| star_flow(i, 1000, 1_000_000); // one per µs: 30 ms of arrivals
     let stream = FlowStream::new(vec![Source::list((0..30_000u64).map(spec).collect())]);
-    let topo = shapes::star(8, 100 * GBPS, 1_000_000).unwrap();
+    let topo = star8();
     let mut sim = Simulator::with_stream(
         topo,
         NetConfig::default(),

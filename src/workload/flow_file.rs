@@ -698,20 +698,17 @@ mod tests {
         assert_eq!(f, g);
     }
 
-    #[test]
-    fn round_trip_generated() {
+    /// 10 ms of WebSearch Poisson traffic at 50 % among 8 hosts from 2 s, sorted.
+    fn generated() -> Vec<FlowSpec> {
         let cdf = crate::workload::cdf::builtin("websearch").unwrap();
         let hosts: Vec<u32> = (0..8).collect();
-        let flows = crate::workload::traffic::poisson(
-            &hosts,
-            &cdf,
-            0.5,
-            100_000_000_000,
-            2 * SEC,
-            SEC / 100,
-            5,
-        )
-        .unwrap();
+        crate::workload::traffic::poisson(&hosts, &cdf, 0.5, 100_000_000_000, 2 * SEC, SEC / 100, 5)
+            .unwrap()
+    }
+
+    #[test]
+    fn round_trip_generated() {
+        let flows = generated();
         assert!(flows.len() > 100);
         let (back, w) = parse(&write(&flows), "gen").unwrap();
         assert!(w.is_empty());
@@ -902,18 +899,7 @@ mod tests {
         }
         assert!(sorted > 10 && unsorted >= 4, "{sorted} {unsorted}");
         // Generated files, sorted and not.
-        let cdf = crate::workload::cdf::builtin("websearch").unwrap();
-        let hosts: Vec<u32> = (0..8).collect();
-        let mut flows = crate::workload::traffic::poisson(
-            &hosts,
-            &cdf,
-            0.5,
-            100_000_000_000,
-            2 * SEC,
-            SEC / 100,
-            5,
-        )
-        .unwrap();
+        let mut flows = generated();
         let s = scan_agrees(&write(&flows), &any).unwrap();
         assert!(s.sorted() && s.flows > 100);
         flows.swap(10, 20);
