@@ -230,6 +230,24 @@ pub fn summary_json(sim: &Simulator, stats: &RunStats, name: &str, wall: f64) ->
     });
     // One section per scheme (`ecn`, `sfc`, `onramp`, `pfc`, …), written by the scheme.
     if let Some(o) = v.as_object_mut() {
+        if !sim.cfg.queue_monitor.is_empty() {
+            let qs: Vec<serde_json::Value> = sim
+                .queue_mon
+                .keys()
+                .iter()
+                .enumerate()
+                .map(|(k, &(switch, port))| {
+                    let mut e =
+                        serde_json::to_value(sim.queue_mon.settle_stats(k)).unwrap_or_default();
+                    if let Some(m) = e.as_object_mut() {
+                        m.insert("switch".into(), json!(switch));
+                        m.insert("port".into(), json!(port));
+                    }
+                    e
+                })
+                .collect();
+            o.insert("queues".into(), json!(qs));
+        }
         for (name, section) in sim.scheme_summaries() {
             o.insert(name.into(), section);
         }

@@ -130,7 +130,7 @@ fn fig1_quick_end_to_end() {
     );
     assert!(report.contains("Ours next to the paper"), "{report}");
     let rows = read_results(&out);
-    assert_eq!(rows.len(), 4, "{rows:?}");
+    assert_eq!(rows.len(), 5, "{rows:?}");
     let peak = |s: &str| metric(&rows, s, "peak_buffer_bytes");
     let (sfc, ingress, egress) = (
         peak("Ingress BTS + Cache"),
@@ -141,6 +141,19 @@ fn fig1_quick_end_to_end() {
         sfc < ingress && ingress < egress,
         "expected SFC < Ingress BTS < Egress BTS peaks, got {sfc} / {ingress} / {egress}"
     );
+    // With the senders' window, Egress BTS peaks where OnRamp settles (the paper: "equal"),
+    // and OnRamp with its reduced gain settles while the straw-man keeps oscillating.
+    let onramp = peak("OnRamp");
+    assert!(
+        (egress / onramp - 1.0).abs() < 0.15,
+        "Egress BTS {egress} vs OnRamp {onramp}"
+    );
+    let swing = |id: &str| {
+        summary(&out.join("points").join(id))["queues"][0]["second_half_swing"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{id}: no queues[0].second_half_swing"))
+    };
+    assert!(swing("OnRamp") < 0.3 && swing("OnRamp_straw-man") > 0.5);
 }
 
 // ---------------------------------------------------------------------------------------------

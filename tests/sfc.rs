@@ -1138,3 +1138,90 @@ fn trigger_stats_split_the_triggers_without_changing_the_run() {
     );
     assert_eq!(t["incast"]["triggers"], 0);
 }
+
+/// Fig. 1's reading (`experiments/sfc-fig1.toml`): "no CC" senders with a fixed window `W`
+/// hold `N·W` of payload unacknowledged, so without flow control the bottleneck queue settles
+/// at `N·W` (wire bytes) minus what the ACK loop holds. Derived by hand for 8 senders → 1 on
+/// the Fig. 1 dumbbell (100 G, 1 µs links, 800 G core) with `W` = 100 packets:
+/// - in flight: 8 × 100 × 1048 B = 838,400 B;
+/// - the loop a packet's window slot travels once it leaves the queue: its serialization on
+///   the bottleneck (83 ns) + 1 µs, the ACK's 3 µs back (60 B: 4 ns at 100 G, ≈ 1 ns at
+///   800 G, 4 ns at 100 G), then the next packet's 83 ns + 1 µs to the left switch, 10 ns
+///   (1048 B at 800 G) + 1 µs to the right switch: ≈ 6,190 ns, i.e. 74.6 packets at one per
+///   83 ns;
+/// - so the queue holds ≈ 800 − 74.6 = 725.4 packets = 760,200 B, ±2 packets for the
+///   discrete ACK clock and the interval watermark.
+/// The Ingress BTS variant must not depend on the window (its pauses reach the senders before
+/// 8 windows pile up): the same peak with either window, and a far shorter settled queue.
+#[test]
+fn a_windowed_incast_settles_at_n_windows_minus_the_ack_loop() {
+    let text = |window: &str, mode: &str| {
+        format!(
+            r#"
+name = "w"
+stop = "400us"
+[topology]
+kind = "dumbbell"
+left_hosts = 8
+right_hosts = 1
+host_rate = "100Gbps"
+host_delay = "1us"
+fabric_rate = "800Gbps"
+fabric_delay = "1us"
+[buffer]
+mode = "unlimited"
+[cc]
+kind = "none"
+window = "{window}"
+[sfc]
+mode = "{mode}"
+[output]
+queues = [[10, 0]]
+queue_interval = "1us"
+[[traffic]]
+kind = "incast"
+senders = [0, 1, 2, 3, 4, 5, 6, 7]
+receivers = [8]
+at = "0us"
+size = "100MB"
+"#
+        )
+    };
+    let run = |window: &str, mode: &str| {
+        let sc = sfc::scenario::from_str(
+            &text(window, mode),
+            "w.toml",
+            std::path::Path::new("."),
+            &[],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let mut sim = sfc::sim::Simulator::new(sc.topo, sc.net, sc.cc, &sc.flows)
+            .unwrap_or_else(|e| panic!("{e}"));
+        sim.run_quiet();
+        sim.queue_mon.finish(sim.q.now());
+        sim.queue_mon.settle_stats(0)
+    };
+    let s = run("100KB", "off");
+    let pkts = |b: f64| b / util::PKT as f64;
+    let (lo, hi, mean) = (
+        pkts(s.second_half_min_bytes as f64),
+        pkts(s.second_half_max_bytes as f64),
+        pkts(s.second_half_mean_bytes),
+    );
+    assert!(
+        (723.4..=727.4).contains(&mean) && lo >= 723.0 && hi <= 728.0,
+        "queue {lo}..{hi} (mean {mean}) packets, expected 725.4 ± 2"
+    );
+    assert!(s.peak_bytes <= 8 * 100 * util::PKT, "{}", s.peak_bytes);
+    // Twice the window: twice the in-flight bytes, the same loop.
+    let s2 = run("200KB", "off");
+    let mean2 = pkts(s2.second_half_mean_bytes);
+    assert!((mean2 - (1600.0 - 74.6)).abs() <= 2.0, "{mean2}");
+    // Ingress BTS: the same peak whatever the window (it never lets 8 windows pile up).
+    let (a, b) = (run("100KB", "ingress"), run("200KB", "ingress"));
+    assert_eq!(a.peak_bytes, b.peak_bytes);
+    assert!(
+        a.second_half_mean_bytes < s.second_half_mean_bytes / 2.0,
+        "{a:?} vs {s:?}"
+    );
+}

@@ -482,6 +482,35 @@ impl QueueSampler {
         self.w.peak(key)
     }
 
+    /// Summary of key `key`'s series for `summary.json`: its peak, and the spread of its
+    /// interval watermarks over the second half of the sampled intervals (the half after the
+    /// transient, for "does the queue settle?" questions).
+    pub fn settle_stats(&self, key: usize) -> QueueSettle {
+        let s = self.series(key);
+        let tail = &s[s.len() / 2..];
+        let (min, max) = tail
+            .iter()
+            .fold((u32::MAX, 0u32), |(lo, hi), &b| (lo.min(b), hi.max(b)));
+        let sum: u64 = tail.iter().map(|&b| b as u64).sum();
+        let mean = if tail.is_empty() {
+            0.0
+        } else {
+            sum as f64 / tail.len() as f64
+        };
+        QueueSettle {
+            peak_bytes: self.peak(key),
+            intervals: s.len() as u64,
+            second_half_min_bytes: if tail.is_empty() { 0 } else { min as u64 },
+            second_half_max_bytes: max as u64,
+            second_half_mean_bytes: mean,
+            second_half_swing: if mean > 0.0 {
+                Some((max as f64 - min as f64) / mean)
+            } else {
+                None
+            },
+        }
+    }
+
     /// All samples as `(interval start ns, switch, port, bytes)` rows, time-major then by key.
     /// The start time is truncated to whole nanoseconds.
     pub fn rows(&self) -> Vec<(u64, u32, u32, u64)> {
@@ -505,6 +534,25 @@ impl QueueSampler {
         })?;
         w.finish()
     }
+}
+
+/// How one sampled queue behaved ([`QueueSampler::settle_stats`]): written per monitored port
+/// as `summary.json`'s `queues` array.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct QueueSettle {
+    /// Highest queue length ever reached, bytes.
+    pub peak_bytes: u64,
+    /// Closed sampling intervals in the series.
+    pub intervals: u64,
+    /// Smallest interval watermark over the second half of the intervals, bytes.
+    pub second_half_min_bytes: u64,
+    /// Largest interval watermark over the second half, bytes.
+    pub second_half_max_bytes: u64,
+    /// Mean interval watermark over the second half, bytes.
+    pub second_half_mean_bytes: f64,
+    /// (max − min) / mean over the second half: near 0 for a queue that settled, ≥ 1 for one
+    /// that keeps oscillating; `None` when the queue was empty throughout that half.
+    pub second_half_swing: Option<f64>,
 }
 
 /// Payload bytes delivered to one receiver, per interval in which it received anything.
@@ -811,6 +859,18 @@ mod tests {
         assert_eq!(rows[1], (0, 321, 4, 5000));
         assert_eq!(rows[5], (20_000, 321, 4, 2000));
         assert_eq!(q.peak(1), 5000);
+        // Series [5000, 5000, 2000]: the second half is intervals 1..3 = [5000, 2000].
+        let st = q.settle_stats(1);
+        assert_eq!(st.peak_bytes, 5000);
+        assert_eq!(st.intervals, 3);
+        assert_eq!(
+            (st.second_half_min_bytes, st.second_half_max_bytes),
+            (2000, 5000)
+        );
+        assert_eq!(st.second_half_mean_bytes, 3500.0);
+        assert_eq!(st.second_half_swing, Some(3000.0 / 3500.0));
+        // An empty queue has no swing.
+        assert_eq!(q.settle_stats(0).second_half_swing, None);
     }
 
     #[test]

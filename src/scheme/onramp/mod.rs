@@ -6,6 +6,11 @@
 //! after the previous pause ended (the stale-feedback guard), the flow pauses for
 //! `K · (OWD − T)`. Knobs: `K` (gain, the SFC paper's "smoothing that tunes the gain") and an
 //! EWMA of the OWD (weight `w`, 1 = none).
+//!
+//! With `K = 1` this is the straw-man rule the OnRamp paper describes as oscillating; the
+//! OnRamp authors' smoothing, which lowers the gain when more flows share the system, is not
+//! public. `sfc-fig1` runs both the straw-man and `K = 0.1` for its 63 flows, which settles at
+//! the senders' window bound as the SFC paper's Fig. 1 does (docs/experiments.md, "Fig. 1").
 
 /// OnRamp parameters.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
