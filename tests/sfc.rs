@@ -1151,6 +1151,7 @@ fn trigger_stats_split_the_triggers_without_changing_the_run() {
 ///   83 ns;
 /// - so the queue holds ≈ 800 − 74.6 = 725.4 packets = 760,200 B, ±2 packets for the
 ///   discrete ACK clock and the interval watermark.
+///
 /// The Ingress BTS variant must not depend on the window (its pauses reach the senders before
 /// 8 windows pile up): the same peak with either window, and a far shorter settled queue.
 #[test]
