@@ -165,6 +165,10 @@ pub struct EventQueue {
     next_hint: usize,
     /// Empty buffers with capacity, most recently drained last (hot in cache).
     spare: Vec<Vec<(u64, Event)>>,
+    /// Scratch of [`Self::sort_cur`]: the bucket's order keys.
+    sort_keys: Vec<u32>,
+    /// Scratch of [`Self::sort_cur`]: the bucket in order, swapped with `cur`.
+    sort_out: Vec<(u64, Event)>,
     /// Wheel slots for buckets `cur_idx + 1 ..= cur_idx + wheel_len - 1` (slot = index mod wheel_len).
     wheel: Vec<Vec<(u64, Event)>>,
     /// Bit per slot: slot non-empty.
@@ -206,6 +210,8 @@ impl EventQueue {
             cur: Vec::new(),
             cur_idx: 0,
             spare: Vec::new(),
+            sort_keys: Vec::new(),
+            sort_out: Vec::new(),
             next_hint: usize::MAX,
             wheel: (0..wheel_len).map(|_| Vec::new()).collect(),
             bitmap: vec![0; wheel_len / 64],
@@ -386,13 +392,7 @@ impl EventQueue {
             self.spare.push(drained);
         }
         self.bitmap[slot >> 6] &= !(1 << (slot & 63));
-        // Entries were appended in scheduling order (overflow migrants, which were scheduled
-        // earlier, always arrive before any direct insertion into a slot), so a *stable* sort
-        // by time keeps same-time events in scheduling order; reversed, the next is last.
-        // One u64 key (time, class): all entries share the bucket's high bits, so the two
-        // shifted-out top bits cannot reorder them.
-        self.cur.sort_by_key(|e| (e.0 << 2) | class(&e.1) as u64);
-        self.cur.reverse();
+        self.sort_cur();
         // Remember the following bucket for `peek_ahead` (a hint: later insertions may land
         // before it).
         let from = ((self.cur_idx + 1) as usize) & (self.wheel_len - 1);
@@ -401,6 +401,49 @@ impl EventQueue {
             None => usize::MAX,
         };
         true
+    }
+
+    /// Order the current bucket by (time, class, scheduling order), next event last.
+    ///
+    /// Entries were appended in scheduling order (overflow migrants, which were scheduled
+    /// earlier, always arrive before any direct insertion into a slot), so ordering by
+    /// (time, class) and then by position keeps same-time events in scheduling order. All
+    /// entries share the bucket's index, so a key of 32 bits holds what orders them: the time
+    /// within the bucket (`SHIFT` bits), the class (2 bits) and the position (the rest). Those
+    /// keys are sorted (unstable: they are distinct) and the entries gathered in reverse into
+    /// a scratch buffer that becomes the bucket — cheaper than a stable sort of the 24-byte
+    /// entries, which took ~8 % of a 512-host run whose buckets hold ~20 events. A bucket too
+    /// large for the position field falls back to that stable sort.
+    fn sort_cur(&mut self) {
+        const POS_BITS: u32 = 32 - SHIFT - 2;
+        let n = self.cur.len();
+        if n < 2 {
+            return;
+        }
+        if n >= 1 << POS_BITS {
+            self.cur.sort_by_key(|e| (e.0 << 2) | class(&e.1) as u64);
+            self.cur.reverse();
+            return;
+        }
+        let base = self.cur_idx << SHIFT;
+        self.sort_keys.clear();
+        self.sort_keys
+            .extend(self.cur.iter().enumerate().map(|(i, e)| {
+                debug_assert_eq!(e.0 >> SHIFT, self.cur_idx, "entry outside its bucket");
+                (((e.0 - base) as u32) << (32 - SHIFT))
+                    | ((class(&e.1) as u32) << POS_BITS)
+                    | i as u32
+            }));
+        self.sort_keys.sort_unstable();
+        self.sort_out.clear();
+        let pos_mask = (1u32 << POS_BITS) - 1;
+        self.sort_out.extend(
+            self.sort_keys
+                .iter()
+                .rev()
+                .map(|&k| self.cur[(k & pos_mask) as usize]),
+        );
+        std::mem::swap(&mut self.cur, &mut self.sort_out);
     }
 
     /// The event `k` places after the next one, if it is in the bucket being executed (for
