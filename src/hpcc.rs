@@ -313,6 +313,9 @@ pub enum HpccFlows {
         flows: FileFlows,
         /// How many (the declared count, or fewer with stale digits appended to it).
         count: u64,
+        /// Their starts, sizes and gaps, gathered by the scan (for the memory estimate,
+        /// without reading the file again).
+        shape: Box<crate::runguard::FlowShape>,
     },
 }
 
@@ -345,7 +348,9 @@ impl HpccFlows {
     pub fn into_vec(self) -> Result<Vec<FlowSpec>, String> {
         match self {
             HpccFlows::List(f) => Ok(f),
-            HpccFlows::File { mut flows, count } => {
+            HpccFlows::File {
+                mut flows, count, ..
+            } => {
                 let mut v = Vec::with_capacity(count as usize);
                 v.extend(flows.by_ref());
                 match flows.error() {
@@ -409,26 +414,24 @@ pub fn resolve_with(c: &HpccConfig, cwd: &Path, stream: bool) -> Result<HpccRun,
 
 /// [`crate::runguard::check_memory_hinted`] with advice in HPCC-sim config terms, naming
 /// `SIMULATOR_STOP_TIME` (the monitors dominate) or `FLOW_FILE` (the flows do).
-/// A flow file read as the run goes is estimated from two passes over clones of its stream
-/// (no list), at [`crate::runguard::bytes_per_streamed_flow`] per flow.
+/// A flow file read as the run goes is estimated from the [`crate::runguard::FlowShape`] its
+/// scan gathered (the file is not read again), at no memory per flow past its completion
+/// (with OnRamp, PB-FS or NDP, [`crate::runguard::bytes_per_flow`]).
 fn check_memory(c: &HpccConfig, r: &HpccRun) -> Result<(), String> {
     let est = match &r.flows {
         HpccFlows::List(flows) => crate::runguard::estimate_memory(&r.topo, &r.net, flows),
-        HpccFlows::File { .. } => {
-            let stream = r.flows.stream().expect("a flow file streams");
-            crate::runguard::estimate_memory_of(
-                &r.topo,
-                &r.net,
-                // The results stream too (`run_config`): flows cost nothing past completion,
-                // except with OnRamp (the list path keeps them).
-                if r.net.onramp.enabled || r.net.pbfs.enabled || r.net.ndp.enabled {
-                    crate::runguard::bytes_per_flow()
-                } else {
-                    0
-                },
-                || stream.clone(),
-            )
-        }
+        HpccFlows::File { shape, .. } => crate::runguard::estimate_from_shape(
+            &r.topo,
+            &r.net,
+            // The results stream too (`run_config`): flows cost nothing past completion,
+            // except with OnRamp (the list path keeps them).
+            if r.net.onramp.enabled || r.net.pbfs.enabled || r.net.ndp.enabled {
+                crate::runguard::bytes_per_flow()
+            } else {
+                0
+            },
+            shape,
+        ),
     };
     let monitors = est.monitors_bytes >= est.flows_bytes;
     crate::runguard::check_estimate(&r.net, &est, &|_| {
@@ -507,6 +510,7 @@ fn resolve_once(c: &HpccConfig, cwd: &Path, stream: bool) -> Result<HpccRun, Str
             let flows = HpccFlows::File {
                 flows: FileFlows::new(&flow_path, &scan),
                 count: scan.flows,
+                shape: Box::new(scan.shape),
             };
             (flows, scan.earliest_start_ps)
         }
@@ -1334,7 +1338,7 @@ pub fn run_config_with(path: &Path, cwd: Option<&Path>, stream: bool) -> Result<
             crate::sim::Simulator::with_flows(r.topo, r.net, r.cc, flows)?,
             false,
         ),
-        HpccFlows::File { flows, count } => {
+        HpccFlows::File { flows, count, .. } => {
             let stream = FlowStream::new(vec![Source::file(flows)]);
             let mut sim = crate::sim::Simulator::with_stream(r.topo, r.net, r.cc, stream)?;
             sim.expect_flows(count);

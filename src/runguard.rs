@@ -196,34 +196,254 @@ impl MemoryEstimate {
 /// gap between consecutive flow starts counts at most `IDLE_SKIP_INTERVALS` intervals plus
 /// that drain time).
 pub fn estimate_memory(topo: &TopologySpec, net: &NetConfig, flows: &[FlowSpec]) -> MemoryEstimate {
-    estimate_memory_of(topo, net, bytes_per_flow(), || flows.iter().cloned())
+    estimate_memory_of(topo, net, bytes_per_flow(), flows.iter().cloned())
 }
 
-/// [`estimate_memory`] of the flows `flows()` yields, at `flow_bytes` per flow (called twice: one pass for the counts
-/// and the drain time, one for the idle stretches; a lazy stream is cloned for each).
-pub fn estimate_memory_of<I: Iterator<Item = FlowSpec>>(
+/// Number of gap buckets of a [`FlowShape`]: one per power of two of a `u64` gap.
+const GAP_BUCKETS: usize = 64;
+
+/// What the memory estimate needs to know about a run's flows, gathered in one pass over them
+/// in run order ([`FlowShape::add`]) and in constant memory: the count, the first and last
+/// start, the bytes, whether the starts are sorted, and a histogram of the gaps between
+/// consecutive starts (while sorted) in 64 power-of-two buckets, each with the
+/// number of gaps and their (saturating) sum. Optionally it also counts the flows that start
+/// at or after a stop time ([`FlowShape::with_stop`]).
+///
+/// Bucket 0 holds the gaps of 0 and 1 ps; bucket `k` ≥ 1 the gaps in `[2^k, 2^(k+1))` ps.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlowShape {
+    /// Flows added.
+    flows: u64,
+    /// Earliest start, picoseconds (`u64::MAX` before the first flow).
+    first_start_ps: u64,
+    /// Latest start, picoseconds.
+    last_start_ps: u64,
+    /// Start of the flow added last, picoseconds.
+    prev_start_ps: u64,
+    /// Sum of the flow sizes, bytes.
+    total_bytes: u128,
+    /// No flow started before the one added before it.
+    sorted: bool,
+    /// Gaps per bucket (counted while the starts are sorted).
+    gap_count: [u64; GAP_BUCKETS],
+    /// Saturating sum of the gaps per bucket, picoseconds.
+    gap_sum_ps: [u64; GAP_BUCKETS],
+    /// Flows starting at or after this time are counted in `after_stop`, picoseconds.
+    stop_ps: Option<u64>,
+    /// Flows whose start is at or after `stop_ps`.
+    after_stop: u64,
+}
+
+impl Default for FlowShape {
+    fn default() -> FlowShape {
+        FlowShape::new()
+    }
+}
+
+impl FlowShape {
+    /// The shape of no flows (no stop time: [`FlowShape::flows_after_stop`] stays 0).
+    pub fn new() -> FlowShape {
+        FlowShape {
+            flows: 0,
+            first_start_ps: u64::MAX,
+            last_start_ps: 0,
+            prev_start_ps: 0,
+            total_bytes: 0,
+            sorted: true,
+            gap_count: [0; GAP_BUCKETS],
+            gap_sum_ps: [0; GAP_BUCKETS],
+            stop_ps: None,
+            after_stop: 0,
+        }
+    }
+
+    /// The shape of no flows, counting the flows added later that start at or after
+    /// `stop_ps` (picoseconds) in [`FlowShape::flows_after_stop`].
+    pub fn with_stop(stop_ps: u64) -> FlowShape {
+        FlowShape {
+            stop_ps: Some(stop_ps),
+            ..FlowShape::new()
+        }
+    }
+
+    /// The shape of `flows`, in the order given (no stop time).
+    pub fn of<'a>(flows: impl IntoIterator<Item = &'a FlowSpec>) -> FlowShape {
+        let mut s = FlowShape::new();
+        for f in flows {
+            s.add(f.start_ps, f.size_bytes);
+        }
+        s
+    }
+
+    /// Add the next flow in run order: it starts at `start_ps` (picoseconds) and carries
+    /// `size_bytes` bytes.
+    pub fn add(&mut self, start_ps: u64, size_bytes: u64) {
+        if self.flows > 0 && self.sorted {
+            if start_ps >= self.prev_start_ps {
+                let gap = start_ps - self.prev_start_ps;
+                let k = gap_bucket(gap);
+                self.gap_count[k] += 1;
+                self.gap_sum_ps[k] = self.gap_sum_ps[k].saturating_add(gap);
+            } else {
+                self.sorted = false;
+            }
+        }
+        self.flows += 1;
+        self.first_start_ps = self.first_start_ps.min(start_ps);
+        self.last_start_ps = self.last_start_ps.max(start_ps);
+        self.prev_start_ps = start_ps;
+        self.total_bytes += u128::from(size_bytes);
+        self.after_stop += u64::from(self.stop_ps.is_some_and(|s| start_ps >= s));
+    }
+
+    /// Flows added.
+    pub fn flows(&self) -> u64 {
+        self.flows
+    }
+
+    /// Earliest start, picoseconds; 0 without flows.
+    pub fn first_start_ps(&self) -> u64 {
+        if self.flows == 0 {
+            0
+        } else {
+            self.first_start_ps
+        }
+    }
+
+    /// Latest start, picoseconds; 0 without flows.
+    pub fn last_start_ps(&self) -> u64 {
+        self.last_start_ps
+    }
+
+    /// Sum of the flow sizes, bytes.
+    pub fn total_bytes(&self) -> u128 {
+        self.total_bytes
+    }
+
+    /// Whether every flow starts at or after the one added before it.
+    pub fn sorted(&self) -> bool {
+        self.sorted
+    }
+
+    /// Flows starting at or after the stop time given to [`FlowShape::with_stop`] (0 without
+    /// one).
+    pub fn flows_after_stop(&self) -> u64 {
+        self.after_stop
+    }
+
+    /// The sum over consecutive starts of `min(gap, cap_ps)`, picoseconds, from the gap
+    /// buckets (meaningful for sorted flows only): a bucket wholly at or below `cap_ps` adds
+    /// its sum, one wholly at or above it adds `count · cap_ps`, exactly; the one bucket that
+    /// straddles `cap_ps` (lowest gap `lo` < `cap_ps` < its highest gap) adds
+    /// `min(sum, count · cap_ps)`, which exceeds its exact share by at most
+    /// `count · (cap_ps − lo)` — less than `count · cap_ps / 2`, and less than its exact
+    /// share (every gap there is at least `lo` > `cap_ps / 2`). So the result is at least the
+    /// exact sum and less than twice it, and exact when no gap lies in the straddling
+    /// bucket ([`FlowShape::busy_bound_slack_ps`] gives the bound).
+    pub fn busy_ps(&self, cap_ps: u64) -> u64 {
+        let mut busy = 0u64;
+        for k in 0..GAP_BUCKETS {
+            let (n, sum) = (self.gap_count[k], self.gap_sum_ps[k]);
+            if n == 0 {
+                continue;
+            }
+            let (lo, hi) = bucket_range(k);
+            let capped = u128::from(n) * u128::from(cap_ps);
+            let capped = capped.min(u128::from(u64::MAX)) as u64;
+            let part = if hi <= cap_ps {
+                sum
+            } else if lo >= cap_ps {
+                capped
+            } else {
+                sum.min(capped)
+            };
+            busy = busy.saturating_add(part);
+        }
+        busy
+    }
+
+    /// How much [`FlowShape::busy_ps`] of `cap_ps` may exceed the exact sum of
+    /// `min(gap, cap_ps)`, at most, picoseconds: `count · (cap_ps − lo)` of the bucket that
+    /// straddles `cap_ps` (0 when no bucket does or it holds no gap).
+    pub fn busy_bound_slack_ps(&self, cap_ps: u64) -> u64 {
+        (0..GAP_BUCKETS)
+            .find_map(|k| {
+                let (lo, hi) = bucket_range(k);
+                (lo < cap_ps && cap_ps < hi).then(|| self.gap_count[k].saturating_mul(cap_ps - lo))
+            })
+            .unwrap_or(0)
+    }
+}
+
+/// The [`FlowShape`] bucket of a gap of `gap_ps` picoseconds.
+fn gap_bucket(gap_ps: u64) -> usize {
+    63 - (gap_ps | 1).leading_zeros() as usize
+}
+
+/// The lowest and highest gap of [`FlowShape`] bucket `k`, picoseconds.
+fn bucket_range(k: usize) -> (u64, u64) {
+    let lo = if k == 0 { 0 } else { 1u64 << k };
+    let hi = if k == 63 {
+        u64::MAX
+    } else {
+        (1u64 << (k + 1)) - 1
+    };
+    (lo, hi)
+}
+
+/// Time the hosts of `topo` need to send `total_bytes` at line rate, all at once, picoseconds.
+fn drain_ps(topo: &TopologySpec, total_bytes: u128) -> u64 {
+    let hosts = topo.hosts().len().max(1) as u128;
+    let rate = topo.host_rate_bps().unwrap_or(1).max(1) as u128;
+    (total_bytes * 8 * SEC as u128 / (rate * hosts)).min(u64::MAX as u128) as u64
+}
+
+/// The most a gap between consecutive flow starts counts towards the monitors' busy time,
+/// picoseconds: `IDLE_SKIP_INTERVALS` + 2 intervals of `interval_ps` plus `drain_ps`.
+fn idle_cap_ps(interval_ps: u64, drain_ps: u64) -> u64 {
+    crate::metrics::buffer::IDLE_SKIP_INTERVALS
+        .saturating_add(2)
+        .saturating_mul(interval_ps.max(1))
+        .saturating_add(drain_ps)
+}
+
+/// [`estimate_memory`] of the flows `flows` yields in run order, at `flow_bytes` per flow:
+/// one pass ([`FlowShape`]), then [`estimate_from_shape`] (a lazy stream is given as a
+/// clone).
+pub fn estimate_memory_of(
     topo: &TopologySpec,
     net: &NetConfig,
     flow_bytes: u64,
-    flows: impl Fn() -> I,
+    flows: impl IntoIterator<Item = FlowSpec>,
 ) -> MemoryEstimate {
-    let (mut n, mut first_start, mut last_start, mut total_bytes) = (0u64, u64::MAX, 0u64, 0u128);
-    let mut sorted = true;
-    let mut prev = 0u64;
-    for f in flows() {
-        n += 1;
-        first_start = first_start.min(f.start_ps);
-        last_start = last_start.max(f.start_ps);
-        total_bytes += f.size_bytes as u128;
-        sorted &= f.start_ps >= prev;
-        prev = f.start_ps;
+    let mut shape = FlowShape::new();
+    for f in flows {
+        shape.add(f.start_ps, f.size_bytes);
     }
-    if n == 0 {
-        first_start = 0;
-    }
-    let hosts = topo.hosts().len().max(1) as u128;
-    let rate = topo.host_rate_bps().unwrap_or(1).max(1) as u128;
-    let drain_ps = (total_bytes * 8 * SEC as u128 / (rate * hosts)).min(u64::MAX as u128) as u64;
+    estimate_from_shape(topo, net, flow_bytes, &shape)
+}
+
+/// [`estimate_memory`] of flows of the shape `shape`, at `flow_bytes` per flow.
+///
+/// The idle stretches come from the shape's gap buckets ([`FlowShape::busy_ps`]), so for
+/// sorted flows the busy time the monitors are sized for is at least the exact sum over
+/// consecutive starts of `min(gap, cap)` (cap: `IDLE_SKIP_INTERVALS` + 2 intervals plus the
+/// drain time) and exceeds it by at most `count · (cap − lo)` of the one bucket straddling
+/// the cap (less than the exact sum itself), before the same clamp to the whole span: the
+/// monitor part may be up to (less than) twice the exact figure, never more than with
+/// unsorted flows. An estimate for a refusal check, erring on the side of more memory; the
+/// flow count and flow state are exact.
+pub fn estimate_from_shape(
+    topo: &TopologySpec,
+    net: &NetConfig,
+    flow_bytes: u64,
+    shape: &FlowShape,
+) -> MemoryEstimate {
+    let n = shape.flows();
+    let first_start = shape.first_start_ps();
+    let last_start = shape.last_start_ps();
+    let sorted = shape.sorted();
+    let drain_ps = drain_ps(topo, shape.total_bytes());
     let horizon_ps = if net.stop_ps != u64::MAX {
         net.stop_ps
     } else {
@@ -235,37 +455,17 @@ pub fn estimate_memory_of<I: Iterator<Item = FlowSpec>>(
     // (flows sorted by start, as scenarios and HPCC flow files give them; otherwise the
     // whole span counts).
     let full_span_ps = horizon_ps.saturating_sub(first_start);
-    let idle_cap = |interval_ps: u64| {
-        crate::metrics::buffer::IDLE_SKIP_INTERVALS
-            .saturating_add(2)
-            .saturating_mul(interval_ps.max(1))
-            .saturating_add(drain_ps)
-    };
-    let (cap_b, cap_q) = (
-        idle_cap(net.buffer_sample_ps),
-        idle_cap(net.queue_monitor_ps),
-    );
-    let (mut busy_b, mut busy_q) = (0u64, 0u64);
-    if sorted {
-        let mut prev: Option<u64> = None;
-        for f in flows() {
-            if let Some(p) = prev {
-                let gap = f.start_ps - p;
-                busy_b = busy_b.saturating_add(gap.min(cap_b));
-                busy_q = busy_q.saturating_add(gap.min(cap_q));
-            }
-            prev = Some(f.start_ps);
-        }
-    }
-    let span_ps = |busy: u64| -> u64 {
+    let span_ps = |interval_ps: u64| -> u64 {
         if !sorted {
             return full_span_ps;
         }
-        busy.saturating_add(drain_ps)
+        shape
+            .busy_ps(idle_cap_ps(interval_ps, drain_ps))
+            .saturating_add(drain_ps)
             .saturating_add(10 * MS)
             .min(full_span_ps)
     };
-    let (span_b, span_q) = (span_ps(busy_b), span_ps(busy_q));
+    let (span_b, span_q) = (span_ps(net.buffer_sample_ps), span_ps(net.queue_monitor_ps));
     let samples = |span: u64, interval: u64| (span / interval.max(1)).saturating_add(1);
     let monitors_bytes = (topo.switches().len() as u64)
         .saturating_mul(samples(span_b, net.buffer_sample_ps))
@@ -306,14 +506,16 @@ pub fn check_memory_hinted(
 /// What to change when a scenario needs too much memory (scenario-file terms).
 const SCENARIO_MEMORY_HINT: &str = "Fewer flows (a shorter traffic `duration`), an earlier `stop`, or longer `output.buffer_interval` / `output.queue_interval` reduce it";
 
-/// [`check_memory`] for the flows of a lazy stream (two passes over clones of it: nothing is
-/// kept), `results_streamed` when the run also streams its results
-/// ([`crate::sim::Simulator::stream_results`]). Returns the estimate, whose `flows` is the
-/// run's exact flow count.
+/// [`check_memory`] for the flows of a lazy stream, `results_streamed` when the run also
+/// streams its results ([`crate::sim::Simulator::stream_results`]): from `shape`, the
+/// stream's [`FlowShape`] when the caller has it (gathered while resolving the scenario,
+/// [`crate::scenario::Scenario::stream_shape`]), else from one pass over a clone of `stream`
+/// (nothing is kept). Returns the estimate, whose `flows` is the run's exact flow count.
 pub fn check_memory_stream(
     topo: &TopologySpec,
     net: &NetConfig,
     stream: &crate::workload::stream::FlowStream,
+    shape: Option<&FlowShape>,
     results_streamed: bool,
 ) -> Result<MemoryEstimate, String> {
     // OnRamp, PB-FS and NDP collect the stream into a list (`Simulator::with_stream`) and
@@ -327,7 +529,10 @@ pub fn check_memory_stream(
     } else {
         bytes_per_streamed_flow()
     };
-    let est = estimate_memory_of(topo, net, per_flow, || stream.clone());
+    let est = match shape {
+        Some(shape) => estimate_from_shape(topo, net, per_flow, shape),
+        None => estimate_memory_of(topo, net, per_flow, stream.clone()),
+    };
     check_estimate(net, &est, &|_| SCENARIO_MEMORY_HINT.to_string())?;
     Ok(est)
 }
@@ -589,4 +794,304 @@ pub fn install_signal_handlers() {
         );
         std::process::exit(130);
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+
+    /// The estimate as it was computed in two passes over `flows` (one for the counts and the
+    /// drain time, one for `min(gap, cap)` over consecutive starts): the reference the
+    /// one-pass [`estimate_from_shape`] is checked against.
+    fn two_pass(
+        topo: &TopologySpec,
+        net: &NetConfig,
+        flow_bytes: u64,
+        flows: &[FlowSpec],
+    ) -> MemoryEstimate {
+        let (mut n, mut first_start, mut last_start, mut total_bytes) =
+            (0u64, u64::MAX, 0u64, 0u128);
+        let mut sorted = true;
+        let mut prev = 0u64;
+        for f in flows {
+            n += 1;
+            first_start = first_start.min(f.start_ps);
+            last_start = last_start.max(f.start_ps);
+            total_bytes += f.size_bytes as u128;
+            sorted &= f.start_ps >= prev;
+            prev = f.start_ps;
+        }
+        if n == 0 {
+            first_start = 0;
+        }
+        let drain_ps = drain_ps(topo, total_bytes);
+        let horizon_ps = if net.stop_ps != u64::MAX {
+            net.stop_ps
+        } else {
+            last_start.saturating_add(drain_ps).saturating_add(10 * MS)
+        };
+        let full_span_ps = horizon_ps.saturating_sub(first_start);
+        let (cap_b, cap_q) = (
+            idle_cap_ps(net.buffer_sample_ps, drain_ps),
+            idle_cap_ps(net.queue_monitor_ps, drain_ps),
+        );
+        let (mut busy_b, mut busy_q) = (0u64, 0u64);
+        if sorted {
+            for w in flows.windows(2) {
+                let gap = w[1].start_ps - w[0].start_ps;
+                busy_b = busy_b.saturating_add(gap.min(cap_b));
+                busy_q = busy_q.saturating_add(gap.min(cap_q));
+            }
+        }
+        let span_ps = |busy: u64| -> u64 {
+            if !sorted {
+                return full_span_ps;
+            }
+            busy.saturating_add(drain_ps)
+                .saturating_add(10 * MS)
+                .min(full_span_ps)
+        };
+        let (span_b, span_q) = (span_ps(busy_b), span_ps(busy_q));
+        let samples = |span: u64, interval: u64| (span / interval.max(1)).saturating_add(1);
+        let monitors_bytes = (topo.switches().len() as u64)
+            .saturating_mul(samples(span_b, net.buffer_sample_ps))
+            .saturating_add(
+                (net.queue_monitor.len() as u64)
+                    .saturating_mul(samples(span_q, net.queue_monitor_ps)),
+            )
+            .saturating_mul(4 * 3 / 2);
+        MemoryEstimate {
+            flows: n,
+            flows_bytes: n.saturating_mul(flow_bytes),
+            monitors_bytes,
+            horizon_ps: span_b,
+        }
+    }
+
+    /// Star of 16 hosts at 100 Gb/s.
+    fn star16() -> TopologySpec {
+        crate::topology::shapes::star(16, 100_000_000_000, US).unwrap()
+    }
+
+    /// Default network with two monitored queues.
+    fn net_with_queues() -> NetConfig {
+        NetConfig {
+            queue_monitor: vec![(16, 0), (16, 1)],
+            ..NetConfig::default()
+        }
+    }
+
+    /// Flows of 1000 B from host 0 to 1 starting at `starts_ps`.
+    fn flows_at(starts_ps: &[u64]) -> Vec<FlowSpec> {
+        starts_ps
+            .iter()
+            .map(|&t| FlowSpec::background(0, 1, 1000, t))
+            .collect()
+    }
+
+    /// The (buffer, queue) idle caps of `flows` under `net` on `topo`, picoseconds.
+    fn caps(topo: &TopologySpec, net: &NetConfig, flows: &[FlowSpec]) -> (u64, u64) {
+        let drain = drain_ps(topo, FlowShape::of(flows).total_bytes());
+        (
+            idle_cap_ps(net.buffer_sample_ps, drain),
+            idle_cap_ps(net.queue_monitor_ps, drain),
+        )
+    }
+
+    #[test]
+    fn one_pass_estimate_equals_two_pass_when_no_gap_is_near_the_cap() {
+        let topo = star16();
+        let net = net_with_queues();
+        // Gaps of 1 µs and 3 µs (far below both caps: ≈ 1 ms for the 1 µs queue interval,
+        // ≈ 10 ms for the 10 µs buffer interval) and of 1 s and 5 s (far above them).
+        let mut starts = vec![2 * SEC];
+        for gap in [US, 3 * US, SEC, US, US, 5 * SEC, 3 * US, SEC, US] {
+            starts.push(starts.last().unwrap() + gap);
+        }
+        let flows = flows_at(&starts);
+        let shape = FlowShape::of(&flows);
+        let (cap_b, cap_q) = caps(&topo, &net, &flows);
+        assert_eq!(shape.busy_bound_slack_ps(cap_b), 0);
+        assert_eq!(shape.busy_bound_slack_ps(cap_q), 0);
+        // Exact: the short gaps in full, the three long ones at the cap.
+        let small = US + 3 * US + US + US + 3 * US + US;
+        assert_eq!(shape.busy_ps(cap_b), small + 3 * cap_b);
+        assert_eq!(shape.busy_ps(cap_q), small + 3 * cap_q);
+        let want = two_pass(&topo, &net, bytes_per_flow(), &flows);
+        assert_eq!(estimate_memory(&topo, &net, &flows), want);
+        assert_eq!(
+            estimate_from_shape(&topo, &net, bytes_per_flow(), &shape),
+            want
+        );
+        // Not the whole span: the long gaps are skipped.
+        assert!(want.horizon_ps < 2 * SEC, "{want:?}");
+        // With a stop time inside the span too.
+        let stop = NetConfig {
+            stop_ps: 4 * SEC,
+            ..net.clone()
+        };
+        assert_eq!(
+            estimate_memory(&topo, &stop, &flows),
+            two_pass(&topo, &stop, bytes_per_flow(), &flows)
+        );
+    }
+
+    /// A random sorted list of up to 300 flows whose gaps range over every scale from 0 to
+    /// ≈ 10 s (log-uniform), of random sizes.
+    fn random_sorted(rng: &mut Rng) -> Vec<FlowSpec> {
+        let n = rng.below(300) as usize;
+        let mut t = rng.below(10 * SEC);
+        let mut flows = Vec::with_capacity(n);
+        for _ in 0..n {
+            let bits = 1 + rng.below(30);
+            let size = 1 + rng.below(1 << bits);
+            flows.push(FlowSpec::background(
+                rng.below(16) as u32,
+                rng.below(16) as u32,
+                size,
+                t,
+            ));
+            let e = rng.below(44);
+            t += if rng.below(10) == 0 {
+                0
+            } else {
+                rng.below(1 << e)
+            };
+        }
+        flows
+    }
+
+    #[test]
+    fn one_pass_estimate_bounds_the_two_pass_one_on_random_flows() {
+        let topo = star16();
+        let mut rng = Rng::new(0x0e57_1a7e);
+        let (mut equal, mut above) = (0, 0);
+        for _ in 0..400 {
+            let flows = random_sorted(&mut rng);
+            let pick =
+                |rng: &mut Rng| [US, 10 * US, 100 * US, 1 + rng.below(MS)][rng.below(4) as usize];
+            let net = NetConfig {
+                buffer_sample_ps: pick(&mut rng),
+                queue_monitor_ps: pick(&mut rng),
+                queue_monitor: vec![(16, 0); rng.below(4) as usize],
+                stop_ps: if rng.below(3) == 0 {
+                    rng.below(2000 * SEC)
+                } else {
+                    u64::MAX
+                },
+                ..NetConfig::default()
+            };
+            let one = estimate_memory(&topo, &net, &flows);
+            let two = two_pass(&topo, &net, bytes_per_flow(), &flows);
+            assert_eq!((one.flows, one.flows_bytes), (two.flows, two.flows_bytes));
+            let shape = FlowShape::of(&flows);
+            let (cap_b, cap_q) = caps(&topo, &net, &flows);
+            let (slack_b, slack_q) = (
+                shape.busy_bound_slack_ps(cap_b),
+                shape.busy_bound_slack_ps(cap_q),
+            );
+            assert!(one.horizon_ps >= two.horizon_ps, "{one:?} {two:?}");
+            assert!(
+                one.horizon_ps - two.horizon_ps <= slack_b,
+                "{one:?} {two:?} {slack_b}"
+            );
+            let sw = topo.switches().len() as u64;
+            let nq = net.queue_monitor.len() as u64;
+            let bound = 6
+                * (sw * (slack_b / net.buffer_sample_ps + 1)
+                    + nq * (slack_q / net.queue_monitor_ps + 1));
+            assert!(one.monitors_bytes >= two.monitors_bytes);
+            assert!(
+                one.monitors_bytes - two.monitors_bytes <= bound,
+                "{one:?} {two:?} {bound}"
+            );
+            if one == two {
+                equal += 1;
+            } else {
+                above += 1;
+            }
+        }
+        // Both kinds of case occur: the cap lands in a bucket holding gaps or not.
+        assert!(equal > 20 && above > 20, "{equal} equal, {above} above");
+    }
+
+    #[test]
+    fn busy_time_is_at_least_exact_and_less_than_twice_it() {
+        let mut rng = Rng::new(77);
+        for _ in 0..300 {
+            let flows = random_sorted(&mut rng);
+            let shape = FlowShape::of(&flows);
+            for _ in 0..20 {
+                let bits = rng.below(45);
+                let cap = rng.below(1 << bits);
+                let exact = flows
+                    .windows(2)
+                    .map(|w| (w[1].start_ps - w[0].start_ps).min(cap))
+                    .sum::<u64>();
+                let busy = shape.busy_ps(cap);
+                assert!(exact <= busy, "cap {cap}: {exact} > {busy}");
+                assert!(busy - exact <= shape.busy_bound_slack_ps(cap), "cap {cap}");
+                assert!(busy <= 2 * exact, "cap {cap}: {busy} vs {exact}");
+            }
+        }
+    }
+
+    #[test]
+    fn unsorted_and_empty_flows_estimate_as_before() {
+        let topo = star16();
+        let net = net_with_queues();
+        // Unsorted: the whole span from the first start counts.
+        let flows = flows_at(&[5 * SEC, 2 * SEC, 9 * SEC, 3 * SEC]);
+        let shape = FlowShape::of(&flows);
+        assert!(!shape.sorted());
+        assert_eq!(
+            (shape.flows(), shape.first_start_ps(), shape.last_start_ps()),
+            (4, 2 * SEC, 9 * SEC)
+        );
+        let est = estimate_memory(&topo, &net, &flows);
+        assert_eq!(est, two_pass(&topo, &net, bytes_per_flow(), &flows));
+        let drain = drain_ps(&topo, 4000);
+        assert_eq!(est.horizon_ps, 9 * SEC + drain + 10 * MS - 2 * SEC);
+        let stop = NetConfig {
+            stop_ps: 20 * SEC,
+            ..net.clone()
+        };
+        let est = estimate_memory(&topo, &stop, &flows);
+        assert_eq!(est, two_pass(&topo, &stop, bytes_per_flow(), &flows));
+        assert_eq!(est.horizon_ps, 18 * SEC);
+        // Empty.
+        for net in [net.clone(), stop] {
+            let est = estimate_memory(&topo, &net, &[]);
+            assert_eq!(est, two_pass(&topo, &net, bytes_per_flow(), &[]));
+            assert_eq!((est.flows, est.flows_bytes), (0, 0));
+            assert_eq!(FlowShape::new().first_start_ps(), 0);
+        }
+        // Through `estimate_memory_of`, one pass over an iterator.
+        let of = estimate_memory_of(&topo, &net, 7, flows.iter().cloned());
+        assert_eq!(of, two_pass(&topo, &net, 7, &flows));
+    }
+
+    #[test]
+    fn shape_counts_the_flows_at_or_after_stop() {
+        let flows = flows_at(&[1, 5, 5, 9, 10, 3]);
+        let mut s = FlowShape::with_stop(5);
+        for f in &flows {
+            s.add(f.start_ps, f.size_bytes);
+        }
+        assert_eq!((s.flows(), s.flows_after_stop()), (6, 4));
+        assert_eq!(s.total_bytes(), 6000);
+        assert!(!s.sorted());
+        assert_eq!(FlowShape::of(&flows).flows_after_stop(), 0);
+        // Gaps recorded while sorted: 4, 0, 4, 1.
+        let s = FlowShape::of(&flows[..5]);
+        assert!(s.sorted());
+        assert_eq!(s.busy_ps(u64::MAX), 9);
+        assert_eq!(s.busy_ps(2), 5, "2 + 0 + 2 + 1");
+        assert_eq!(gap_bucket(0), 0);
+        assert_eq!(gap_bucket(1), 0);
+        assert_eq!(gap_bucket(2), 1);
+        assert_eq!(gap_bucket(u64::MAX), 63);
+        assert_eq!(bucket_range(63), (1 << 63, u64::MAX));
+    }
 }

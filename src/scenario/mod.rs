@@ -657,6 +657,12 @@ pub struct Scenario {
     /// Files the scenario reads (flow, CDF, topology files), resolved paths; outputs must never
     /// overwrite them.
     pub inputs: Vec<PathBuf>,
+    /// The [`crate::runguard::FlowShape`] of the flows of the stream [`from_str_streaming`]
+    /// returned with this scenario, when resolving gathered it (a `stop` is set: the pass
+    /// that counts the flows starting at or after it gathers it too); `None` otherwise.
+    /// [`crate::runguard::check_memory_stream`] takes it instead of generating the flows
+    /// again. It describes that stream only.
+    pub stream_shape: Option<crate::runguard::FlowShape>,
 }
 
 /// Resolution context: file name and text, for `file:line` messages, and the overrides that
@@ -913,9 +919,10 @@ pub fn from_str(text: &str, file: &str, dir: &Path, sets: &[String]) -> Result<S
 /// Like [`from_str`], but the flows of the `[[traffic]]` generators come as a lazy
 /// [`FlowStream`] (the same flows in the same order as [`Scenario::flows`] would hold, in
 /// O(hosts) memory for open-loop and repeated incast traffic) and [`Scenario::flows`] is left
-/// empty. The same checks and errors, except that the warning counting the flows that start
-/// at or after `stop` is not given (it needs every flow); an empty workload, or one that
-/// starts entirely after `stop`, is still an error (the stream's first flow tells).
+/// empty. The same checks, errors and warnings (the warning counting the flows that start at
+/// or after `stop` takes one pass over a clone of the stream, which also gathers
+/// [`Scenario::stream_shape`]); an empty workload, or one that starts entirely after `stop`,
+/// is an error (the stream's first flow tells).
 pub fn from_str_streaming(
     text: &str,
     file: &str,
@@ -1212,6 +1219,7 @@ fn resolve(
     }
     let mut flows = Vec::new();
     let mut stream = None;
+    let mut stream_shape = None;
     if let Some(topo) = &topo {
         errs.take(check_rtt(topo, &net, ctx));
         errs.take(resolve_queue_monitor(&raw.output, topo, ctx, &mut net));
@@ -1237,8 +1245,11 @@ fn resolve(
         }
         if streaming {
             if errs.0.is_empty() && net.stop_ps != u64::MAX {
-                // One pass over a clone (nothing kept), only when a `stop` is set.
-                warn_after_stop(st.clone(), &net, ctx);
+                // One pass over a clone (nothing kept), only when a `stop` is set; the memory
+                // check reuses its shape instead of a pass of its own.
+                let shape = flow_shape(st.clone(), net.stop_ps);
+                warn_after_stop(&shape, &net, ctx);
+                stream_shape = Some(shape);
             }
             stream = Some(st);
         } else if errs.0.is_empty()
@@ -1249,7 +1260,7 @@ fn resolve(
                 .is_some()
         {
             flows = st.into_vec();
-            warn_after_stop(flows.iter().cloned(), &net, ctx);
+            warn_after_stop(&flow_shape(flows.iter().cloned(), net.stop_ps), &net, ctx);
         }
     }
     let bins = errs.take(resolve_bins(&raw.output, ctx));
@@ -1285,6 +1296,7 @@ fn resolve(
         warnings: Vec::new(),
         document: toml::Table::new(),
         inputs: Vec::new(),
+        stream_shape,
     };
     Ok((sc, stream))
 }
@@ -2114,14 +2126,21 @@ fn check_first_flow(
     Ok(())
 }
 
-/// Warn when some (not all: [`check_first_flow`]) of `flows` start at or after `stop` (a
-/// streamed scenario passes a clone of its stream: one generation pass, nothing kept).
-fn warn_after_stop(flows: impl Iterator<Item = FlowSpec>, net: &NetConfig, ctx: &Ctx) {
-    let (mut after, mut total) = (0u64, 0u64);
+/// The [`crate::runguard::FlowShape`] of `flows`, counting those that start at or after
+/// `stop_ps` (a streamed scenario passes a clone of its stream: one generation pass, nothing
+/// kept).
+fn flow_shape(flows: impl Iterator<Item = FlowSpec>, stop_ps: u64) -> crate::runguard::FlowShape {
+    let mut shape = crate::runguard::FlowShape::with_stop(stop_ps);
     for f in flows {
-        total += 1;
-        after += u64::from(f.start_ps >= net.stop_ps);
+        shape.add(f.start_ps, f.size_bytes);
     }
+    shape
+}
+
+/// Warn when some (not all: [`check_first_flow`]) of the flows of `shape` (gathered with the
+/// stop time of `net`, [`flow_shape`]) start at or after `stop`.
+fn warn_after_stop(shape: &crate::runguard::FlowShape, net: &NetConfig, ctx: &Ctx) {
+    let (after, total) = (shape.flows_after_stop(), shape.flows());
     if after > 0 {
         ctx.warn(ctx.err_key(
             "stop",

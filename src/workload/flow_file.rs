@@ -12,6 +12,7 @@
 //! count (detected when the file holds exactly the prefix's number of flows).
 
 use super::FlowSpec;
+use crate::runguard::FlowShape;
 use crate::topology::TopologySpec;
 use std::io::{BufRead, BufReader, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -299,6 +300,9 @@ pub struct FlowFileSummary {
     pub data_line: usize,
     /// Warnings, those of [`parse_with`] in the same order.
     pub warnings: Vec<String>,
+    /// The flows' starts, sizes and gaps in file order, for the memory estimate
+    /// ([`crate::runguard::estimate_from_shape`]): the run's order when they are sorted.
+    pub shape: FlowShape,
 }
 
 impl FlowFileSummary {
@@ -381,8 +385,8 @@ impl<R: BufRead> Lines<R> {
 /// Check an HPCC flow file read from `reader` line by line, in constant memory (no text, no
 /// list of flows): exactly the checks, errors and warnings of [`parse_with`] on the file's
 /// text (read and UTF-8 errors as [`crate::fsutil::read_text`] gives them, before any other),
-/// `check` run on every flow; returns the flow count, sortedness, earliest start and where
-/// the flow lines begin ([`FlowFileSummary`]). `name` prefixes messages as `name:line`.
+/// `check` run on every flow; returns the flow count, sortedness, earliest start, where
+/// the flow lines begin and the flows' [`FlowShape`] ([`FlowFileSummary`]). `name` prefixes messages as `name:line`.
 pub fn scan<R: BufRead>(
     reader: R,
     name: &str,
@@ -426,6 +430,7 @@ fn scan_lines<R: BufRead>(
     }
     let (mut found, mut earliest, mut prev) = (0u64, None::<u64>, 0u64);
     let mut first_unsorted_line = None;
+    let mut shape = FlowShape::new();
     while found < declared {
         let flow = match held.take() {
             Some((ln, l)) => checked_flow_line(&l, name, ln, check).map(|f| (ln, f)),
@@ -440,6 +445,7 @@ fn scan_lines<R: BufRead>(
         }
         prev = f.start_ps;
         earliest = Some(earliest.map_or(f.start_ps, |e: u64| e.min(f.start_ps)));
+        shape.add(f.start_ps, f.size_bytes);
         found += 1;
     }
     if let Some(w) = count_shortfall(name, cl, &count_str, declared, found).map_err(invalid)? {
@@ -459,6 +465,7 @@ fn scan_lines<R: BufRead>(
         data_offset,
         data_line,
         warnings,
+        shape,
     })
 }
 
@@ -872,6 +879,23 @@ mod tests {
                     flows.iter().map(|f| f.start_ps).min(),
                     "{text:?}"
                 );
+                // The shape of the list (sorted by start time): the scan's for a sorted file;
+                // for an unsorted one, the same count, starts and bytes, not sorted.
+                let listed = FlowShape::of(&flows);
+                if s.sorted() {
+                    assert_eq!(s.shape, listed, "{text:?}");
+                } else {
+                    let key = |x: &FlowShape| {
+                        (
+                            x.flows(),
+                            x.first_start_ps(),
+                            x.last_start_ps(),
+                            x.total_bytes(),
+                        )
+                    };
+                    assert_eq!(key(&s.shape), key(&listed), "{text:?}");
+                    assert!(!s.shape.sorted(), "{text:?}");
+                }
                 Some(s)
             }
             (a, b) => panic!("{text:?}: parse_with {a:?}, scan {b:?}"),

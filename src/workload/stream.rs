@@ -770,5 +770,33 @@ duration = "200us"
             assert!(a.contains(want), "{a}");
             assert_eq!(a, b);
         }
+        // With a `stop` inside the traffic: the same warning as the list's, from the one pass
+        // that also gathers the stream's shape, which the memory check takes in place of a
+        // pass of its own (the same estimate). Without `stop`, no shape.
+        assert!(sc2.stream_shape.is_none());
+        let stopped = text.replacen("seed = 7", "seed = 7\nstop = \"100us\"", 1);
+        let sc = crate::scenario::from_str(&stopped, "t.toml", dir, &[]).unwrap();
+        let (sc2, st) = crate::scenario::from_str_streaming(&stopped, "t.toml", dir, &[]).unwrap();
+        assert_eq!(sc.warnings, sc2.warnings);
+        assert!(
+            sc2.warnings
+                .iter()
+                .any(|w| w.contains("flows start at or after the stop time 100.00us")),
+            "{:?}",
+            sc2.warnings
+        );
+        let mut want = crate::runguard::FlowShape::with_stop(100 * crate::units::US);
+        for f in st.clone() {
+            want.add(f.start_ps, f.size_bytes);
+        }
+        assert!(want.flows_after_stop() > 0 && want.flows_after_stop() < want.flows());
+        assert_eq!(sc2.stream_shape.as_ref(), Some(&want));
+        for streamed in [false, true] {
+            let check = |shape| {
+                crate::runguard::check_memory_stream(&sc2.topo, &sc2.net, &st, shape, streamed)
+                    .unwrap()
+            };
+            assert_eq!(check(sc2.stream_shape.as_ref()), check(None));
+        }
     }
 }
