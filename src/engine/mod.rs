@@ -118,6 +118,17 @@ fn key_time(k: u128) -> u64 {
     (k >> 64) as u64
 }
 
+/// A wheel-slot entry: the event and its order key within the slot's bucket, `(time mod
+/// 2^SHIFT) << 2 | class` (the bucket gives the rest of the time). 20 bytes instead of the 24
+/// of a full time: scheduling writes one into a slot buffer that is often out of cache.
+type Slotted = (u32, Event);
+
+/// Order key of an event at `time_ps` within its bucket (see [`Slotted`]).
+#[inline(always)]
+fn slot_key(time_ps: u64, ev: &Event) -> u32 {
+    (((time_ps & ((1 << SHIFT) - 1)) as u32) << 2) | class(ev) as u32
+}
+
 /// log2 of the width of one calendar bucket, picoseconds (2^10 ps ≈ 1 ns).
 const SHIFT: u32 = 10;
 /// Default log2 of the number of buckets in the wheel: horizon 2^21 ps ≈ 2.1 µs. Measured on
@@ -163,14 +174,12 @@ pub struct EventQueue {
     /// Wheel slot of the bucket after the current one when it started (`usize::MAX` = none);
     /// a prefetching hint only.
     next_hint: usize,
-    /// Empty buffers with capacity, most recently drained last (hot in cache).
-    spare: Vec<Vec<(u64, Event)>>,
-    /// Scratch of [`Self::sort_cur`]: the bucket's order keys.
+    /// Empty slot buffers with capacity, most recently drained last (hot in cache).
+    spare: Vec<Vec<Slotted>>,
+    /// Scratch of [`Self::load_bucket`]: the bucket's order keys.
     sort_keys: Vec<u32>,
-    /// Scratch of [`Self::sort_cur`]: the bucket in order, swapped with `cur`.
-    sort_out: Vec<(u64, Event)>,
     /// Wheel slots for buckets `cur_idx + 1 ..= cur_idx + wheel_len - 1` (slot = index mod wheel_len).
-    wheel: Vec<Vec<(u64, Event)>>,
+    wheel: Vec<Vec<Slotted>>,
     /// Bit per slot: slot non-empty.
     bitmap: Vec<u64>,
     /// Number of wheel slots (a power of two) and mask.
@@ -211,7 +220,6 @@ impl EventQueue {
             cur_idx: 0,
             spare: Vec::new(),
             sort_keys: Vec::new(),
-            sort_out: Vec::new(),
             next_hint: usize::MAX,
             wheel: (0..wheel_len).map(|_| Vec::new()).collect(),
             bitmap: vec![0; wheel_len / 64],
@@ -300,10 +308,11 @@ impl EventQueue {
         {
             *v = b;
         }
+        let e = (slot_key(time_ps, &ev), ev);
         if v.len() < v.capacity() {
-            v.push((time_ps, ev));
+            v.push(e);
         } else {
-            Self::push_slot_grow(v, time_ps, ev);
+            Self::push_slot_grow(v, e);
         }
         self.bitmap[slot >> 6] |= 1 << (slot & 63);
     }
@@ -312,8 +321,8 @@ impl EventQueue {
     /// reached their working size).
     #[cold]
     #[inline(never)]
-    fn push_slot_grow(v: &mut Vec<(u64, Event)>, time_ps: u64, ev: Event) {
-        v.push((time_ps, ev));
+    fn push_slot_grow(v: &mut Vec<Slotted>, e: Slotted) {
+        v.push(e);
     }
 
     /// Schedule `ev` at `now + delay_ps`.
@@ -385,14 +394,15 @@ impl EventQueue {
             self.push_slot(slot, key_time(k), ev);
         }
         let slot = (self.cur_idx as usize) & (self.wheel_len - 1);
-        // The drained bucket's buffer is hot in cache: keep it for the next slot that starts
-        // filling (LIFO), instead of parking it in a slot that is reused a whole rotation later.
-        let drained = std::mem::replace(&mut self.cur, std::mem::take(&mut self.wheel[slot]));
-        if drained.capacity() > 0 {
-            self.spare.push(drained);
-        }
         self.bitmap[slot >> 6] &= !(1 << (slot & 63));
-        self.sort_cur();
+        let mut v = std::mem::take(&mut self.wheel[slot]);
+        self.load_bucket(&v);
+        // The drained slot buffer is hot in cache: keep it for the next slot that starts
+        // filling (LIFO), instead of parking it in a slot that is reused a whole rotation later.
+        if v.capacity() > 0 {
+            v.clear();
+            self.spare.push(v);
+        }
         // Remember the following bucket for `peek_ahead` (a hint: later insertions may land
         // before it).
         let from = ((self.cur_idx + 1) as usize) & (self.wheel_len - 1);
@@ -403,47 +413,43 @@ impl EventQueue {
         true
     }
 
-    /// Order the current bucket by (time, class, scheduling order), next event last.
+    /// Fill `cur` (empty) with the bucket `cur_idx`'s entries `v`, ordered by (time, class,
+    /// scheduling order), next event last, with their full times.
     ///
     /// Entries were appended in scheduling order (overflow migrants, which were scheduled
     /// earlier, always arrive before any direct insertion into a slot), so ordering by
-    /// (time, class) and then by position keeps same-time events in scheduling order. All
-    /// entries share the bucket's index, so a key of 32 bits holds what orders them: the time
-    /// within the bucket (`SHIFT` bits), the class (2 bits) and the position (the rest). Those
-    /// keys are sorted (unstable: they are distinct) and the entries gathered in reverse into
-    /// a scratch buffer that becomes the bucket — cheaper than a stable sort of the 24-byte
-    /// entries, which took ~8 % of a 512-host run whose buckets hold ~20 events. A bucket too
-    /// large for the position field falls back to that stable sort.
-    fn sort_cur(&mut self) {
+    /// (time, class) and then by position keeps same-time events in scheduling order. A slot
+    /// entry's key already holds (time within the bucket, class) in `SHIFT + 2` bits; with the
+    /// position in the remaining bits, one 32-bit key per entry orders the bucket. Those keys
+    /// are sorted (unstable: they are distinct) and the entries gathered in reverse — cheaper
+    /// than a stable sort of the entries, which took ~8 % of a 512-host run whose buckets hold
+    /// ~20 events. A bucket too large for the position field takes a stable sort instead.
+    fn load_bucket(&mut self, v: &[Slotted]) {
         const POS_BITS: u32 = 32 - SHIFT - 2;
-        let n = self.cur.len();
-        if n < 2 {
-            return;
-        }
-        if n >= 1 << POS_BITS {
-            self.cur.sort_by_key(|e| (e.0 << 2) | class(&e.1) as u64);
-            self.cur.reverse();
-            return;
-        }
         let base = self.cur_idx << SHIFT;
+        let full = |e: &Slotted| (base + u64::from(e.0 >> 2), e.1);
+        debug_assert!(self.cur.is_empty());
+        let n = v.len();
+        if n >= 1 << POS_BITS {
+            let mut order: Vec<usize> = (0..n).collect();
+            order.sort_by_key(|&i| v[i].0);
+            self.cur.extend(order.iter().rev().map(|&i| full(&v[i])));
+            return;
+        }
         self.sort_keys.clear();
-        self.sort_keys
-            .extend(self.cur.iter().enumerate().map(|(i, e)| {
-                debug_assert_eq!(e.0 >> SHIFT, self.cur_idx, "entry outside its bucket");
-                (((e.0 - base) as u32) << (32 - SHIFT))
-                    | ((class(&e.1) as u32) << POS_BITS)
-                    | i as u32
-            }));
+        self.sort_keys.extend(
+            v.iter()
+                .enumerate()
+                .map(|(i, e)| (e.0 << POS_BITS) | i as u32),
+        );
         self.sort_keys.sort_unstable();
-        self.sort_out.clear();
         let pos_mask = (1u32 << POS_BITS) - 1;
-        self.sort_out.extend(
+        self.cur.extend(
             self.sort_keys
                 .iter()
                 .rev()
-                .map(|&k| self.cur[(k & pos_mask) as usize]),
+                .map(|&k| full(&v[(k & pos_mask) as usize])),
         );
-        std::mem::swap(&mut self.cur, &mut self.sort_out);
     }
 
     /// The event `k` places after the next one, if it is in the bucket being executed (for
@@ -653,5 +659,6 @@ mod tests {
         // Queue entries are (time, event): 24 bytes, 8 of them per three cache lines.
         assert!(std::mem::size_of::<Event>() <= 16);
         assert!(std::mem::size_of::<(u64, Event)>() <= 24);
+        assert_eq!(std::mem::size_of::<Slotted>(), 20);
     }
 }
