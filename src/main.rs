@@ -536,13 +536,7 @@ fn cmd_validate(scenario: PathBuf, sets: Vec<String>) -> Result<(), String> {
             }
         };
         print_warnings_once(&mut seen, &sc.warnings, &vlabel, &label);
-        if let Err(e) = sfc::runguard::check_memory_stream(
-            &sc.topo,
-            &sc.net,
-            &stream,
-            sc.stream_shape.as_ref(),
-            true,
-        ) {
+        if let Err(e) = sfc::runguard::check_memory_stream(&sc.topo, &sc.net, &stream, true) {
             errors.push(format!("{vlabel}: {e}"));
             continue;
         }

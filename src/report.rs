@@ -288,7 +288,6 @@ fn run_with(
         dport_bins,
         stop_set,
         document,
-        stream_shape,
         ..
     } = sc;
     let stop = net.stop_ps;
@@ -305,13 +304,8 @@ fn run_with(
     let streamed = stream.is_some();
     let mut sim = match stream {
         Some(stream) => {
-            let est = crate::runguard::check_memory_stream(
-                &topo,
-                &net,
-                &stream,
-                stream_shape.as_ref(),
-                opts.stream_results,
-            )?;
+            let est =
+                crate::runguard::check_memory_stream(&topo, &net, &stream, opts.stream_results)?;
             let mut sim = Simulator::with_stream(topo, net, cc, stream)?;
             sim.expect_flows(est.flows);
             sim

@@ -507,15 +507,14 @@ pub fn check_memory_hinted(
 const SCENARIO_MEMORY_HINT: &str = "Fewer flows (a shorter traffic `duration`), an earlier `stop`, or longer `output.buffer_interval` / `output.queue_interval` reduce it";
 
 /// [`check_memory`] for the flows of a lazy stream, `results_streamed` when the run also
-/// streams its results ([`crate::sim::Simulator::stream_results`]): from `shape`, the
-/// stream's [`FlowShape`] when the caller has it (gathered while resolving the scenario,
-/// [`crate::scenario::Scenario::stream_shape`]), else from one pass over a clone of `stream`
-/// (nothing is kept). Returns the estimate, whose `flows` is the run's exact flow count.
+/// streams its results ([`crate::sim::Simulator::stream_results`]): from the stream's own
+/// [`FlowShape`] when it carries one (gathered while resolving the scenario,
+/// [`crate::workload::stream::FlowStream::shape`]), else from one pass over a clone of
+/// `stream` (nothing is kept). Returns the estimate, whose `flows` is the run's exact flow count.
 pub fn check_memory_stream(
     topo: &TopologySpec,
     net: &NetConfig,
     stream: &crate::workload::stream::FlowStream,
-    shape: Option<&FlowShape>,
     results_streamed: bool,
 ) -> Result<MemoryEstimate, String> {
     // OnRamp, PB-FS and NDP collect the stream into a list (`Simulator::with_stream`) and
@@ -529,7 +528,7 @@ pub fn check_memory_stream(
     } else {
         bytes_per_streamed_flow()
     };
-    let est = match shape {
+    let est = match stream.shape() {
         Some(shape) => estimate_from_shape(topo, net, per_flow, shape),
         None => estimate_memory_of(topo, net, per_flow, stream.clone()),
     };

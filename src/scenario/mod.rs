@@ -657,12 +657,6 @@ pub struct Scenario {
     /// Files the scenario reads (flow, CDF, topology files), resolved paths; outputs must never
     /// overwrite them.
     pub inputs: Vec<PathBuf>,
-    /// The [`crate::runguard::FlowShape`] of the flows of the stream [`from_str_streaming`]
-    /// returned with this scenario, when resolving gathered it (a `stop` is set: the pass
-    /// that counts the flows starting at or after it gathers it too); `None` otherwise.
-    /// [`crate::runguard::check_memory_stream`] takes it instead of generating the flows
-    /// again. It describes that stream only.
-    pub stream_shape: Option<crate::runguard::FlowShape>,
 }
 
 /// Resolution context: file name and text, for `file:line` messages, and the overrides that
@@ -921,7 +915,7 @@ pub fn from_str(text: &str, file: &str, dir: &Path, sets: &[String]) -> Result<S
 /// O(hosts) memory for open-loop and repeated incast traffic) and [`Scenario::flows`] is left
 /// empty. The same checks, errors and warnings (the warning counting the flows that start at
 /// or after `stop` takes one pass over a clone of the stream, which also gathers
-/// [`Scenario::stream_shape`]); an empty workload, or one that starts entirely after `stop`,
+/// the stream's [`crate::runguard::FlowShape`], kept in the stream: [`FlowStream::shape`]); an empty workload, or one that starts entirely after `stop`,
 /// is an error (the stream's first flow tells).
 pub fn from_str_streaming(
     text: &str,
@@ -1219,7 +1213,6 @@ fn resolve(
     }
     let mut flows = Vec::new();
     let mut stream = None;
-    let mut stream_shape = None;
     if let Some(topo) = &topo {
         errs.take(check_rtt(topo, &net, ctx));
         errs.take(resolve_queue_monitor(&raw.output, topo, ctx, &mut net));
@@ -1249,9 +1242,12 @@ fn resolve(
                 // check reuses its shape instead of a pass of its own.
                 let shape = flow_shape(st.clone(), net.stop_ps);
                 warn_after_stop(&shape, &net, ctx);
-                stream_shape = Some(shape);
+                let mut st = st;
+                st.set_shape(Some(shape));
+                stream = Some(st);
+            } else {
+                stream = Some(st);
             }
-            stream = Some(st);
         } else if errs.0.is_empty()
             && errs
                 .take(crate::workload::traffic::check_list_memory(
@@ -1296,7 +1292,6 @@ fn resolve(
         warnings: Vec::new(),
         document: toml::Table::new(),
         inputs: Vec::new(),
-        stream_shape,
     };
     Ok((sc, stream))
 }

@@ -153,6 +153,10 @@ pub struct FlowStream {
     heap: BinaryHeap<Reverse<(u64, u32, u32, usize)>>,
     /// Most flows held at once (heads plus the sources' buffered flows).
     peak: usize,
+    /// The shape of the whole stream (count, starts, sizes, gaps), when whoever built it
+    /// gathered it ([`Self::set_shape`]); dropped when the first flow is taken, since it no
+    /// longer describes what is left.
+    shape: Option<Box<crate::runguard::FlowShape>>,
 }
 
 impl FlowStream {
@@ -164,6 +168,7 @@ impl FlowStream {
             heap: BinaryHeap::with_capacity(sources.len()),
             sources,
             peak: 0,
+            shape: None,
         };
         for i in 0..s.sources.len() {
             let f = s.sources[i].next();
@@ -174,6 +179,18 @@ impl FlowStream {
         }
         s.note_peak();
         s
+    }
+
+    /// Record the [`crate::runguard::FlowShape`] of this stream's flows, from its first
+    /// (gathered over a clone before any flow was taken); `None` forgets it. The memory check
+    /// ([`crate::runguard::check_memory_stream`]) then needs no pass of its own.
+    pub fn set_shape(&mut self, shape: Option<crate::runguard::FlowShape>) {
+        self.shape = shape.map(Box::new);
+    }
+
+    /// The shape set by [`Self::set_shape`], while no flow has been taken.
+    pub fn shape(&self) -> Option<&crate::runguard::FlowShape> {
+        self.shape.as_deref()
     }
 
     /// The next flow, without taking it.
@@ -226,6 +243,7 @@ impl Iterator for FlowStream {
     type Item = FlowSpec;
 
     fn next(&mut self) -> Option<FlowSpec> {
+        self.shape = None;
         let Reverse((.., i)) = self.heap.pop()?;
         let f = self.head[i].take();
         if let Some(g) = self.sources[i].next() {
@@ -773,7 +791,8 @@ duration = "200us"
         // With a `stop` inside the traffic: the same warning as the list's, from the one pass
         // that also gathers the stream's shape, which the memory check takes in place of a
         // pass of its own (the same estimate). Without `stop`, no shape.
-        assert!(sc2.stream_shape.is_none());
+        let (_, unstopped) = crate::scenario::from_str_streaming(text, "t.toml", dir, &[]).unwrap();
+        assert!(unstopped.shape().is_none());
         let stopped = text.replacen("seed = 7", "seed = 7\nstop = \"100us\"", 1);
         let sc = crate::scenario::from_str(&stopped, "t.toml", dir, &[]).unwrap();
         let (sc2, st) = crate::scenario::from_str_streaming(&stopped, "t.toml", dir, &[]).unwrap();
@@ -790,13 +809,18 @@ duration = "200us"
             want.add(f.start_ps, f.size_bytes);
         }
         assert!(want.flows_after_stop() > 0 && want.flows_after_stop() < want.flows());
-        assert_eq!(sc2.stream_shape.as_ref(), Some(&want));
+        assert_eq!(st.shape(), Some(&want));
+        let mut bare = st.clone();
+        bare.set_shape(None);
         for streamed in [false, true] {
-            let check = |shape| {
-                crate::runguard::check_memory_stream(&sc2.topo, &sc2.net, &st, shape, streamed)
-                    .unwrap()
+            let check = |s: &FlowStream| {
+                crate::runguard::check_memory_stream(&sc2.topo, &sc2.net, s, streamed).unwrap()
             };
-            assert_eq!(check(sc2.stream_shape.as_ref()), check(None));
+            assert_eq!(check(&st), check(&bare));
         }
+        // Taking a flow forgets the shape (it described the whole stream).
+        let mut taken = st.clone();
+        taken.next();
+        assert!(taken.shape().is_none());
     }
 }
