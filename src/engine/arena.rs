@@ -10,11 +10,16 @@ use crate::engine::packet::{IntHop, MAX_INT_HOPS, Packet};
 pub const PAYLOAD_WORDS: usize = 16;
 
 /// Slab of packets with a free list. INT records live in a parallel array, touched only when
-/// INT is in use, so that the packets themselves stay small (≈ 64 B) and cache-friendly.
-#[derive(Default)]
+/// INT is in use, so that the packets themselves stay small (≈ 64 B) and cache-friendly; each
+/// slot has room for as many records as a path can have switches ([`Self::set_int_hops`]):
+/// 3 × 24 B on a two-tier Clos instead of HPCC-sim's fixed 5, which keeps deep-buffer runs'
+/// live packets 48 B smaller.
 pub struct PacketArena {
     slots: Vec<Packet>,
-    ints: Vec<[IntHop; MAX_INT_HOPS]>,
+    /// `int_hops` records per slot, back to back.
+    ints: Vec<IntHop>,
+    /// INT records per slot (0 = INT unused).
+    int_hops: usize,
     /// Payload words of scheme frames too large for a header (BFC's Bloom filter), indexed
     /// by slot; grown only when a scheme writes one, so other runs never allocate it.
     payloads: Vec<[u64; PAYLOAD_WORDS]>,
@@ -24,10 +29,41 @@ pub struct PacketArena {
     created: u64,
 }
 
+impl Default for PacketArena {
+    fn default() -> Self {
+        PacketArena {
+            slots: Vec::new(),
+            ints: Vec::new(),
+            int_hops: MAX_INT_HOPS,
+            payloads: Vec::new(),
+            free: Vec::new(),
+            live: 0,
+            peak_live: 0,
+            created: 0,
+        }
+    }
+}
+
 impl PacketArena {
-    /// Empty arena.
+    /// Empty arena with room for [`MAX_INT_HOPS`] INT records per packet.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// INT records kept per packet: the most switches any packet crosses (at most
+    /// [`MAX_INT_HOPS`], HPCC-sim's limit; 0 when INT is off). Call before the first packet.
+    pub fn set_int_hops(&mut self, hops: usize) {
+        assert!(
+            self.slots.is_empty(),
+            "set_int_hops after packets were allocated"
+        );
+        self.int_hops = hops.min(MAX_INT_HOPS);
+    }
+
+    /// INT records kept per packet ([`Self::set_int_hops`]).
+    #[inline]
+    pub fn int_hops(&self) -> usize {
+        self.int_hops
     }
 
     /// Store `p`, returning its slot.
@@ -43,7 +79,8 @@ impl PacketArena {
             i
         } else {
             self.slots.push(p);
-            self.ints.push([IntHop::default(); MAX_INT_HOPS]);
+            self.ints
+                .resize(self.ints.len() + self.int_hops, IntHop::default());
             (self.slots.len() - 1) as u32
         }
     }
@@ -91,11 +128,18 @@ impl PacketArena {
     /// Hint the CPU to bring slot `i`'s INT records into cache (see [`Self::prefetch`]).
     #[inline]
     pub fn prefetch_int(&self, i: u32) {
-        if let Some(r) = self.ints.get(i as usize) {
+        let n = self.int_hops;
+        if n == 0 {
+            return;
+        }
+        if let Some(r) = self.ints.get(i as usize * n) {
+            // The slot's records span `n · 24` bytes: its first and last byte, and the line
+            // between them when there are three.
             let line = r as *const _ as *const u8;
+            let last = n * std::mem::size_of::<IntHop>() - 1;
             crate::engine::prefetch(line);
-            crate::engine::prefetch(line.wrapping_add(64));
-            crate::engine::prefetch(line.wrapping_add(119));
+            crate::engine::prefetch(line.wrapping_add(last.min(64)));
+            crate::engine::prefetch(line.wrapping_add(last));
         }
     }
 
@@ -112,16 +156,19 @@ impl PacketArena {
         &mut self.slots[i as usize]
     }
 
-    /// INT records of slot `i` (valid: the first `int_n` of the packet).
+    /// INT records of slot `i`, [`Self::int_hops`] of them (valid: the first `int_n` of the
+    /// packet).
     #[inline]
-    pub fn int(&self, i: u32) -> &[IntHop; MAX_INT_HOPS] {
-        &self.ints[i as usize]
+    pub fn int(&self, i: u32) -> &[IntHop] {
+        let at = i as usize * self.int_hops;
+        &self.ints[at..at + self.int_hops]
     }
 
     /// Mutable INT records of slot `i`.
     #[inline]
-    pub fn int_mut(&mut self, i: u32) -> &mut [IntHop; MAX_INT_HOPS] {
-        &mut self.ints[i as usize]
+    pub fn int_mut(&mut self, i: u32) -> &mut [IntHop] {
+        let at = i as usize * self.int_hops;
+        &mut self.ints[at..at + self.int_hops]
     }
 
     /// Payload of slot `i` (BFC pause frames), if a scheme ever wrote one there. Only
@@ -155,5 +202,35 @@ impl PacketArena {
     /// Packets ever created.
     pub fn created(&self) -> u64 {
         self.created
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn int_records_per_slot_follow_the_configured_hops() {
+        let mut a = PacketArena::new();
+        assert_eq!(a.int_hops(), MAX_INT_HOPS);
+        a.set_int_hops(3);
+        let (p, q) = (a.alloc(Packet::default()), a.alloc(Packet::default()));
+        assert_eq!((a.int(p).len(), a.int(q).len()), (3, 3));
+        // Writing one slot's last record leaves its neighbour's first untouched.
+        a.int_mut(p)[2].ts_ps = 7;
+        a.int_mut(q)[0].ts_ps = 9;
+        assert_eq!((a.int(p)[2].ts_ps, a.int(q)[0].ts_ps), (7, 9));
+        assert_eq!(a.int(p)[..2], [IntHop::default(); 2]);
+        // A recycled slot keeps its place; more than HPCC-sim's 5 is capped; none without INT.
+        a.free(p);
+        assert_eq!(a.alloc(Packet::default()), p);
+        let mut b = PacketArena::new();
+        b.set_int_hops(9);
+        assert_eq!(b.int_hops(), MAX_INT_HOPS);
+        let mut c = PacketArena::new();
+        c.set_int_hops(0);
+        let r = c.alloc(Packet::default());
+        assert!(c.int(r).is_empty());
+        c.prefetch_int(r);
     }
 }

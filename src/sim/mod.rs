@@ -751,6 +751,11 @@ impl Simulator {
         .with_origin(first_start_ps);
         let sw_ids = switches.iter().map(|s: &Switch| s.node).collect();
         let ack_ignores_pause = cfg.ack_high_prio && !cfg.cbfc.enabled;
+        let int_hops = if cfg.int_enabled {
+            bounds.max_switch_hops as usize
+        } else {
+            0
+        };
         let cfg_cnp = cfg.cnp;
         let n_flows = fl.len();
         let mut sim = Simulator {
@@ -768,7 +773,12 @@ impl Simulator {
             topo,
             routes,
             q,
-            arena: PacketArena::new(),
+            arena: {
+                // Room for one INT record per switch a packet can cross (none without INT).
+                let mut a = PacketArena::new();
+                a.set_int_hops(int_hops);
+                a
+            },
             nodes,
             hosts,
             switches,

@@ -5,7 +5,7 @@
 //! [`Simulator::switch_flush`] at the end of each stage, in order.
 
 use crate::engine::NO_EGRESS;
-use crate::engine::packet::{Hdr, Header, IntHop, MAX_INT_HOPS, PktKind};
+use crate::engine::packet::{Hdr, Header, IntHop, PktKind};
 use crate::rng::mix64;
 use crate::scheme::{Emit, Hop, SchemeId, SwitchCtx, SwitchSchemes, Verdict, hook};
 use crate::sim::Simulator;
@@ -310,6 +310,7 @@ impl Simulator {
         if let Some(next) = ep.head(q) {
             self.arena.prefetch(next);
         }
+        let int_hops = self.arena.int_hops();
         let pkt = self.arena.get_mut(p);
         let in_port = pkt.in_port;
         if q != 0 {
@@ -319,7 +320,7 @@ impl Simulator {
             // INT: {time, tx bytes before this packet, port backlog after, line rate}.
             if self.cfg.int_enabled
                 && let Header::Data(d) = &mut pkt.hdr
-                && (d.int_n as usize) < MAX_INT_HOPS
+                && (d.int_n as usize) < int_hops
             {
                 let k = d.int_n as usize;
                 d.int_n += 1;

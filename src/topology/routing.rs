@@ -104,6 +104,9 @@ pub struct RttBounds {
     pub max_rtt_dst: u32,
     /// Largest `base_rtt · bottleneck_rate / 8` over all pairs, bytes (truncated).
     pub max_bdp_bytes: u64,
+    /// Most switches on a shortest path between two hosts (every route is a shortest path,
+    /// so no packet between hosts crosses more).
+    pub max_switch_hops: u32,
 }
 
 impl RouteTable {
@@ -402,12 +405,14 @@ impl RouteTable {
         let mut delay = vec![0u64; n];
         let mut ser = vec![0u64; n];
         let mut bw = vec![0u64; n];
+        let mut links = vec![0u32; n];
         let mut queue: Vec<u32> = Vec::with_capacity(n);
         for &dst in &self.hosts {
             seen.fill(false);
             seen[dst as usize] = true;
             queue.clear();
             delay[dst as usize] = 0;
+            links[dst as usize] = 0;
             ser[dst as usize] = 0;
             bw[dst as usize] = u64::MAX;
             queue.push(dst);
@@ -435,6 +440,7 @@ impl RouteTable {
                     ser[v] = ser[u]
                         .saturating_add(ser_time_ps_hpcc(payload_bytes, link.rate_bps.max(1)));
                     bw[v] = bw[u].min(link.rate_bps);
+                    links[v] = links[u] + 1;
                     queue.push(v as u32);
                 }
             }
@@ -443,6 +449,7 @@ impl RouteTable {
                 if src == dst || !seen[s] {
                     continue;
                 }
+                best.max_switch_hops = best.max_switch_hops.max(links[s].saturating_sub(1));
                 let rtt = delay[s].saturating_mul(2).saturating_add(ser[s]);
                 let bdp = crate::units::bytes_in_ps(rtt, bw[s]);
                 best.max_bdp_bytes = best.max_bdp_bytes.max(bdp);

@@ -703,6 +703,8 @@ mod tests {
         let b = rt.max_base_rtt(&s, 1000);
         assert_eq!(b.max_base_rtt_ps, 415_440 * NS);
         assert_eq!(b.max_bdp_bytes, 519_300);
+        // Most switches on a path: the inter-DC one's 6 (7 links).
+        assert_eq!(b.max_switch_hops, 6);
     }
 
     #[test]
@@ -719,6 +721,12 @@ mod tests {
         assert!(t[16..24].iter().all(|&x| x == 1));
         assert!(t[24..32].iter().all(|&x| x == 2));
         assert!(t[32..36].iter().all(|&x| x == 3));
+        // Across pods: edge, aggregation, core, aggregation, edge = 5 switches; a star: 1.
+        let rt = crate::topology::routing::RouteTable::try_build(&f).unwrap();
+        assert_eq!(rt.max_base_rtt(&f, 1000).max_switch_hops, 5);
+        let st = star(3, GBPS, US).unwrap();
+        let rt = crate::topology::routing::RouteTable::try_build(&st).unwrap();
+        assert_eq!(rt.max_base_rtt(&st, 1000).max_switch_hops, 1);
         assert!(
             fat_tree(3, GBPS, US, GBPS, US)
                 .unwrap_err()
