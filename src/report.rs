@@ -228,26 +228,18 @@ pub fn summary_json(sim: &Simulator, stats: &RunStats, name: &str, wall: f64) ->
         "events_peak_pending": sim.q.peak_len(),
         "link_utilization": link_util,
     });
-    // One section per scheme (`ecn`, `sfc`, `onramp`, `pfc`, …), written by the scheme.
     if let Some(o) = v.as_object_mut() {
+        // The monitored queues (`output.queues`): peak and how they settled.
         if !sim.cfg.queue_monitor.is_empty() {
-            let qs: Vec<serde_json::Value> = sim
-                .queue_mon
-                .keys()
-                .iter()
-                .enumerate()
-                .map(|(k, &(switch, port))| {
-                    let mut e =
-                        serde_json::to_value(sim.queue_mon.settle_stats(k)).unwrap_or_default();
-                    if let Some(m) = e.as_object_mut() {
-                        m.insert("switch".into(), json!(switch));
-                        m.insert("port".into(), json!(port));
-                    }
-                    e
-                })
+            let qs: Vec<_> = (0..sim.queue_mon.keys().len())
+                .map(|k| sim.queue_mon.settle_stats(k))
                 .collect();
-            o.insert("queues".into(), json!(qs));
+            o.insert(
+                "queues".into(),
+                serde_json::to_value(qs).unwrap_or_default(),
+            );
         }
+        // One section per scheme (`ecn`, `sfc`, `onramp`, `pfc`, …), written by the scheme.
         for (name, section) in sim.scheme_summaries() {
             o.insert(name.into(), section);
         }

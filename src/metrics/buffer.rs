@@ -497,7 +497,10 @@ impl QueueSampler {
         } else {
             sum as f64 / tail.len() as f64
         };
+        let (switch, port) = self.keys[key];
         QueueSettle {
+            switch,
+            port,
             peak_bytes: self.peak(key),
             intervals: s.len() as u64,
             second_half_min_bytes: if tail.is_empty() { 0 } else { min as u64 },
@@ -540,6 +543,10 @@ impl QueueSampler {
 /// as `summary.json`'s `queues` array.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct QueueSettle {
+    /// Switch node id of the sampled port.
+    pub switch: u32,
+    /// Port index on that switch.
+    pub port: u32,
     /// Highest queue length ever reached, bytes.
     pub peak_bytes: u64,
     /// Closed sampling intervals in the series.

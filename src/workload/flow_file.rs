@@ -428,7 +428,7 @@ fn scan_lines<R: BufRead>(
             held = Some((l2, second.to_string()));
         }
     }
-    let (mut found, mut earliest, mut prev) = (0u64, None::<u64>, 0u64);
+    let (mut found, mut prev) = (0u64, 0u64);
     let mut first_unsorted_line = None;
     let mut shape = FlowShape::new();
     while found < declared {
@@ -444,7 +444,6 @@ fn scan_lines<R: BufRead>(
             first_unsorted_line = Some(ln);
         }
         prev = f.start_ps;
-        earliest = Some(earliest.map_or(f.start_ps, |e: u64| e.min(f.start_ps)));
         shape.add(f.start_ps, f.size_bytes);
         found += 1;
     }
@@ -461,7 +460,7 @@ fn scan_lines<R: BufRead>(
     Ok(FlowFileSummary {
         flows: found,
         first_unsorted_line,
-        earliest_start_ps: earliest,
+        earliest_start_ps: (found > 0).then(|| shape.first_start_ps()),
         data_offset,
         data_line,
         warnings,
