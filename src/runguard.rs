@@ -466,19 +466,25 @@ pub fn estimate_from_shape(
             .min(full_span_ps)
     };
     let (span_b, span_q) = (span_ps(net.buffer_sample_ps), span_ps(net.queue_monitor_ps));
-    let samples = |span: u64, interval: u64| (span / interval.max(1)).saturating_add(1);
-    let monitors_bytes = (topo.switches().len() as u64)
-        .saturating_mul(samples(span_b, net.buffer_sample_ps))
-        .saturating_add(
-            (net.queue_monitor.len() as u64).saturating_mul(samples(span_q, net.queue_monitor_ps)),
-        )
-        .saturating_mul(4 * 3 / 2);
     MemoryEstimate {
         flows: n,
         flows_bytes: n.saturating_mul(flow_bytes),
-        monitors_bytes,
+        monitors_bytes: monitors_bytes(topo, net, span_b, span_q),
         horizon_ps: span_b,
     }
+}
+
+/// Memory of the buffer and queue time series over spans of `span_b_ps` / `span_q_ps`: one
+/// 4 B sample per switch (per monitored queue) per interval, ×1.5 for vector growth.
+fn monitors_bytes(topo: &TopologySpec, net: &NetConfig, span_b_ps: u64, span_q_ps: u64) -> u64 {
+    let samples = |span: u64, interval: u64| (span / interval.max(1)).saturating_add(1);
+    (topo.switches().len() as u64)
+        .saturating_mul(samples(span_b_ps, net.buffer_sample_ps))
+        .saturating_add(
+            (net.queue_monitor.len() as u64)
+                .saturating_mul(samples(span_q_ps, net.queue_monitor_ps)),
+        )
+        .saturating_mul(4 * 3 / 2)
 }
 
 /// Refuse a run whose estimated memory ([`estimate_memory`]) exceeds 80 % of the memory
@@ -852,18 +858,10 @@ mod tests {
                 .min(full_span_ps)
         };
         let (span_b, span_q) = (span_ps(busy_b), span_ps(busy_q));
-        let samples = |span: u64, interval: u64| (span / interval.max(1)).saturating_add(1);
-        let monitors_bytes = (topo.switches().len() as u64)
-            .saturating_mul(samples(span_b, net.buffer_sample_ps))
-            .saturating_add(
-                (net.queue_monitor.len() as u64)
-                    .saturating_mul(samples(span_q, net.queue_monitor_ps)),
-            )
-            .saturating_mul(4 * 3 / 2);
         MemoryEstimate {
             flows: n,
             flows_bytes: n.saturating_mul(flow_bytes),
-            monitors_bytes,
+            monitors_bytes: monitors_bytes(topo, net, span_b, span_q),
             horizon_ps: span_b,
         }
     }

@@ -67,6 +67,19 @@ fn star8() -> sfc::topology::TopologySpec {
     shapes::star(8, 100 * GBPS, 1_000_000).unwrap()
 }
 
+/// A simulator on [`star8`] (default network, no CC) taking flows `star_flow(0..n, 1000 B,
+/// gap_ps)` from a stream.
+fn star8_streamed(n: u64, gap_ps: u64) -> Simulator {
+    let flows = (0..n).map(|i| star_flow(i, 1000, gap_ps)).collect();
+    Simulator::with_stream(
+        star8(),
+        NetConfig::default(),
+        CcConfig::none_unlimited(),
+        FlowStream::new(vec![Source::list(flows)]),
+    )
+    .unwrap()
+}
+
 fn records(sim: &Simulator) -> Vec<FlowRecord> {
     sim.records_iter().collect()
 }
@@ -242,17 +255,8 @@ fn a_run_streaming_its_results_gives_every_record_and_keeps_none() {
 /// holds a few pages (the flows in progress) at any time, not one entry per flow of the run.
 #[test]
 fn streamed_results_hold_the_flows_in_progress_not_the_run() {
-    let spec = |i: u64| star_flow(i, 1000, 200_000); // one per 200 ns: a few in flight at a time
     let n = 30_000u64;
-    let topo = star8();
-    let stream = FlowStream::new(vec![Source::list((0..n).map(spec).collect())]);
-    let mut sim = Simulator::with_stream(
-        topo,
-        NetConfig::default(),
-        CcConfig::none_unlimited(),
-        stream,
-    )
-    .unwrap();
+    let mut sim = star8_streamed(n, 200_000); // one per 200 ns: a few in flight at a time
     let count = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let c = count.clone();
     assert!(sim.stream_results(Box::new(move |_: &FlowRecord| {
@@ -392,16 +396,7 @@ fn preparing_an_output_directory_removes_a_killed_runs_spill_files() {
 /// failed, instead of simulating to the end for nothing; the error is kept for the caller.
 #[test]
 fn a_failing_record_sink_stops_the_watched_run_early() {
-    let spec = |i: u64| star_flow(i, 1000, 1_000_000); // one per µs: 30 ms of arrivals
-    let stream = FlowStream::new(vec![Source::list((0..30_000u64).map(spec).collect())]);
-    let topo = star8();
-    let mut sim = Simulator::with_stream(
-        topo,
-        NetConfig::default(),
-        CcConfig::none_unlimited(),
-        stream,
-    )
-    .unwrap();
+    let mut sim = star8_streamed(30_000, 1_000_000); // one per µs: 30 ms of arrivals
     let mut n = 0;
     assert!(sim.stream_results(Box::new(move |_: &FlowRecord| {
         n += 1;

@@ -657,17 +657,7 @@ mod tests {
                 let t = base + rng.below(24) * 128;
                 // Classes: arrival (0), flow start (1), anything else (2).
                 let class = rng.below(3) as u8;
-                let ev = match class {
-                    0 => Event::Arrive {
-                        node: id,
-                        port: 0,
-                        pkt: 0,
-                        egress: 0,
-                    },
-                    1 => Event::FlowStart { flow: id },
-                    _ => Event::NicWake { node: id },
-                };
-                q.schedule(t, ev);
+                q.schedule(t, test_event(class, id));
                 reference.push((t, class, id));
             }
             reference.sort();
@@ -679,13 +669,8 @@ mod tests {
             };
             while reference.len() > keep {
                 let (t, e) = q.pop().unwrap();
-                let node = match e {
-                    Event::Arrive { node, .. } | Event::NicWake { node } => node,
-                    Event::FlowStart { flow } => flow,
-                    _ => unreachable!(),
-                };
                 let want = reference.remove(0);
-                assert_eq!((t, node), (want.0, want.2), "round {round}");
+                assert_eq!((t, test_id(&e)), (want.0, want.2), "round {round}");
             }
         }
     }
