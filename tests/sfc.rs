@@ -1288,8 +1288,8 @@ size = "100MB"
         );
         let sc = sfc::scenario::from_str(&text, "o.toml", std::path::Path::new("."), &[])
             .unwrap_or_else(|e| panic!("{e}"));
-        let mut sim = Simulator::new(sc.topo, sc.net, sc.cc, &sc.flows)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let mut sim =
+            Simulator::new(sc.topo, sc.net, sc.cc, &sc.flows).unwrap_or_else(|e| panic!("{e}"));
         sim.run_quiet();
         sim.queue_mon.finish(sim.q.now());
         let t_ps = sim.scheme_stat("onramp", "threshold_ps");
@@ -1321,7 +1321,12 @@ size = "100MB"
         let lo = *half.iter().min().unwrap() as f64;
         let hi = *half.iter().max().unwrap() as f64;
         near(lo, bytes(q), 0.10, &format!("K = {gain}: queue minimum"));
-        near(hi, bytes(q + s), 0.10, &format!("K = {gain}: queue maximum"));
+        near(
+            hi,
+            bytes(q + s),
+            0.10,
+            &format!("K = {gain}: queue maximum"),
+        );
         // One pause per cycle of 2·s*: 400 µs holds ~14 (K = 2) / ~17 (K = 2.5), the first
         // cycles (from an empty queue) a little shorter.
         let cycles = 400e-6 / (2.0 * s);
