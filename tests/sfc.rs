@@ -65,11 +65,14 @@ mod util {
         }
     }
 
+    /// SFC as the appendix C analysis has it: no latency on the BTS path (`bts_delay_ps` 0,
+    /// not the 600 ns default), so the feedback delays are the formulas' `2T_A + k·T_S` etc.
     pub fn sfc(mode: SfcMode, qth: u64, qtg: u64) -> SfcConfig {
         SfcConfig {
             mode,
             qth_bytes: qth,
             qtg_bytes: qtg,
+            bts_delay_ps: 0,
             ..SfcConfig::default()
         }
     }
@@ -280,6 +283,53 @@ fn c1_two_flow_peak_queue_is_b_bts_below_b_ack() {
          B_ack {b_ack:.0}; whole-run peak {}",
         sim.switches[1].mmu.peak_bytes
     );
+}
+
+/// `sfc.bts_delay` (a sensitivity knob: latency of the generating switch's BTS path) on the C.1
+/// setup: the trigger is the same packet, the BTS leaves the switch `D` later, so Sender#1's
+/// feedback delay grows by `D` (± one packet time: the NIC stops at a packet boundary) and,
+/// both senders still sending into the saturated port, the first-wave peak by `R·D` (± 2
+/// packets). The Bloom filter (reset RTT/2 ≈ 5 µs > `D`) keeps later triggers of the same flow
+/// from adding BTS of their own.
+#[test]
+fn bts_delay_lengthens_the_feedback_loop_by_itself() {
+    let (k, t0) = (20u64, 20 * US);
+    let run = |delay_ps: u64| {
+        let topo = shapes::dumbbell(2, 1, LINE, US, 400 * GBPS, 3 * US).unwrap();
+        let mut cfg = unlimited();
+        cfg.sfc = sfc(SfcMode::Ingress, k * PKT, 1);
+        cfg.sfc.bts_delay_ps = delay_ps;
+        let flows = [flow(0, 2, BIG, 0), flow(1, 2, BIG, t0)];
+        let mut sim = Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap();
+        let mut fp = FirstPause::new(2);
+        let mut series = Vec::new();
+        step(&mut sim, 0, 80 * US, 10 * NS, |s, t| {
+            fp.observe(s, t);
+            series.push((t, qdepth(s, 1, 0)));
+        });
+        let fb = fp.get(1) - t0;
+        let end = fp.get(0).max(fp.get(1)) + 4 * US + 2 * TS + 500 * NS;
+        let peak = series
+            .iter()
+            .filter(|(t, _)| *t <= end)
+            .map(|&(_, q)| q)
+            .max()
+            .unwrap();
+        (fb, peak)
+    };
+    let (fb0, peak0) = run(0);
+    for d in [US, 2 * US] {
+        let (fb, peak) = run(d);
+        assert!(
+            fb.abs_diff(fb0 + d) <= TS,
+            "delay {d} ps: feedback {fb} ps vs {fb0} + {d}"
+        );
+        let want = peak0 as f64 + r_bytes(d);
+        assert!(
+            (peak as f64 - want).abs() <= 2.0 * PKT as f64,
+            "delay {d} ps: first-wave peak {peak} B vs {peak0} + R·D = {want:.0} B"
+        );
+    }
 }
 
 // ------------------------------------------------------------------------------------------
@@ -1153,10 +1203,12 @@ fn trigger_stats_split_the_triggers_without_changing_the_run() {
 ///   discrete ACK clock and the interval watermark.
 ///
 /// The Ingress BTS variant must not depend on the window (its pauses reach the senders before
-/// 8 windows pile up): the same peak with either window, and a far shorter settled queue.
+/// 8 windows pile up): the same peak with either window, with the default 600 ns BTS path and
+/// with none; with none (the appendix's instantaneous BTS) also a settled queue under half of
+/// the window-bound one.
 #[test]
 fn a_windowed_incast_settles_at_n_windows_minus_the_ack_loop() {
-    let text = |window: &str, mode: &str| {
+    let text = |window: &str, mode: &str, extra: &str| {
         format!(
             r#"
 name = "w"
@@ -1176,6 +1228,7 @@ kind = "none"
 window = "{window}"
 [sfc]
 mode = "{mode}"
+{extra}
 [output]
 queues = [[10, 0]]
 queue_interval = "1us"
@@ -1188,9 +1241,9 @@ size = "100MB"
 "#
         )
     };
-    let run = |window: &str, mode: &str| {
+    let run = |window: &str, mode: &str, extra: &str| {
         let sc = sfc::scenario::from_str(
-            &text(window, mode),
+            &text(window, mode, extra),
             "w.toml",
             std::path::Path::new("."),
             &[],
@@ -1202,7 +1255,7 @@ size = "100MB"
         sim.queue_mon.finish(sim.q.now());
         sim.queue_mon.settle_stats(0)
     };
-    let s = run("100KB", "off");
+    let s = run("100KB", "off", "");
     let pkts = |b: f64| b / util::PKT as f64;
     let (lo, hi, mean) = (
         pkts(s.second_half_min_bytes as f64),
@@ -1215,16 +1268,21 @@ size = "100MB"
     );
     assert!(s.peak_bytes <= 8 * 100 * util::PKT, "{}", s.peak_bytes);
     // Twice the window: twice the in-flight bytes, the same loop.
-    let s2 = run("200KB", "off");
+    let s2 = run("200KB", "off", "");
     let mean2 = pkts(s2.second_half_mean_bytes);
     assert!((mean2 - (1600.0 - 74.6)).abs() <= 2.0, "{mean2}");
-    // Ingress BTS: the same peak whatever the window (it never lets 8 windows pile up).
-    let (a, b) = (run("100KB", "ingress"), run("200KB", "ingress"));
+    // Ingress BTS: the same peak whatever the window (it never lets 8 windows pile up), with
+    // an instantaneous BTS path (the appendix's) and with the default 600 ns one.
+    let zero = "bts_delay = \"0ns\"";
+    let (a, b) = (run("100KB", "ingress", zero), run("200KB", "ingress", zero));
     assert_eq!(a.peak_bytes, b.peak_bytes);
     assert!(
         a.second_half_mean_bytes < s.second_half_mean_bytes / 2.0,
         "{a:?} vs {s:?}"
     );
+    let (a, b) = (run("100KB", "ingress", ""), run("200KB", "ingress", ""));
+    assert_eq!(a.peak_bytes, b.peak_bytes);
+    assert!(a.peak_bytes < s.peak_bytes, "{a:?} vs {s:?}");
 }
 
 /// OnRamp's rule (`scheme::onramp`: on an ACK for a packet sent after the last pause ended,

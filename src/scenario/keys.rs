@@ -104,6 +104,7 @@ pub(super) fn check_applicable(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<Stri
                 ("cache_entries", s.cache_entries.is_some()),
                 ("estimator_tau", s.estimator_tau.is_some()),
                 ("pause_quantum", s.pause_quantum.is_some()),
+                ("bts_delay", s.bts_delay.is_some()),
                 ("trigger_stats", s.trigger_stats.is_some()),
             ],
             "has no effect: SFC is off (set `sfc.mode`)",

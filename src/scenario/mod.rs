@@ -487,6 +487,8 @@ pub struct RawSfc {
     pub estimator_tau: Option<S>,
     /// Pause granularity (default 1us).
     pub pause_quantum: Option<S>,
+    /// Latency of BTS generation at the switch (default 0).
+    pub bts_delay: Option<S>,
     /// Trigger diagnostics in the summary (default false).
     pub trigger_stats: Option<bool>,
 }
@@ -2598,6 +2600,7 @@ fn resolve_sfc(net: &mut NetConfig, s: &RawSfc, o: &RawOnRamp, ctx: &Ctx) -> Res
     sc.cache_entries = s.cache_entries.unwrap_or(sc.cache_entries).max(1);
     sc.estimator_tau_ps = ctx.time(&s.estimator_tau, "sfc.estimator_tau", 0)?;
     sc.pause_quantum_ps = ctx.time(&s.pause_quantum, "sfc.pause_quantum", sc.pause_quantum_ps)?;
+    sc.bts_delay_ps = ctx.time(&s.bts_delay, "sfc.bts_delay", sc.bts_delay_ps)?;
     sc.trigger_stats = s.trigger_stats.unwrap_or(false);
     let on = &mut net.onramp;
     on.enabled = o.enabled.unwrap_or(false);

@@ -76,6 +76,14 @@ pub struct SfcConfig {
     pub bts_bytes: u32,
     /// Pause-time granularity, picoseconds (paper: whole µs).
     pub pause_quantum_ps: u64,
+    /// Latency from a trigger to its BTS entering the generating switch's forwarding,
+    /// picoseconds. Default 600 ns: the paper's switches (§5.3) have a 600 ns pipeline, which
+    /// its hop delays include once per hop; a BTS is mirrored at ingress, built at egress and
+    /// recirculated to ingress for its route (§4), one pipeline pass more than a forwarded
+    /// packet, which our model's recirculation does in zero time. Without it the §5.3 runs
+    /// stop incasts faster than the paper's (docs/experiments.md, "BTS path latency"). The
+    /// appendix C formulas assume 0.
+    pub bts_delay_ps: u64,
     /// Diagnostics: keep [`TriggerStats`] at every SFC switch (off by default; adds the
     /// `trigger_stats` object to the `sfc` summary). Does not change the simulation.
     pub trigger_stats: bool,
@@ -95,6 +103,7 @@ impl Default for SfcConfig {
             estimator_tau_ps: 0,
             bts_bytes: 64,
             pause_quantum_ps: 1_000_000,
+            bts_delay_ps: 600_000,
             trigger_stats: false,
         }
     }

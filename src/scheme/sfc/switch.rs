@@ -34,7 +34,15 @@ pub struct SfcSwitch {
     pub counters: SfcCounters,
     /// Trigger diagnostics (`sfc.trigger_stats`, off by default).
     pub stats: Option<TriggerStats>,
+    /// [`SfcConfig::bts_delay_ps`].
+    pub bts_delay_ps: u64,
+    /// BTS generated but still in the delay path, with the time each leaves it, oldest first
+    /// (a fixed delay keeps them in time order).
+    pub delayed: std::collections::VecDeque<(u64, u32)>,
 }
+
+/// [`SwitchHooks::on_timer`] kind: release the BTS whose delay ended.
+const TIMER_BTS: u8 = 0;
 
 /// 5-tuple key of a data packet for the Bloom filter.
 #[inline]
@@ -86,6 +94,8 @@ impl SfcSwitch {
                 .collect(),
             counters: SfcCounters::default(),
             stats: cfg.trigger_stats.then(|| TriggerStats::new(reset)),
+            bts_delay_ps: cfg.bts_delay_ps,
+            delayed: std::collections::VecDeque::new(),
         }
     }
 
@@ -158,7 +168,18 @@ impl SfcSwitch {
         );
         let slot = ctx.arena.alloc(bts);
         self.counters.bts_generated += 1;
-        ctx.out.push(Emit::Recirculate(slot));
+        if self.bts_delay_ps == 0 {
+            ctx.out.push(Emit::Recirculate(slot));
+        } else {
+            let at_ps = ctx.now_ps + self.bts_delay_ps;
+            self.delayed.push_back((at_ps, slot));
+            ctx.out.push(Emit::Timer {
+                at_ps,
+                port: 0,
+                which: TIMER_BTS,
+                arg: 0,
+            });
+        }
     }
 }
 
@@ -234,6 +255,19 @@ impl SwitchHooks for SfcSwitch {
         if ctx.arena.get(p).kind() == PktKind::Data {
             let depth = ctx.ports[at.egress as usize].queues[at.q].bytes;
             self.ingress(ctx, p, at, depth);
+        }
+    }
+
+    /// A delayed BTS (`sfc.bts_delay`) leaves the delay path: into this switch's forwarding.
+    fn on_timer(&mut self, ctx: &mut SwitchCtx<'_>, _port: u16, which: u8, _arg: u8) {
+        if which != TIMER_BTS {
+            return;
+        }
+        while let Some(&(at_ps, slot)) = self.delayed.front()
+            && at_ps <= ctx.now_ps
+        {
+            self.delayed.pop_front();
+            ctx.out.push(Emit::Recirculate(slot));
         }
     }
 
