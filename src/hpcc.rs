@@ -151,6 +151,7 @@ const KEYS: &[(&str, KeyUse)] = &[
     ("SFC_QTH_BYTES", KeyUse::Used),
     ("SFC_QTG_BYTES", KeyUse::Used),
     ("SFC_BLOOM_RESET_NS", KeyUse::Used),
+    ("SFC_BTS_DELAY_NS", KeyUse::Used),
     ("SFC_ESTIMATOR", KeyUse::Used),
     ("SFC_ESTIMATOR_TAU_NS", KeyUse::Used),
     ("ONRAMP", KeyUse::Used),
@@ -656,6 +657,7 @@ fn no_effect_warnings(c: &HpccConfig, net: &NetConfig) -> Vec<String> {
                 "SFC_QTH_BYTES",
                 "SFC_QTG_BYTES",
                 "SFC_BLOOM_RESET_NS",
+                "SFC_BTS_DELAY_NS",
                 "SFC_ESTIMATOR",
                 "SFC_ESTIMATOR_TAU_NS",
             ],
@@ -1228,6 +1230,9 @@ fn resolve_sfc_keys(c: &HpccConfig, net: &mut NetConfig) -> Result<(), String> {
     }
     if let Some(v) = c.num::<u64>("SFC_BLOOM_RESET_NS")? {
         net.sfc.bloom_reset_ps = v * 1000;
+    }
+    if let Some(v) = c.num::<u64>("SFC_BTS_DELAY_NS")? {
+        net.sfc.bts_delay_ps = v.saturating_mul(1000);
     }
     if c.flag("SFC_ESTIMATOR", false)? {
         // Default window τ: 10 µs (about one base RTT of the paper's Clos).
