@@ -487,7 +487,7 @@ pub struct RawSfc {
     pub estimator_tau: Option<S>,
     /// Pause granularity (default 1us).
     pub pause_quantum: Option<S>,
-    /// Latency of BTS generation at the switch (default 0).
+    /// Latency of the BTS path in the generating switch (default 600 ns).
     pub bts_delay: Option<S>,
     /// Trigger diagnostics in the summary (default false).
     pub trigger_stats: Option<bool>,
