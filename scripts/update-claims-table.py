@@ -65,6 +65,10 @@ def main():
             seen.add(claim)
             q_new = q[0] if q else q_old
             f_new = f[0] if f else f_old
+            if f is None and f_old not in ("", "-"):
+                # Only a quick report: its verdict would not describe the full column.
+                lines[i] = f"| {name} | {claim} | {paper} | {q_new} | {f_new} | {verdict_old} |"
+                continue
             v_new = (f or q)[2]
             # "differs (ours higher; see …)" keeps its note while the report still says
             # "differs (ours higher)"; any other change takes the report's verdict.

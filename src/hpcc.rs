@@ -1232,7 +1232,10 @@ fn resolve_sfc_keys(c: &HpccConfig, net: &mut NetConfig) -> Result<(), String> {
         net.sfc.bloom_reset_ps = v * 1000;
     }
     if let Some(v) = c.num::<u64>("SFC_BTS_DELAY_NS")? {
-        net.sfc.bts_delay_ps = v.saturating_mul(1000);
+        if v > MAX_TIME_PS / 1000 {
+            return Err(c.err("SFC_BTS_DELAY_NS", "longer than the simulator's time range"));
+        }
+        net.sfc.bts_delay_ps = v * 1000;
     }
     if c.flag("SFC_ESTIMATOR", false)? {
         // Default window τ: 10 µs (about one base RTT of the paper's Clos).

@@ -285,12 +285,13 @@ fn c1_two_flow_peak_queue_is_b_bts_below_b_ack() {
     );
 }
 
-/// `sfc.bts_delay` (a sensitivity knob: latency of the generating switch's BTS path) on the C.1
+/// `sfc.bts_delay` (the latency of the generating switch's BTS path; default 600 ns) on the C.1
 /// setup: the trigger is the same packet, the BTS leaves the switch `D` later, so Sender#1's
 /// feedback delay grows by `D` (± one packet time: the NIC stops at a packet boundary) and,
 /// both senders still sending into the saturated port, the first-wave peak by `R·D` (± 2
-/// packets). The Bloom filter (reset RTT/2 ≈ 5 µs > `D`) keeps later triggers of the same flow
-/// from adding BTS of their own.
+/// packets), and the pause — computed from the queue when the BTS leaves — by the time that
+/// extra `R·D` takes to drain, `D`. The Bloom filter (reset RTT/2 ≈ 5 µs > `D`) keeps later
+/// triggers of the same flow from adding BTS of their own.
 #[test]
 fn bts_delay_lengthens_the_feedback_loop_by_itself() {
     let (k, t0) = (20u64, 20 * US);
@@ -303,8 +304,12 @@ fn bts_delay_lengthens_the_feedback_loop_by_itself() {
         let mut sim = Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap();
         let mut fp = FirstPause::new(2);
         let mut series = Vec::new();
+        let mut pause_len = None;
         step(&mut sim, 0, 80 * US, 10 * NS, |s, t| {
             fp.observe(s, t);
+            if pause_len.is_none() && fp.at[1].is_some() {
+                pause_len = s.flow_state(1).map(|f| f.pause_until_ps.saturating_sub(t));
+            }
             series.push((t, qdepth(s, 1, 0)));
         });
         let fb = fp.get(1) - t0;
@@ -315,11 +320,18 @@ fn bts_delay_lengthens_the_feedback_loop_by_itself() {
             .map(|&(_, q)| q)
             .max()
             .unwrap();
-        (fb, peak)
+        (fb, peak, pause_len.expect("Sender#1 paused"))
     };
-    let (fb0, peak0) = run(0);
+    let (fb0, peak0, len0) = run(0);
     for d in [US, 2 * US] {
-        let (fb, peak) = run(d);
+        let (fb, peak, len) = run(d);
+        // The pause is computed when the BTS leaves (the builder reads the queue then): the
+        // queue grew by R·D meanwhile (200 G in, 100 G out), so the drain time, and the pause,
+        // by D (± the 1 µs rounding and the 10 ns observation step).
+        assert!(
+            len.abs_diff(len0 + d) <= US + 10 * NS,
+            "delay {d} ps: first pause {len} ps vs {len0} + {d}"
+        );
         assert!(
             fb.abs_diff(fb0 + d) <= TS,
             "delay {d} ps: feedback {fb} ps vs {fb0} + {d}"

@@ -77,12 +77,15 @@ pub struct SfcConfig {
     /// Pause-time granularity, picoseconds (paper: whole µs).
     pub pause_quantum_ps: u64,
     /// Latency from a trigger to its BTS entering the generating switch's forwarding,
-    /// picoseconds. Default 600 ns: the paper's switches (§5.3) have a 600 ns pipeline, which
-    /// its hop delays include once per hop; a BTS is mirrored at ingress, built at egress and
-    /// recirculated to ingress for its route (§4), one pipeline pass more than a forwarded
-    /// packet, which our model's recirculation does in zero time. Without it the §5.3 runs
-    /// stop incasts faster than the paper's (docs/experiments.md, "BTS path latency"). The
-    /// appendix C formulas assume 0.
+    /// picoseconds; the pause is computed when it leaves, from the queue's depth then.
+    /// Default 600 ns, our reading of the paper: its switches have a 600 ns pipeline (§5.3,
+    /// part of the 1.5 µs switch–switch hop delay), and its prototype builds a BTS from a
+    /// trimmed mirror copy at egress and recirculates it to ingress for its route (§3.1, §4),
+    /// one pipeline pass more than a forwarded packet, which our recirculation did in zero
+    /// time. The paper does not say whether its ns-3 model has this latency; the value was
+    /// chosen after the zero-latency §5.3 runs stopped incasts faster than the paper's, so the
+    /// §5.3 rows it brought to the paper are partly calibrated (docs/experiments.md, "BTS path
+    /// latency"). The appendix C formulas assume 0.
     pub bts_delay_ps: u64,
     /// Diagnostics: keep [`TriggerStats`] at every SFC switch (off by default; adds the
     /// `trigger_stats` object to the `sfc` summary). Does not change the simulation.

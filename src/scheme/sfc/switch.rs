@@ -36,9 +36,28 @@ pub struct SfcSwitch {
     pub stats: Option<TriggerStats>,
     /// [`SfcConfig::bts_delay_ps`].
     pub bts_delay_ps: u64,
-    /// BTS generated but still in the delay path, with the time each leaves it, oldest first
-    /// (a fixed delay keeps them in time order).
-    pub delayed: std::collections::VecDeque<(u64, u32)>,
+    /// BTS generated but still in the delay path, oldest first (a fixed delay keeps them in
+    /// time order).
+    pub delayed: std::collections::VecDeque<DelayedBts>,
+}
+
+/// A BTS on its way through the generating switch's mirror / builder / recirculation path
+/// (`sfc.bts_delay`). Its pause is set when it leaves, from the congested queue's depth then:
+/// the paper's egress builder "computes the BTS pause time using the latest information of
+/// the data packet's output queue" (§3.1).
+#[derive(Clone, Copy, Debug)]
+pub struct DelayedBts {
+    /// When it leaves the delay path, picoseconds.
+    pub at_ps: u64,
+    /// Its packet slot.
+    pub slot: u32,
+    /// The congested egress port and queue whose depth sets the drain time.
+    pub egress: u16,
+    /// Queue index at `egress`.
+    pub q: u16,
+    /// Lower bound of the pause from the trigger's metadata (cache entry, estimator),
+    /// picoseconds.
+    pub floor_ps: u64,
 }
 
 /// [`SwitchHooks::on_timer`] kind: release the BTS whose delay ended.
@@ -141,21 +160,37 @@ impl SfcSwitch {
                 self.counters.bts_from_estimator += 1;
             }
         }
-        // BTS egress: the pause uses the latest depth of the data's queue (after the enqueue).
-        let ep = &ctx.ports[at.egress as usize];
-        let depth_now = ep.queues[at.q].bytes;
-        let drain = drain_time_ps(
-            depth_now.saturating_sub(self.qtg_bytes[at.egress as usize]),
-            ep.tx.link.rate_bps,
-        );
-        let pause = quantize(drain.max(cache_time).max(estimate), self.pause_quantum_ps);
-        let cacheable = ep.host_facing && ctx.tier == 1;
-        self.send_bts(ctx, p, pause, cacheable);
+        // BTS egress: the pause uses the latest depth of the data's queue (after the enqueue,
+        // or when a delayed BTS leaves its switch).
+        let cacheable = ctx.ports[at.egress as usize].host_facing && ctx.tier == 1;
+        self.send_bts(ctx, p, at, cache_time.max(estimate), cacheable);
     }
 
-    /// Build a BTS for data packet `p` and re-inject it into this switch's ingress, where the
-    /// forwarding table routes it towards the data's sender in the strict-priority class.
-    fn send_bts(&mut self, ctx: &mut SwitchCtx<'_>, p: u32, pause_ps: u64, cacheable: bool) {
+    /// Pause time of a BTS leaving now for queue `q` of port `egress`: drain the queue's
+    /// current depth down to Q_tg at the port's rate, at least `floor_ps`, rounded up to the
+    /// pause quantum.
+    fn pause_now(&self, ctx: &SwitchCtx<'_>, egress: usize, q: usize, floor_ps: u64) -> u64 {
+        let ep = &ctx.ports[egress];
+        let drain = drain_time_ps(
+            ep.queues[q].bytes.saturating_sub(self.qtg_bytes[egress]),
+            ep.tx.link.rate_bps,
+        );
+        quantize(drain.max(floor_ps), self.pause_quantum_ps)
+    }
+
+    /// Build a BTS for data packet `p` (congesting queue `at.q` of port `at.egress`; pause at
+    /// least `floor_ps`) and re-inject it into this switch's ingress, where the forwarding
+    /// table routes it towards the data's sender in the strict-priority class — at once, or
+    /// `bts_delay_ps` later with the pause recomputed then ([`DelayedBts`]).
+    fn send_bts(
+        &mut self,
+        ctx: &mut SwitchCtx<'_>,
+        p: u32,
+        at: &Hop,
+        floor_ps: u64,
+        cacheable: bool,
+    ) {
+        let pause_ps = self.pause_now(ctx, at.egress as usize, at.q, floor_ps);
         let d = *ctx.arena.get(p);
         let bts = Packet::reverse_of(
             &d,
@@ -171,8 +206,14 @@ impl SfcSwitch {
         if self.bts_delay_ps == 0 {
             ctx.out.push(Emit::Recirculate(slot));
         } else {
-            let at_ps = ctx.now_ps + self.bts_delay_ps;
-            self.delayed.push_back((at_ps, slot));
+            let at_ps = ctx.now_ps.saturating_add(self.bts_delay_ps);
+            self.delayed.push_back(DelayedBts {
+                at_ps,
+                slot,
+                egress: at.egress,
+                q: at.q as u16,
+                floor_ps,
+            });
             ctx.out.push(Emit::Timer {
                 at_ps,
                 port: 0,
@@ -263,11 +304,15 @@ impl SwitchHooks for SfcSwitch {
         if which != TIMER_BTS {
             return;
         }
-        while let Some(&(at_ps, slot)) = self.delayed.front()
-            && at_ps <= ctx.now_ps
+        while let Some(&b) = self.delayed.front()
+            && b.at_ps <= ctx.now_ps
         {
             self.delayed.pop_front();
-            ctx.out.push(Emit::Recirculate(slot));
+            let pause = self.pause_now(ctx, b.egress as usize, b.q as usize, b.floor_ps);
+            if let Header::Bts(h) = &mut ctx.arena.get_mut(b.slot).hdr {
+                h.pause_ps = pause;
+            }
+            ctx.out.push(Emit::Recirculate(b.slot));
         }
     }
 
@@ -283,7 +328,6 @@ impl SwitchHooks for SfcSwitch {
         if depth <= self.qth_bytes[e] {
             return;
         }
-        let drain = drain_time_ps(depth.saturating_sub(self.qtg_bytes[e]), ep.tx.link.rate_bps);
         let cacheable = ep.host_facing && ctx.tier == 1;
         let h = Hdr::of(ctx.arena.get(p));
         let suppressed = self.bloom.check_and_insert(flow_key(&h), now);
@@ -300,8 +344,7 @@ impl SwitchHooks for SfcSwitch {
             self.counters.bts_suppressed += 1;
             return;
         }
-        let pause = quantize(drain, self.pause_quantum_ps);
-        self.send_bts(ctx, p, pause, cacheable);
+        self.send_bts(ctx, p, at, 0, cacheable);
     }
 }
 
