@@ -344,6 +344,56 @@ fn bts_delay_lengthens_the_feedback_loop_by_itself() {
     }
 }
 
+/// The delayed path under SFC-P (the sender's ToR turns the BTS into a PFC pause of the
+/// sender NIC): on the C.1 dumbbell the first PFC PAUSE reaches a sender NIC exactly `D`
+/// later than with an instantaneous BTS path — the delay sits in the congested switch, the
+/// conversion at the sender's ToR is unchanged — and every BTS still becomes a PFC frame or
+/// is still in the delay path when the run stops.
+#[test]
+fn bts_delay_under_sfcp_delays_the_pfc_pause_by_d() {
+    let run = |delay_ps: u64| {
+        let topo = shapes::dumbbell(2, 1, LINE, US, 400 * GBPS, 3 * US).unwrap();
+        let mut cfg = unlimited();
+        cfg.sfc = sfc(SfcMode::SfcP, 20 * PKT, 1);
+        cfg.sfc.bts_delay_ps = delay_ps;
+        let flows = [flow(0, 2, BIG, 0), flow(1, 2, BIG, 20 * US)];
+        let mut sim = Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap();
+        run_to(&mut sim, 60 * US);
+        let first = sim
+            .pfc_log()
+            .iter()
+            .find(|r| !r.is_switch && r.pause)
+            .map(|r| r.time_ps)
+            .expect("a PFC PAUSE reached a sender NIC");
+        let c = sfc_counters(&sim);
+        let pending: u64 = sim
+            .switches
+            .iter()
+            .map(|sw| {
+                sw.schemes
+                    .sfc
+                    .as_ref()
+                    .map_or(0, |x| x.delayed.len() as u64)
+            })
+            .sum();
+        (first, c.sfcp_pfc_frames, c.bts_generated, pending)
+    };
+    let (t0, frames0, bts0, pending0) = run(0);
+    assert_eq!(pending0, 0);
+    assert_eq!(
+        frames0, bts0,
+        "every BTS became a PFC frame at the sender's ToR"
+    );
+    let d = 2 * US;
+    let (t, frames, bts, pending) = run(d);
+    assert_eq!(
+        t,
+        t0 + d,
+        "first PFC pause at a sender NIC: {t} vs {t0} + {d}"
+    );
+    assert_eq!(frames + pending, bts, "a BTS was lost in the delay path");
+}
+
 // ------------------------------------------------------------------------------------------
 // Appendix C.2: N synchronized senders.
 // ------------------------------------------------------------------------------------------
