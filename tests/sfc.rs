@@ -394,6 +394,31 @@ fn bts_delay_under_sfcp_delays_the_pfc_pause_by_d() {
     assert_eq!(frames + pending, bts, "a BTS was lost in the delay path");
 }
 
+/// The delayed path under Egress BTS (triggered at dequeue): everything before the first BTS
+/// leaves the switch is the same run, so Sender#1's first pause comes exactly `D` later (seen
+/// at the 10 ns observation step).
+#[test]
+fn bts_delay_under_egress_bts_delays_the_first_pause_by_d() {
+    let run = |delay_ps: u64| {
+        let topo = shapes::dumbbell(2, 1, LINE, US, 400 * GBPS, 3 * US).unwrap();
+        let mut cfg = unlimited();
+        cfg.sfc = sfc(SfcMode::Egress, 20 * PKT, 1);
+        cfg.sfc.bts_delay_ps = delay_ps;
+        let flows = [flow(0, 2, BIG, 0), flow(1, 2, BIG, 20 * US)];
+        let mut sim = Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap();
+        let mut fp = FirstPause::new(2);
+        step(&mut sim, 0, 60 * US, 10 * NS, |s, t| fp.observe(s, t));
+        fp.get(1)
+    };
+    let t0 = run(0);
+    let d = 2 * US;
+    let t = run(d);
+    assert!(
+        t.abs_diff(t0 + d) <= 10 * NS,
+        "first pause {t} vs {t0} + {d}"
+    );
+}
+
 // ------------------------------------------------------------------------------------------
 // Appendix C.2: N synchronized senders.
 // ------------------------------------------------------------------------------------------
