@@ -285,6 +285,18 @@ fn c1_two_flow_peak_queue_is_b_bts_below_b_ack() {
     );
 }
 
+/// The C.1 dumbbell (senders 0 and 1 → receiver 2, 100 G / 1 µs hosts, 400 G / 3 µs core),
+/// SFC `mode` with Q_th = 20 packets, Q_tg ≈ 0 and a BTS path of `delay_ps`; Sender#0 from
+/// t = 0, Sender#1 from 20 µs, both at line rate without CC.
+fn c1_delayed(mode: SfcMode, delay_ps: u64) -> Simulator {
+    let topo = shapes::dumbbell(2, 1, LINE, US, 400 * GBPS, 3 * US).unwrap();
+    let mut cfg = unlimited();
+    cfg.sfc = sfc(mode, 20 * PKT, 1);
+    cfg.sfc.bts_delay_ps = delay_ps;
+    let flows = [flow(0, 2, BIG, 0), flow(1, 2, BIG, 20 * US)];
+    Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap()
+}
+
 /// `sfc.bts_delay` (the latency of the generating switch's BTS path; default 600 ns) on the C.1
 /// setup: the trigger is the same packet, the BTS leaves the switch `D` later, so Sender#1's
 /// feedback delay grows by `D` (± one packet time: the NIC stops at a packet boundary) and,
@@ -294,14 +306,9 @@ fn c1_two_flow_peak_queue_is_b_bts_below_b_ack() {
 /// triggers of the same flow from adding BTS of their own.
 #[test]
 fn bts_delay_lengthens_the_feedback_loop_by_itself() {
-    let (k, t0) = (20u64, 20 * US);
+    let t0 = 20 * US;
     let run = |delay_ps: u64| {
-        let topo = shapes::dumbbell(2, 1, LINE, US, 400 * GBPS, 3 * US).unwrap();
-        let mut cfg = unlimited();
-        cfg.sfc = sfc(SfcMode::Ingress, k * PKT, 1);
-        cfg.sfc.bts_delay_ps = delay_ps;
-        let flows = [flow(0, 2, BIG, 0), flow(1, 2, BIG, t0)];
-        let mut sim = Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap();
+        let mut sim = c1_delayed(SfcMode::Ingress, delay_ps);
         let mut fp = FirstPause::new(2);
         let mut series = Vec::new();
         let mut pause_len = None;
@@ -352,12 +359,7 @@ fn bts_delay_lengthens_the_feedback_loop_by_itself() {
 #[test]
 fn bts_delay_under_sfcp_delays_the_pfc_pause_by_d() {
     let run = |delay_ps: u64| {
-        let topo = shapes::dumbbell(2, 1, LINE, US, 400 * GBPS, 3 * US).unwrap();
-        let mut cfg = unlimited();
-        cfg.sfc = sfc(SfcMode::SfcP, 20 * PKT, 1);
-        cfg.sfc.bts_delay_ps = delay_ps;
-        let flows = [flow(0, 2, BIG, 0), flow(1, 2, BIG, 20 * US)];
-        let mut sim = Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap();
+        let mut sim = c1_delayed(SfcMode::SfcP, delay_ps);
         run_to(&mut sim, 60 * US);
         let first = sim
             .pfc_log()
@@ -400,12 +402,7 @@ fn bts_delay_under_sfcp_delays_the_pfc_pause_by_d() {
 #[test]
 fn bts_delay_under_egress_bts_delays_the_first_pause_by_d() {
     let run = |delay_ps: u64| {
-        let topo = shapes::dumbbell(2, 1, LINE, US, 400 * GBPS, 3 * US).unwrap();
-        let mut cfg = unlimited();
-        cfg.sfc = sfc(SfcMode::Egress, 20 * PKT, 1);
-        cfg.sfc.bts_delay_ps = delay_ps;
-        let flows = [flow(0, 2, BIG, 0), flow(1, 2, BIG, 20 * US)];
-        let mut sim = Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap();
+        let mut sim = c1_delayed(SfcMode::Egress, delay_ps);
         let mut fp = FirstPause::new(2);
         step(&mut sim, 0, 60 * US, 10 * NS, |s, t| fp.observe(s, t));
         fp.get(1)
