@@ -416,6 +416,82 @@ fn bts_delay_under_egress_bts_delays_the_first_pause_by_d() {
     );
 }
 
+/// The incast estimator (§3.4) at the senders' ToR, with and without a delayed BTS path. The
+/// C.1 dumbbell (two senders at 100 G on ToR A, the receiver behind a 400 G, 3 µs core link),
+/// both senders starting together, `Q_th` = 1000 packets so that no queue triggers: only the
+/// estimator can pause them. Its DRE holds `B(t) = 2R·τ·(1 − e^{−t/τ})` bytes after `t` of the
+/// two senders' 2R (no pause yet); the remote-queue estimate `B − τ·R` turns positive at
+/// `t* = τ·ln 2` (1.386 µs for τ = 2 µs), counted from the first packet's arrival at ToR A
+/// (`T_A + T_S` = 1 µs + 83 ns). The BTS goes back over the 1 µs host link (+ its 5 ns
+/// serialization), so each sender's first pause comes at 2 µs + T_S + τ·ln 2 + 5 ns (± two
+/// packet times: arrivals are discrete, the two senders' packets interleave). The estimate is
+/// then just above 0, so the pause is one quantum (1 µs). With the BTS path delayed by `D` the
+/// trigger is the same packet and the BTS leaves `D` later, so the first pause comes exactly
+/// `D` later; its length is unchanged (the estimate travels with the BTS, the pause is
+/// recomputed at release from ToR A's own uplink queue, which is empty: 200 G into 400 G).
+#[test]
+fn estimator_pauses_synchronized_senders_one_dre_window_fraction_in() {
+    let tau = 2 * US;
+    let run = |delay_ps: u64| {
+        let topo = shapes::dumbbell(2, 1, LINE, US, 400 * GBPS, 3 * US).unwrap();
+        let mut cfg = unlimited();
+        cfg.sfc = sfc(SfcMode::Sfc, 1000 * PKT, 1);
+        cfg.sfc.estimator_tau_ps = tau;
+        cfg.sfc.bts_delay_ps = delay_ps;
+        let flows = [flow(0, 2, BIG, 0), flow(1, 2, BIG, 0)];
+        let mut sim = Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap();
+        let mut fp = FirstPause::new(2);
+        let mut len = [None; 2];
+        step(&mut sim, 0, 10 * US, 10 * NS, |s, t| {
+            fp.observe(s, t);
+            for (i, l) in len.iter_mut().enumerate() {
+                if l.is_none() && fp.at[i].is_some() {
+                    *l = s.flow_state(i).map(|f| f.pause_until_ps.saturating_sub(t));
+                }
+            }
+        });
+        let c = sfc_counters(&sim);
+        ([fp.get(0), fp.get(1)], len.map(|l| l.expect("paused")), c)
+    };
+    let (at0, len0, c0) = run(0);
+    assert!(c0.bts_from_estimator >= 2, "{c0:?}");
+    assert_eq!(
+        c0.bts_generated, c0.bts_from_estimator,
+        "only the estimator triggers (no queue over Q_th, no cache entry yet)"
+    );
+    let t_star = (tau as f64 * std::f64::consts::LN_2) as u64;
+    let want = 2 * US + TS + t_star + BTS_TS;
+    for i in 0..2 {
+        assert!(
+            at0[i].abs_diff(want) <= 2 * TS,
+            "sender {i}: first pause at {} ps, want 2 µs + T_S + τ·ln2 + 5 ns = {want} ps",
+            at0[i]
+        );
+        assert!(
+            len0[i] > 0 && len0[i] <= US,
+            "sender {i}: first pause {} ps, want one 1 µs quantum",
+            len0[i]
+        );
+    }
+    let d = 600 * NS;
+    let (at, len, c) = run(d);
+    assert!(c.bts_from_estimator >= 2, "{c:?}");
+    for i in 0..2 {
+        assert!(
+            at[i].abs_diff(at0[i] + d) <= 10 * NS,
+            "sender {i}: first pause {} vs {} + {d}",
+            at[i],
+            at0[i]
+        );
+        assert!(
+            len[i].abs_diff(len0[i]) <= 10 * NS,
+            "sender {i}: pause {} vs {} without the delay",
+            len[i],
+            len0[i]
+        );
+    }
+}
+
 // ------------------------------------------------------------------------------------------
 // Appendix C.2: N synchronized senders.
 // ------------------------------------------------------------------------------------------
