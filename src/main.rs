@@ -106,6 +106,10 @@ enum ExpCmd {
         /// Directory of experiment files [default: the experiments built into sfc].
         #[arg(long)]
         dir: Option<PathBuf>,
+        /// Run the experiment's scenario with this seed instead of its own (another sample of
+        /// its random workload; default output directory NAME[-quick]-seedN).
+        #[arg(long)]
+        seed: Option<u64>,
         /// Run only this point (by id) into --out: how the sweep runs each point in a child
         /// process of its own.
         #[arg(long, hide = true, requires = "out")]
@@ -151,9 +155,13 @@ fn cmd_experiment(cmd: ExpCmd) -> Result<(), String> {
             jobs,
             out,
             dir,
+            seed,
             point,
         } => {
-            let e = sfc::experiment::find_in(&name, dir.as_deref())?;
+            let mut e = sfc::experiment::find_in(&name, dir.as_deref())?;
+            if let Some(sd) = seed {
+                e = e.with_seed(sd)?;
+            }
             if let (Some(id), Some(base)) = (&point, &out) {
                 die_with_parent();
                 return sfc::experiment::runner::run_single(&e, base, id, quick);
@@ -163,6 +171,10 @@ fn cmd_experiment(cmd: ExpCmd) -> Result<(), String> {
             if let Some(d) = &dir {
                 args.push("--dir".into());
                 args.push(d.clone().into_os_string());
+            }
+            if let Some(sd) = seed {
+                args.push("--seed".into());
+                args.push(sd.to_string().into());
             }
             let child = std::env::current_exe()
                 .ok()

@@ -194,6 +194,10 @@ pub struct Experiment {
     pub dir: std::path::PathBuf,
     /// Where it came from.
     pub source: String,
+    /// The scenario seed set by `sfc experiment run --seed` ([`Experiment::with_seed`]), if
+    /// any: it names the default output directory (`NAME[-quick]-seedN`) and the report's
+    /// command line.
+    pub seed_override: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -296,7 +300,23 @@ impl Experiment {
             claims: raw.claim,
             dir: dir.to_path_buf(),
             source: source.to_string(),
+            seed_override: None,
         })
+    }
+
+    /// The same experiment with the scenario's `seed` replaced by `seed` (every point's
+    /// workload and RNGs follow it; a sweep's own `seeds` list, if any, still wins): one
+    /// command re-runs a paper figure on another sample of its random workload.
+    pub fn with_seed(mut self, seed: u64) -> Result<Experiment, String> {
+        let mut t: toml::Table = toml::from_str(&self.scenario_text)
+            .map_err(|e| format!("{}: [scenario]: {e}", self.source))?;
+        let v = i64::try_from(seed)
+            .map_err(|_| format!("--seed {seed}: at most {} (a TOML integer)", i64::MAX))?;
+        t.insert("seed".into(), toml::Value::Integer(v));
+        self.scenario_text =
+            toml::to_string(&t).map_err(|e| format!("{}: [scenario]: {e}", self.source))?;
+        self.seed_override = Some(seed);
+        Ok(self)
     }
 
     /// Load an experiment file.

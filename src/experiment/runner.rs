@@ -269,11 +269,14 @@ pub fn run_single(exp: &Experiment, base: &Path, id: &str, quick: bool) -> Resul
 /// `sfc experiment run`: returns the output directory.
 pub fn run(exp: &Experiment, o: &RunOpts) -> Result<PathBuf, String> {
     let base = o.out.clone().unwrap_or_else(|| {
-        PathBuf::from("out/experiments").join(if o.quick {
-            format!("{}-quick", exp.meta.name)
-        } else {
-            exp.meta.name.clone()
-        })
+        let mut d = exp.meta.name.clone();
+        if o.quick {
+            d.push_str("-quick");
+        }
+        if let Some(seed) = exp.seed_override {
+            d.push_str(&format!("-seed{seed}"));
+        }
+        PathBuf::from("out/experiments").join(d)
     });
     std::fs::create_dir_all(&base).map_err(|e| format!("{}: {e}", base.display()))?;
     let pts = points(exp, o.quick);
@@ -861,12 +864,14 @@ pub fn aggregate(
     let mut report = String::new();
     report.push_str(&format!("# {}\n\n", exp.meta.title));
     report.push_str(&format!(
-        "{} {} — {}\n\nCommand: `sfc experiment run {}{}` — {} points, {:.1} s of simulation wall time (this invocation: {:.1} s).\n\n",
+        "{} {} — {}\n\nCommand: `sfc experiment run {}{}{}` — {} points, {:.1} s of simulation wall time (this invocation: {:.1} s).\n\n",
         exp.meta.paper,
         exp.meta.figure,
         exp.meta.description.trim(),
         exp.meta.name,
         if quick { " --quick" } else { "" },
+        exp.seed_override
+            .map_or(String::new(), |s| format!(" --seed {s}")),
         pts.len(),
         sum_wall,
         wall
@@ -1113,6 +1118,34 @@ mod path_tests {
         assert_eq!(all[&0], 15.5);
         assert_eq!(all[&100_000], 7.0);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// `sfc experiment run --seed N`: the scenario's seed is replaced (the same as editing the
+    /// file's `seed = …`: same point ids and overrides, another fingerprint), the default
+    /// output directory and the report's command line name the seed, and a seed that TOML
+    /// cannot hold is an error, not a panic.
+    #[test]
+    fn seed_override_is_the_edited_file() {
+        let text = include_str!("../../experiments/sfc-fig15.toml");
+        let dir = std::path::Path::new(".");
+        let exp = crate::experiment::Experiment::parse(text, "f", dir).unwrap();
+        let edited = text.replacen("seed = 1", "seed = 7", 1);
+        let by_hand = crate::experiment::Experiment::parse(&edited, "f", dir).unwrap();
+        let seeded = exp.clone().with_seed(7).unwrap();
+        assert_eq!(seeded.seed_override, Some(7));
+        assert_eq!(seeded.scenario_text, by_hand.scenario_text);
+        let (a, b) = (points(&seeded, true), points(&exp, true));
+        assert_eq!(a, points(&by_hand, true));
+        assert_eq!(a.len(), b.len());
+        for (x, y) in a.iter().zip(&b) {
+            assert_eq!((&x.id, &x.sets), (&y.id, &y.sets));
+            assert_ne!(x.fingerprint, y.fingerprint, "{}", x.id);
+        }
+        let e = exp.clone().with_seed(u64::MAX).unwrap_err();
+        assert!(e.contains("--seed"), "{e}");
+        // The scenario the points run carries the seed.
+        let sc: toml::Table = toml::from_str(&seeded.scenario_text).unwrap();
+        assert_eq!(sc["seed"].as_integer(), Some(7));
     }
 
     /// A finished point is reused only while the experiment's scenario is the one it ran:
