@@ -108,8 +108,13 @@ enum ExpCmd {
         dir: Option<PathBuf>,
         /// Run the experiment's scenario with this seed instead of its own (another sample of
         /// its random workload; default output directory NAME[-quick]-seedN).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "seeds")]
         seed: Option<u64>,
+        /// Run every point once per seed (comma-separated, e.g. `1,2,3`): REPORT.md checks each
+        /// claim on the seeds' mean and at each seed alone (default output directory
+        /// NAME[-quick]-seedsA-B-C).
+        #[arg(long, value_delimiter = ',')]
+        seeds: Option<Vec<u64>>,
         /// Run only this point (by id) into --out: how the sweep runs each point in a child
         /// process of its own.
         #[arg(long, hide = true, requires = "out")]
@@ -156,11 +161,15 @@ fn cmd_experiment(cmd: ExpCmd) -> Result<(), String> {
             out,
             dir,
             seed,
+            seeds,
             point,
         } => {
             let mut e = sfc::experiment::find_in(&name, dir.as_deref())?;
             if let Some(sd) = seed {
                 e = e.with_seed(sd)?;
+            }
+            if let Some(list) = &seeds {
+                e = e.with_seeds(list)?;
             }
             if let (Some(id), Some(base)) = (&point, &out) {
                 die_with_parent();
@@ -175,6 +184,11 @@ fn cmd_experiment(cmd: ExpCmd) -> Result<(), String> {
             if let Some(sd) = seed {
                 args.push("--seed".into());
                 args.push(sd.to_string().into());
+            }
+            if let Some(list) = &seeds {
+                let l: Vec<String> = list.iter().map(|s| s.to_string()).collect();
+                args.push("--seeds".into());
+                args.push(l.join(",").into());
             }
             let child = std::env::current_exe()
                 .ok()

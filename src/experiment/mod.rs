@@ -198,6 +198,10 @@ pub struct Experiment {
     /// any: it names the default output directory (`NAME[-quick]-seedN`) and the report's
     /// command line.
     pub seed_override: Option<u64>,
+    /// The seeds set by `sfc experiment run --seeds` ([`Experiment::with_seeds`]); empty if
+    /// none: they name the default output directory (`NAME[-quick]-seedsA-B-C`) and the
+    /// report's command line.
+    pub seeds_override: Vec<u64>,
 }
 
 #[derive(Deserialize)]
@@ -301,6 +305,7 @@ impl Experiment {
             dir: dir.to_path_buf(),
             source: source.to_string(),
             seed_override: None,
+            seeds_override: Vec::new(),
         })
     }
 
@@ -316,6 +321,23 @@ impl Experiment {
         self.scenario_text =
             toml::to_string(&t).map_err(|e| format!("{}: [scenario]: {e}", self.source))?;
         self.seed_override = Some(seed);
+        Ok(self)
+    }
+
+    /// The same experiment run once per seed of `seeds` (replacing the sweep's own `seeds`
+    /// list, if any): every claim is then checked on the seeds' mean and at each seed alone
+    /// (REPORT.md), and every plot shows each seed. Errors on an empty list or a repeated seed.
+    pub fn with_seeds(mut self, seeds: &[u64]) -> Result<Experiment, String> {
+        if seeds.is_empty() {
+            return Err("--seeds: give at least one seed (e.g. --seeds 1,2,3)".into());
+        }
+        let mut sorted = seeds.to_vec();
+        sorted.sort_unstable();
+        if sorted.windows(2).any(|w| w[0] == w[1]) {
+            return Err(format!("--seeds: a seed is repeated in {seeds:?}"));
+        }
+        self.sweep.seeds = seeds.to_vec();
+        self.seeds_override = seeds.to_vec();
         Ok(self)
     }
 

@@ -276,6 +276,10 @@ pub fn run(exp: &Experiment, o: &RunOpts) -> Result<PathBuf, String> {
         if let Some(seed) = exp.seed_override {
             d.push_str(&format!("-seed{seed}"));
         }
+        if !exp.seeds_override.is_empty() {
+            let l: Vec<String> = exp.seeds_override.iter().map(|s| s.to_string()).collect();
+            d.push_str(&format!("-seeds{}", l.join("-")));
+        }
         PathBuf::from("out/experiments").join(d)
     });
     std::fs::create_dir_all(&base).map_err(|e| format!("{}: {e}", base.display()))?;
@@ -475,6 +479,20 @@ fn claim_value(c: &Claim, val: impl Fn(&str, &str) -> Option<f64>) -> Option<f64
     match &c.versus {
         Some(v) => at(&c.metric).zip(at(v)).map(|(a, b)| a / b),
         None => at(&c.metric),
+    }
+}
+
+/// The verdict on our number `ours` for claim `c`: "matches" inside the paper's range widened
+/// by the claim's tolerance (default 25 %), else which side we are on.
+fn claim_verdict(c: &Claim, ours: Option<f64>) -> String {
+    let hi = c.paper_high.unwrap_or(c.paper_low);
+    let tol = c.tolerance.unwrap_or(0.25);
+    match ours {
+        None => "no data".to_string(),
+        Some(v) if !v.is_finite() => "no data".to_string(),
+        Some(v) if v >= c.paper_low * (1.0 - tol) && v <= hi * (1.0 + tol) => "matches".to_string(),
+        Some(v) if v < c.paper_low => "differs (ours lower)".to_string(),
+        Some(_) => "differs (ours higher)".to_string(),
     }
 }
 
@@ -871,7 +889,13 @@ pub fn aggregate(
         exp.meta.name,
         if quick { " --quick" } else { "" },
         exp.seed_override
-            .map_or(String::new(), |s| format!(" --seed {s}")),
+            .map_or(String::new(), |s| format!(" --seed {s}"))
+            + &if exp.seeds_override.is_empty() {
+                String::new()
+            } else {
+                let l: Vec<String> = exp.seeds_override.iter().map(|s| s.to_string()).collect();
+                format!(" --seeds {}", l.join(","))
+            },
         pts.len(),
         sum_wall,
         wall
@@ -935,42 +959,69 @@ pub fn aggregate(
         }
     }
     if !exp.claims.is_empty() {
-        report.push_str(
-            "## Ours next to the paper\n\n| claim | ours | paper | verdict |\n|---|---|---|---|\n",
-        );
+        // With several seeds, "ours" is the claim on the seeds' mean of each metric, and a
+        // fifth column gives the claim at each seed alone and how many of them match (a
+        // verdict that flips with the seed is a sampling question, not a model one).
+        let seeds = &exp.sweep.seeds;
+        let per_seed = seeds.len() > 1;
+        report.push_str("## Ours next to the paper\n\n");
+        if per_seed {
+            report.push_str(&format!(
+                "\"ours\" is the claim on the mean of each metric over the {} seeds ({}); the last \
+                 column is the claim at each seed alone.\n\n| claim | ours | paper | verdict | per seed |\n|---|---|---|---|---|\n",
+                seeds.len(),
+                seeds
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        } else {
+            report.push_str("| claim | ours | paper | verdict |\n|---|---|---|---|\n");
+        }
         for c in &exp.claims {
-            let val = |series: &str, metric: &str| -> Option<f64> {
+            let val = |series: &str, metric: &str, seed: Option<u64>| -> Option<f64> {
                 let vals: Vec<f64> = pts
                     .iter()
                     .filter(|p| p.series == series && matches_filter(p, &c.filter))
+                    .filter(|p| seed.is_none() || p.seed == seed)
                     .filter_map(|p| summary_of(base, p).ok().and_then(|s| json_path(&s, metric)))
                     .collect();
                 (!vals.is_empty()).then(|| vals.iter().sum::<f64>() / vals.len() as f64)
             };
-            let ours = claim_value(c, |series, metric| val(series, metric));
+            let ours = claim_value(c, |series, metric| val(series, metric, None));
             let hi = c.paper_high.unwrap_or(c.paper_low);
-            let tol = c.tolerance.unwrap_or(0.25);
-            let verdict = match ours {
-                None => "no data".to_string(),
-                Some(v) if !v.is_finite() => "no data".to_string(),
-                Some(v) if v >= c.paper_low * (1.0 - tol) && v <= hi * (1.0 + tol) => {
-                    "matches".to_string()
-                }
-                Some(v) if v < c.paper_low => "differs (ours lower)".to_string(),
-                Some(_) => "differs (ours higher)".to_string(),
-            };
             let paper = if (hi - c.paper_low).abs() < f64::EPSILON {
                 fmt_num(c.paper_low)
             } else {
                 format!("{}–{}", fmt_num(c.paper_low), fmt_num(hi))
             };
             report.push_str(&format!(
-                "| {} | {} | {} | {} |\n",
+                "| {} | {} | {} | {} |",
                 c.text,
                 ours.map_or("-".into(), fmt_num),
                 paper,
-                verdict
+                claim_verdict(c, ours)
             ));
+            if per_seed {
+                let each: Vec<Option<f64>> = seeds
+                    .iter()
+                    .map(|&sd| claim_value(c, |series, metric| val(series, metric, Some(sd))))
+                    .collect();
+                let ok = each
+                    .iter()
+                    .filter(|&&v| claim_verdict(c, v) == "matches")
+                    .count();
+                report.push_str(&format!(
+                    " {} ({ok} of {} match) |",
+                    each.iter()
+                        .map(|v| v.map_or("-".into(), fmt_num))
+                        .collect::<Vec<_>>()
+                        .join(" / "),
+                    each.len()
+                ));
+            }
+            report.push('\n');
         }
         report.push('\n');
     }
@@ -1146,6 +1197,82 @@ mod path_tests {
         // The scenario the points run carries the seed.
         let sc: toml::Table = toml::from_str(&seeded.scenario_text).unwrap();
         assert_eq!(sc["seed"].as_integer(), Some(7));
+    }
+
+    /// `--seeds A,B,…`: every point runs once per seed; REPORT.md checks each claim on the
+    /// seeds' mean (the fourth column, as without seeds) and at each seed alone (a fifth
+    /// column with the count that match), so a verdict that flips with the seed shows.
+    #[test]
+    fn seeds_report_the_mean_and_each_seed() {
+        let text = r#"
+[experiment]
+name = "seeds-test"
+title = "t"
+paper = "p"
+figure = "f"
+description = "d"
+[scenario]
+name = "s"
+seed = 1
+[scenario.topology]
+kind = "star"
+hosts = 2
+[[scenario.traffic]]
+kind = "long_lived"
+pairs = [[0, 1]]
+[sweep]
+series = [{ name = "none", set = [] }, { name = "SFC", set = [] }]
+[[claim]]
+text = "peak ratio"
+metric = "peak_buffer_bytes"
+num = "none"
+den = "SFC"
+paper_low = 2.5
+paper_high = 3.0
+tolerance = 0.1
+"#;
+        let dir = std::path::Path::new(".");
+        let exp = crate::experiment::Experiment::parse(text, "t", dir).unwrap();
+        assert!(exp.clone().with_seeds(&[]).is_err());
+        assert!(
+            exp.clone()
+                .with_seeds(&[2, 1, 2])
+                .unwrap_err()
+                .contains("repeated")
+        );
+        let exp = exp.with_seeds(&[1, 2, 3]).unwrap();
+        let pts = points(&exp, false);
+        assert_eq!(pts.len(), 6);
+        let base = std::env::temp_dir().join(format!("sfc-seeds-{}", std::process::id()));
+        // Seed 1: 3.0 (matches), seed 2: 4.0 (differs), seed 3: 2.0 (differs, lower); the mean
+        // of the metrics is (30 + 40 + 20) / 3 over 10: 3.0.
+        for p in &pts {
+            let v = match (p.series.as_str(), p.seed) {
+                ("none", Some(1)) => 30.0,
+                ("none", Some(2)) => 40.0,
+                ("none", Some(3)) => 20.0,
+                _ => 10.0,
+            };
+            let d = point_dir(&base, p);
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(
+                d.join("summary.json"),
+                serde_json::json!({ "peak_buffer_bytes": v, "complete": true }).to_string(),
+            )
+            .unwrap();
+        }
+        aggregate(&exp, &base, &pts, false, 0.0).unwrap();
+        let report = std::fs::read_to_string(base.join("REPORT.md")).unwrap();
+        let row = report
+            .lines()
+            .find(|l| l.starts_with("| peak ratio |"))
+            .expect("claim row");
+        assert_eq!(
+            row, "| peak ratio | 3 | 2.500–3 | matches | 3 / 4 / 2 (1 of 3 match) |",
+            "{report}"
+        );
+        assert!(report.contains("| claim | ours | paper | verdict | per seed |"));
+        let _ = std::fs::remove_dir_all(&base);
     }
 
     /// A finished point is reused only while the experiment's scenario is the one it ran:
