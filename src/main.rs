@@ -185,8 +185,9 @@ fn cmd_experiment(cmd: ExpCmd) -> Result<(), String> {
                 args.push("--seed".into());
                 args.push(sd.to_string().into());
             }
-            if let Some(list) = &seeds {
-                let l: Vec<String> = list.iter().map(|s| s.to_string()).collect();
+            if seeds.is_some() {
+                // The validated, sorted list: the children build the same points.
+                let l: Vec<String> = e.seeds_override.iter().map(|s| s.to_string()).collect();
                 args.push("--seeds".into());
                 args.push(l.join(",").into());
             }

@@ -310,9 +310,16 @@ impl Experiment {
     }
 
     /// The same experiment with the scenario's `seed` replaced by `seed` (every point's
-    /// workload and RNGs follow it; a sweep's own `seeds` list, if any, still wins): one
-    /// command re-runs a paper figure on another sample of its random workload.
+    /// workload and RNGs follow it): one command re-runs a paper figure on another sample of
+    /// its random workload. An experiment whose sweep lists its own `seeds` is an error (each
+    /// point sets its seed, so this one would be ignored): use [`Experiment::with_seeds`].
     pub fn with_seed(mut self, seed: u64) -> Result<Experiment, String> {
+        if !self.sweep.seeds.is_empty() {
+            return Err(format!(
+                "--seed {seed}: {} lists its own seeds ({:?}), which every point sets; use --seeds",
+                self.source, self.sweep.seeds
+            ));
+        }
         let mut t: toml::Table = toml::from_str(&self.scenario_text)
             .map_err(|e| format!("{}: [scenario]: {e}", self.source))?;
         let v = i64::try_from(seed)
@@ -324,9 +331,10 @@ impl Experiment {
         Ok(self)
     }
 
-    /// The same experiment run once per seed of `seeds` (replacing the sweep's own `seeds`
-    /// list, if any): every claim is then checked on the seeds' mean and at each seed alone
-    /// (REPORT.md), and every plot shows each seed. Errors on an empty list or a repeated seed.
+    /// The same experiment run once per seed of `seeds`, in increasing order (replacing the
+    /// sweep's own `seeds` list, if any): every claim is then checked on the seeds' mean and,
+    /// with two seeds or more, at each seed alone (REPORT.md), and every plot shows each seed.
+    /// Errors on an empty list, a repeated seed or one above `i64::MAX`.
     pub fn with_seeds(mut self, seeds: &[u64]) -> Result<Experiment, String> {
         if seeds.is_empty() {
             return Err("--seeds: give at least one seed (e.g. --seeds 1,2,3)".into());
@@ -336,8 +344,15 @@ impl Experiment {
         if sorted.windows(2).any(|w| w[0] == w[1]) {
             return Err(format!("--seeds: a seed is repeated in {seeds:?}"));
         }
-        self.sweep.seeds = seeds.to_vec();
-        self.seeds_override = seeds.to_vec();
+        if let Some(&big) = sorted.iter().find(|&&s| i64::try_from(s).is_err()) {
+            return Err(format!(
+                "--seeds: {big} is more than {} (a TOML integer)",
+                i64::MAX
+            ));
+        }
+        // Sorted: the same set of seeds is the same run (and output directory).
+        self.sweep.seeds = sorted.clone();
+        self.seeds_override = sorted;
         Ok(self)
     }
 

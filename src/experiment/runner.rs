@@ -49,7 +49,7 @@ pub struct RunOpts {
     pub quick: bool,
     /// Parallel runs.
     pub jobs: usize,
-    /// Output directory (default `out/experiments/<name>[-quick]`).
+    /// Output directory (default `out/experiments/<name>[-quick][-seedN | -seedsA-B-C]`).
     pub out: Option<PathBuf>,
     /// Show a progress bar.
     pub progress: bool,
@@ -65,7 +65,7 @@ pub struct RunOpts {
 pub struct ChildCmd {
     /// The `sfc` executable.
     pub exe: PathBuf,
-    /// Arguments before `--out`: `experiment run NAME [--dir D]`.
+    /// Arguments before `--out`: `experiment run NAME [--dir D] [--seed N | --seeds A,B,C]`.
     pub args: Vec<std::ffi::OsString>,
 }
 
@@ -1240,7 +1240,14 @@ tolerance = 0.1
                 .unwrap_err()
                 .contains("repeated")
         );
+        let big = exp.clone().with_seeds(&[1, u64::MAX]).unwrap_err();
+        assert!(big.contains("--seeds"), "{big}");
+        let sorted = exp.clone().with_seeds(&[3, 1, 2]).unwrap();
+        assert_eq!(sorted.sweep.seeds, [1, 2, 3]);
         let exp = exp.with_seeds(&[1, 2, 3]).unwrap();
+        // A single --seed cannot override a sweep that sets each point's seed.
+        let one = exp.clone().with_seed(9).unwrap_err();
+        assert!(one.contains("--seeds"), "{one}");
         let pts = points(&exp, false);
         assert_eq!(pts.len(), 6);
         let base = std::env::temp_dir().join(format!("sfc-seeds-{}", std::process::id()));
