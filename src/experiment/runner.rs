@@ -1172,9 +1172,9 @@ mod path_tests {
     }
 
     /// `sfc experiment run --seed N`: the scenario's seed is replaced (the same as editing the
-    /// file's `seed = …`: same point ids and overrides, another fingerprint), the default
-    /// output directory and the report's command line name the seed, and a seed that TOML
-    /// cannot hold is an error, not a panic.
+    /// file's `seed = …`: same point ids and overrides, another fingerprint), and a seed that
+    /// TOML cannot hold is an error, not a panic. (The output directory and REPORT.md's
+    /// command line were checked by hand: `sfc-fig15-quick-seed2`, `--quick --seed 2`.)
     #[test]
     fn seed_override_is_the_edited_file() {
         let text = include_str!("../../experiments/sfc-fig15.toml");
