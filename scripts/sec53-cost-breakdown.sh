@@ -9,41 +9,7 @@ set -euo pipefail
 BIN=${1:-target/release/sfc}
 DIR=$(mktemp -d)
 trap 'rm -rf "$DIR"' EXIT
-cat > "$DIR/s.toml" <<'TOML'
-name = "sec53-breakdown"
-seed = 1
-[topology]
-kind = "leaf_spine"
-spines = 8
-tors = 16
-hosts_per_tor = 32
-host_rate = "100Gbps"
-host_delay = "1us"
-fabric_rate = "400Gbps"
-fabric_delay = "1.5us"
-[buffer]
-mode = "lossy"
-size = "32MiB"
-dt_alpha = 1.0
-[loss_recovery]
-kind = "irn"
-[cc]
-kind = "hpcc"
-[output]
-flows_csv = false
-[[traffic]]
-kind = "poisson"
-cdf = "fb_hadoop"
-load = 0.5
-duration = "2ms"
-[[traffic]]
-kind = "incast"
-degree = 128
-size = "250KB"
-load = 0.08
-sync_window = "100us"
-duration = "2ms"
-TOML
+"$BIN" bench --print-scenario sec53-hadoop50-incast-none > "$DIR/s.toml"
 NOINC=(--set 'traffic.1.duration="1ns"')
 run() {
     local label=$1

@@ -260,53 +260,7 @@ pub fn build(name: &str, quick: bool) -> Result<Simulator, String> {
         }
         return Simulator::with_flows(r.topo, r.net, r.cc, flows);
     }
-    if let Some(scheme) = name.strip_prefix("bfc-t1-google-") {
-        // 1 ms of arrivals (four 20 MB incasts expected); quick: 200 µs.
-        let dur = if quick { "200us" } else { "1ms" };
-        let sets: Vec<String> = match scheme {
-            "bfc" => vec!["bfc.enabled=true".into(), "cc.kind=\"none\"".into()],
-            "dcqcn" => vec![
-                "cc.kind=\"dcqcn\"".into(),
-                "ecn.kmin=\"100KB\"".into(),
-                "ecn.kmax=\"400KB\"".into(),
-                "ecn.pmax=0.2".into(),
-            ],
-            _ => return Err(format!("unknown benchmark `{name}`")),
-        };
-        let text = BFC_T1.replace("{dur}", dur);
-        return from_scenario(&text, name, &sets);
-    }
-    if let Some(scheme) = name.strip_prefix("tcd-ws40-incast-") {
-        let dur = if quick { "1ms" } else { "5ms" };
-        let sets: Vec<String> = match scheme {
-            "dcqcn" => vec![],
-            "dcqcn-tcd" => vec!["tcd.enabled=true".into(), "cc.tcd=true".into()],
-            _ => return Err(format!("unknown benchmark `{name}`")),
-        };
-        let text = TCD_WS40.replace("{dur}", dur);
-        return from_scenario(&text, name, &sets);
-    }
-    if let Some(rest) = name.strip_prefix("sec53-") {
-        let (cdf, load, scheme) = match rest {
-            "hadoop50-incast-none" => ("fb_hadoop", "0.5", None),
-            "hadoop50-incast-sfc" => ("fb_hadoop", "0.5", Some("sfc.mode=\"sfc\"")),
-            "rpc30-incast-none" => ("google_rpc", "0.3", None),
-            _ => return Err(format!("unknown benchmark `{name}`")),
-        };
-        let (spines, tors, hpt, degree, dur) = if quick {
-            ("4", "8", "16", "32", "500us")
-        } else {
-            ("8", "16", "32", "128", "2ms")
-        };
-        let text = SEC53
-            .replace("{spines}", spines)
-            .replace("{tors}", tors)
-            .replace("{hpt}", hpt)
-            .replace("{degree}", degree)
-            .replace("{dur}", dur)
-            .replace("{cdf}", cdf)
-            .replace("{load}", load);
-        let sets: Vec<String> = scheme.into_iter().map(String::from).collect();
+    if let Some((text, sets)) = scenario_of(name, quick)? {
         return from_scenario(&text, name, &sets);
     }
     let net = NetConfig {
@@ -349,6 +303,63 @@ pub fn build(name: &str, quick: bool) -> Result<Simulator, String> {
 
 /// The simulator of a scenario benchmark, its flows taken from the generators as the run
 /// reaches them, as `sfc run` does ([`Simulator::with_stream`]).
+/// The scenario file (TOML) and `--set` overrides of a benchmark defined as a scenario (the
+/// BFC T1, TCD and §5.3 ones), or `None` for the benchmarks built in code. `sfc bench
+/// --print-scenario NAME` prints it, so a script can run variants of exactly the benchmark's
+/// scenario with `sfc run --set …` (`scripts/sec53-cost-breakdown.sh`).
+pub fn scenario_of(name: &str, quick: bool) -> Result<Option<(String, Vec<String>)>, String> {
+    if let Some(scheme) = name.strip_prefix("bfc-t1-google-") {
+        // 1 ms of arrivals (four 20 MB incasts expected); quick: 200 µs.
+        let dur = if quick { "200us" } else { "1ms" };
+        let sets: Vec<String> = match scheme {
+            "bfc" => vec!["bfc.enabled=true".into(), "cc.kind=\"none\"".into()],
+            "dcqcn" => vec![
+                "cc.kind=\"dcqcn\"".into(),
+                "ecn.kmin=\"100KB\"".into(),
+                "ecn.kmax=\"400KB\"".into(),
+                "ecn.pmax=0.2".into(),
+            ],
+            _ => return Err(format!("unknown benchmark `{name}`")),
+        };
+        let text = BFC_T1.replace("{dur}", dur);
+        return Ok(Some((text, sets)));
+    }
+    if let Some(scheme) = name.strip_prefix("tcd-ws40-incast-") {
+        let dur = if quick { "1ms" } else { "5ms" };
+        let sets: Vec<String> = match scheme {
+            "dcqcn" => vec![],
+            "dcqcn-tcd" => vec!["tcd.enabled=true".into(), "cc.tcd=true".into()],
+            _ => return Err(format!("unknown benchmark `{name}`")),
+        };
+        let text = TCD_WS40.replace("{dur}", dur);
+        return Ok(Some((text, sets)));
+    }
+    if let Some(rest) = name.strip_prefix("sec53-") {
+        let (cdf, load, scheme) = match rest {
+            "hadoop50-incast-none" => ("fb_hadoop", "0.5", None),
+            "hadoop50-incast-sfc" => ("fb_hadoop", "0.5", Some("sfc.mode=\"sfc\"")),
+            "rpc30-incast-none" => ("google_rpc", "0.3", None),
+            _ => return Err(format!("unknown benchmark `{name}`")),
+        };
+        let (spines, tors, hpt, degree, dur) = if quick {
+            ("4", "8", "16", "32", "500us")
+        } else {
+            ("8", "16", "32", "128", "2ms")
+        };
+        let text = SEC53
+            .replace("{spines}", spines)
+            .replace("{tors}", tors)
+            .replace("{hpt}", hpt)
+            .replace("{degree}", degree)
+            .replace("{dur}", dur)
+            .replace("{cdf}", cdf)
+            .replace("{load}", load);
+        let sets: Vec<String> = scheme.into_iter().map(String::from).collect();
+        return Ok(Some((text, sets)));
+    }
+    Ok(None)
+}
+
 fn from_scenario(text: &str, name: &str, sets: &[String]) -> Result<Simulator, String> {
     let (sc, stream) =
         crate::scenario::from_str_streaming(text, name, std::path::Path::new("."), sets)?;
@@ -549,6 +560,39 @@ mod tests {
         assert!(build("hpcc-fat-ws30-hpcc-tcd", true).is_err());
         assert!(build("nope", true).is_err());
         assert!(build("tcd-ws40-incast-hpcc", true).is_err());
+    }
+
+    /// `sfc bench --print-scenario`: the scenario-defined benchmarks give a scenario file that
+    /// parses with their overrides (what `sfc run FILE --set …` does), in both sizes; the
+    /// ones built in code give none.
+    #[test]
+    fn scenario_benchmarks_print_a_runnable_scenario() {
+        let mut n = 0;
+        for b in BENCHES {
+            for quick in [true, false] {
+                match scenario_of(b.name, quick).unwrap() {
+                    Some((text, sets)) => {
+                        n += 1;
+                        crate::scenario::from_str_streaming(
+                            &text,
+                            b.name,
+                            std::path::Path::new("."),
+                            &sets,
+                        )
+                        .unwrap_or_else(|e| panic!("{} (quick {quick}): {e}", b.name));
+                    }
+                    None => assert!(
+                        b.name.starts_with("hpcc-fat")
+                            || b.name.starts_with("fattree")
+                            || b.name.starts_with("scale-"),
+                        "{} has no scenario",
+                        b.name
+                    ),
+                }
+            }
+        }
+        assert_eq!(n, 2 * 7, "bfc-t1 ×2, tcd-ws40 ×2, sec53 ×3, both sizes");
+        assert!(scenario_of("sec53-nope", false).is_err());
     }
 
     /// The TCD benchmark pair measures what it says: the same traffic, PFC pauses in both, and

@@ -78,6 +78,11 @@ enum Cmd {
         /// by a few percent; the JSON keeps every run's wall time and the median).
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
         repeat: u32,
+        /// Print the scenario file (TOML) of benchmark NAME instead of running anything (the
+        /// benchmarks defined as scenarios: `bfc-t1-…`, `tcd-ws40-…`, `sec53-…`); its `--set`
+        /// overrides follow as comments. With `--quick`, the small variant's.
+        #[arg(long, value_name = "NAME")]
+        print_scenario: Option<String>,
     },
 }
 
@@ -265,6 +270,28 @@ fn main() -> ExitCode {
             quick,
             filter,
             repeat,
+            print_scenario: Some(name),
+        } => {
+            let _ = (filter, repeat);
+            match sfc::bench::scenario_of(&name, quick) {
+                Ok(Some((text, sets))) => {
+                    print!("{text}");
+                    for s in sets {
+                        println!("# --set {s}");
+                    }
+                    Ok(())
+                }
+                Ok(None) => Err(format!(
+                    "benchmark `{name}` is built in code, not from a scenario file"
+                )),
+                Err(e) => Err(e),
+            }
+        }
+        Cmd::Bench {
+            quick,
+            filter,
+            repeat,
+            print_scenario: None,
         } => sfc::bench::run(quick, filter.as_deref(), repeat),
         Cmd::Experiment { cmd } => cmd_experiment(cmd),
         Cmd::Trace(args) => sfc::workload::trace_cmd::run(&args),

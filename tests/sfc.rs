@@ -122,6 +122,17 @@ mod util {
         }
     }
 
+    /// The largest sample of a `(time_ps, value)` series taken at or before `end_ps` (a first
+    /// wave's peak: samples after it belong to later waves).
+    pub fn peak_until(series: &[(u64, u64)], end_ps: u64) -> u64 {
+        series
+            .iter()
+            .filter(|(t, _)| *t <= end_ps)
+            .map(|&(_, q)| q)
+            .max()
+            .expect("a sample at or before the end of the wave")
+    }
+
     /// Step `sim` from `from` to `to` in steps of `dt`, calling `f` after every step.
     pub fn step(
         sim: &mut Simulator,
@@ -252,12 +263,7 @@ fn c1_two_flow_peak_queue_is_b_bts_below_b_ack() {
     // (one-way 4.1 µs). Resumed packets cannot arrive earlier: pauses last ≥ 1 µs.
     let last_pause = fp.get(0).max(fp.get(1));
     let end = last_pause + t_a + 2 * TS + 500 * NS;
-    let peak = series
-        .iter()
-        .filter(|(t, _)| *t <= end)
-        .map(|&(_, q)| q)
-        .max()
-        .unwrap();
+    let peak = peak_until(&series, end);
     let b_bts = r_bytes(2 * t_a) + (k * PKT) as f64 * (r_bytes(TS) / PKT as f64);
     let b_ack = r_bytes(2 * t_a + 2 * t_b) + 2.0 * k as f64 * r_bytes(TS);
     let err = (peak as f64 - b_bts) / b_bts;
@@ -321,12 +327,7 @@ fn bts_delay_lengthens_the_feedback_loop_by_itself() {
         });
         let fb = fp.get(1) - t0;
         let end = fp.get(0).max(fp.get(1)) + 4 * US + 2 * TS + 500 * NS;
-        let peak = series
-            .iter()
-            .filter(|(t, _)| *t <= end)
-            .map(|&(_, q)| q)
-            .max()
-            .unwrap();
+        let peak = peak_until(&series, end);
         (fb, peak, pause_len.expect("Sender#1 paused"))
     };
     let (fb0, peak0, len0) = run(0);
@@ -568,12 +569,7 @@ fn c2_synchronized_incast_first_wave_is_n_r_tf() {
     let (first, last) = (*pauses.iter().min().unwrap(), *pauses.iter().max().unwrap());
     let end = last + t_a + 2 * TS + 300 * NS;
     assert!(end < first + US + t_a);
-    let wave1 = series
-        .iter()
-        .filter(|(t, _)| *t <= end)
-        .map(|&(_, q)| q)
-        .max()
-        .unwrap();
+    let wave1 = peak_until(&series, end);
     let b_incast = n as f64 * r_bytes(t_f);
     let err = (wave1 as f64 - b_incast) / b_incast;
     assert!(
