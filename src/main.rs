@@ -9,6 +9,11 @@ use clap::{Parser, Subcommand};
 use sfc::metrics::output::summary_table;
 use sfc::report::{RunOptions, extra_lines};
 
+/// Large arenas (packets, flows, events) on transparent huge pages: see
+/// `sfc::engine::hugepage` (`SFC_HUGEPAGES=0` turns it off).
+#[global_allocator]
+static ALLOC: sfc::engine::hugepage::HugePageAlloc = sfc::engine::hugepage::HugePageAlloc;
+
 /// sfc — a fast, faithful packet-level datacenter network simulator (SFC, HPCC, DCQCN, PFC, IRN…).
 ///
 /// `sfc run` writes DIR/flows.csv, DIR/summary.json, DIR/fct.txt (HPCC-sim format) and
@@ -244,6 +249,9 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     sfc::runguard::install_signal_handlers();
+    if std::env::var_os("SFC_HUGEPAGES").is_some_and(|v| v == "0") {
+        sfc::engine::hugepage::set_enabled(false);
+    }
     let cli = Cli::parse();
     let r = match cli.cmd {
         Cmd::Run {
