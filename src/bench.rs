@@ -408,6 +408,168 @@ pub fn run_one(name: &str, quick: bool) -> Result<serde_json::Value, String> {
     }))
 }
 
+/// Run benchmark `name` in a fresh process of the `sfc` binary `exe` (`SFC_BENCH_ONE`
+/// child mode, which every build since the benchmarks exist has) and parse its JSON line.
+fn run_child(exe: &std::path::Path, name: &str, quick: bool) -> Result<serde_json::Value, String> {
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("bench").env("SFC_BENCH_ONE", name);
+    if quick {
+        cmd.arg("--quick");
+    }
+    let out = cmd
+        .output()
+        .map_err(|e| format!("{name}: cannot run {}: {e}", exe.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{name} ({}): {}",
+            exe.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    // The JSON is the last line (older builds may print more before it).
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .rev()
+        .find(|l| l.starts_with('{'))
+        .unwrap_or("");
+    serde_json::from_str(line).map_err(|e| format!("{name} ({}): {e}", exe.display()))
+}
+
+/// Best (smallest) and median of `v` (not empty).
+fn best_median(v: &mut [f64]) -> (f64, f64) {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    let med = if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    };
+    (v[0], med)
+}
+
+/// `sfc bench --against OTHER [--quick] [--filter S] [--repeat N]`: each selected benchmark
+/// run `repeat` times by this binary and by the `sfc` binary `other` (e.g. a build of an
+/// older commit), alternating which goes first (ours, theirs, then theirs, ours, …) so that a
+/// machine whose speed drifts treats both alike. Prints, per benchmark, both builds' best and
+/// median wall time of the run (building excluded), the speed-up `theirs / ours` of each, and
+/// whether both simulated the same run (equal events and packet-hops); writes every run to
+/// `out/bench-compare.json`. A benchmark the other build does not have is reported and skipped.
+pub fn compare(
+    quick: bool,
+    filter: Option<&str>,
+    repeat: u32,
+    other: &std::path::Path,
+) -> Result<(), String> {
+    if !other.is_file() {
+        return Err(format!(
+            "--against {}: no such file (give the path of another sfc binary)",
+            other.display()
+        ));
+    }
+    let ours_exe =
+        std::env::current_exe().map_err(|e| format!("cannot locate the sfc binary: {e}"))?;
+    let selected: Vec<&Bench> = BENCHES
+        .iter()
+        .filter(|b| filter.is_none_or(|f| b.name.contains(f)))
+        .collect();
+    if selected.is_empty() {
+        return Err(format!(
+            "--filter `{}` matches no benchmark",
+            filter.unwrap_or_default()
+        ));
+    }
+    println!(
+        "{:<28} {:>11} {:>11} {:>11} {:>11} {:>9} {:>9} {:>9}",
+        "benchmark",
+        "ours best",
+        "ours med",
+        "theirs best",
+        "theirs med",
+        "best ×",
+        "median ×",
+        "same run"
+    );
+    let mut out = Vec::new();
+    for b in selected {
+        let mut ours = Vec::new();
+        let mut theirs = Vec::new();
+        let mut missing = None;
+        for i in 0..repeat.max(1) {
+            let order = if i % 2 == 0 {
+                [true, false]
+            } else {
+                [false, true]
+            };
+            for is_ours in order {
+                if is_ours {
+                    ours.push(run_child(&ours_exe, b.name, quick)?);
+                } else {
+                    match run_child(other, b.name, quick) {
+                        Ok(v) => theirs.push(v),
+                        Err(e) => {
+                            missing = Some(e);
+                            break;
+                        }
+                    }
+                }
+            }
+            if missing.is_some() {
+                break;
+            }
+        }
+        if let Some(e) = missing {
+            println!("{:<28} not run by the other build: {e}", b.name);
+            out.push(json!({"name": b.name, "quick": quick, "error": e}));
+            continue;
+        }
+        let walls = |runs: &[serde_json::Value]| -> Vec<f64> {
+            runs.iter()
+                .map(|v| v["wall_seconds"].as_f64().unwrap_or(f64::INFINITY))
+                .collect()
+        };
+        let (mut wo, mut wt) = (walls(&ours), walls(&theirs));
+        let (ob, om) = best_median(&mut wo);
+        let (tb, tm) = best_median(&mut wt);
+        let key = |v: &serde_json::Value| (v["events"].as_u64(), v["packet_hops"].as_u64());
+        let same = key(&ours[0]) == key(&theirs[0]);
+        println!(
+            "{:<28} {:>10.3}s {:>10.3}s {:>10.3}s {:>10.3}s {:>8.3}× {:>8.3}× {:>9}",
+            b.name,
+            ob,
+            om,
+            tb,
+            tm,
+            tb / ob,
+            tm / om,
+            if same { "yes" } else { "no" }
+        );
+        out.push(json!({
+            "name": b.name,
+            "quick": quick,
+            "against": other.display().to_string(),
+            "ours_wall_seconds": wo,
+            "theirs_wall_seconds": wt,
+            "speedup_best": tb / ob,
+            "speedup_median": tm / om,
+            "same_run": same,
+            "ours": ours,
+            "theirs": theirs,
+        }));
+    }
+    std::fs::create_dir_all("out").map_err(|e| e.to_string())?;
+    let txt = serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?;
+    crate::metrics::output::write_atomic(
+        std::path::Path::new("out/bench-compare.json"),
+        txt.as_bytes(),
+    )
+    .map_err(|e| e.to_string())?;
+    eprintln!(
+        "written out/bench-compare.json (speed-up = theirs / ours: > 1 means this build is faster)"
+    );
+    Ok(())
+}
+
 /// `sfc bench [--quick] [--filter S] [--repeat N]`: each benchmark `repeat` times in a fresh
 /// child process; the fastest run is reported (all wall times and the median are kept in
 /// `out/bench.json`).
@@ -453,22 +615,7 @@ pub fn run(quick: bool, filter: Option<&str>, repeat: u32) -> Result<(), String>
         }
         let mut runs = Vec::new();
         for _ in 0..repeat.max(1) {
-            let mut cmd = std::process::Command::new(&exe);
-            cmd.arg("bench").env("SFC_BENCH_ONE", b.name);
-            if quick {
-                cmd.arg("--quick");
-            }
-            let out = cmd.output().map_err(|e| format!("{}: {e}", b.name))?;
-            if !out.status.success() {
-                return Err(format!(
-                    "{}: {}",
-                    b.name,
-                    String::from_utf8_lossy(&out.stderr)
-                ));
-            }
-            let v: serde_json::Value =
-                serde_json::from_slice(&out.stdout).map_err(|e| format!("{}: {e}", b.name))?;
-            runs.push(v);
+            runs.push(run_child(&exe, b.name, quick)?);
         }
         let wall = |v: &serde_json::Value| v["wall_seconds"].as_f64().unwrap_or(f64::INFINITY);
         let mut walls: Vec<f64> = runs.iter().map(wall).collect();

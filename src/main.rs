@@ -88,6 +88,12 @@ enum Cmd {
         /// overrides follow as comments. With `--quick`, the small variant's.
         #[arg(long, value_name = "NAME")]
         print_scenario: Option<String>,
+        /// Compare with another sfc binary (e.g. a build of an older commit): run each selected
+        /// benchmark `--repeat` times with both, alternating which goes first, and print both
+        /// builds' best and median times, the speed-ups and whether both simulated the same
+        /// run; writes out/bench-compare.json.
+        #[arg(long, value_name = "SFC_BINARY", conflicts_with = "print_scenario")]
+        against: Option<PathBuf>,
     },
 }
 
@@ -279,6 +285,7 @@ fn main() -> ExitCode {
             filter,
             repeat,
             print_scenario: Some(name),
+            ..
         } => {
             let _ = (filter, repeat);
             match sfc::bench::scenario_of(&name, quick) {
@@ -300,7 +307,11 @@ fn main() -> ExitCode {
             filter,
             repeat,
             print_scenario: None,
-        } => sfc::bench::run(quick, filter.as_deref(), repeat),
+            against,
+        } => match against {
+            Some(other) => sfc::bench::compare(quick, filter.as_deref(), repeat, &other),
+            None => sfc::bench::run(quick, filter.as_deref(), repeat),
+        },
         Cmd::Experiment { cmd } => cmd_experiment(cmd),
         Cmd::Trace(args) => sfc::workload::trace_cmd::run(&args),
     };

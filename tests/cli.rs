@@ -1223,3 +1223,64 @@ fn bench_repeat_keeps_every_run_and_reports_scaling() {
     }
     sfc(d.path(), &["bench", "--repeat", "0"]).assert_error(&["--repeat"]);
 }
+
+#[test]
+fn bench_against_another_build_alternates_and_checks_the_run() {
+    // This binary against itself: both sides run the same simulation, so "same run" must hold;
+    // every run of both sides is kept.
+    let d = TempDir::new("bench-against");
+    let me = env!("CARGO_BIN_EXE_sfc");
+    let r = sfc(
+        d.path(),
+        &[
+            "bench",
+            "--quick",
+            "--filter",
+            "scale-64",
+            "--repeat",
+            "3",
+            "--against",
+            me,
+        ],
+    );
+    r.assert_ok();
+    let row = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("scale-64"))
+        .unwrap_or_else(|| panic!("no scale-64 row:\n{}", r.stdout));
+    assert!(row.trim_end().ends_with("yes"), "{row}");
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(d.path().join("out/bench-compare.json")).unwrap(),
+    )
+    .unwrap();
+    let b = &json.as_array().unwrap()[0];
+    assert_eq!(b["name"], "scale-64");
+    assert_eq!(b["same_run"], true);
+    for side in ["ours_wall_seconds", "theirs_wall_seconds"] {
+        let w = b[side].as_array().unwrap();
+        assert_eq!(w.len(), 3, "{side}");
+        assert!(
+            w.windows(2).all(|p| p[0].as_f64() <= p[1].as_f64()),
+            "sorted: {w:?}"
+        );
+    }
+    let best = b["ours_wall_seconds"][0].as_f64().unwrap();
+    let theirs = b["theirs_wall_seconds"][0].as_f64().unwrap();
+    assert!((b["speedup_best"].as_f64().unwrap() - theirs / best).abs() < 1e-12);
+    assert_eq!(b["ours"][0]["events"], b["theirs"][0]["events"]);
+    // Clear errors: a missing binary, and --against with --print-scenario.
+    sfc(d.path(), &["bench", "--quick", "--against", "no/such/sfc"])
+        .assert_error(&["no such file"]);
+    sfc(
+        d.path(),
+        &[
+            "bench",
+            "--print-scenario",
+            "sec53-hadoop50-incast-none",
+            "--against",
+            me,
+        ],
+    )
+    .assert_error(&["cannot be used with"]);
+}
