@@ -92,15 +92,22 @@ unsafe impl GlobalAlloc for HugePageAlloc {
         unsafe { System.dealloc(ptr, layout) }
     }
 
-    /// A block growing to [`HUGE_MIN_BYTES`] or more moves to a fresh, advised block (copy, then
-    /// free the old one) rather than through the system's `realloc`: glibc grows a large block
-    /// with `mremap`, which keeps the pages already there small, so a doubling arena would stay
-    /// half on small pages.
+    /// A block growing to [`HUGE_MIN_BYTES`] or more by at least half moves to a fresh, advised
+    /// block (copy, then free the old one) rather than through the system's `realloc`: glibc
+    /// grows a large block with `mremap`, which keeps the pages already there small, so a
+    /// doubling arena would stay half on small pages. Smaller growth steps (a caller
+    /// reserving a little at a time) keep the system's `realloc`, so the copies stay linear in
+    /// the final size.
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if new_size < HUGE_MIN_BYTES || new_size <= layout.size() || !enabled() {
+        if new_size < HUGE_MIN_BYTES
+            || new_size < layout.size().saturating_add(layout.size() / 2)
+            || !enabled()
+        {
             // SAFETY: forwarded unchanged.
-            return unsafe { System.realloc(ptr, layout, new_size) };
+            let p = unsafe { System.realloc(ptr, layout, new_size) };
+            advise(p, new_size);
+            return p;
         }
         // SAFETY: `realloc`'s contract makes `new_size` with `layout.align()` a valid layout.
         let new_layout = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
@@ -149,7 +156,13 @@ mod tests {
                     assert_eq!(*q.add(size - 1), 0xab, "realloc keeps the contents");
                     q.add(size).write_bytes(0xcd, size);
                     let grown = Layout::from_size_align(size * 2, 64).unwrap();
-                    a.dealloc(q, grown);
+                    // A small growth step (the system's realloc path).
+                    let more = size * 2 + size / 4;
+                    let r = a.realloc(q, grown, more);
+                    assert!(!r.is_null());
+                    assert_eq!((*r, *r.add(size - 1)), (0xab, 0xab));
+                    assert_eq!((*r.add(size), *r.add(2 * size - 1)), (0xcd, 0xcd));
+                    a.dealloc(r, Layout::from_size_align(more, 64).unwrap());
                     let z = a.alloc_zeroed(layout);
                     assert!((0..size).step_by(4093).all(|i| *z.add(i) == 0));
                     a.dealloc(z, layout);
