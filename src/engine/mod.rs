@@ -438,6 +438,16 @@ impl EventQueue {
             Some(off) => (from + off) & (self.wheel_len - 1),
             None => usize::MAX,
         };
+        // That bucket's entries were written over the last microseconds and are likely out of
+        // L1: bring in its first lines for `peek_ahead` (the event loop's prefetching reads
+        // past the end of this bucket) and for loading it next.
+        if let Some(v) = self.wheel.get(self.next_hint) {
+            let base = v.as_ptr() as *const u8;
+            let bytes = (v.len() * std::mem::size_of::<Slotted>()).min(256);
+            for off in (0..bytes).step_by(64) {
+                prefetch(base.wrapping_add(off));
+            }
+        }
         true
     }
 
