@@ -301,8 +301,6 @@ pub fn build(name: &str, quick: bool) -> Result<Simulator, String> {
     Simulator::with_flows(topo, net, cc, flows)
 }
 
-/// The simulator of a scenario benchmark, its flows taken from the generators as the run
-/// reaches them, as `sfc run` does ([`Simulator::with_stream`]).
 /// The scenario file (TOML) and `--set` overrides of a benchmark defined as a scenario (the
 /// BFC T1, TCD and §5.3 ones), or `None` for the benchmarks built in code. `sfc bench
 /// --print-scenario NAME` prints it, so a script can run variants of exactly the benchmark's
@@ -360,6 +358,8 @@ pub fn scenario_of(name: &str, quick: bool) -> Result<Option<(String, Vec<String
     Ok(None)
 }
 
+/// The simulator of a scenario benchmark, its flows taken from the generators as the run
+/// reaches them, as `sfc run` does ([`Simulator::with_stream`]).
 fn from_scenario(text: &str, name: &str, sets: &[String]) -> Result<Simulator, String> {
     let (sc, stream) =
         crate::scenario::from_str_streaming(text, name, std::path::Path::new("."), sets)?;
@@ -436,7 +436,28 @@ fn run_child(exe: &std::path::Path, name: &str, quick: bool) -> Result<serde_jso
     serde_json::from_str(line).map_err(|e| format!("{name} ({}): {e}", exe.display()))
 }
 
-/// Best (smallest) and median of `v` (not empty).
+/// The benchmarks whose name contains `filter` (all without one); an error naming every
+/// benchmark if none does.
+fn select(filter: Option<&str>) -> Result<Vec<&'static Bench>, String> {
+    let selected: Vec<&Bench> = BENCHES
+        .iter()
+        .filter(|b| filter.is_none_or(|f| b.name.contains(f)))
+        .collect();
+    if selected.is_empty() {
+        return Err(format!(
+            "--filter `{}` matches no benchmark ({}); out/ left unchanged",
+            filter.unwrap_or_default(),
+            BENCHES
+                .iter()
+                .map(|b| b.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    Ok(selected)
+}
+
+/// Best (smallest) and median of `v` (not empty; sorted in place).
 fn best_median(v: &mut [f64]) -> (f64, f64) {
     v.sort_by(f64::total_cmp);
     let n = v.len();
@@ -469,16 +490,7 @@ pub fn compare(
     }
     let ours_exe =
         std::env::current_exe().map_err(|e| format!("cannot locate the sfc binary: {e}"))?;
-    let selected: Vec<&Bench> = BENCHES
-        .iter()
-        .filter(|b| filter.is_none_or(|f| b.name.contains(f)))
-        .collect();
-    if selected.is_empty() {
-        return Err(format!(
-            "--filter `{}` matches no benchmark",
-            filter.unwrap_or_default()
-        ));
-    }
+    let selected = select(filter)?;
     println!(
         "{:<28} {:>11} {:>11} {:>11} {:>11} {:>9} {:>9} {:>9}",
         "benchmark",
@@ -580,18 +592,7 @@ pub fn run(quick: bool, filter: Option<&str>, repeat: u32) -> Result<(), String>
         println!("{v}");
         return Ok(());
     }
-    if let Some(f) = filter
-        && !BENCHES.iter().any(|b| b.name.contains(f))
-    {
-        return Err(format!(
-            "--filter `{f}` matches no benchmark ({}); out/bench.json left unchanged",
-            BENCHES
-                .iter()
-                .map(|b| b.name)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
+    let selected = select(filter)?;
     let exe = std::env::current_exe().map_err(|e| format!("cannot locate the sfc binary: {e}"))?;
     let mut results = Vec::new();
     println!(
@@ -607,26 +608,21 @@ pub fn run(quick: bool, filter: Option<&str>, repeat: u32) -> Result<(), String>
         "ns/hop",
         "RSS MB"
     );
-    for b in BENCHES {
-        if let Some(f) = filter
-            && !b.name.contains(f)
-        {
-            continue;
-        }
+    for b in selected {
         let mut runs = Vec::new();
         for _ in 0..repeat.max(1) {
             runs.push(run_child(&exe, b.name, quick)?);
         }
         let wall = |v: &serde_json::Value| v["wall_seconds"].as_f64().unwrap_or(f64::INFINITY);
         let mut walls: Vec<f64> = runs.iter().map(wall).collect();
-        walls.sort_by(f64::total_cmp);
+        let (_, median) = best_median(&mut walls);
         let mut v = runs
             .into_iter()
             .min_by(|a, b| wall(a).total_cmp(&wall(b)))
             .expect("at least one run");
         v["runs"] = json!(walls.len());
         v["wall_seconds_all"] = json!(walls);
-        v["wall_seconds_median"] = json!(walls[walls.len() / 2]);
+        v["wall_seconds_median"] = json!(median);
         let g = |k: &str| v[k].as_f64().unwrap_or(0.0);
         println!(
             "{:<28} {:>6} {:>7} {:>12} {:>12} {:>9.3} {:>10.2} {:>10.2} {:>8.1} {:>9.1}",

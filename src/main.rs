@@ -197,16 +197,8 @@ fn cmd_experiment(cmd: ExpCmd) -> Result<(), String> {
                 args.push("--dir".into());
                 args.push(d.clone().into_os_string());
             }
-            if let Some(sd) = seed {
-                args.push("--seed".into());
-                args.push(sd.to_string().into());
-            }
-            if seeds.is_some() {
-                // The validated, sorted list: the children build the same points.
-                let l: Vec<String> = e.seeds_override.iter().map(|s| s.to_string()).collect();
-                args.push("--seeds".into());
-                args.push(l.join(",").into());
-            }
+            // The validated (sorted) seeds: the children build the same points.
+            args.extend(e.seed_args().into_iter().map(Into::into));
             let child = std::env::current_exe()
                 .ok()
                 .map(|exe| sfc::experiment::runner::ChildCmd { exe, args });

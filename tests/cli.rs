@@ -1269,6 +1269,78 @@ fn bench_against_another_build_alternates_and_checks_the_run() {
     let theirs = b["theirs_wall_seconds"][0].as_f64().unwrap();
     assert!((b["speedup_best"].as_f64().unwrap() - theirs / best).abs() < 1e-12);
     assert_eq!(b["ours"][0]["events"], b["theirs"][0]["events"]);
+    // Another build that simulated a different run (other event count) is flagged, and one
+    // that lacks the benchmark is reported and skipped without failing the command.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let fake = |name: &str, body: &str| {
+            let p = d.path().join(name);
+            std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+            p.to_str().unwrap().to_string()
+        };
+        let other = fake(
+            "other-run",
+            r#"echo '{"wall_seconds": 1000.0, "events": 1, "packet_hops": 1}'"#,
+        );
+        let r = sfc(
+            d.path(),
+            &[
+                "bench",
+                "--quick",
+                "--filter",
+                "scale-64",
+                "--against",
+                &other,
+            ],
+        );
+        r.assert_ok();
+        let row = r
+            .stdout
+            .lines()
+            .find(|l| l.starts_with("scale-64"))
+            .unwrap();
+        assert!(row.trim_end().ends_with("no"), "{row}");
+        let json: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(d.path().join("out/bench-compare.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(json[0]["same_run"], false);
+        assert!(
+            json[0]["speedup_best"].as_f64().unwrap() > 1.0,
+            "1000 s against ours"
+        );
+        let lacking = fake("lacking", "echo 'unknown benchmark' >&2; exit 1");
+        let r = sfc(
+            d.path(),
+            &[
+                "bench",
+                "--quick",
+                "--filter",
+                "scale-64",
+                "--against",
+                &lacking,
+            ],
+        );
+        r.assert_ok();
+        assert!(
+            r.stdout.contains("not run by the other build"),
+            "{}",
+            r.stdout
+        );
+        assert!(r.stdout.contains("unknown benchmark"), "{}", r.stdout);
+        let json: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(d.path().join("out/bench-compare.json")).unwrap(),
+        )
+        .unwrap();
+        assert!(
+            json[0]["error"]
+                .as_str()
+                .unwrap()
+                .contains("unknown benchmark")
+        );
+    }
     // Clear errors: a missing binary, and --against with --print-scenario.
     sfc(d.path(), &["bench", "--quick", "--against", "no/such/sfc"])
         .assert_error(&["no such file"]);

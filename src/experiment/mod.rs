@@ -356,6 +356,30 @@ impl Experiment {
         Ok(self)
     }
 
+    /// The `sfc experiment run` arguments that set this experiment's seeds: `["--seed", "N"]`,
+    /// `["--seeds", "A,B,C"]` (the validated, sorted list) or none. What the children of a
+    /// sweep are given, REPORT.md's command line shows and the default output directory is
+    /// named after ([`Self::seed_dir_suffix`]).
+    pub fn seed_args(&self) -> Vec<String> {
+        if let Some(s) = self.seed_override {
+            vec!["--seed".into(), s.to_string()]
+        } else if !self.seeds_override.is_empty() {
+            let l: Vec<String> = self.seeds_override.iter().map(|s| s.to_string()).collect();
+            vec!["--seeds".into(), l.join(",")]
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Suffix of the default output directory for [`Self::seed_args`]: `-seedN`,
+    /// `-seedsA-B-C` or nothing.
+    pub fn seed_dir_suffix(&self) -> String {
+        match self.seed_args().as_slice() {
+            [flag, v] => format!("-{}{}", flag.trim_start_matches('-'), v.replace(',', "-")),
+            _ => String::new(),
+        }
+    }
+
     /// Load an experiment file.
     pub fn load(path: &std::path::Path) -> Result<Experiment, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;

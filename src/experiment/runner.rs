@@ -273,13 +273,7 @@ pub fn run(exp: &Experiment, o: &RunOpts) -> Result<PathBuf, String> {
         if o.quick {
             d.push_str("-quick");
         }
-        if let Some(seed) = exp.seed_override {
-            d.push_str(&format!("-seed{seed}"));
-        }
-        if !exp.seeds_override.is_empty() {
-            let l: Vec<String> = exp.seeds_override.iter().map(|s| s.to_string()).collect();
-            d.push_str(&format!("-seeds{}", l.join("-")));
-        }
+        d.push_str(&exp.seed_dir_suffix());
         PathBuf::from("out/experiments").join(d)
     });
     std::fs::create_dir_all(&base).map_err(|e| format!("{}: {e}", base.display()))?;
@@ -888,14 +882,10 @@ pub fn aggregate(
         exp.meta.description.trim(),
         exp.meta.name,
         if quick { " --quick" } else { "" },
-        exp.seed_override
-            .map_or(String::new(), |s| format!(" --seed {s}"))
-            + &if exp.seeds_override.is_empty() {
-                String::new()
-            } else {
-                let l: Vec<String> = exp.seeds_override.iter().map(|s| s.to_string()).collect();
-                format!(" --seeds {}", l.join(","))
-            },
+        exp.seed_args()
+            .iter()
+            .map(|a| format!(" {a}"))
+            .collect::<String>(),
         pts.len(),
         sum_wall,
         wall
@@ -1184,6 +1174,9 @@ mod path_tests {
         let by_hand = crate::experiment::Experiment::parse(&edited, "f", dir).unwrap();
         let seeded = exp.clone().with_seed(7).unwrap();
         assert_eq!(seeded.seed_override, Some(7));
+        assert_eq!(seeded.seed_args(), ["--seed", "7"]);
+        assert_eq!(seeded.seed_dir_suffix(), "-seed7");
+        assert!(exp.seed_args().is_empty() && exp.seed_dir_suffix().is_empty());
         assert_eq!(seeded.scenario_text, by_hand.scenario_text);
         let (a, b) = (points(&seeded, true), points(&exp, true));
         assert_eq!(a, points(&by_hand, true));
@@ -1245,6 +1238,8 @@ tolerance = 0.1
         let sorted = exp.clone().with_seeds(&[3, 1, 2]).unwrap();
         assert_eq!(sorted.sweep.seeds, [1, 2, 3]);
         let exp = exp.with_seeds(&[1, 2, 3]).unwrap();
+        assert_eq!(exp.seed_args(), ["--seeds", "1,2,3"]);
+        assert_eq!(exp.seed_dir_suffix(), "-seeds1-2-3");
         // A single --seed cannot override a sweep that sets each point's seed.
         let one = exp.clone().with_seed(9).unwrap_err();
         assert!(one.contains("--seeds"), "{one}");
@@ -1279,6 +1274,10 @@ tolerance = 0.1
             "{report}"
         );
         assert!(report.contains("| claim | ours | paper | verdict | per seed |"));
+        assert!(
+            report.contains("`sfc experiment run seeds-test --seeds 1,2,3`"),
+            "{report}"
+        );
         let _ = std::fs::remove_dir_all(&base);
     }
 
