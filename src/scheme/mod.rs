@@ -92,14 +92,10 @@ pub enum Emit {
         /// Packet slot.
         pkt: u32,
     },
-    /// Give back `bytes` of shared buffer charged to (`in_port`, queue `q`): for a scheme that
+    /// Give back `bytes` of the switch's shared buffer: for a scheme that
     /// took a queued packet out of its queue (NDP trims the tail). Carried out in order, so a
     /// release before a [`Emit::Recirculate`] of the same packet happens first.
     Release {
-        /// Ingress port the bytes were charged to.
-        in_port: u16,
-        /// Queue they were charged to.
-        q: u16,
         /// Bytes.
         bytes: u64,
     },

@@ -115,9 +115,7 @@ impl Simulator {
                     self.switch_try_send(s, port);
                 }
                 Emit::Kick { port } => self.switch_try_send(s, port),
-                Emit::Release { in_port, q, bytes } => {
-                    self.switches[s].mmu.release(in_port, q as usize, bytes);
-                }
+                Emit::Release { bytes } => self.switches[s].mmu.release(bytes),
                 Emit::Timer {
                     at_ps,
                     port,
@@ -258,7 +256,7 @@ impl Simulator {
                 self.arena.free(p);
                 return;
             }
-            sw.mmu.charge(in_port, q, size);
+            sw.mmu.charge(size);
             let used = sw.mmu.used_bytes;
             self.buffer_mon.update(s, now, used);
         }
@@ -314,7 +312,7 @@ impl Simulator {
         let pkt = self.arena.get_mut(p);
         let in_port = pkt.in_port;
         if q != 0 {
-            sw.mmu.release(in_port, q, size);
+            sw.mmu.release(size);
             let used = sw.mmu.used_bytes;
             self.buffer_mon.update(s, now, used);
             // INT: {time, tx bytes before this packet, port backlog after, line rate}.

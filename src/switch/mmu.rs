@@ -7,8 +7,10 @@
 //! admission (ingress accounting with headroom) belongs to the PFC scheme
 //! ([`crate::scheme::pfc`]); the pool is still charged here so occupancy is measured alike.
 //!
-//! Besides the pool total we keep the bytes per *ingress* (port, queue) — the accounting PFC
-//! needs for its XOFF/XON decisions — and per egress (port, queue) in the port itself.
+//! The pool total is all the MMU keeps: the bytes per egress (port, queue) live in the port
+//! itself, and the per-ingress (port, queue) accounting lossless admission needs for its
+//! XOFF/XON decisions lives in the PFC scheme, which owns it. (A second, unread per-ingress
+//! count here cost a cache line per hop: it was removed, the outputs unchanged.)
 
 use crate::config::{BufferConfig, BufferMode};
 
@@ -21,20 +23,15 @@ pub struct Mmu {
     pub used_bytes: u64,
     /// Highest `used_bytes` ever seen.
     pub peak_bytes: u64,
-    /// Bytes charged per ingress (port, queue), index `port * queues + q`.
-    pub ingress_bytes: Vec<u64>,
-    queues: usize,
 }
 
 impl Mmu {
-    /// MMU for a switch with `ports` ports of `queues` queues each.
-    pub fn new(cfg: BufferConfig, ports: usize, queues: usize) -> Self {
+    /// MMU with the buffer configuration `cfg`, empty.
+    pub fn new(cfg: BufferConfig) -> Self {
         Mmu {
             cfg,
             used_bytes: 0,
             peak_bytes: 0,
-            ingress_bytes: vec![0; ports * queues],
-            queues,
         }
     }
 
@@ -58,32 +55,19 @@ impl Mmu {
         }
     }
 
-    /// Hint the CPU to load the ingress counter of (`in_port`, `q`) (no effect on state).
+    /// Charge an admitted packet of `size_bytes` to the pool.
     #[inline]
-    pub fn prefetch(&self, in_port: u16, q: usize) {
-        if let Some(c) = self.ingress_bytes.get(in_port as usize * self.queues + q) {
-            crate::engine::prefetch(c as *const u64);
-        }
-    }
-
-    /// Charge an admitted packet that arrived on `in_port` for queue `q`.
-    #[inline]
-    pub fn charge(&mut self, in_port: u16, q: usize, size_bytes: u64) {
+    pub fn charge(&mut self, size_bytes: u64) {
         self.used_bytes += size_bytes;
-        if self.used_bytes > self.peak_bytes {
-            self.peak_bytes = self.used_bytes;
-        }
-        self.ingress_bytes[in_port as usize * self.queues + q] += size_bytes;
+        self.peak_bytes = self.peak_bytes.max(self.used_bytes);
     }
 
-    /// Release a packet that starts transmission.
+    /// Release `size_bytes` from the pool (a packet starts transmission, or a scheme took a
+    /// queued packet out of its queue).
     #[inline]
-    pub fn release(&mut self, in_port: u16, q: usize, size_bytes: u64) {
+    pub fn release(&mut self, size_bytes: u64) {
         debug_assert!(self.used_bytes >= size_bytes);
         self.used_bytes -= size_bytes;
-        let i = in_port as usize * self.queues + q;
-        debug_assert!(self.ingress_bytes[i] >= size_bytes);
-        self.ingress_bytes[i] -= size_bytes;
     }
 }
 
@@ -92,15 +76,11 @@ mod tests {
     use super::*;
 
     fn lossy(b: u64, alpha: f64) -> Mmu {
-        Mmu::new(
-            BufferConfig {
-                mode: BufferMode::Lossy,
-                size_bytes: b,
-                dt_alpha: alpha,
-            },
-            4,
-            8,
-        )
+        Mmu::new(BufferConfig {
+            mode: BufferMode::Lossy,
+            size_bytes: b,
+            dt_alpha: alpha,
+        })
     }
 
     #[test]
@@ -109,11 +89,14 @@ mod tests {
         let mut m = lossy(1_000_000, 1.0);
         let mut q = 0;
         while m.admit(q, 1000) {
-            m.charge(0, 3, 1000);
+            m.charge(1000);
             q += 1000;
         }
         assert_eq!(q, 500_000);
-        assert_eq!(m.ingress_bytes[3], 500_000);
+        assert_eq!(m.used_bytes, 500_000);
+        assert_eq!(m.peak_bytes, 500_000);
+        m.release(1000);
+        assert_eq!((m.used_bytes, m.peak_bytes), (499_000, 500_000));
     }
 
     #[test]
@@ -128,7 +111,7 @@ mod tests {
                 progress = false;
                 for q in qs.iter_mut() {
                     if m.admit(*q, 1000) {
-                        m.charge(0, 1, 1000);
+                        m.charge(1000);
                         *q += 1000;
                         progress = true;
                     }
@@ -146,15 +129,11 @@ mod tests {
 
     #[test]
     fn unlimited_never_drops() {
-        let m = Mmu::new(
-            BufferConfig {
-                mode: BufferMode::Unlimited,
-                size_bytes: 1,
-                dt_alpha: 1.0,
-            },
-            1,
-            1,
-        );
+        let m = Mmu::new(BufferConfig {
+            mode: BufferMode::Unlimited,
+            size_bytes: 1,
+            dt_alpha: 1.0,
+        });
         assert!(m.admit(u64::MAX / 4, 1 << 40));
     }
 }

@@ -126,11 +126,7 @@ impl SwitchHooks for NdpSwitch {
                         return Verdict::Pass;
                     };
                     let tp = ctx.arena.get_mut(t);
-                    ctx.out.push(Emit::Release {
-                        in_port: tp.in_port,
-                        q: LOW_QUEUE as u16,
-                        bytes,
-                    });
+                    ctx.out.push(Emit::Release { bytes });
                     trim(tp, self.header_bytes);
                     ctx.out.push(Emit::Recirculate(t));
                     self.c.trims += 1;
