@@ -126,7 +126,7 @@ impl SfcSwitch {
         let h = Hdr::of(ctx.arena.get(p));
         let congested = depth > self.qth_bytes[at.egress as usize];
         let cache_time = if matches!(self.mode, SfcMode::Sfc | SfcMode::SfcP) {
-            self.cache.remaining(h.dst, h.prio, now)
+            self.cache.lookup(h.dst, h.prio, now)
         } else {
             0
         };
