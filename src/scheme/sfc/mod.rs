@@ -179,7 +179,7 @@ impl Bloom {
 /// pause).
 ///
 /// Looked up for every data packet at every switch running SFC, so the lookup is built to
-/// stay in cache: the paper-size table (32 K entries, 512 KiB) is far larger than the few
+/// stay in cache: the default table (32 K entries, 512 KiB) is far larger than the few
 /// hundred (destination, priority) keys a switch ever caches, and a plain lookup was a cache
 /// miss (two: keys and ends were separate arrays) plus a 64-bit division per packet —
 /// ≈ 7 % of the §5.3 SFC benchmark's samples. Now a lookup answers 0 without touching the
