@@ -187,7 +187,8 @@ impl Bloom {
 /// that never caches: spines and cores), or when a bit per slot (`maybe_live`, 4 KiB) says
 /// the slot holds no entry that could still be in force; keys and end times share one
 /// 16-byte entry; a power-of-two size takes a mask instead of the division (the same slot).
-/// The answers are those of the plain table.
+/// The answers are those of the plain table while the times of the queries never decrease
+/// (the simulation clock; see [`Self::lookup`]).
 #[derive(Clone, Debug)]
 pub struct PauseCache {
     /// Slot → (key, pause end); key `u64::MAX` = never written.
@@ -275,14 +276,18 @@ impl PauseCache {
         self.max_occupancy = self.max_occupancy.max(self.live.len() as u32);
     }
 
-    /// Remaining pause for traffic to `dst` at `prio`, picoseconds (0 = none).
+    /// Remaining pause for traffic to `dst` at `prio`, picoseconds (0 = none). `now_ps` must
+    /// not be earlier than that of the last [`Self::lookup`].
     #[inline]
     pub fn remaining(&self, dst: u32, prio: u8, now_ps: u64) -> u64 {
         self.find(dst, prio, now_ps).0
     }
 
     /// [`Self::remaining`] for the per-packet path: also clears the slot's `maybe_live` bit
-    /// when it finds the entry expired, so later lookups of that slot stop at the bit.
+    /// when it finds the entry expired, so later lookups of that slot stop at the bit. The
+    /// answers equal [`Self::remaining`]'s as long as `now_ps` never decreases from one call
+    /// to the next (the simulation clock); an earlier time after a clear could see 0 where
+    /// the entry was still in force then.
     #[inline]
     pub fn lookup(&mut self, dst: u32, prio: u8, now_ps: u64) -> u64 {
         let (rem, expired) = self.find(dst, prio, now_ps);
