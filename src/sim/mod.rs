@@ -1174,7 +1174,7 @@ impl Simulator {
     /// it has `more` to send and none is pending. Returns (TxDone wanted, peer node, peer
     /// port, propagation delay).
     #[inline(always)]
-    fn start_tx(
+    pub(crate) fn start_tx(
         tx: &mut TxPort,
         now: u64,
         ser: u64,
@@ -1195,7 +1195,7 @@ impl Simulator {
     /// `more`) and the packet's arrival at the peer.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    fn launch(
+    pub(crate) fn launch(
         &mut self,
         node: u32,
         port: u16,

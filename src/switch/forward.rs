@@ -343,8 +343,17 @@ impl Simulator {
                 sc.on_dequeue(set, ctx, p, &at)
             });
             self.switch_flush(s, start);
+            self.switch_transmit(s, port, p);
+        } else {
+            // Nothing ran since the dequeue: the port is still at hand and the packet's size
+            // is the one dequeued (what `switch_transmit` would look up again).
+            let node = sw.node;
+            let more = ep.nonempty != 0;
+            let size = size as u32;
+            let ser = self.cfg.framing.ser_ps(size, ep.tx.link.rate_bps);
+            let (more, peer, peer_port, delay) = Self::start_tx(&mut ep.tx, now, ser, size, more);
+            self.launch(node, port, p, now, ser, more, peer, peer_port, delay);
         }
-        self.switch_transmit(s, port, p);
         if hooks & hook::DEPARTURE != 0 {
             let start = self.outbox.len();
             self.switch_stage(s, hook::DEPARTURE, |sc, set, ctx| {
