@@ -1284,18 +1284,15 @@ fn bench_against_another_build_alternates_and_checks_the_run() {
             "other-run",
             r#"echo '{"wall_seconds": 1000.0, "events": 1, "packet_hops": 1}'"#,
         );
-        let r = sfc(
-            d.path(),
-            &[
-                "bench",
-                "--quick",
-                "--filter",
-                "scale-64",
-                "--against",
-                &other,
-            ],
-        );
-        r.assert_ok();
+        let against = |bin: &str| {
+            let r = sfc(
+                d.path(),
+                &["bench", "--quick", "--filter", "scale-64", "--against", bin],
+            );
+            r.assert_ok();
+            r
+        };
+        let r = against(&other);
         let row = r
             .stdout
             .lines()
@@ -1312,18 +1309,7 @@ fn bench_against_another_build_alternates_and_checks_the_run() {
             "1000 s against ours"
         );
         let lacking = fake("lacking", "echo 'unknown benchmark' >&2; exit 1");
-        let r = sfc(
-            d.path(),
-            &[
-                "bench",
-                "--quick",
-                "--filter",
-                "scale-64",
-                "--against",
-                &lacking,
-            ],
-        );
-        r.assert_ok();
+        let r = against(&lacking);
         assert!(
             r.stdout.contains("not run by the other build"),
             "{}",
