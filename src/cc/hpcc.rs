@@ -101,15 +101,36 @@ impl IntQuantum {
     }
 
     fn apply(&self, h: &IntHop) -> IntHop {
-        let tu = self.tx_bytes_unit.max(1);
-        let qu = self.qlen_unit.max(1);
-        let su = self.ts_unit_ps.max(1);
         IntHop {
-            ts_ps: h.ts_ps / su * su,
-            tx_bytes: h.tx_bytes / tu * tu,
-            qlen_bytes: h.qlen_bytes / qu * qu,
+            ts_ps: floor_to_u64(h.ts_ps, self.ts_unit_ps),
+            tx_bytes: floor_to_u64(h.tx_bytes, self.tx_bytes_unit),
+            qlen_bytes: floor_to_u32(h.qlen_bytes, self.qlen_unit),
             rate_mbps: h.rate_mbps,
         }
+    }
+}
+
+/// `x` floored to a multiple of `unit` (a unit of 0 counts as 1): `x / unit · unit`, with a
+/// mask instead of the division when `unit` is a power of two (the same value; the
+/// per-ACK path quantises every hop's fields).
+#[inline(always)]
+fn floor_to_u64(x: u64, unit: u64) -> u64 {
+    let m = unit.max(1);
+    if m & (m - 1) == 0 {
+        x & !(m - 1)
+    } else {
+        x / m * m
+    }
+}
+
+/// [`floor_to_u64`] for 32-bit values.
+#[inline(always)]
+fn floor_to_u32(x: u32, unit: u32) -> u32 {
+    let m = unit.max(1);
+    if m & (m - 1) == 0 {
+        x & !(m - 1)
+    } else {
+        x / m * m
     }
 }
 
@@ -402,8 +423,14 @@ impl Hpcc {
         let dtx = cur.tx_bytes.saturating_sub(prev.tx_bytes);
         let b = f64::from(cur.rate_mbps) * 1e6;
         let tx_rate = dtx as f64 * 8.0 * PS_PER_S / dts as f64;
-        let q = f64::from(cur.qlen_bytes.min(prev.qlen_bytes));
-        let u = tx_rate / b + q * self.line_bps as f64 / b / self.d_bytes;
+        let q = cur.qlen_bytes.min(prev.qlen_bytes);
+        // With no standing queue the queue term is exactly +0 (D ≥ the least positive
+        // normal, so it is never 0/0) and adding it changes nothing: skip its two divisions.
+        let u = if q == 0 {
+            tx_rate / b
+        } else {
+            tx_rate / b + f64::from(q) * self.line_bps as f64 / b / self.d_bytes
+        };
         Some((u, dts))
     }
 
@@ -631,6 +658,48 @@ mod tests {
             rtt_ps: T,
             nack: false,
             int,
+        }
+    }
+
+    /// The quantisation fast paths (mask for a power-of-two unit, identity for 0) give the
+    /// plain `x / max(unit, 1) · max(unit, 1)` everywhere, including at the type's extremes.
+    #[test]
+    fn floor_to_unit_matches_the_division() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let units = [
+            0u64,
+            1,
+            2,
+            3,
+            80,
+            128,
+            320,
+            512,
+            1000,
+            1 << 20,
+            u32::MAX as u64,
+        ];
+        for i in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let v = match i % 4 {
+                0 => x,
+                1 => x >> 40,
+                2 => u64::MAX - (x >> 50),
+                _ => x % 4096,
+            };
+            for &u in &units {
+                let m = u.max(1);
+                assert_eq!(floor_to_u64(v, u), v / m * m, "{v} unit {u}");
+                let (v32, u32_) = (v as u32, u as u32);
+                let m32 = u32_.max(1);
+                assert_eq!(
+                    floor_to_u32(v32, u32_),
+                    v32 / m32 * m32,
+                    "{v32} unit {u32_}"
+                );
+            }
         }
     }
 

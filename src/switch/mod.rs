@@ -157,6 +157,41 @@ impl EgressPort {
         Some((p, self.account_removed(q, size(p))))
     }
 
+    /// Would [`Self::select`] serve queue `q` if a packet were queued there and every other
+    /// queue were empty (the caller checks that they are)? If so, advances the scheduler
+    /// state exactly as that `select` would and returns true; otherwise changes nothing. DRR
+    /// reads the head packet's size from the queue, so it always answers false (the packet
+    /// takes the ordinary path).
+    #[inline(always)]
+    pub fn select_alone(&mut self, q: usize, sched: SchedulerKind) -> bool {
+        if q >= 64 {
+            return false;
+        }
+        match sched {
+            SchedulerKind::Drr { .. } => return false,
+            SchedulerKind::RoundRobin => {
+                // `select` with `nonempty = 1 << q`, spelled out.
+                let bit = 1u64 << q;
+                if bit & self.strict & !self.tx.paused_mask != 0 {
+                    return true;
+                }
+                if bit & !(self.tx.paused_mask | self.held | self.strict) == 0 {
+                    return false;
+                }
+                self.rr = next_data_queue(q, self.queues.len());
+                return true;
+            }
+            SchedulerKind::Wrr => {}
+        }
+        debug_assert_eq!(self.nonempty, 0, "other queues hold packets");
+        self.nonempty = 1 << q;
+        // Round robin and WRR never ask for a size.
+        let picked = self.select(sched, |_| 0);
+        self.nonempty = 0;
+        debug_assert!(picked.is_none() || picked == Some(q));
+        picked.is_some()
+    }
+
     /// Pick the queue to serve next: the first non-empty strict-priority queue (queue 0, the
     /// control class, and any a scheme added), else round robin (or DRR) over the non-empty
     /// data queues that are neither paused nor held. `head_size` gives the head packet's size
@@ -271,6 +306,58 @@ pub const MAX_SCHEMES_PER_SWITCH: usize = 16;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `select_alone` (the idle-port shortcut) answers, and leaves the scheduler in, exactly
+    /// what queueing the packet in an otherwise empty port and calling `select` does, for
+    /// round robin and WRR over random pause / hold / strict / pointer states; DRR never
+    /// takes the shortcut.
+    #[test]
+    fn select_alone_is_select_on_an_empty_port() {
+        let link = PortLink {
+            peer: 1,
+            peer_port: 0,
+            rate_bps: 100_000_000_000,
+            delay_ps: 1_000_000,
+            error_rate: 0.0,
+            tx_bytes: 0,
+        };
+        let mut rng = crate::rng::Rng::new(11);
+        for sched in [SchedulerKind::RoundRobin, SchedulerKind::Wrr] {
+            for i in 0..5_000 {
+                let mut ep = EgressPort::new(link.clone(), 8, false);
+                ep.tx.paused_mask = rng.below(256) & !1;
+                ep.held = rng.below(256) & !1 & (rng.below(2) * 0xff);
+                ep.strict = 1 | if i % 3 == 0 { 2 } else { 0 };
+                ep.rr = 1 + rng.below(7) as usize;
+                ep.weights = if i % 2 == 0 {
+                    vec![1, 2, 3, 1, 2, 3, 1, 2]
+                } else {
+                    vec![]
+                };
+                ep.wrr_used = rng.below(3) as u16;
+                let q = rng.below(8) as usize;
+                let mut reference = ep.clone();
+                reference.enqueue(q, 7, 1000);
+                let want = reference.select(sched, |_| 1000);
+                let got = ep.select_alone(q, sched);
+                assert_eq!(got, want.is_some(), "{sched:?} q {q}");
+                if got {
+                    assert_eq!(want, Some(q));
+                }
+                assert_eq!(
+                    (ep.rr, ep.wrr_used, ep.nonempty),
+                    (reference.rr, reference.wrr_used, 0),
+                    "{sched:?} q {q}: scheduler state"
+                );
+            }
+        }
+        let mut ep = EgressPort::new(link, 4, false);
+        let drr = SchedulerKind::Drr {
+            quantum_bytes: 1500,
+        };
+        assert!(!ep.select_alone(1, drr));
+        assert_eq!((ep.rr, ep.deficit.clone()), (1, vec![0; 4]));
+    }
 
     #[test]
     fn queue_hint_is_what_round_robin_serves() {
