@@ -63,6 +63,10 @@ struct Slot {
     state: u8,
     /// For `WAIT`: the time it becomes ready, picoseconds.
     wait_ps: u64,
+    /// The flow's active-state slot (`FlowSlab`), fixed while the QP is in the list: the
+    /// sender reaches its state without the flow → slot map (a paged table, two dependent
+    /// loads that miss on a large run).
+    aslot: u32,
 }
 
 /// The round-robin arbiter of one host NIC (see the module doc).
@@ -105,9 +109,9 @@ impl Arbiter {
         self.live == 0
     }
 
-    /// Append QP `flow` of priority `prio` (< 64) at the end of the list, blocked. Returns its
-    /// position.
-    pub fn add(&mut self, flow: u32, prio: u8) -> u32 {
+    /// Append QP `flow` of priority `prio` (< 64), whose active state is in slot `aslot`, at
+    /// the end of the list, blocked. Returns its position.
+    pub fn add(&mut self, flow: u32, prio: u8, aslot: u32) -> u32 {
         debug_assert!(prio < 64);
         let pos = self.slots.len() as u32;
         self.slots.push(Slot {
@@ -115,6 +119,7 @@ impl Arbiter {
             prio,
             state: BLOCKED,
             wait_ps: 0,
+            aslot,
         });
         if self.ready.len() * 64 < self.slots.len() {
             self.ready.push(0);
@@ -308,6 +313,12 @@ impl Arbiter {
         }
     }
 
+    /// Active-state slot of the QP at position `pos` (as given to [`Self::add`]).
+    #[inline]
+    pub fn slot_at(&self, pos: u32) -> u32 {
+        self.slots[pos as usize].aslot
+    }
+
     /// First ready position ≥ `from`.
     #[inline]
     fn next_ready(&self, from: usize) -> Option<usize> {
@@ -424,7 +435,7 @@ mod tests {
     #[test]
     fn round_robin_among_ready_skips_waiting_and_blocked() {
         let mut a = Arbiter::default();
-        let p: Vec<u32> = (0..4).map(|f| a.add(f, 3)).collect();
+        let p: Vec<u32> = (0..4).map(|f| a.add(f, 3, f)).collect();
         for &x in &p {
             a.set(x, Class::Ready);
         }
@@ -447,8 +458,8 @@ mod tests {
     #[test]
     fn wake_is_the_earliest_wait_of_an_unpaused_priority() {
         let mut a = Arbiter::default();
-        let x = a.add(0, 3);
-        let y = a.add(1, 4);
+        let x = a.add(0, 3, 0);
+        let y = a.add(1, 4, 1);
         a.set(x, Class::Wait(50));
         a.set(y, Class::Wait(80));
         assert_eq!(a.next_wake(0), Some(50));
@@ -486,7 +497,7 @@ mod tests {
                         let prio = 1 + rng.below(3) as u8;
                         let f = next_flow;
                         next_flow += 1;
-                        st.push((a.add(f, prio), Class::Blocked));
+                        st.push((a.add(f, prio, f), Class::Blocked));
                         naive.active.push((f, prio));
                     }
                     2 if !naive.active.is_empty() => {
@@ -533,6 +544,9 @@ mod tests {
                         let want = naive.pick(elig);
                         let got = a.pick(now, paused, |f| f % 7 != veto);
                         assert_eq!(got.map(|g| g.1), want.map(|w| w.1));
+                        if let Some((pos, f)) = got {
+                            assert_eq!(a.slot_at(pos), f, "active slot kept with the QP");
+                        }
                         if let (Some((pos, f)), Some((i, _))) = (got, want) {
                             // Served: it waits for its pacing now.
                             a.served(pos, false);

@@ -70,7 +70,7 @@ impl Simulator {
             self.ndp_init_flow(&mut st);
         }
         let i = self.active.alloc(st);
-        self.active.at_mut(i).nic_pos = self.hosts[h].arb.add(f, prio);
+        self.active.at_mut(i).nic_pos = self.hosts[h].arb.add(f, prio, i);
         self.nic_refile_at(h, i);
         self.host_try_send(h);
     }
@@ -183,7 +183,8 @@ impl Simulator {
             self.hosts[h].arb.pick(now, paused, |_| true)
         };
         if let Some((pos, f)) = picked {
-            let i = self.active.slot(f);
+            let i = self.hosts[h].arb.slot_at(pos);
+            debug_assert_eq!(i, self.active.slot(f), "arbiter slot of flow {f}");
             let Some(seg) = self.next_segment(i) else {
                 // A state change without `nic_refile`: a bug, but recoverable; counted, and
                 // `check_invariants` reports it.
