@@ -377,6 +377,9 @@ pub fn run_one(name: &str, quick: bool) -> Result<serde_json::Value, String> {
     sim.finish();
     let ev = sim.q.events();
     let hops = sim.counters.packet_hops;
+    // Every packet the run created: data, ACK/NACK (a data packet's slot turned into its
+    // ACK counts again), CNP and scheme frames.
+    let packets = sim.arena.created();
     let p99 = crate::metrics::stats::RunStats::compute(
         &sim,
         &crate::metrics::stats::SizeBins::EqualCount(10),
@@ -398,6 +401,9 @@ pub fn run_one(name: &str, quick: bool) -> Result<serde_json::Value, String> {
         "events_per_second": ev as f64 / wall,
         "packet_hops_per_second": hops as f64 / wall,
         "ns_per_packet_hop": wall * 1e9 / hops.max(1) as f64,
+        "packets": packets,
+        "hops_per_packet": hops as f64 / packets.max(1) as f64,
+        "ns_per_packet": wall * 1e9 / packets.max(1) as f64,
         "peak_rss_bytes": crate::report::peak_rss_bytes(),
         "rss_bytes_per_million_flows": crate::report::peak_rss_bytes() as f64 * 1e6 / sim.flows.len().max(1) as f64,
         "pfc_pauses": sim.scheme_stat("pfc", "pauses"),
@@ -436,12 +442,17 @@ fn run_child(exe: &std::path::Path, name: &str, quick: bool) -> Result<serde_jso
     serde_json::from_str(line).map_err(|e| format!("{name} ({}): {e}", exe.display()))
 }
 
-/// The benchmarks whose name contains `filter` (all without one); an error naming every
-/// benchmark if none does.
+/// The benchmarks whose name contains `filter`, or one of its comma-separated parts (all
+/// without one); an error naming every benchmark if none does.
 fn select(filter: Option<&str>) -> Result<Vec<&'static Bench>, String> {
     let selected: Vec<&Bench> = BENCHES
         .iter()
-        .filter(|b| filter.is_none_or(|f| b.name.contains(f)))
+        .filter(|b| {
+            filter.is_none_or(|f| {
+                f.split(',')
+                    .any(|part| !part.is_empty() && b.name.contains(part))
+            })
+        })
         .collect();
     if selected.is_empty() {
         return Err(format!(
@@ -678,6 +689,30 @@ pub fn run(quick: bool, filter: Option<&str>, repeat: u32) -> Result<(), String>
             );
         }
     }
+    // The paper-scale runs against the plain fat tree, per packet-hop (issue 14's measure)
+    // and per packet created: the fat tree's packets cross more switches (≈ 5.6 hops
+    // against ≈ 3.9 on the two-tier leaf–spine), which spreads each packet's NIC work (send,
+    // receive, ACK, controller) over more hops.
+    let get = |name: &str| results.iter().find(|v| v["name"] == name);
+    if let Some(r) = get("fattree320-websearch30") {
+        for run in ["sec53-hadoop50-incast-none", "sec53-hadoop50-incast-sfc"] {
+            if let Some(x) = get(run) {
+                let f = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+                println!(
+                    "cost of {run} vs fattree320-websearch30: per packet-hop {:.2}× ({:.0} vs \
+                     {:.0} ns), per packet {:.2}× ({:.0} vs {:.0} ns; {:.2} vs {:.2} hops per packet)",
+                    f(x, "ns_per_packet_hop") / f(r, "ns_per_packet_hop"),
+                    f(x, "ns_per_packet_hop"),
+                    f(r, "ns_per_packet_hop"),
+                    f(x, "ns_per_packet") / f(r, "ns_per_packet"),
+                    f(x, "ns_per_packet"),
+                    f(r, "ns_per_packet"),
+                    f(x, "hops_per_packet"),
+                    f(r, "hops_per_packet"),
+                );
+            }
+        }
+    }
     std::fs::create_dir_all("out").map_err(|e| e.to_string())?;
     let txt = serde_json::to_string_pretty(&results).map_err(|e| e.to_string())?;
     crate::metrics::output::write_atomic(std::path::Path::new("out/bench.json"), txt.as_bytes())
@@ -689,6 +724,25 @@ pub fn run(quick: bool, filter: Option<&str>, repeat: u32) -> Result<(), String>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--filter` takes one substring or several, comma-separated (any of them matches).
+    #[test]
+    fn filter_matches_any_comma_separated_part() {
+        let names =
+            |f: &str| -> Vec<&str> { select(Some(f)).unwrap().iter().map(|b| b.name).collect() };
+        assert_eq!(names("fattree320"), ["fattree320-websearch30"]);
+        assert_eq!(
+            names("fattree320,sec53-hadoop"),
+            [
+                "fattree320-websearch30",
+                "sec53-hadoop50-incast-none",
+                "sec53-hadoop50-incast-sfc"
+            ]
+        );
+        // An empty part matches nothing (a trailing comma does not select everything).
+        assert_eq!(names("fattree320,"), ["fattree320-websearch30"]);
+        assert!(select(Some("no-such,bench")).is_err());
+    }
 
     /// Every listed benchmark builds (quick), and no unknown name does.
     #[test]

@@ -76,7 +76,9 @@ enum Cmd {
         /// Smaller scenarios (seconds instead of minutes).
         #[arg(long)]
         quick: bool,
-        /// Run only benchmarks whose name contains this string.
+        /// Run only benchmarks whose name contains this string (or one of several, comma-separated:
+        /// `--filter fattree320,sec53-hadoop` runs the fat tree and both §5.3 Hadoop runs and
+        /// prints their per-hop and per-packet cost ratios).
         #[arg(long)]
         filter: Option<String>,
         /// Run each benchmark N times and report the fastest (timings on shared machines vary
