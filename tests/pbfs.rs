@@ -484,7 +484,7 @@ fn dcqcn_and_dctcp_run_at_the_postcard_rate() {
         rates.sort();
         assert!(rates[0].abs_diff(16_025_050_451) <= 2, "{name}: {rates:?}");
         assert!(rates[1].abs_diff(19_536_391_155) <= 2, "{name}: {rates:?}");
-        if let Some(sfc::cc::Cc::Dcqcn(d)) = sim.flow_cc(0) {
+        if let Some(sfc::cc::CcRef::Dcqcn(d)) = sim.flow_cc(0) {
             assert_eq!(d.target_rate_bps(), d.rate_bps());
         }
     }

@@ -12,7 +12,6 @@
 //! flow 1 → 3 too, although (with a 400 G core) its own link carries only 200 G of demand.
 
 use sfc::cc::CcConfig;
-use sfc::cc::CongestionControl;
 use sfc::config::{BufferConfig, BufferMode, EcnConfig, NetConfig};
 use sfc::scheme::tcd::switch::TcdSwitch;
 use sfc::scheme::tcd::{CeMarking, TcdConfig, TcdState};
@@ -395,7 +394,7 @@ fn ack_ue_echo_reaches_timely() {
         CcConfig::Timely(p)
     };
     let held = |s: &Simulator| match s.flow_cc(1).expect("flow active") {
-        sfc::cc::Cc::Timely(t) => t.held_updates(),
+        sfc::cc::CcRef::Timely(t) => t.held_updates(),
         c => panic!("{c:?}"),
     };
     let with = victim12(true, timely(true), false);

@@ -7,7 +7,6 @@
 //! joined by a 100 Gb/s link with 200 µs. Nodes: hosts 0–3 (DC 0) and 4–7 (DC 1), ToRs 8–11,
 //! spines 12–15, gateways 16 and 17.
 
-use sfc::cc::CongestionControl;
 use sfc::sim::Simulator;
 use sfc::units::{GBPS, NS, US};
 

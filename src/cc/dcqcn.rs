@@ -232,14 +232,22 @@ struct Timer {
     seq: u64,
 }
 
-/// DCQCN reaction point for one QP (see the module docs).
-#[derive(Clone, Debug)]
-pub struct Dcqcn {
+/// DCQCN's constants for QPs of one line rate: its parameters, the line and minimum rates and
+/// the base window. A run keeps one set per line rate in its [`crate::cc::CcSlab`], not one
+/// per flow ([`DcqcnState`] holds the rest).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DcqcnConst {
     p: DcqcnParams,
     line_rate_bps: u64,
     min_rate_bps: u64,
     /// Base window, bytes; 0 = no window.
     win_base: u64,
+}
+
+/// The state of one QP's DCQCN reaction point (see the module docs); its constants are a
+/// [`DcqcnConst`].
+#[derive(Clone, Debug)]
+pub struct DcqcnState {
     /// Current rate Rc, bit/s.
     rate: u64,
     /// Target rate Rt, bit/s.
@@ -263,6 +271,58 @@ pub struct Dcqcn {
     ue_seen: bool,
     /// TCD: increase events held because of UE.
     held: u64,
+    /// Index of its [`DcqcnConst`] in the slab that stores it (0 in an owning [`Dcqcn`]).
+    k: u32,
+}
+
+/// DCQCN reaction point for one QP (see the module docs), owning its constants (as built by
+/// [`crate::cc::CcConfig::build`] and used on its own in tests); the simulator's
+/// [`crate::cc::CcSlab`] splits it into the shared [`DcqcnConst`] and the per-flow
+/// [`DcqcnState`].
+#[derive(Clone, Debug)]
+pub struct Dcqcn {
+    k: DcqcnConst,
+    s: DcqcnState,
+}
+
+/// A DCQCN reaction point stored in a slab: its state, mutably, and its shared constants.
+#[derive(Debug)]
+pub struct DcqcnMut<'a> {
+    /// The constants.
+    pub k: &'a DcqcnConst,
+    /// The QP's state.
+    pub s: &'a mut DcqcnState,
+}
+
+/// A DCQCN reaction point stored in a slab, borrowed.
+#[derive(Clone, Copy, Debug)]
+pub struct DcqcnRef<'a> {
+    /// The constants.
+    pub k: &'a DcqcnConst,
+    /// The QP's state.
+    pub s: &'a DcqcnState,
+}
+
+impl DcqcnState {
+    /// Index of its constants in the slab that stores it.
+    #[inline]
+    pub fn const_index(&self) -> u32 {
+        self.k
+    }
+
+    /// Set the index of its constants in the slab that stores it.
+    #[inline]
+    pub fn set_const_index(&mut self, k: u32) {
+        self.k = k;
+    }
+}
+
+impl DcqcnConst {
+    /// What tells constants of one run apart (the rest comes from the run's one
+    /// [`DcqcnParams`]): the line rate and the base window.
+    pub fn key(&self) -> (u64, u64, u64, u64) {
+        (self.line_rate_bps, self.win_base, 0, 0)
+    }
 }
 
 impl Dcqcn {
@@ -276,11 +336,13 @@ impl Dcqcn {
         } else {
             bdp_bytes
         };
-        Dcqcn {
+        let k = DcqcnConst {
             p: p.clone(),
             line_rate_bps,
             min_rate_bps: p.min_rate_bps.min(line_rate_bps),
             win_base,
+        };
+        let s = DcqcnState {
             rate: line_rate_bps,
             target: line_rate_bps,
             alpha: if p.variant == Variant::HpccSim {
@@ -300,139 +362,256 @@ impl Dcqcn {
             arm_count: 0,
             ue_seen: false,
             held: 0,
+            k: 0,
+        };
+        Dcqcn { k, s }
+    }
+
+    /// Its constants and its state.
+    pub fn into_parts(self) -> (DcqcnConst, DcqcnState) {
+        (self.k, self.s)
+    }
+
+    /// Built from its constants and state.
+    pub fn from_parts(k: DcqcnConst, s: DcqcnState) -> Self {
+        Dcqcn { k, s }
+    }
+
+    /// Borrowed as a slab entry.
+    pub fn view(&self) -> DcqcnRef<'_> {
+        DcqcnRef {
+            k: &self.k,
+            s: &self.s,
+        }
+    }
+
+    /// Mutably borrowed as a slab entry.
+    pub fn view_mut(&mut self) -> DcqcnMut<'_> {
+        DcqcnMut {
+            k: &self.k,
+            s: &mut self.s,
         }
     }
 
     /// TCD: increase events held (skipped) because a UE echo had arrived.
     pub fn held_increases(&self) -> u64 {
-        self.held
+        self.view().held_increases()
+    }
+
+    /// Current α.
+    pub fn alpha(&self) -> f64 {
+        self.view().alpha()
+    }
+
+    /// Target rate Rt, bit/s.
+    pub fn target_rate_bps(&self) -> u64 {
+        self.view().target_rate_bps()
+    }
+
+    /// HpccSim: increase events since the last cut (`m_rpTimeStage`); Paper: `TimeStage`.
+    pub fn stage(&self) -> u32 {
+        self.view().stage()
+    }
+
+    /// Paper variant: `ByteStage` (byte-counter increase events since the last CNP).
+    pub fn byte_stage(&self) -> u32 {
+        self.view().byte_stage()
+    }
+
+    /// Paper variant: current increase stage.
+    pub fn paper_stage(&self) -> PaperStage {
+        self.view().paper_stage()
+    }
+
+    /// Absolute deadline (ps) of timer `which`, if armed.
+    pub fn timer_deadline(&self, which: u8) -> Option<u64> {
+        self.view().timer_deadline(which)
+    }
+
+    /// Cancel all timers (HPCC-sim does this at flow completion, `rdma-hw.cc:501-505`).
+    pub fn cancel_timers(&mut self) {
+        self.view_mut().cancel_timers()
+    }
+}
+
+impl DcqcnRef<'_> {
+    /// TCD: increase events held (skipped) because a UE echo had arrived.
+    pub fn held_increases(&self) -> u64 {
+        self.s.held
+    }
+
+    /// Current α.
+    pub fn alpha(&self) -> f64 {
+        self.s.alpha
+    }
+
+    /// Target rate Rt, bit/s.
+    pub fn target_rate_bps(&self) -> u64 {
+        self.s.target
+    }
+
+    /// HpccSim: increase events since the last cut (`m_rpTimeStage`); Paper: `TimeStage`.
+    pub fn stage(&self) -> u32 {
+        match self.k.p.variant {
+            Variant::HpccSim => self.s.stage,
+            Variant::Paper => self.s.time_stage,
+        }
+    }
+
+    /// Paper variant: `ByteStage` (byte-counter increase events since the last CNP).
+    pub fn byte_stage(&self) -> u32 {
+        self.s.byte_stage
+    }
+
+    /// Paper variant: current increase stage.
+    pub fn paper_stage(&self) -> PaperStage {
+        self.s.paper_stage
+    }
+
+    /// Absolute deadline (ps) of timer `which`, if armed.
+    pub fn timer_deadline(&self, which: u8) -> Option<u64> {
+        self.s.timers.get(which as usize).and_then(|t| t.at)
+    }
+
+    /// [`CongestionControl::next_timer`].
+    pub fn next_timer(&self) -> Option<(u64, u8)> {
+        let mut best: Option<(u64, u64, u8)> = None;
+        for (i, t) in self.s.timers.iter().enumerate() {
+            if let Some(at) = t.at
+                && best.is_none_or(|(b_at, b_seq, _)| (at, t.seq) < (b_at, b_seq))
+            {
+                best = Some((at, t.seq, i as u8));
+            }
+        }
+        best.map(|(at, _, w)| (at, w))
+    }
+
+    /// [`CongestionControl::rate_bps`].
+    pub fn rate_bps(&self) -> u64 {
+        self.s.rate.max(1)
+    }
+
+    /// [`CongestionControl::adjusts_pacing`]: no (only HPCC moves the next send time).
+    pub fn adjusts_pacing(&self) -> bool {
+        false
+    }
+
+    /// [`CongestionControl::window_bytes`].
+    pub fn window_bytes(&self) -> u64 {
+        if self.k.win_base == 0 {
+            return u64::MAX;
+        }
+        if !self.k.p.var_win || self.k.line_rate_bps == 0 {
+            return self.k.win_base;
+        }
+        let w = self.k.win_base as u128 * self.s.rate as u128 / self.k.line_rate_bps as u128;
+        (w.min(u64::MAX as u128) as u64).max(1)
+    }
+}
+
+impl DcqcnMut<'_> {
+    /// Borrowed read-only.
+    #[inline]
+    fn r(&self) -> DcqcnRef<'_> {
+        DcqcnRef {
+            k: self.k,
+            s: self.s,
+        }
     }
 
     /// TCD: consume the UE seen since the last increase event; true = hold this one.
     fn hold_for_ue(&mut self) -> bool {
-        if self.p.tcd && self.ue_seen {
-            self.ue_seen = false;
-            self.held += 1;
+        if self.k.p.tcd && self.s.ue_seen {
+            self.s.ue_seen = false;
+            self.s.held += 1;
             true
         } else {
             false
         }
     }
 
-    /// Current α.
-    pub fn alpha(&self) -> f64 {
-        self.alpha
-    }
-
-    /// Target rate Rt, bit/s.
-    pub fn target_rate_bps(&self) -> u64 {
-        self.target
-    }
-
-    /// HpccSim: increase events since the last cut (`m_rpTimeStage`); Paper: `TimeStage`.
-    pub fn stage(&self) -> u32 {
-        match self.p.variant {
-            Variant::HpccSim => self.stage,
-            Variant::Paper => self.time_stage,
-        }
-    }
-
-    /// Paper variant: `ByteStage` (byte-counter increase events since the last CNP).
-    pub fn byte_stage(&self) -> u32 {
-        self.byte_stage
-    }
-
-    /// Paper variant: current increase stage.
-    pub fn paper_stage(&self) -> PaperStage {
-        self.paper_stage
-    }
-
-    /// Absolute deadline (ps) of timer `which`, if armed.
-    pub fn timer_deadline(&self, which: u8) -> Option<u64> {
-        self.timers.get(which as usize).and_then(|t| t.at)
-    }
-
     /// Cancel all timers (HPCC-sim does this at flow completion, `rdma-hw.cc:501-505`).
     pub fn cancel_timers(&mut self) {
-        for t in &mut self.timers {
+        for t in &mut self.s.timers {
             t.at = None;
         }
     }
 
     /// Process one CNP arriving at `now_ps`.
     fn cnp(&mut self, now_ps: u64) {
-        match self.p.variant {
+        match self.k.p.variant {
             Variant::HpccSim => self.cnp_hpcc(now_ps),
             Variant::Paper => self.cnp_paper(now_ps),
         }
     }
 
     fn arm(&mut self, which: u8, at: u64) {
-        self.arm_count += 1;
-        if let Some(t) = self.timers.get_mut(which as usize) {
+        self.s.arm_count += 1;
+        if let Some(t) = self.s.timers.get_mut(which as usize) {
             t.at = Some(at);
-            t.seq = self.arm_count;
+            t.seq = self.s.arm_count;
         }
     }
 
     // ---------------------------------------------------------------- HPCC-sim (§3B)
 
     fn cnp_hpcc(&mut self, now: u64) {
-        self.cnp_for_alpha = true;
-        self.cnp_for_decrease = true;
-        if self.first_cnp {
-            self.alpha = 1.0;
-            self.cnp_for_alpha = false;
+        self.s.cnp_for_alpha = true;
+        self.s.cnp_for_decrease = true;
+        if self.s.first_cnp {
+            self.s.alpha = 1.0;
+            self.s.cnp_for_alpha = false;
             self.arm(
                 TIMER_ALPHA,
-                now.saturating_add(self.p.alpha_timer_ps.max(1)),
+                now.saturating_add(self.k.p.alpha_timer_ps.max(1)),
             );
             let first_dec = self
+                .k
                 .p
                 .rate_decrease_interval_ps
                 .max(1)
                 .saturating_add(FIRST_DECREASE_OFFSET_PS);
             self.arm(TIMER_DECREASE, now.saturating_add(first_dec));
-            let factor = if self.p.rate_on_first_cnp.is_nan() {
+            let factor = if self.k.p.rate_on_first_cnp.is_nan() {
                 1.0
             } else {
-                self.p.rate_on_first_cnp.clamp(0.0, 1.0)
+                self.k.p.rate_on_first_cnp.clamp(0.0, 1.0)
             };
-            self.rate = mul_rate(self.rate, factor);
-            self.target = self.rate;
-            self.first_cnp = false;
+            self.s.rate = mul_rate(self.s.rate, factor);
+            self.s.target = self.s.rate;
+            self.s.first_cnp = false;
         }
     }
 
     fn alpha_tick_hpcc(&mut self, now: u64) {
-        let g = self.p.g;
-        self.alpha = if self.cnp_for_alpha {
-            (1.0 - g) * self.alpha + g
+        let g = self.k.p.g;
+        self.s.alpha = if self.s.cnp_for_alpha {
+            (1.0 - g) * self.s.alpha + g
         } else {
-            (1.0 - g) * self.alpha
+            (1.0 - g) * self.s.alpha
         };
-        self.cnp_for_alpha = false;
+        self.s.cnp_for_alpha = false;
         self.arm(
             TIMER_ALPHA,
-            now.saturating_add(self.p.alpha_timer_ps.max(1)),
+            now.saturating_add(self.k.p.alpha_timer_ps.max(1)),
         );
     }
 
     fn decrease_tick_hpcc(&mut self, now: u64) {
         self.arm(
             TIMER_DECREASE,
-            now.saturating_add(self.p.rate_decrease_interval_ps.max(1)),
+            now.saturating_add(self.k.p.rate_decrease_interval_ps.max(1)),
         );
-        if self.cnp_for_decrease {
-            if self.p.clamp_target_rate || self.stage != 0 {
-                self.target = self.rate;
+        if self.s.cnp_for_decrease {
+            if self.k.p.clamp_target_rate || self.s.stage != 0 {
+                self.s.target = self.s.rate;
             }
-            self.rate = mul_rate(self.rate, 1.0 - self.alpha / 2.0).max(self.min_rate_bps);
-            self.stage = 0;
-            self.cnp_for_decrease = false;
+            self.s.rate = mul_rate(self.s.rate, 1.0 - self.s.alpha / 2.0).max(self.k.min_rate_bps);
+            self.s.stage = 0;
+            self.s.cnp_for_decrease = false;
             self.arm(
                 TIMER_INCREASE,
-                now.saturating_add(self.p.rate_increase_timer_ps.max(1)),
+                now.saturating_add(self.k.p.rate_increase_timer_ps.max(1)),
             );
         }
     }
@@ -440,73 +619,75 @@ impl Dcqcn {
     fn increase_tick_hpcc(&mut self, now: u64) {
         self.arm(
             TIMER_INCREASE,
-            now.saturating_add(self.p.rate_increase_timer_ps.max(1)),
+            now.saturating_add(self.k.p.rate_increase_timer_ps.max(1)),
         );
         if self.hold_for_ue() {
             return;
         }
-        let f = self.p.fast_recovery_times;
-        if self.stage < f {
+        let f = self.k.p.fast_recovery_times;
+        if self.s.stage < f {
             // Fast recovery.
-        } else if self.stage == f {
-            self.target = self
+        } else if self.s.stage == f {
+            self.s.target = self
+                .s
                 .target
-                .saturating_add(self.p.rate_ai_bps)
-                .min(self.line_rate_bps);
+                .saturating_add(self.k.p.rate_ai_bps)
+                .min(self.k.line_rate_bps);
         } else {
-            self.target = self
+            self.s.target = self
+                .s
                 .target
-                .saturating_add(self.p.rate_hai_bps)
-                .min(self.line_rate_bps);
+                .saturating_add(self.k.p.rate_hai_bps)
+                .min(self.k.line_rate_bps);
         }
-        self.rate = self.rate / 2 + self.target / 2;
-        self.stage = self.stage.saturating_add(1);
+        self.s.rate = self.s.rate / 2 + self.s.target / 2;
+        self.s.stage = self.s.stage.saturating_add(1);
     }
 
     // ---------------------------------------------------------------- Paper (§3A)
 
     fn cnp_paper(&mut self, now: u64) {
-        let update_target = if self.p.clamp_target_rate {
+        let update_target = if self.k.p.clamp_target_rate {
             true
-        } else if self.p.clamp_target_after_time_inc {
-            self.byte_stage != 0 || self.time_stage != 0
+        } else if self.k.p.clamp_target_after_time_inc {
+            self.s.byte_stage != 0 || self.s.time_stage != 0
         } else {
-            self.byte_stage != 0
+            self.s.byte_stage != 0
         };
         if update_target {
-            self.target = self.rate;
-            self.byte_left = clamp_i64(self.p.byte_counter_bytes);
+            self.s.target = self.s.rate;
+            self.s.byte_left = clamp_i64(self.k.p.byte_counter_bytes);
         }
-        self.byte_stage = 0;
-        self.time_stage = 0;
-        let g = self.p.g;
-        self.alpha = (1.0 - g) * self.alpha + g;
-        self.rate = mul_rate(self.rate, 1.0 - self.alpha / 2.0).max(self.min_rate_bps);
+        self.s.byte_stage = 0;
+        self.s.time_stage = 0;
+        let g = self.k.p.g;
+        self.s.alpha = (1.0 - g) * self.s.alpha + g;
+        self.s.rate = mul_rate(self.s.rate, 1.0 - self.s.alpha / 2.0).max(self.k.min_rate_bps);
         self.arm(
             TIMER_ALPHA,
-            now.saturating_add(self.p.alpha_timer_ps.max(1)),
+            now.saturating_add(self.k.p.alpha_timer_ps.max(1)),
         );
         self.arm(
             TIMER_INCREASE,
-            now.saturating_add(self.p.rate_increase_timer_ps.max(1)),
+            now.saturating_add(self.k.p.rate_increase_timer_ps.max(1)),
         );
-        self.paper_stage = PaperStage::FastRecovery;
+        self.s.paper_stage = PaperStage::FastRecovery;
     }
 
     fn alpha_tick_paper(&mut self, now: u64) {
-        self.alpha *= 1.0 - self.p.g;
+        self.s.alpha *= 1.0 - self.k.p.g;
         self.arm(
             TIMER_ALPHA,
-            now.saturating_add(self.p.alpha_timer_ps.max(1)),
+            now.saturating_add(self.k.p.alpha_timer_ps.max(1)),
         );
     }
 
     fn increase_tick_paper(&mut self, now: u64) {
-        let t = self.p.rate_increase_timer_ps.max(1);
-        let f = self.p.fast_recovery_times;
-        if self.paper_stage != PaperStage::Idle && self.hold_for_ue() {
+        let t = self.k.p.rate_increase_timer_ps.max(1);
+        let f = self.k.p.fast_recovery_times;
+        if self.s.paper_stage != PaperStage::Idle && self.hold_for_ue() {
             // Same timer period as the stage would use, no stage or rate change.
-            let next = if self.paper_stage == PaperStage::HyperIncrease {
+            let next = if self.s.paper_stage == PaperStage::HyperIncrease {
                 (t / 2).max(1)
             } else {
                 t
@@ -514,24 +695,24 @@ impl Dcqcn {
             self.arm(TIMER_INCREASE, now.saturating_add(next));
             return;
         }
-        match self.paper_stage {
+        match self.s.paper_stage {
             PaperStage::Idle => {}
             PaperStage::FastRecovery => {
-                self.time_stage = self.time_stage.saturating_add(1);
+                self.s.time_stage = self.s.time_stage.saturating_add(1);
                 self.arm(TIMER_INCREASE, now.saturating_add(t));
-                if self.time_stage < f {
+                if self.s.time_stage < f {
                     self.fast_recovery_step();
                 } else {
                     self.select_increase();
                 }
             }
             PaperStage::ActiveIncrease => {
-                self.time_stage = self.time_stage.saturating_add(1);
+                self.s.time_stage = self.s.time_stage.saturating_add(1);
                 self.arm(TIMER_INCREASE, now.saturating_add(t));
                 self.select_increase();
             }
             PaperStage::HyperIncrease => {
-                self.time_stage = self.time_stage.saturating_add(1);
+                self.s.time_stage = self.s.time_stage.saturating_add(1);
                 self.arm(TIMER_INCREASE, now.saturating_add((t / 2).max(1)));
                 self.hyper_increase();
             }
@@ -539,35 +720,35 @@ impl Dcqcn {
     }
 
     fn byte_event_paper(&mut self) {
-        let b = clamp_i64(self.p.byte_counter_bytes);
-        let f = self.p.fast_recovery_times;
-        if self.paper_stage != PaperStage::Idle && self.hold_for_ue() {
-            self.byte_left = if self.paper_stage == PaperStage::HyperIncrease {
+        let b = clamp_i64(self.k.p.byte_counter_bytes);
+        let f = self.k.p.fast_recovery_times;
+        if self.s.paper_stage != PaperStage::Idle && self.hold_for_ue() {
+            self.s.byte_left = if self.s.paper_stage == PaperStage::HyperIncrease {
                 b / 2
             } else {
                 b
             };
             return;
         }
-        match self.paper_stage {
+        match self.s.paper_stage {
             PaperStage::Idle => {}
             PaperStage::FastRecovery => {
-                self.byte_stage = self.byte_stage.saturating_add(1);
-                self.byte_left = b;
-                if self.byte_stage < f {
+                self.s.byte_stage = self.s.byte_stage.saturating_add(1);
+                self.s.byte_left = b;
+                if self.s.byte_stage < f {
                     self.fast_recovery_step();
                 } else {
                     self.select_increase();
                 }
             }
             PaperStage::ActiveIncrease => {
-                self.byte_stage = self.byte_stage.saturating_add(1);
-                self.byte_left = b;
+                self.s.byte_stage = self.s.byte_stage.saturating_add(1);
+                self.s.byte_left = b;
                 self.active_increase();
             }
             PaperStage::HyperIncrease => {
-                self.byte_stage = self.byte_stage.saturating_add(1);
-                self.byte_left = b / 2;
+                self.s.byte_stage = self.s.byte_stage.saturating_add(1);
+                self.s.byte_left = b / 2;
                 self.hyper_increase();
             }
         }
@@ -575,40 +756,41 @@ impl Dcqcn {
 
     /// DCQCN-sim `AdjustRates`: raise Rt by `increase`, then `Rc ← Rc/2 + Rt/2`, capped at line.
     fn adjust_rates(&mut self, increase: u64) {
-        let quirk = self.p.target_div8_quirk
-            && (self.byte_stage == 1 || self.time_stage == 1)
-            && self.target as u128 > 10 * self.rate as u128;
+        let quirk = self.k.p.target_div8_quirk
+            && (self.s.byte_stage == 1 || self.s.time_stage == 1)
+            && self.s.target as u128 > 10 * self.s.rate as u128;
         if quirk {
-            self.target /= 8;
+            self.s.target /= 8;
         } else {
-            self.target = self.target.saturating_add(increase);
+            self.s.target = self.s.target.saturating_add(increase);
         }
-        self.rate = (self.rate / 2 + self.target / 2).min(self.line_rate_bps);
+        self.s.rate = (self.s.rate / 2 + self.s.target / 2).min(self.k.line_rate_bps);
     }
 
     fn fast_recovery_step(&mut self) {
         self.adjust_rates(0);
-        self.paper_stage = PaperStage::FastRecovery;
+        self.s.paper_stage = PaperStage::FastRecovery;
     }
 
     fn active_increase(&mut self) {
-        self.adjust_rates(self.p.rate_ai_bps);
-        self.paper_stage = PaperStage::ActiveIncrease;
+        self.adjust_rates(self.k.p.rate_ai_bps);
+        self.s.paper_stage = PaperStage::ActiveIncrease;
     }
 
     fn hyper_increase(&mut self) {
         let k = self
+            .s
             .byte_stage
-            .min(self.time_stage)
-            .saturating_sub(self.p.fast_recovery_times)
+            .min(self.s.time_stage)
+            .saturating_sub(self.k.p.fast_recovery_times)
             .saturating_add(1);
-        self.adjust_rates(self.p.rate_hai_bps.saturating_mul(k as u64));
-        self.paper_stage = PaperStage::HyperIncrease;
+        self.adjust_rates(self.k.p.rate_hai_bps.saturating_mul(k as u64));
+        self.s.paper_stage = PaperStage::HyperIncrease;
     }
 
     fn select_increase(&mut self) {
-        let f = self.p.fast_recovery_times;
-        if self.byte_stage < f || self.time_stage < f {
+        let f = self.k.p.fast_recovery_times;
+        if self.s.byte_stage < f || self.s.time_stage < f {
             self.active_increase();
         } else {
             self.hyper_increase();
@@ -626,12 +808,12 @@ fn clamp_i64(v: u64) -> i64 {
     v.min(i64::MAX as u64) as i64
 }
 
-impl CongestionControl for Dcqcn {
+impl CongestionControl for DcqcnMut<'_> {
     fn on_ack(&mut self, info: &AckInfo<'_>) {
-        if info.ce_echo && self.p.ce_echo_is_cnp {
+        if info.ce_echo && self.k.p.ce_echo_is_cnp {
             self.cnp(info.now_ps);
-        } else if info.ue_echo && self.p.ce_echo_is_cnp && self.p.tcd {
-            self.ue_seen = true;
+        } else if info.ue_echo && self.k.p.ce_echo_is_cnp && self.k.p.tcd {
+            self.s.ue_seen = true;
         }
     }
 
@@ -640,17 +822,17 @@ impl CongestionControl for Dcqcn {
     }
 
     fn on_feedback_ue(&mut self, _now_ps: u64) {
-        if self.p.tcd {
-            self.ue_seen = true;
+        if self.k.p.tcd {
+            self.s.ue_seen = true;
         }
     }
 
     fn on_timer(&mut self, now_ps: u64, which: u8) {
-        let due = matches!(self.timer_deadline(which), Some(at) if at <= now_ps);
+        let due = matches!(self.r().timer_deadline(which), Some(at) if at <= now_ps);
         if !due {
             return;
         }
-        match (self.p.variant, which) {
+        match (self.k.p.variant, which) {
             (Variant::HpccSim, TIMER_ALPHA) => self.alpha_tick_hpcc(now_ps),
             (Variant::HpccSim, TIMER_DECREASE) => self.decrease_tick_hpcc(now_ps),
             (Variant::HpccSim, TIMER_INCREASE) => self.increase_tick_hpcc(now_ps),
@@ -658,60 +840,85 @@ impl CongestionControl for Dcqcn {
             (Variant::Paper, TIMER_INCREASE) => self.increase_tick_paper(now_ps),
             _ => {
                 // Not a timer of this variant: drop it.
-                if let Some(t) = self.timers.get_mut(which as usize) {
+                if let Some(t) = self.s.timers.get_mut(which as usize) {
                     t.at = None;
                 }
             }
         }
     }
 
-    fn next_timer(&self) -> Option<(u64, u8)> {
-        let mut best: Option<(u64, u64, u8)> = None;
-        for (i, t) in self.timers.iter().enumerate() {
-            if let Some(at) = t.at
-                && best.is_none_or(|(b_at, b_seq, _)| (at, t.seq) < (b_at, b_seq))
-            {
-                best = Some((at, t.seq, i as u8));
-            }
-        }
-        best.map(|(at, _, w)| (at, w))
-    }
-
     fn on_send(&mut self, _now_ps: u64, bytes: u64) {
-        if self.p.variant != Variant::Paper || self.p.byte_counter_bytes == 0 {
+        if self.k.p.variant != Variant::Paper || self.k.p.byte_counter_bytes == 0 {
             return;
         }
-        if self.paper_stage == PaperStage::Idle {
-            self.byte_left = clamp_i64(self.p.byte_counter_bytes);
+        if self.s.paper_stage == PaperStage::Idle {
+            self.s.byte_left = clamp_i64(self.k.p.byte_counter_bytes);
             return;
         }
-        self.byte_left = self.byte_left.saturating_sub(clamp_i64(bytes));
-        if self.byte_left < 0 {
+        self.s.byte_left = self.s.byte_left.saturating_sub(clamp_i64(bytes));
+        if self.s.byte_left < 0 {
             self.byte_event_paper();
         }
-    }
-
-    fn rate_bps(&self) -> u64 {
-        self.rate.max(1)
     }
 
     /// PB-FS: R_C = R_T = the new rate (the recovery then climbs from it, not back towards
     /// the line rate).
     fn set_rate(&mut self, _now_ps: u64, rate_bps: u64) {
-        let r = rate_bps.clamp(self.min_rate_bps.max(1), self.line_rate_bps.max(1));
-        self.rate = r;
-        self.target = r;
+        let r = rate_bps.clamp(self.k.min_rate_bps.max(1), self.k.line_rate_bps.max(1));
+        self.s.rate = r;
+        self.s.target = r;
+    }
+
+    fn next_timer(&self) -> Option<(u64, u8)> {
+        self.r().next_timer()
+    }
+
+    fn rate_bps(&self) -> u64 {
+        self.r().rate_bps()
     }
 
     fn window_bytes(&self) -> u64 {
-        if self.win_base == 0 {
-            return u64::MAX;
-        }
-        if !self.p.var_win || self.line_rate_bps == 0 {
-            return self.win_base;
-        }
-        let w = self.win_base as u128 * self.rate as u128 / self.line_rate_bps as u128;
-        (w.min(u64::MAX as u128) as u64).max(1)
+        self.r().window_bytes()
+    }
+}
+
+impl CongestionControl for Dcqcn {
+    fn on_ack(&mut self, info: &AckInfo<'_>) {
+        self.view_mut().on_ack(info)
+    }
+
+    fn on_feedback(&mut self, now_ps: u64) {
+        self.view_mut().on_feedback(now_ps)
+    }
+
+    fn on_feedback_ue(&mut self, now_ps: u64) {
+        self.view_mut().on_feedback_ue(now_ps)
+    }
+
+    fn on_timer(&mut self, now_ps: u64, which: u8) {
+        self.view_mut().on_timer(now_ps, which)
+    }
+
+    fn next_timer(&self) -> Option<(u64, u8)> {
+        self.view().next_timer()
+    }
+
+    fn on_send(&mut self, now_ps: u64, bytes: u64) {
+        self.view_mut().on_send(now_ps, bytes)
+    }
+
+    fn rate_bps(&self) -> u64 {
+        self.view().rate_bps()
+    }
+
+    /// PB-FS: R_C = R_T = the new rate (the recovery then climbs from it, not back towards
+    /// the line rate).
+    fn set_rate(&mut self, now_ps: u64, rate_bps: u64) {
+        self.view_mut().set_rate(now_ps, rate_bps)
+    }
+
+    fn window_bytes(&self) -> u64 {
+        self.view().window_bytes()
     }
 }
 

@@ -85,9 +85,11 @@ impl DctcpParams {
     }
 }
 
-/// Rate-based DCTCP sender state for one QP (see the module docs).
-#[derive(Clone, Debug)]
-pub struct Dctcp {
+/// DCTCP's constants for QPs of one line rate: gain, increase step, rate floor, MTU, window
+/// policy, line rate, base window and BDP. A run keeps one set per line rate in its
+/// [`crate::cc::CcSlab`], not one per flow ([`DctcpState`] holds the rest).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DctcpConst {
     g: f64,
     rate_ai_bps: u64,
     min_rate_bps: u64,
@@ -96,6 +98,14 @@ pub struct Dctcp {
     line_rate_bps: u64,
     /// Base window, bytes; 0 = no window.
     win_base: u64,
+    /// BDP at line rate (the slow-start increase per acknowledged byte), bytes.
+    bdp_bytes: u64,
+}
+
+/// The state of one QP's rate-based DCTCP sender (see the module docs); its constants are a
+/// [`DctcpConst`].
+#[derive(Clone, Debug)]
+pub struct DctcpState {
     /// Current rate, bit/s.
     rate: u64,
     alpha: f64,
@@ -111,8 +121,58 @@ pub struct Dctcp {
     high_seq: u64,
     /// In slow start (only with `slow_start`).
     ss: bool,
-    /// BDP at line rate (the slow-start increase per acknowledged byte), bytes.
-    bdp_bytes: u64,
+    /// Index of its [`DctcpConst`] in the slab that stores it (0 in an owning [`Dctcp`]).
+    k: u32,
+}
+
+/// Rate-based DCTCP sender state for one QP (see the module docs), owning its constants (as
+/// built by [`crate::cc::CcConfig::build`] and used on its own in tests); the simulator's
+/// [`crate::cc::CcSlab`] splits it into the shared [`DctcpConst`] and the per-flow
+/// [`DctcpState`].
+#[derive(Clone, Debug)]
+pub struct Dctcp {
+    k: DctcpConst,
+    s: DctcpState,
+}
+
+/// A Dctcp controller stored in a slab: its state, mutably, and its shared constants.
+#[derive(Debug)]
+pub struct DctcpMut<'a> {
+    /// The constants.
+    pub k: &'a DctcpConst,
+    /// The QP's state.
+    pub s: &'a mut DctcpState,
+}
+
+/// A Dctcp controller stored in a slab, borrowed.
+#[derive(Clone, Copy, Debug)]
+pub struct DctcpRef<'a> {
+    /// The constants.
+    pub k: &'a DctcpConst,
+    /// The QP's state.
+    pub s: &'a DctcpState,
+}
+
+impl DctcpState {
+    /// Index of its constants in the slab that stores it.
+    #[inline]
+    pub fn const_index(&self) -> u32 {
+        self.k
+    }
+
+    /// Set the index of its constants in the slab that stores it.
+    #[inline]
+    pub fn set_const_index(&mut self, k: u32) {
+        self.k = k;
+    }
+}
+
+impl DctcpConst {
+    /// What tells constants of one run apart (the rest comes from the run's one
+    /// [`DctcpParams`]): line rate, base window and BDP.
+    pub fn key(&self) -> (u64, u64, u64, u64) {
+        (self.line_rate_bps, self.win_base, self.bdp_bytes, 0)
+    }
 }
 
 impl Dctcp {
@@ -127,7 +187,7 @@ impl Dctcp {
             bdp_bytes
         };
         let min_rate_bps = p.min_rate_bps.min(line_rate_bps);
-        Dctcp {
+        let k = DctcpConst {
             g: p.g,
             rate_ai_bps: p.rate_ai_bps,
             min_rate_bps,
@@ -135,6 +195,9 @@ impl Dctcp {
             var_win: p.var_win,
             line_rate_bps,
             win_base,
+            bdp_bytes: bdp_bytes.max(1),
+        };
+        let s = DctcpState {
             rate: if p.slow_start {
                 min_rate_bps.max(1)
             } else {
@@ -147,106 +210,208 @@ impl Dctcp {
             cwr: false,
             high_seq: 0,
             ss: p.slow_start && min_rate_bps < line_rate_bps,
-            bdp_bytes: bdp_bytes.max(1),
+            k: 0,
+        };
+        Dctcp { k, s }
+    }
+
+    /// Its constants and its state.
+    pub fn into_parts(self) -> (DctcpConst, DctcpState) {
+        (self.k, self.s)
+    }
+
+    /// Built from its constants and state.
+    pub fn from_parts(k: DctcpConst, s: DctcpState) -> Self {
+        Dctcp { k, s }
+    }
+
+    /// Borrowed as a slab entry.
+    pub fn view(&self) -> DctcpRef<'_> {
+        DctcpRef {
+            k: &self.k,
+            s: &self.s,
+        }
+    }
+
+    /// Mutably borrowed as a slab entry.
+    pub fn view_mut(&mut self) -> DctcpMut<'_> {
+        DctcpMut {
+            k: &self.k,
+            s: &mut self.s,
         }
     }
 
     /// Current α.
     pub fn alpha(&self) -> f64 {
-        self.alpha
+        self.view().alpha()
     }
 
     /// Whether the sender is in CWR (rate frozen until the ACK passes the cut's `snd_nxt`).
     pub fn in_cwr(&self) -> bool {
-        self.cwr
+        self.view().in_cwr()
     }
 
     /// Estimated packets in the current α batch.
     pub fn batch_packets(&self) -> u64 {
-        self.batch
+        self.view().batch_packets()
     }
 
     /// Still in slow start.
     pub fn in_slow_start(&self) -> bool {
-        self.ss
+        self.view().in_slow_start()
+    }
+}
+
+impl DctcpRef<'_> {
+    /// Current α.
+    pub fn alpha(&self) -> f64 {
+        self.s.alpha
+    }
+
+    /// Whether the sender is in CWR (rate frozen until the ACK passes the cut's `snd_nxt`).
+    pub fn in_cwr(&self) -> bool {
+        self.s.cwr
+    }
+
+    /// Estimated packets in the current α batch.
+    pub fn batch_packets(&self) -> u64 {
+        self.s.batch
+    }
+
+    /// Still in slow start.
+    pub fn in_slow_start(&self) -> bool {
+        self.s.ss
+    }
+    /// [`CongestionControl::rate_bps`].
+    pub fn rate_bps(&self) -> u64 {
+        self.s.rate.max(1)
+    }
+    /// [`CongestionControl::window_bytes`].
+    pub fn window_bytes(&self) -> u64 {
+        if self.k.win_base == 0 {
+            return u64::MAX;
+        }
+        if !self.k.var_win || self.k.line_rate_bps == 0 {
+            return self.k.win_base;
+        }
+        let w = self.k.win_base as u128 * self.s.rate as u128 / self.k.line_rate_bps as u128;
+        (w.min(u64::MAX as u128) as u64).max(1)
+    }
+
+    /// [`CongestionControl::next_timer`]: none.
+    pub fn next_timer(&self) -> Option<(u64, u8)> {
+        None
+    }
+
+    /// [`CongestionControl::adjusts_pacing`]: no (only HPCC moves the next send time).
+    pub fn adjusts_pacing(&self) -> bool {
+        false
+    }
+}
+
+impl DctcpMut<'_> {
+    /// Borrowed read-only.
+    #[inline]
+    #[allow(dead_code)]
+    fn r(&self) -> DctcpRef<'_> {
+        DctcpRef {
+            k: self.k,
+            s: self.s,
+        }
+    }
+}
+
+impl CongestionControl for DctcpMut<'_> {
+    fn on_ack(&mut self, info: &AckInfo<'_>) {
+        let cnp = info.ce_echo;
+        if self.s.ss {
+            if cnp || info.nack {
+                self.s.ss = false;
+            } else {
+                // cwnd += acked, with cwnd = rate × RTT and RTT = BDP / line.
+                let inc = info.newly_acked_bytes as u128 * self.k.line_rate_bps as u128
+                    / self.k.bdp_bytes as u128;
+                self.s.rate = (self.s.rate as u128 + inc).min(self.k.line_rate_bps as u128) as u64;
+                if self.s.rate >= self.k.line_rate_bps {
+                    self.s.ss = false;
+                }
+            }
+        }
+        if cnp {
+            self.s.ecn_cnt = self.s.ecn_cnt.saturating_add(1);
+        }
+        // α update, once per window.
+        let new_batch = info.ack_seq > self.s.last_update_seq;
+        if new_batch {
+            if self.s.last_update_seq == 0 {
+                self.s.last_update_seq = info.snd_nxt;
+                self.s.batch = info.snd_nxt / self.k.mtu_bytes + 1;
+            } else {
+                let frac = (self.s.ecn_cnt as f64 / self.s.batch.max(1) as f64).min(1.0);
+                self.s.alpha = (1.0 - self.k.g) * self.s.alpha + self.k.g * frac;
+                self.s.last_update_seq = info.snd_nxt;
+                self.s.ecn_cnt = 0;
+                self.s.batch = info.snd_nxt.saturating_sub(info.ack_seq) / self.k.mtu_bytes + 1;
+            }
+        }
+        // CWR exit.
+        if self.s.cwr && info.ack_seq > self.s.high_seq {
+            self.s.cwr = false;
+        }
+        // Multiplicative decrease, at most once per window.
+        if cnp && !self.s.cwr {
+            let cut = (self.s.rate as f64 * (1.0 - self.s.alpha / 2.0)) as u64;
+            self.s.rate = cut.max(self.k.min_rate_bps);
+            self.s.cwr = true;
+            self.s.high_seq = info.snd_nxt;
+        }
+        // Additive increase, once per window outside CWR (and outside slow start).
+        if !self.s.cwr && new_batch && !self.s.ss {
+            self.s.rate = self
+                .s
+                .rate
+                .saturating_add(self.k.rate_ai_bps)
+                .min(self.k.line_rate_bps);
+        }
+    }
+
+    fn set_rate(&mut self, _now_ps: u64, rate_bps: u64) {
+        self.s.rate = rate_bps.clamp(self.k.min_rate_bps.max(1), self.k.line_rate_bps.max(1));
+        self.s.ss = false;
+    }
+
+    fn on_timeout(&mut self, _now_ps: u64) {
+        self.s.ss = false;
+    }
+
+    fn rate_bps(&self) -> u64 {
+        self.r().rate_bps()
+    }
+
+    fn window_bytes(&self) -> u64 {
+        self.r().window_bytes()
     }
 }
 
 impl CongestionControl for Dctcp {
     fn on_ack(&mut self, info: &AckInfo<'_>) {
-        let cnp = info.ce_echo;
-        if self.ss {
-            if cnp || info.nack {
-                self.ss = false;
-            } else {
-                // cwnd += acked, with cwnd = rate × RTT and RTT = BDP / line.
-                let inc = info.newly_acked_bytes as u128 * self.line_rate_bps as u128
-                    / self.bdp_bytes as u128;
-                self.rate = (self.rate as u128 + inc).min(self.line_rate_bps as u128) as u64;
-                if self.rate >= self.line_rate_bps {
-                    self.ss = false;
-                }
-            }
-        }
-        if cnp {
-            self.ecn_cnt = self.ecn_cnt.saturating_add(1);
-        }
-        // α update, once per window.
-        let new_batch = info.ack_seq > self.last_update_seq;
-        if new_batch {
-            if self.last_update_seq == 0 {
-                self.last_update_seq = info.snd_nxt;
-                self.batch = info.snd_nxt / self.mtu_bytes + 1;
-            } else {
-                let frac = (self.ecn_cnt as f64 / self.batch.max(1) as f64).min(1.0);
-                self.alpha = (1.0 - self.g) * self.alpha + self.g * frac;
-                self.last_update_seq = info.snd_nxt;
-                self.ecn_cnt = 0;
-                self.batch = info.snd_nxt.saturating_sub(info.ack_seq) / self.mtu_bytes + 1;
-            }
-        }
-        // CWR exit.
-        if self.cwr && info.ack_seq > self.high_seq {
-            self.cwr = false;
-        }
-        // Multiplicative decrease, at most once per window.
-        if cnp && !self.cwr {
-            let cut = (self.rate as f64 * (1.0 - self.alpha / 2.0)) as u64;
-            self.rate = cut.max(self.min_rate_bps);
-            self.cwr = true;
-            self.high_seq = info.snd_nxt;
-        }
-        // Additive increase, once per window outside CWR (and outside slow start).
-        if !self.cwr && new_batch && !self.ss {
-            self.rate = self
-                .rate
-                .saturating_add(self.rate_ai_bps)
-                .min(self.line_rate_bps);
-        }
+        self.view_mut().on_ack(info)
+    }
+
+    fn set_rate(&mut self, now_ps: u64, rate_bps: u64) {
+        self.view_mut().set_rate(now_ps, rate_bps)
+    }
+
+    fn on_timeout(&mut self, now_ps: u64) {
+        self.view_mut().on_timeout(now_ps)
     }
 
     fn rate_bps(&self) -> u64 {
-        self.rate.max(1)
-    }
-
-    fn set_rate(&mut self, _now_ps: u64, rate_bps: u64) {
-        self.rate = rate_bps.clamp(self.min_rate_bps.max(1), self.line_rate_bps.max(1));
-        self.ss = false;
-    }
-
-    fn on_timeout(&mut self, _now_ps: u64) {
-        self.ss = false;
+        self.view().rate_bps()
     }
 
     fn window_bytes(&self) -> u64 {
-        if self.win_base == 0 {
-            return u64::MAX;
-        }
-        if !self.var_win || self.line_rate_bps == 0 {
-            return self.win_base;
-        }
-        let w = self.win_base as u128 * self.rate as u128 / self.line_rate_bps as u128;
-        (w.min(u64::MAX as u128) as u64).max(1)
+        self.view().window_bytes()
     }
 }
 

@@ -215,9 +215,11 @@ struct HopState {
     inc_stage: u32,
 }
 
-/// The HPCC sender state machine of one QP (see the module documentation).
-#[derive(Clone, Debug)]
-pub struct Hpcc {
+/// What every QP with the same parameters, line rate and reference BDP shares: the
+/// controller's constants. A run keeps one per distinct (line rate, BDP) — usually one —
+/// in its [`crate::cc::CcSlab`], not one per flow ([`HpccState`] holds the rest).
+#[derive(Clone, Debug, PartialEq)]
+pub struct HpccConst {
     eta: f64,
     max_stage: u32,
     reaction: Reaction,
@@ -234,20 +236,58 @@ pub struct Hpcc {
     w_ai: f64,
     w_min: f64,
     w_max: f64,
+}
+
+/// The state of one QP's HPCC sender (see the module documentation); its constants are an
+/// [`HpccConst`]. `repr(C)`, in the order an ACK reads it: the window, rate and EWMA first,
+/// then the stored INT records (with three hops, an ACK touches the first three cache lines;
+/// the per-hop states of [`HpccParams::multi_rate`] come last).
+#[derive(Clone, Debug)]
+#[repr(C)]
+pub struct HpccState {
     w: f64,
-    /// [`Self::compute_rate`] of the current `w`, bits/s (the NIC asks for the rate and the
-    /// window several times per packet; `w` changes only through [`Self::set_w`]).
+    /// [`HpccConst::compute_rate`] of the current `w`, bits/s (the NIC asks for the rate and
+    /// the window several times per packet; `w` changes only through [`Self::set_w`]).
     rate_cache: u64,
-    /// [`Self::compute_window`] of the current `w`, bytes.
+    /// [`HpccConst::compute_window`] of the current `w`, bytes.
     win_cache: u64,
     wc: f64,
     u: f64,
-    inc_stage: u32,
     last_update_seq: u64,
-    int_valid: bool,
     nhop: usize,
+    inc_stage: u32,
+    /// Index of this QP's [`HpccConst`] in the slab that stores it (0 in an owning [`Hpcc`]).
+    k: u32,
     last: [IntHop; MAX_INT_HOPS],
+    int_valid: bool,
     hops: [HopState; MAX_INT_HOPS],
+}
+
+/// One QP's HPCC sender, owning its constants (as built by [`crate::cc::CcConfig::build`]
+/// and used on its own in tests); the simulator's [`crate::cc::CcSlab`] splits it into the
+/// shared [`HpccConst`] and the per-flow [`HpccState`].
+#[derive(Clone, Debug)]
+pub struct Hpcc {
+    k: HpccConst,
+    s: HpccState,
+}
+
+/// An HPCC sender stored in a slab: its state, mutably, and its shared constants.
+#[derive(Debug)]
+pub struct HpccMut<'a> {
+    /// The constants.
+    pub k: &'a HpccConst,
+    /// The QP's state.
+    pub s: &'a mut HpccState,
+}
+
+/// An HPCC sender stored in a slab, borrowed.
+#[derive(Clone, Copy, Debug)]
+pub struct HpccRef<'a> {
+    /// The constants.
+    pub k: &'a HpccConst,
+    /// The QP's state.
+    pub s: &'a HpccState,
 }
 
 impl Hpcc {
@@ -255,6 +295,82 @@ impl Hpcc {
     /// maximum base RTT (used as T when `p.base_rtt_ps` is 0) and `bdp_bytes` its maximum BDP
     /// (HPCC-sim `maxBdp`, used only with `hpcc_sim_rate_based`). Starts at line rate with
     /// `W = W^c = W_init = D`.
+    pub fn new(p: &HpccParams, line_rate_bps: u64, base_rtt_ps: u64, bdp_bytes: u64) -> Self {
+        let k = HpccConst::new(p, line_rate_bps, base_rtt_ps, bdp_bytes);
+        let s = HpccState::new(&k);
+        Hpcc { k, s }
+    }
+
+    /// Its constants and its state.
+    pub fn into_parts(self) -> (HpccConst, HpccState) {
+        (self.k, self.s)
+    }
+
+    /// Built from its constants and state.
+    pub fn from_parts(k: HpccConst, s: HpccState) -> Self {
+        Hpcc { k, s }
+    }
+
+    /// Borrowed as a slab entry.
+    pub fn view(&self) -> HpccRef<'_> {
+        HpccRef {
+            k: &self.k,
+            s: &self.s,
+        }
+    }
+
+    /// Mutably borrowed as a slab entry.
+    pub fn view_mut(&mut self) -> HpccMut<'_> {
+        HpccMut {
+            k: &self.k,
+            s: &mut self.s,
+        }
+    }
+
+    /// Current window W, bytes (unrounded).
+    pub fn window_f64(&self) -> f64 {
+        self.s.w
+    }
+
+    /// Reference window `W^c`, bytes (committed once per RTT).
+    pub fn reference_window(&self) -> f64 {
+        self.s.wc
+    }
+
+    /// EWMA of the normalised inflight bytes `U` (dimensionless, 1.0 = one BDP in flight on
+    /// the most-loaded link). With `multi_rate`, the largest per-hop value.
+    pub fn utilization(&self) -> f64 {
+        self.s.utilization(&self.k)
+    }
+
+    /// Consecutive additive-increase stages (`incStage`).
+    pub fn inc_stage(&self) -> u32 {
+        self.s.inc_stage
+    }
+
+    /// `lastUpdateSeq`: the next commit of `W^c` happens on an ACK above this byte.
+    pub fn last_update_seq(&self) -> u64 {
+        self.s.last_update_seq
+    }
+
+    /// Base RTT T in use, picoseconds.
+    pub fn base_rtt_ps(&self) -> u64 {
+        self.k.t_ps
+    }
+
+    /// Reference BDP D (the window at line rate), bytes.
+    pub fn reference_bdp(&self) -> f64 {
+        self.k.d_bytes
+    }
+
+    /// Additive increase step `W_AI` in bytes.
+    pub fn w_ai(&self) -> f64 {
+        self.k.w_ai
+    }
+}
+
+impl HpccConst {
+    /// The constants of a controller for a NIC of `line_rate_bps` (see [`Hpcc::new`]).
     pub fn new(p: &HpccParams, line_rate_bps: u64, base_rtt_ps: u64, bdp_bytes: u64) -> Self {
         let line_bps = line_rate_bps.max(1);
         let line = line_bps as f64;
@@ -286,12 +402,7 @@ impl Hpcc {
         } else {
             0.95
         };
-        let hop = HopState {
-            u: U_INIT,
-            wc: w_max,
-            inc_stage: 0,
-        };
-        let mut c = Hpcc {
+        HpccConst {
             eta,
             max_stage: p.max_stage,
             reaction: p.reaction,
@@ -306,100 +417,37 @@ impl Hpcc {
             w_ai,
             w_min,
             w_max,
-            w: w_max,
-            rate_cache: 0,
-            win_cache: 0,
-            wc: w_max,
-            u: U_INIT,
-            inc_stage: 0,
-            last_update_seq: 0,
-            int_valid: false,
-            nhop: 0,
-            last: [IntHop::default(); MAX_INT_HOPS],
-            hops: [hop; MAX_INT_HOPS],
-        };
-        c.set_w(w_max);
-        c
+        }
     }
 
-    /// Set the window W, bytes, and the rate and window the NIC reads from it.
-    #[inline]
-    fn set_w(&mut self, w: f64) {
-        self.w = w;
-        self.rate_cache = self.compute_rate();
-        self.win_cache = self.compute_window();
+    /// What tells constants of one run apart (the rest comes from the run's one
+    /// [`HpccParams`]): line rate, T, and D (integer and exact).
+    pub fn key(&self) -> (u64, u64, u64, u64) {
+        (self.line_bps, self.t_ps, self.d_int, self.d_bytes.to_bits())
     }
 
     /// The sending rate for window `w`: `W · line / D`, clamped to [min rate, line], bits/s.
-    fn compute_rate(&self) -> u64 {
-        let r = self.w * self.line_bps as f64 / self.d_bytes;
+    fn compute_rate(&self, w: f64) -> u64 {
+        let r = w * self.line_bps as f64 / self.d_bytes;
         let r = if r.is_nan() { self.line_bps } else { r as u64 };
         r.max(self.min_rate_bps).max(1).min(self.line_bps)
     }
 
-    /// The window for the NIC, bytes: W (at least 1 B), or with HPCC-sim's VAR_WIN
-    /// `maxBdp · R / line`.
-    fn compute_window(&self) -> u64 {
+    /// The window for the NIC, bytes, for window `w` and its rate `rate_bps`: W (at least
+    /// 1 B), or with HPCC-sim's VAR_WIN `maxBdp · R / line`.
+    fn compute_window(&self, w: f64, rate_bps: u64) -> u64 {
         if self.rate_based {
             // HPCC-sim VAR_WIN: maxBdp · R / line, at least 1 B. The product nearly always
             // fits in 64 bits; the (same) 128-bit quotient only when it does not.
-            let (d, r, line) = (self.d_int, self.rate_cache, self.line_bps);
+            let (d, r, line) = (self.d_int, rate_bps, self.line_bps);
             let w = match d.checked_mul(r) {
                 Some(p) => p / line,
                 None => (u128::from(d) * u128::from(r) / u128::from(line)) as u64,
             };
             w.max(1)
         } else {
-            (self.w as u64).max(1)
+            (w as u64).max(1)
         }
-    }
-
-    /// Current window W, bytes (unrounded).
-    pub fn window_f64(&self) -> f64 {
-        self.w
-    }
-
-    /// Reference window `W^c`, bytes (committed once per RTT).
-    pub fn reference_window(&self) -> f64 {
-        self.wc
-    }
-
-    /// EWMA of the normalised inflight bytes `U` (dimensionless, 1.0 = one BDP in flight on
-    /// the most-loaded link). With `multi_rate`, the largest per-hop value.
-    pub fn utilization(&self) -> f64 {
-        if self.multi_rate && self.nhop > 0 {
-            self.hops[..self.nhop]
-                .iter()
-                .map(|h| h.u)
-                .fold(f64::MIN, f64::max)
-        } else {
-            self.u
-        }
-    }
-
-    /// Consecutive additive-increase stages (`incStage`).
-    pub fn inc_stage(&self) -> u32 {
-        self.inc_stage
-    }
-
-    /// `lastUpdateSeq`: the next commit of `W^c` happens on an ACK above this byte.
-    pub fn last_update_seq(&self) -> u64 {
-        self.last_update_seq
-    }
-
-    /// Base RTT T in use, picoseconds.
-    pub fn base_rtt_ps(&self) -> u64 {
-        self.t_ps
-    }
-
-    /// Reference BDP D (the window at line rate), bytes.
-    pub fn reference_bdp(&self) -> f64 {
-        self.d_bytes
-    }
-
-    /// Additive increase step `W_AI` in bytes.
-    pub fn w_ai(&self) -> f64 {
-        self.w_ai
     }
 
     fn clamp_w(&self, w: f64) -> f64 {
@@ -455,6 +503,64 @@ impl Hpcc {
             (self.clamp_w(wc + self.w_ai), inc_stage.saturating_add(1))
         }
     }
+}
+
+impl HpccState {
+    /// The state of a new QP with constants `k`: line rate, `W = W^c = D`, `U = 1`, no INT.
+    pub fn new(k: &HpccConst) -> Self {
+        let hop = HopState {
+            u: U_INIT,
+            wc: k.w_max,
+            inc_stage: 0,
+        };
+        let mut s = HpccState {
+            w: k.w_max,
+            rate_cache: 0,
+            win_cache: 0,
+            wc: k.w_max,
+            u: U_INIT,
+            last_update_seq: 0,
+            nhop: 0,
+            inc_stage: 0,
+            k: 0,
+            last: [IntHop::default(); MAX_INT_HOPS],
+            int_valid: false,
+            hops: [hop; MAX_INT_HOPS],
+        };
+        s.set_w(k, k.w_max);
+        s
+    }
+
+    /// Index of its constants in the slab that stores it.
+    #[inline]
+    pub fn const_index(&self) -> u32 {
+        self.k
+    }
+
+    /// Set the index of its constants in the slab that stores it.
+    #[inline]
+    pub fn set_const_index(&mut self, k: u32) {
+        self.k = k;
+    }
+
+    /// Set the window W, bytes, and the rate and window the NIC reads from it.
+    #[inline]
+    fn set_w(&mut self, k: &HpccConst, w: f64) {
+        self.w = w;
+        self.rate_cache = k.compute_rate(w);
+        self.win_cache = k.compute_window(w, self.rate_cache);
+    }
+
+    fn utilization(&self, k: &HpccConst) -> f64 {
+        if k.multi_rate && self.nhop > 0 {
+            self.hops[..self.nhop]
+                .iter()
+                .map(|h| h.u)
+                .fold(f64::MIN, f64::max)
+        } else {
+            self.u
+        }
+    }
 
     fn store_int(&mut self, int: &[IntHop]) {
         self.nhop = int.len();
@@ -470,12 +576,12 @@ impl Hpcc {
     }
 
     /// Single-state update (Algorithm 1). Returns whether any hop gave a sample.
-    fn update_single(&mut self, cur: &[IntHop], commit: bool) -> bool {
+    fn update_single(&mut self, k: &HpccConst, cur: &[IntHop], commit: bool) -> bool {
         let mut umax = 0.0;
         let mut tau = 0;
         let mut any = false;
         for (c, l) in cur.iter().zip(&self.last) {
-            if let Some((u, dts)) = self.hop_sample(c, l) {
+            if let Some((u, dts)) = k.hop_sample(c, l) {
                 any = true;
                 if u > umax {
                     umax = u;
@@ -486,9 +592,9 @@ impl Hpcc {
         if !any {
             return false;
         }
-        self.u = self.ewma(self.u, umax, tau);
-        let (w, stage) = self.compute_wind(self.u, self.wc, self.inc_stage);
-        self.set_w(w);
+        self.u = k.ewma(self.u, umax, tau);
+        let (w, stage) = k.compute_wind(self.u, self.wc, self.inc_stage);
+        self.set_w(k, w);
         if commit {
             self.wc = w;
             self.inc_stage = stage;
@@ -497,16 +603,16 @@ impl Hpcc {
     }
 
     /// Per-hop update (HPCC-sim `MULTI_RATE 1`). Returns whether any hop gave a sample.
-    fn update_multi(&mut self, cur: &[IntHop], commit: bool) -> bool {
+    fn update_multi(&mut self, k: &HpccConst, cur: &[IntHop], commit: bool) -> bool {
         let mut any = false;
         let mut w = f64::INFINITY;
         for (i, c) in cur.iter().enumerate() {
-            match self.hop_sample(c, &self.last[i]) {
+            match k.hop_sample(c, &self.last[i]) {
                 Some((u, dts)) => {
                     any = true;
                     let mut h = self.hops[i];
-                    h.u = self.ewma(h.u, u, dts);
-                    let (wi, si) = self.compute_wind(h.u, h.wc, h.inc_stage);
+                    h.u = k.ewma(h.u, u, dts);
+                    let (wi, si) = k.compute_wind(h.u, h.wc, h.inc_stage);
                     w = w.min(wi);
                     if commit {
                         h.wc = wi;
@@ -520,23 +626,22 @@ impl Hpcc {
         if !any {
             return false;
         }
-        self.set_w(self.clamp_w(w));
+        self.set_w(k, k.clamp_w(w));
         if commit {
             self.wc = self.w;
         }
         true
     }
-}
 
-impl CongestionControl for Hpcc {
-    fn on_ack(&mut self, info: &AckInfo<'_>) {
+    /// [`CongestionControl::on_ack`] with constants `k`.
+    fn on_ack(&mut self, k: &HpccConst, info: &AckInfo<'_>) {
         let n = info.int.len().min(MAX_INT_HOPS);
         if n == 0 {
             return;
         }
         let mut cur = [IntHop::default(); MAX_INT_HOPS];
         for (c, h) in cur.iter_mut().zip(&info.int[..n]) {
-            *c = self.quantum.apply(h);
+            *c = k.quantum.apply(h);
         }
         let cur = &cur[..n];
         let gated = info.ack_seq > self.last_update_seq;
@@ -546,7 +651,7 @@ impl CongestionControl for Hpcc {
             self.last_update_seq = self.last_update_seq.max(info.snd_nxt);
             return;
         }
-        if self.reaction == Reaction::PerRtt && !gated {
+        if k.reaction == Reaction::PerRtt && !gated {
             return;
         }
         if self.path_changed(cur) {
@@ -559,14 +664,14 @@ impl CongestionControl for Hpcc {
             self.hops = [seed; MAX_INT_HOPS];
             return;
         }
-        let commit = match self.reaction {
+        let commit = match k.reaction {
             Reaction::PerAck | Reaction::PerRtt => gated,
             Reaction::PerAckOnly => true,
         };
-        let updated = if self.multi_rate {
-            self.update_multi(cur, commit)
+        let updated = if k.multi_rate {
+            self.update_multi(k, cur, commit)
         } else {
-            self.update_single(cur, commit)
+            self.update_single(k, cur, commit)
         };
         self.store_int(cur);
         if updated && gated {
@@ -574,14 +679,84 @@ impl CongestionControl for Hpcc {
         }
     }
 
+    /// [`CongestionControl::set_rate`] with constants `k`: PB-FS's W = W^c = rate × D / line
+    /// (clamped to [W_min, W_max]), every hop's W^c too, so the next updates start from the
+    /// corrected window.
+    fn set_rate(&mut self, k: &HpccConst, rate_bps: u64) {
+        let w = k.clamp_w(rate_bps as f64 * k.d_bytes / k.line_bps as f64);
+        self.set_w(k, w);
+        self.wc = w;
+        for h in self.hops.iter_mut() {
+            h.wc = w;
+        }
+    }
+}
+
+impl HpccRef<'_> {
+    /// [`CongestionControl::rate_bps`].
+    #[inline]
+    pub fn rate_bps(&self) -> u64 {
+        self.s.rate_cache
+    }
+
+    /// [`CongestionControl::window_bytes`].
+    #[inline]
+    pub fn window_bytes(&self) -> u64 {
+        self.s.win_cache
+    }
+
+    /// [`CongestionControl::next_timer`]: HPCC has none.
+    #[inline]
+    pub fn next_timer(&self) -> Option<(u64, u8)> {
+        None
+    }
+
+    /// [`CongestionControl::adjusts_pacing`]: yes (HPCC-sim moves the next send time).
+    #[inline]
+    pub fn adjusts_pacing(&self) -> bool {
+        true
+    }
+}
+
+impl CongestionControl for HpccMut<'_> {
+    #[inline]
+    fn on_ack(&mut self, info: &AckInfo<'_>) {
+        self.s.on_ack(self.k, info)
+    }
+
     #[inline]
     fn rate_bps(&self) -> u64 {
-        self.rate_cache
+        self.s.rate_cache
     }
 
     #[inline]
     fn window_bytes(&self) -> u64 {
-        self.win_cache
+        self.s.win_cache
+    }
+
+    #[inline]
+    fn adjusts_pacing(&self) -> bool {
+        true
+    }
+
+    fn set_rate(&mut self, _now_ps: u64, rate_bps: u64) {
+        self.s.set_rate(self.k, rate_bps)
+    }
+}
+
+impl CongestionControl for Hpcc {
+    fn on_ack(&mut self, info: &AckInfo<'_>) {
+        self.s.on_ack(&self.k, info)
+    }
+
+    #[inline]
+    fn rate_bps(&self) -> u64 {
+        self.s.rate_cache
+    }
+
+    #[inline]
+    fn window_bytes(&self) -> u64 {
+        self.s.win_cache
     }
 
     fn adjusts_pacing(&self) -> bool {
@@ -591,12 +766,7 @@ impl CongestionControl for Hpcc {
     /// PB-FS: W = W^c = rate × D / line (clamped to [W_min, W_max]), every hop's W^c too,
     /// so the next updates start from the corrected window.
     fn set_rate(&mut self, _now_ps: u64, rate_bps: u64) {
-        let w = self.clamp_w(rate_bps as f64 * self.d_bytes / self.line_bps as f64);
-        self.set_w(w);
-        self.wc = w;
-        for h in self.hops.iter_mut() {
-            h.wc = w;
-        }
+        self.s.set_rate(&self.k, rate_bps)
     }
 }
 
@@ -720,7 +890,7 @@ mod tests {
         assert_eq!(c.reference_window(), BDP as f64);
         assert_eq!(c.utilization(), 1.0);
         assert_eq!(c.last_update_seq(), 1000 + BDP);
-        assert!(c.int_valid);
+        assert!(c.s.int_valid);
         // ACKs without INT are ignored.
         c.on_ack(&info(5000, 9000, &[]));
         assert_eq!(c.window_bytes(), BDP);
@@ -741,13 +911,13 @@ mod tests {
             qlen_bytes: 125_000,
             rate_mbps: MBPS,
         };
-        assert_eq!(c.hop_sample(&cur, &prev), Some((2.0, T)));
+        assert_eq!(c.k.hop_sample(&cur, &prev), Some((2.0, T)));
         // min(qlen, last qlen): a larger current queue does not count yet.
         let cur2 = IntHop {
             qlen_bytes: 250_000,
             ..cur
         };
-        assert_eq!(c.hop_sample(&cur2, &prev), Some((2.0, T)));
+        assert_eq!(c.k.hop_sample(&cur2, &prev), Some((2.0, T)));
         // Through the controller: τ = T gives the sample full weight.
         let mut c = paper();
         let mut d = Drv::new();
@@ -762,7 +932,7 @@ mod tests {
     #[test]
     fn full_link_u_converges_to_one_and_w_decays_to_eta_wc_plus_ai() {
         let mut c = paper();
-        c.u = 0.5;
+        c.s.u = 0.5;
         let mut d = Drv::new();
         d.ack(&mut c, 80_000, 1000, 0);
         // 100 Gb/s exactly, empty queue: u' = 1.
@@ -807,9 +977,9 @@ mod tests {
         let mut c = paper();
         let mut d = Drv::new();
         d.ack(&mut c, 80_000, 500, 0);
-        c.u = 0.5;
-        c.set_w(50_000.0);
-        c.wc = 50_000.0;
+        c.s.u = 0.5;
+        c.s.set_w(&c.k, 50_000.0);
+        c.s.wc = 50_000.0;
         let mut commits = vec![(c.reference_window(), d.seq)];
         for _ in 0..2000 {
             d.ack(&mut c, 80_000, 500, 0); // 50 Gb/s, empty queue: u' = 0.5
@@ -959,7 +1129,7 @@ mod tests {
         };
         c.on_ack(&info(3000, 4000, &[h(5, 7), h(9, 1 << 40)]));
         assert_eq!(c.window_f64(), w);
-        assert_eq!(c.nhop, 2);
+        assert_eq!(c.s.nhop, 2);
         // Next 2-hop ACK is measured against them: both hops at exactly 100 Gb/s.
         c.on_ack(&info(
             4000,
@@ -976,7 +1146,7 @@ mod tests {
             &[h(160_005, 3), h(160_009, (1 << 40) + 2000)],
         ));
         assert_eq!(c.window_f64(), w);
-        assert_eq!(c.last[0].tx_bytes, 3);
+        assert_eq!(c.s.last[0].tx_bytes, 3);
     }
 
     #[test]
@@ -999,8 +1169,8 @@ mod tests {
             127_000,
             &[h(T, 125_000, 125_000), h(T, 62_500, 0)],
         ));
-        assert_eq!(c.hops[0].u, 2.0);
-        assert_eq!(c.hops[1].u, 0.5);
+        assert_eq!(c.s.hops[0].u, 2.0);
+        assert_eq!(c.s.hops[1].u, 0.5);
         assert!(close(c.window_f64(), 125_000.0 * 0.475 + 80.0, 1e-12));
         assert_eq!(c.utilization(), 2.0);
     }
@@ -1109,7 +1279,7 @@ mod tests {
         };
         let mut c = Hpcc::new(&p, LINE, T, BDP);
         c.on_ack(&info(1000, 2000, &[z]));
-        c.u = 0.0;
+        c.s.u = 0.0;
         c.on_ack(&info(3000, 4000, &[IntHop { ts_ps: 1, ..z }]));
         assert_eq!(c.window_bytes(), BDP);
         // Enormous counters.

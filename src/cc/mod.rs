@@ -3,8 +3,10 @@
 //! the pacing rate and window. Controllers do no I/O and know nothing of the simulator, so each
 //! is unit-tested in isolation (feed ACKs, check rate/window).
 //!
-//! The simulator dispatches through the [`Cc`] enum (no `Box<dyn>` on the hot path). Adding a
-//! controller = one file here + one variant in [`Cc`] and [`CcConfig`].
+//! The simulator dispatches through enums (no `Box<dyn>` on the hot path): [`Cc`] owns a
+//! controller of any kind, [`CcMut`] / [`CcRef`] borrow one from the [`CcSlab`], which stores
+//! each run's controllers in a vector of their own type. Adding a controller = one file here +
+//! one variant in [`Cc`], [`CcRef`], [`CcMut`], the slab's store and [`CcConfig`].
 
 pub mod dcqcn;
 pub mod dctcp;
@@ -130,55 +132,404 @@ pub const NO_SLOT: u32 = u32::MAX;
 /// Controller state of the active flows (started, not finished): a slot each, taken at flow
 /// start and recycled (LIFO, deterministic) at completion, so this memory follows the number of
 /// flows active at once, not the number in the run. A finished flow has no controller.
+///
+/// Slots are stored per kind: a run's controllers are all of its one [`CcConfig`]'s kind, so
+/// the slab holds a vector of that controller's own state type, sized by it, not by the
+/// largest controller (the [`Cc`] enum is HPCC's 408 B). A controller's constants (its
+/// parameters and what derives from the line rate and BDP) are kept once per distinct line
+/// rate and BDP — one set on a uniform network — and each slot names its set: per flow,
+/// 16 B for no CC (all constants), 56 B for DCTCP and TIMELY, 144 B for DCQCN, 312 B for
+/// HPCC (its stored INT records). Storing a controller of another kind (not done by the
+/// simulator) turns the slab into one of [`Cc`] values, which holds any mix.
 #[derive(Clone, Debug, Default)]
 pub struct CcSlab {
-    slots: Vec<Cc>,
+    store: Store,
     free: Vec<u32>,
     /// Most slots ever in use (kept when [`Self::release_memory`] drops them).
     peak: usize,
 }
 
+/// The slots of a [`CcSlab`], typed by the kind of controller they hold.
+#[derive(Clone, Debug, Default)]
+enum Store {
+    /// Nothing stored yet (the kind is set by the first controller).
+    #[default]
+    Empty,
+    None(Vec<none::NoneCc>),
+    /// DCQCN: the constants of each line rate once, and a state per slot naming its own.
+    Dcqcn {
+        consts: Vec<dcqcn::DcqcnConst>,
+        /// [`dcqcn::DcqcnConst::key`] → index in `consts`.
+        index: std::collections::HashMap<(u64, u64, u64, u64), u32>,
+        slots: Vec<dcqcn::DcqcnState>,
+    },
+    /// Dctcp: the constants of each line rate once, and a state per slot naming its own.
+    Dctcp {
+        consts: Vec<dctcp::DctcpConst>,
+        /// [`dctcp::DctcpConst::key`] → index in `consts`.
+        index: std::collections::HashMap<(u64, u64, u64, u64), u32>,
+        slots: Vec<dctcp::DctcpState>,
+    },
+    /// HPCC: the constants of each distinct (line rate, BDP) once, and a state per slot
+    /// naming its constants.
+    Hpcc {
+        consts: Vec<hpcc::HpccConst>,
+        /// [`hpcc::HpccConst::key`] → index in `consts` (a lookup per flow start, however
+        /// many distinct path BDPs the run has).
+        index: std::collections::HashMap<(u64, u64, u64, u64), u32>,
+        slots: Vec<hpcc::HpccState>,
+    },
+    /// Timely: the constants of each line rate once, and a state per slot naming its own.
+    Timely {
+        consts: Vec<timely::TimelyConst>,
+        /// [`timely::TimelyConst::key`] → index in `consts`.
+        index: std::collections::HashMap<(u64, u64, u64, u64), u32>,
+        slots: Vec<timely::TimelyState>,
+    },
+    /// Controllers of several kinds.
+    Mixed(Vec<Cc>),
+}
+
+/// Index of constants `k` (whose key is `key`) in `consts`, added if new: one set per
+/// distinct key. A key that matches constants that differ otherwise (not possible within one
+/// run's parameters) just gets its own set: sharing is an economy, never a change of values.
+fn shared_index<K: PartialEq>(
+    consts: &mut Vec<K>,
+    index: &mut std::collections::HashMap<(u64, u64, u64, u64), u32>,
+    key: (u64, u64, u64, u64),
+    k: K,
+) -> u32 {
+    match index.get(&key) {
+        Some(&ki) if consts[ki as usize] == k => ki,
+        _ => {
+            index.insert(key, consts.len() as u32);
+            consts.push(k);
+            (consts.len() - 1) as u32
+        }
+    }
+}
+
+/// Stores `c` at slot `at` of `v` (an existing slot) or at its end (`None`); returns the slot.
+#[inline]
+fn put<T>(v: &mut Vec<T>, at: Option<u32>, c: T) -> u32 {
+    match at {
+        Some(i) => {
+            v[i as usize] = c;
+            i
+        }
+        None => {
+            v.push(c);
+            (v.len() - 1) as u32
+        }
+    }
+}
+
+impl Store {
+    /// Slots, free or not.
+    fn len(&self) -> usize {
+        match self {
+            Store::Empty => 0,
+            Store::None(v) => v.len(),
+            Store::Dcqcn { slots, .. } => slots.len(),
+            Store::Dctcp { slots, .. } => slots.len(),
+            Store::Hpcc { slots, .. } => slots.len(),
+            Store::Timely { slots, .. } => slots.len(),
+            Store::Mixed(v) => v.len(),
+        }
+    }
+
+    /// An empty store of `c`'s kind.
+    fn for_kind(c: &Cc) -> Store {
+        match c {
+            Cc::None(_) => Store::None(Vec::new()),
+            Cc::Dcqcn(_) => Store::Dcqcn {
+                consts: Vec::new(),
+                index: Default::default(),
+                slots: Vec::new(),
+            },
+            Cc::Dctcp(_) => Store::Dctcp {
+                consts: Vec::new(),
+                index: Default::default(),
+                slots: Vec::new(),
+            },
+            Cc::Hpcc(_) => Store::Hpcc {
+                consts: Vec::new(),
+                index: Default::default(),
+                slots: Vec::new(),
+            },
+            Cc::Timely(_) => Store::Timely {
+                consts: Vec::new(),
+                index: Default::default(),
+                slots: Vec::new(),
+            },
+        }
+    }
+
+    /// The same slots as [`Cc`] values (to hold several kinds).
+    fn into_mixed(self) -> Vec<Cc> {
+        match self {
+            Store::Empty => Vec::new(),
+            Store::None(v) => v.into_iter().map(Cc::None).collect(),
+            Store::Dcqcn { consts, slots, .. } => slots
+                .into_iter()
+                .map(|s| {
+                    Cc::Dcqcn(dcqcn::Dcqcn::from_parts(
+                        consts[s.const_index() as usize].clone(),
+                        s,
+                    ))
+                })
+                .collect(),
+            Store::Dctcp { consts, slots, .. } => slots
+                .into_iter()
+                .map(|s| {
+                    Cc::Dctcp(dctcp::Dctcp::from_parts(
+                        consts[s.const_index() as usize].clone(),
+                        s,
+                    ))
+                })
+                .collect(),
+            Store::Hpcc { consts, slots, .. } => slots
+                .into_iter()
+                .map(|s| {
+                    Cc::Hpcc(hpcc::Hpcc::from_parts(
+                        consts[s.const_index() as usize].clone(),
+                        s,
+                    ))
+                })
+                .collect(),
+            Store::Timely { consts, slots, .. } => slots
+                .into_iter()
+                .map(|s| {
+                    Cc::Timely(timely::Timely::from_parts(
+                        consts[s.const_index() as usize].clone(),
+                        s,
+                    ))
+                })
+                .collect(),
+            Store::Mixed(v) => v,
+        }
+    }
+}
+
 impl CcSlab {
     /// Store `c` in a free slot; returns the slot.
     pub fn alloc(&mut self, c: Cc) -> u32 {
-        match self.free.pop() {
-            Some(i) => {
-                self.slots[i as usize] = c;
+        if matches!(self.store, Store::Empty) {
+            self.store = Store::for_kind(&c);
+        }
+        let at = self.free.pop();
+        let i = match (&mut self.store, c) {
+            (Store::None(v), Cc::None(c)) => put(v, at, c),
+            (
+                Store::Dcqcn {
+                    consts,
+                    index,
+                    slots,
+                },
+                Cc::Dcqcn(c),
+            ) => {
+                let (k, mut st) = c.into_parts();
+                let ki = shared_index(consts, index, k.key(), k);
+                st.set_const_index(ki);
+                put(slots, at, st)
+            }
+            (
+                Store::Dctcp {
+                    consts,
+                    index,
+                    slots,
+                },
+                Cc::Dctcp(c),
+            ) => {
+                let (k, mut st) = c.into_parts();
+                let ki = shared_index(consts, index, k.key(), k);
+                st.set_const_index(ki);
+                put(slots, at, st)
+            }
+            (
+                Store::Hpcc {
+                    consts,
+                    index,
+                    slots,
+                },
+                Cc::Hpcc(c),
+            ) => {
+                let (k, mut st) = c.into_parts();
+                let ki = shared_index(consts, index, k.key(), k);
+                st.set_const_index(ki);
+                put(slots, at, st)
+            }
+            (
+                Store::Timely {
+                    consts,
+                    index,
+                    slots,
+                },
+                Cc::Timely(c),
+            ) => {
+                let (k, mut st) = c.into_parts();
+                let ki = shared_index(consts, index, k.key(), k);
+                st.set_const_index(ki);
+                put(slots, at, st)
+            }
+            (Store::Mixed(v), c) => put(v, at, c),
+            (_, c) => {
+                // Another kind: keep every slot, as values of the enum.
+                let mut v = std::mem::take(&mut self.store).into_mixed();
+                let i = put(&mut v, at, c);
+                self.store = Store::Mixed(v);
                 i
             }
-            None => {
-                self.slots.push(c);
-                self.peak = self.slots.len();
-                (self.slots.len() - 1) as u32
-            }
-        }
+        };
+        self.peak = self.peak.max(self.store.len());
+        i
     }
 
     /// Give slot `i` back.
     pub fn release(&mut self, i: u32) {
-        debug_assert!((i as usize) < self.slots.len());
+        debug_assert!((i as usize) < self.store.len());
         self.free.push(i);
     }
 
     /// The controller in slot `i`.
     #[inline]
-    pub fn get(&self, i: u32) -> &Cc {
-        &self.slots[i as usize]
+    pub fn get(&self, i: u32) -> CcRef<'_> {
+        let i = i as usize;
+        match &self.store {
+            Store::None(v) => CcRef::None(&v[i]),
+            Store::Dcqcn { consts, slots, .. } => {
+                let s = &slots[i];
+                CcRef::Dcqcn(dcqcn::DcqcnRef {
+                    k: &consts[s.const_index() as usize],
+                    s,
+                })
+            }
+            Store::Dctcp { consts, slots, .. } => {
+                let s = &slots[i];
+                CcRef::Dctcp(dctcp::DctcpRef {
+                    k: &consts[s.const_index() as usize],
+                    s,
+                })
+            }
+            Store::Hpcc { consts, slots, .. } => {
+                let s = &slots[i];
+                CcRef::Hpcc(hpcc::HpccRef {
+                    k: &consts[s.const_index() as usize],
+                    s,
+                })
+            }
+            Store::Timely { consts, slots, .. } => {
+                let s = &slots[i];
+                CcRef::Timely(timely::TimelyRef {
+                    k: &consts[s.const_index() as usize],
+                    s,
+                })
+            }
+            Store::Mixed(v) => match &v[i] {
+                Cc::None(c) => CcRef::None(c),
+                Cc::Dcqcn(c) => CcRef::Dcqcn(c.view()),
+                Cc::Dctcp(c) => CcRef::Dctcp(c.view()),
+                Cc::Hpcc(c) => CcRef::Hpcc(c.view()),
+                Cc::Timely(c) => CcRef::Timely(c.view()),
+            },
+            Store::Empty => panic!("controller slot {i} of an empty slab"),
+        }
     }
 
     /// The controller in slot `i`, mutably.
     #[inline]
-    pub fn get_mut(&mut self, i: u32) -> &mut Cc {
-        &mut self.slots[i as usize]
+    pub fn get_mut(&mut self, i: u32) -> CcMut<'_> {
+        let i = i as usize;
+        match &mut self.store {
+            Store::None(v) => CcMut::None(&mut v[i]),
+            Store::Dcqcn { consts, slots, .. } => {
+                let s = &mut slots[i];
+                CcMut::Dcqcn(dcqcn::DcqcnMut {
+                    k: &consts[s.const_index() as usize],
+                    s,
+                })
+            }
+            Store::Dctcp { consts, slots, .. } => {
+                let s = &mut slots[i];
+                CcMut::Dctcp(dctcp::DctcpMut {
+                    k: &consts[s.const_index() as usize],
+                    s,
+                })
+            }
+            Store::Hpcc { consts, slots, .. } => {
+                let s = &mut slots[i];
+                CcMut::Hpcc(hpcc::HpccMut {
+                    k: &consts[s.const_index() as usize],
+                    s,
+                })
+            }
+            Store::Timely { consts, slots, .. } => {
+                let s = &mut slots[i];
+                CcMut::Timely(timely::TimelyMut {
+                    k: &consts[s.const_index() as usize],
+                    s,
+                })
+            }
+            Store::Mixed(v) => match &mut v[i] {
+                Cc::None(c) => CcMut::None(c),
+                Cc::Dcqcn(c) => CcMut::Dcqcn(c.view_mut()),
+                Cc::Dctcp(c) => CcMut::Dctcp(c.view_mut()),
+                Cc::Hpcc(c) => CcMut::Hpcc(c.view_mut()),
+                Cc::Timely(c) => CcMut::Timely(c.view_mut()),
+            },
+            Store::Empty => panic!("controller slot {i} of an empty slab"),
+        }
     }
 
-    /// Prefetch hint for the first two cache lines of slot `i` (no effect on state; any `i`).
+    /// Prefetch hint for the cache lines of slot `i` an ACK reads (its first two, or its only
+    /// one; an HPCC state's first three, which hold its stored INT records); no effect on
+    /// state, any `i`.
     #[inline]
     pub fn prefetch(&self, i: u32) {
-        if let Some(c) = self.slots.get(i as usize) {
-            let line = c as *const Cc as *const u8;
-            crate::engine::prefetch(line);
-            crate::engine::prefetch(line.wrapping_add(64));
+        fn lines<T>(v: &[T], i: u32, n: usize) {
+            if let Some(c) = v.get(i as usize) {
+                let line = c as *const T as *const u8;
+                let n = n.min(std::mem::size_of::<T>().div_ceil(64));
+                for l in 0..n {
+                    crate::engine::prefetch(line.wrapping_add(64 * l));
+                }
+            }
+        }
+        match &self.store {
+            Store::Empty => {}
+            Store::None(v) => lines(v, i, 2),
+            Store::Dcqcn { slots, .. } => lines(slots, i, 2),
+            Store::Dctcp { slots, .. } => lines(slots, i, 2),
+            Store::Hpcc { slots, .. } => lines(slots, i, 3),
+            Store::Timely { slots, .. } => lines(slots, i, 2),
+            Store::Mixed(v) => lines(v, i, 2),
+        }
+    }
+
+    /// Size of one slot, bytes (the stored kind's own size; [`Cc`]'s with several kinds).
+    pub fn slot_bytes(&self) -> usize {
+        use std::mem::size_of;
+        match &self.store {
+            Store::Empty => 0,
+            Store::None(_) => size_of::<none::NoneCc>(),
+            Store::Dcqcn { .. } => size_of::<dcqcn::DcqcnState>(),
+            Store::Dctcp { .. } => size_of::<dctcp::DctcpState>(),
+            Store::Hpcc { .. } => size_of::<hpcc::HpccState>(),
+            Store::Timely { .. } => size_of::<timely::TimelyState>(),
+            Store::Mixed(_) => size_of::<Cc>(),
+        }
+    }
+
+    /// Distinct sets of shared constants stored (one per line rate and BDP in use, usually 1;
+    /// 0 for the line-rate controller, whose 16 B slot is all constants, and for a slab of
+    /// several kinds).
+    pub fn const_sets(&self) -> usize {
+        match &self.store {
+            Store::Hpcc { consts, .. } => consts.len(),
+            Store::Dcqcn { consts, .. } => consts.len(),
+            Store::Dctcp { consts, .. } => consts.len(),
+            Store::Timely { consts, .. } => consts.len(),
+            Store::Empty | Store::None(_) | Store::Mixed(_) => 0,
         }
     }
 
@@ -190,10 +541,135 @@ impl CcSlab {
     /// At the end of a run with every slot free: drop the slots, keeping [`Self::peak`].
     /// Slots are allocated again if controllers are stored later.
     pub fn release_memory(&mut self) {
-        if self.free.len() == self.slots.len() {
-            self.slots = Vec::new();
+        if self.free.len() == self.store.len() {
+            self.store = Store::Empty;
             self.free = Vec::new();
         }
+    }
+}
+
+/// A controller in a [`CcSlab`], borrowed: the questions the NIC asks of it.
+#[derive(Clone, Copy, Debug)]
+pub enum CcRef<'a> {
+    /// See [`none::NoneCc`].
+    None(&'a none::NoneCc),
+    /// See [`dcqcn::Dcqcn`].
+    Dcqcn(dcqcn::DcqcnRef<'a>),
+    /// See [`dctcp::Dctcp`].
+    Dctcp(dctcp::DctcpRef<'a>),
+    /// See [`hpcc::Hpcc`].
+    Hpcc(hpcc::HpccRef<'a>),
+    /// See [`timely::Timely`].
+    Timely(timely::TimelyRef<'a>),
+}
+
+/// A controller in a [`CcSlab`], mutably borrowed; a [`CongestionControl`] like the
+/// controller itself.
+#[derive(Debug)]
+pub enum CcMut<'a> {
+    /// See [`none::NoneCc`].
+    None(&'a mut none::NoneCc),
+    /// See [`dcqcn::Dcqcn`].
+    Dcqcn(dcqcn::DcqcnMut<'a>),
+    /// See [`dctcp::Dctcp`].
+    Dctcp(dctcp::DctcpMut<'a>),
+    /// See [`hpcc::Hpcc`].
+    Hpcc(hpcc::HpccMut<'a>),
+    /// See [`timely::Timely`].
+    Timely(timely::TimelyMut<'a>),
+}
+
+macro_rules! dispatch_ref {
+    ($e0:expr, $c:ident => $e:expr) => {
+        match $e0 {
+            CcRef::None($c) => $e,
+            CcRef::Dcqcn($c) => $e,
+            CcRef::Dctcp($c) => $e,
+            CcRef::Hpcc($c) => $e,
+            CcRef::Timely($c) => $e,
+        }
+    };
+}
+
+impl CcRef<'_> {
+    /// [`CongestionControl::rate_bps`].
+    #[inline]
+    pub fn rate_bps(&self) -> u64 {
+        dispatch_ref!(self, c => c.rate_bps())
+    }
+    /// [`CongestionControl::window_bytes`].
+    #[inline]
+    pub fn window_bytes(&self) -> u64 {
+        dispatch_ref!(self, c => c.window_bytes())
+    }
+    /// [`CongestionControl::next_timer`].
+    #[inline]
+    pub fn next_timer(&self) -> Option<(u64, u8)> {
+        dispatch_ref!(self, c => c.next_timer())
+    }
+    /// [`CongestionControl::adjusts_pacing`].
+    #[inline]
+    pub fn adjusts_pacing(&self) -> bool {
+        dispatch_ref!(self, c => c.adjusts_pacing())
+    }
+}
+
+macro_rules! dispatch_mut {
+    ($e0:expr, $c:ident => $e:expr) => {
+        match $e0 {
+            CcMut::None($c) => $e,
+            CcMut::Dcqcn($c) => $e,
+            CcMut::Dctcp($c) => $e,
+            CcMut::Hpcc($c) => $e,
+            CcMut::Timely($c) => $e,
+        }
+    };
+}
+
+impl CongestionControl for CcMut<'_> {
+    #[inline]
+    fn on_ack(&mut self, info: &AckInfo<'_>) {
+        dispatch_mut!(self, c => c.on_ack(info))
+    }
+    #[inline]
+    fn on_timeout(&mut self, now_ps: u64) {
+        dispatch_mut!(self, c => c.on_timeout(now_ps))
+    }
+    #[inline]
+    fn on_feedback(&mut self, now_ps: u64) {
+        dispatch_mut!(self, c => c.on_feedback(now_ps))
+    }
+    #[inline]
+    fn on_feedback_ue(&mut self, now_ps: u64) {
+        dispatch_mut!(self, c => c.on_feedback_ue(now_ps))
+    }
+    #[inline]
+    fn on_timer(&mut self, now_ps: u64, which: u8) {
+        dispatch_mut!(self, c => c.on_timer(now_ps, which))
+    }
+    #[inline]
+    fn next_timer(&self) -> Option<(u64, u8)> {
+        dispatch_mut!(self, c => c.next_timer())
+    }
+    #[inline]
+    fn on_send(&mut self, now_ps: u64, bytes: u64) {
+        dispatch_mut!(self, c => c.on_send(now_ps, bytes))
+    }
+    #[inline]
+    fn rate_bps(&self) -> u64 {
+        dispatch_mut!(self, c => c.rate_bps())
+    }
+    #[inline]
+    fn window_bytes(&self) -> u64 {
+        dispatch_mut!(self, c => c.window_bytes())
+    }
+    #[inline]
+    fn adjusts_pacing(&self) -> bool {
+        dispatch_mut!(self, c => c.adjusts_pacing())
+    }
+    #[inline]
+    fn set_rate(&mut self, now_ps: u64, rate_bps: u64) {
+        dispatch_mut!(self, c => c.set_rate(now_ps, rate_bps))
     }
 }
 
@@ -268,5 +744,291 @@ impl CongestionControl for Cc {
     #[inline]
     fn set_rate(&mut self, now_ps: u64, rate_bps: u64) {
         dispatch!(self, c => c.set_rate(now_ps, rate_bps))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LINE: u64 = 100_000_000_000;
+
+    fn none_cc() -> Cc {
+        CcConfig::none_unlimited().build(LINE, 10_000_000, 125_000)
+    }
+
+    fn dctcp_cc() -> Cc {
+        CcConfig::Dctcp(dctcp::DctcpParams::default()).build(LINE, 10_000_000, 125_000)
+    }
+
+    /// A slab of one kind stores that controller's own type: its slots are not sized by the
+    /// largest controller.
+    #[test]
+    fn slots_are_sized_by_their_kind() {
+        let mut s = CcSlab::default();
+        assert_eq!(s.slot_bytes(), 0);
+        s.alloc(none_cc());
+        assert_eq!(s.slot_bytes(), std::mem::size_of::<none::NoneCc>());
+        assert!(s.slot_bytes() * 8 <= std::mem::size_of::<Cc>());
+        let mut d = CcSlab::default();
+        d.alloc(dctcp_cc());
+        assert_eq!(d.slot_bytes(), std::mem::size_of::<dctcp::DctcpState>());
+        assert!(d.slot_bytes() < std::mem::size_of::<Cc>());
+    }
+
+    /// Freed slots are reused last-freed first; the controller read back is the one stored.
+    #[test]
+    fn slots_are_recycled_lifo_and_keep_their_controller() {
+        let mut s = CcSlab::default();
+        let a = s.alloc(dctcp_cc());
+        let b = s.alloc(dctcp_cc());
+        let c = s.alloc(dctcp_cc());
+        assert_eq!((a, b, c), (0, 1, 2));
+        s.get_mut(b).set_rate(0, LINE / 4);
+        assert_eq!(s.get(b).rate_bps(), LINE / 4);
+        assert_eq!(s.get(a).rate_bps(), LINE);
+        s.release(a);
+        s.release(c);
+        assert_eq!(s.alloc(dctcp_cc()), c);
+        assert_eq!(s.alloc(dctcp_cc()), a);
+        assert_eq!(s.alloc(dctcp_cc()), 3);
+        assert_eq!(s.peak(), 4);
+        // The reused slot holds the new controller, not the old one's state.
+        assert!(matches!(s.get(a), CcRef::Dctcp(_)));
+        assert_eq!(s.get(b).rate_bps(), LINE / 4);
+    }
+
+    /// A controller of another kind turns the slab into one of enum values: every slot keeps
+    /// its controller and kind.
+    #[test]
+    fn another_kind_is_stored_alongside() {
+        let mut s = CcSlab::default();
+        let a = s.alloc(dctcp_cc());
+        s.get_mut(a).set_rate(0, LINE / 2);
+        let b = s.alloc(none_cc());
+        assert_eq!(s.slot_bytes(), std::mem::size_of::<Cc>());
+        assert!(matches!(s.get(a), CcRef::Dctcp(_)));
+        assert!(matches!(s.get(b), CcRef::None(_)));
+        assert_eq!(s.get(a).rate_bps(), LINE / 2);
+        assert_eq!(s.get(b).rate_bps(), LINE);
+        assert_eq!(s.get(b).window_bytes(), u64::MAX);
+    }
+
+    /// With every slot free the memory goes, the peak stays, and the slab can be used again.
+    #[test]
+    fn release_memory_keeps_the_peak() {
+        let mut s = CcSlab::default();
+        let a = s.alloc(none_cc());
+        let b = s.alloc(none_cc());
+        s.release(a);
+        s.release_memory();
+        assert_eq!(
+            s.slot_bytes(),
+            std::mem::size_of::<none::NoneCc>(),
+            "b still live"
+        );
+        s.release(b);
+        s.release_memory();
+        assert_eq!((s.slot_bytes(), s.peak()), (0, 2));
+        assert_eq!(s.alloc(dctcp_cc()), 0);
+        assert!(matches!(s.get(0), CcRef::Dctcp(_)));
+    }
+
+    fn hpcc_cc(line_bps: u64, bdp_bytes: u64) -> Cc {
+        CcConfig::Hpcc(hpcc::HpccParams::hpcc_sim_preset(line_bps))
+            .build(line_bps, 10_000_000, bdp_bytes)
+    }
+
+    /// Fills `int` with one INT record per hop: hop `h` has sent `tx[h]` bytes by `ts_ps` and
+    /// holds `q` bytes.
+    fn int_records(ts_ps: u64, tx: &[u64], q: u32, int: &mut Vec<IntHop>) {
+        int.clear();
+        int.extend(tx.iter().map(|&t| IntHop {
+            ts_ps,
+            tx_bytes: t,
+            qlen_bytes: q,
+            rate_mbps: 100_000,
+        }));
+    }
+
+    /// HPCC in a slab keeps one set of constants per (line rate, BDP), and each slot behaves
+    /// exactly as an owning controller fed the same ACKs (same rate and window after each).
+    #[test]
+    fn hpcc_slots_share_constants_and_match_an_owning_controller() {
+        let mut s = CcSlab::default();
+        let kinds = [
+            (LINE, 125_000),
+            (LINE, 125_000),
+            (LINE / 4, 125_000),
+            (LINE, 250_000),
+            (LINE / 4, 125_000),
+        ];
+        let mut owned: Vec<Cc> = Vec::new();
+        let mut slots = Vec::new();
+        for &(line, bdp) in &kinds {
+            slots.push(s.alloc(hpcc_cc(line, bdp)));
+            owned.push(hpcc_cc(line, bdp));
+        }
+        assert_eq!(s.const_sets(), 3);
+        assert_eq!(s.slot_bytes(), std::mem::size_of::<hpcc::HpccState>());
+        assert!(s.slot_bytes() < std::mem::size_of::<hpcc::Hpcc>());
+        let mut int = Vec::new();
+        for step in 1..=60u64 {
+            for (j, (&slot, o)) in slots.iter().zip(owned.iter_mut()).enumerate() {
+                // Two hops; flow j's bottleneck loaded differently, a queue that comes and goes.
+                let sent = step * 12_000 * (j as u64 + 1);
+                let q = if step % 7 < 3 { 40_000 * j as u32 } else { 0 };
+                int_records(step * 1_000_000, &[sent, sent / 2], q, &mut int);
+                let info = AckInfo {
+                    now_ps: step * 1_000_000,
+                    ack_seq: step * 1_000,
+                    newly_acked_bytes: 1_000,
+                    snd_nxt: step * 1_000 + 50_000,
+                    ce_echo: false,
+                    ue_echo: false,
+                    rtt_ps: 10_000_000,
+                    nack: false,
+                    int: &int,
+                };
+                s.get_mut(slot).on_ack(&info);
+                o.on_ack(&info);
+                let (r, w) = (s.get(slot).rate_bps(), s.get(slot).window_bytes());
+                assert_eq!(
+                    (r, w),
+                    (o.rate_bps(), o.window_bytes()),
+                    "flow {j} step {step}"
+                );
+            }
+        }
+        // The run moved the rates (the comparison is not of untouched controllers).
+        assert!(slots.iter().any(|&i| s.get(i).rate_bps() < LINE / 4));
+        // PB-FS's rate setting goes through the shared constants too.
+        s.get_mut(slots[2]).set_rate(0, LINE / 10);
+        owned[2].set_rate(0, LINE / 10);
+        assert_eq!(s.get(slots[2]).rate_bps(), owned[2].rate_bps());
+        // Mixed with another kind, each HPCC slot keeps its own constants.
+        let d = s.alloc(dctcp_cc());
+        for (&i, o) in slots.iter().zip(&owned) {
+            assert_eq!(s.get(i).window_bytes(), o.window_bytes());
+        }
+        assert!(matches!(s.get(d), CcRef::Dctcp(_)));
+    }
+
+    /// DCQCN in a slab keeps one set of constants per line rate (and base window), and each
+    /// slot behaves exactly as an owning controller fed the same CNPs, sends and timers.
+    #[test]
+    fn dcqcn_slots_share_constants_and_match_an_owning_controller() {
+        let build = |line: u64, paper: bool| {
+            let p = if paper {
+                dcqcn::DcqcnParams::paper(line)
+            } else {
+                dcqcn::DcqcnParams::hpcc_preset(line)
+            };
+            CcConfig::Dcqcn(p).build(line, 10_000_000, 125_000)
+        };
+        for paper in [false, true] {
+            let mut s = CcSlab::default();
+            let lines = [LINE, LINE, LINE / 4, LINE, LINE / 4];
+            let mut owned: Vec<Cc> = lines.iter().map(|&l| build(l, paper)).collect();
+            let slots: Vec<u32> = lines.iter().map(|&l| s.alloc(build(l, paper))).collect();
+            assert_eq!(s.const_sets(), 2);
+            assert_eq!(s.slot_bytes(), std::mem::size_of::<dcqcn::DcqcnState>());
+            assert!(s.slot_bytes() < std::mem::size_of::<dcqcn::Dcqcn>());
+            for step in 0..400u64 {
+                let now = step * 2_000_000; // 2 µs
+                for (j, (&i, o)) in slots.iter().zip(owned.iter_mut()).enumerate() {
+                    // Flow j gets a CNP every (j + 2)-th step for the first half.
+                    if step < 200 && step % (j as u64 + 2) == 0 {
+                        s.get_mut(i).on_feedback(now);
+                        o.on_feedback(now);
+                    }
+                    s.get_mut(i).on_send(now, 1_048);
+                    o.on_send(now, 1_048);
+                    while let Some((at, w)) = o.next_timer().filter(|&(at, _)| at <= now) {
+                        assert_eq!(s.get(i).next_timer(), Some((at, w)));
+                        s.get_mut(i).on_timer(at, w);
+                        o.on_timer(at, w);
+                    }
+                    let got = (s.get(i).rate_bps(), s.get(i).window_bytes());
+                    assert_eq!(
+                        got,
+                        (o.rate_bps(), o.window_bytes()),
+                        "flow {j} step {step}"
+                    );
+                }
+            }
+            assert!(
+                slots.iter().any(|&i| s.get(i).rate_bps() < LINE / 4),
+                "paper {paper}"
+            );
+        }
+    }
+
+    /// Every kind, stored in a slab, behaves exactly as the owning controller fed the same
+    /// events (ACKs with CE echoes and RTT samples, NACKs, timeouts, timers, a rate set by a
+    /// scheme), for two line rates at once.
+    #[test]
+    fn every_kind_in_a_slab_matches_an_owning_controller() {
+        let configs = [
+            CcConfig::Dctcp(dctcp::DctcpParams::default()),
+            CcConfig::Timely(timely::TimelyParams::default()),
+            CcConfig::Dcqcn(dcqcn::DcqcnParams::hpcc_preset(LINE)),
+            CcConfig::Hpcc(hpcc::HpccParams::paper()),
+            CcConfig::none_unlimited(),
+        ];
+        for cfg in configs {
+            let lines = [LINE, LINE / 4, LINE];
+            let build = |l: u64| cfg.build(l, 10_000_000, 125_000);
+            let mut s = CcSlab::default();
+            let mut owned: Vec<Cc> = lines.iter().map(|&l| build(l)).collect();
+            let slots: Vec<u32> = lines.iter().map(|&l| s.alloc(build(l))).collect();
+            let name = cfg.name();
+            let mut int = Vec::new();
+            for step in 1..=300u64 {
+                let now = step * 1_000_000;
+                for (j, (&i, o)) in slots.iter().zip(owned.iter_mut()).enumerate() {
+                    let ce = (step + j as u64).is_multiple_of(5) && step < 150;
+                    int_records(now, &[step * 9_000 * (j as u64 + 1)], 0, &mut int);
+                    let info = AckInfo {
+                        now_ps: now,
+                        ack_seq: step * 1_000,
+                        newly_acked_bytes: 1_000,
+                        snd_nxt: step * 1_000 + 30_000,
+                        ce_echo: ce,
+                        ue_echo: false,
+                        rtt_ps: 10_000_000 + (step % 17) * 1_500_000 * (j as u64 + 1),
+                        nack: step.is_multiple_of(97),
+                        int: &int,
+                    };
+                    s.get_mut(i).on_ack(&info);
+                    o.on_ack(&info);
+                    s.get_mut(i).on_send(now, 1_048);
+                    o.on_send(now, 1_048);
+                    if step.is_multiple_of(61) {
+                        s.get_mut(i).on_timeout(now);
+                        o.on_timeout(now);
+                    }
+                    if step == 200 {
+                        s.get_mut(i).set_rate(now, LINE / 7);
+                        o.set_rate(now, LINE / 7);
+                    }
+                    while let Some((at, w)) = o.next_timer().filter(|&(at, _)| at <= now) {
+                        assert_eq!(s.get(i).next_timer(), Some((at, w)), "{name}");
+                        s.get_mut(i).on_timer(at, w);
+                        o.on_timer(at, w);
+                    }
+                    let got = (s.get(i).rate_bps(), s.get(i).window_bytes());
+                    let want = (o.rate_bps(), o.window_bytes());
+                    assert_eq!(got, want, "{name}: flow {j} step {step}");
+                    assert_eq!(s.get(i).adjusts_pacing(), o.adjusts_pacing(), "{name}");
+                }
+            }
+            let expected_sets = if matches!(cfg, CcConfig::None(_)) {
+                0
+            } else {
+                2
+            };
+            assert_eq!(s.const_sets(), expected_sets, "{name}");
+        }
     }
 }

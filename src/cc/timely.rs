@@ -96,12 +96,20 @@ impl Default for TimelyParams {
     }
 }
 
-/// The TIMELY sender state machine of one QP (see the module documentation).
-#[derive(Clone, Debug)]
-pub struct Timely {
+/// TIMELY's constants for QPs of one line rate: its parameters, the line rate and the base
+/// window. A run keeps one set per line rate in its [`crate::cc::CcSlab`], not one per flow
+/// ([`TimelyState`] holds the rest).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimelyConst {
     p: TimelyParams,
     line_bps: u64,
     win_bytes: u64,
+}
+
+/// The state of one QP's TIMELY sender (see the module documentation); its constants are a
+/// [`TimelyConst`].
+#[derive(Clone, Debug)]
+pub struct TimelyState {
     rate_bps: u64,
     rtt_diff_ps: f64,
     last_rtt_ps: u64,
@@ -113,6 +121,58 @@ pub struct Timely {
     ue_seen: bool,
     /// TCD: updates that held the rate because of UE.
     held: u64,
+    /// Index of its [`TimelyConst`] in the slab that stores it (0 in an owning [`Timely`]).
+    k: u32,
+}
+
+/// The TIMELY sender state machine of one QP (see the module documentation), owning its
+/// constants (as built by [`crate::cc::CcConfig::build`] and used on its own in tests); the
+/// simulator's [`crate::cc::CcSlab`] splits it into the shared [`TimelyConst`] and the
+/// per-flow [`TimelyState`].
+#[derive(Clone, Debug)]
+pub struct Timely {
+    k: TimelyConst,
+    s: TimelyState,
+}
+
+/// A Timely controller stored in a slab: its state, mutably, and its shared constants.
+#[derive(Debug)]
+pub struct TimelyMut<'a> {
+    /// The constants.
+    pub k: &'a TimelyConst,
+    /// The QP's state.
+    pub s: &'a mut TimelyState,
+}
+
+/// A Timely controller stored in a slab, borrowed.
+#[derive(Clone, Copy, Debug)]
+pub struct TimelyRef<'a> {
+    /// The constants.
+    pub k: &'a TimelyConst,
+    /// The QP's state.
+    pub s: &'a TimelyState,
+}
+
+impl TimelyState {
+    /// Index of its constants in the slab that stores it.
+    #[inline]
+    pub fn const_index(&self) -> u32 {
+        self.k
+    }
+
+    /// Set the index of its constants in the slab that stores it.
+    #[inline]
+    pub fn set_const_index(&mut self, k: u32) {
+        self.k = k;
+    }
+}
+
+impl TimelyConst {
+    /// What tells constants of one run apart (the rest comes from the run's one
+    /// [`TimelyParams`]): the line rate and the base window.
+    pub fn key(&self) -> (u64, u64, u64, u64) {
+        (self.line_bps, self.win_bytes, 0, 0)
+    }
 }
 
 impl Timely {
@@ -126,10 +186,12 @@ impl Timely {
         } else {
             bdp_bytes
         };
-        Timely {
+        let k = TimelyConst {
             p: p.clone(),
             line_bps,
             win_bytes: win.max(1),
+        };
+        let s = TimelyState {
             rate_bps: line_bps,
             rtt_diff_ps: 0.0,
             last_rtt_ps: 0,
@@ -139,117 +201,223 @@ impl Timely {
             ce_seen: false,
             ue_seen: false,
             held: 0,
+            k: 0,
+        };
+        Timely { k, s }
+    }
+
+    /// Its constants and its state.
+    pub fn into_parts(self) -> (TimelyConst, TimelyState) {
+        (self.k, self.s)
+    }
+
+    /// Built from its constants and state.
+    pub fn from_parts(k: TimelyConst, s: TimelyState) -> Self {
+        Timely { k, s }
+    }
+
+    /// Borrowed as a slab entry.
+    pub fn view(&self) -> TimelyRef<'_> {
+        TimelyRef {
+            k: &self.k,
+            s: &self.s,
+        }
+    }
+
+    /// Mutably borrowed as a slab entry.
+    pub fn view_mut(&mut self) -> TimelyMut<'_> {
+        TimelyMut {
+            k: &self.k,
+            s: &mut self.s,
         }
     }
 
     /// TCD: updates that held the rate because of a UE echo.
     pub fn held_updates(&self) -> u64 {
-        self.held
+        self.view().held_updates()
     }
 
     /// EWMA of RTT differences `rttDiff`, picoseconds.
     pub fn rtt_diff_ps(&self) -> f64 {
-        self.rtt_diff_ps
+        self.view().rtt_diff_ps()
     }
 
     /// RTT recorded at the last update (`lastRtt`), picoseconds.
     pub fn last_rtt_ps(&self) -> u64 {
-        self.last_rtt_ps
+        self.view().last_rtt_ps()
     }
 
     /// Consecutive increases (`incStage`).
     pub fn inc_stage(&self) -> u32 {
-        self.inc_stage
+        self.view().inc_stage()
     }
 
     /// `lastUpdateSeq`: the next update happens on an ACK above this byte.
     pub fn last_update_seq(&self) -> u64 {
-        self.last_update_seq
+        self.view().last_update_seq()
+    }
+}
+
+impl TimelyRef<'_> {
+    /// TCD: updates that held the rate because of a UE echo.
+    pub fn held_updates(&self) -> u64 {
+        self.s.held
+    }
+
+    /// EWMA of RTT differences `rttDiff`, picoseconds.
+    pub fn rtt_diff_ps(&self) -> f64 {
+        self.s.rtt_diff_ps
+    }
+
+    /// RTT recorded at the last update (`lastRtt`), picoseconds.
+    pub fn last_rtt_ps(&self) -> u64 {
+        self.s.last_rtt_ps
+    }
+
+    /// Consecutive increases (`incStage`).
+    pub fn inc_stage(&self) -> u32 {
+        self.s.inc_stage
+    }
+
+    /// `lastUpdateSeq`: the next update happens on an ACK above this byte.
+    pub fn last_update_seq(&self) -> u64 {
+        self.s.last_update_seq
+    }
+    /// [`CongestionControl::rate_bps`].
+    pub fn rate_bps(&self) -> u64 {
+        self.s.rate_bps.max(1)
+    }
+    /// [`CongestionControl::window_bytes`].
+    pub fn window_bytes(&self) -> u64 {
+        if !self.k.p.has_win {
+            u64::MAX
+        } else if self.k.p.var_win {
+            let w = u128::from(self.k.win_bytes) * u128::from(self.s.rate_bps)
+                / u128::from(self.k.line_bps);
+            (w as u64).max(1)
+        } else {
+            self.k.win_bytes
+        }
+    }
+
+    /// [`CongestionControl::next_timer`]: none.
+    pub fn next_timer(&self) -> Option<(u64, u8)> {
+        None
+    }
+
+    /// [`CongestionControl::adjusts_pacing`]: no (only HPCC moves the next send time).
+    pub fn adjusts_pacing(&self) -> bool {
+        false
+    }
+}
+
+impl TimelyMut<'_> {
+    /// Borrowed read-only.
+    #[inline]
+    #[allow(dead_code)]
+    fn r(&self) -> TimelyRef<'_> {
+        TimelyRef {
+            k: self.k,
+            s: self.s,
+        }
     }
 
     fn update(&mut self, rtt: u64) {
-        let new_diff = rtt as f64 - self.last_rtt_ps as f64;
-        let d = (1.0 - self.p.alpha) * self.rtt_diff_ps + self.p.alpha * new_diff;
-        let gradient = d / self.p.min_rtt_ps.max(1) as f64;
-        if self.p.tcd && self.ue_seen && !self.ce_seen {
+        let new_diff = rtt as f64 - self.s.last_rtt_ps as f64;
+        let d = (1.0 - self.k.p.alpha) * self.s.rtt_diff_ps + self.k.p.alpha * new_diff;
+        let gradient = d / self.k.p.min_rtt_ps.max(1) as f64;
+        if self.k.p.tcd && self.s.ue_seen && !self.s.ce_seen {
             // TCD: only PFC-affected ports on the path: hold the rate.
-            self.held += 1;
+            self.s.held += 1;
             if d.is_finite() {
-                self.rtt_diff_ps = d;
+                self.s.rtt_diff_ps = d;
             }
             return;
         }
-        let decrease = if rtt < self.p.t_low_ps {
+        let decrease = if rtt < self.k.p.t_low_ps {
             None
-        } else if rtt > self.p.t_high_ps {
-            Some(1.0 - self.p.beta * (1.0 - self.p.t_high_ps as f64 / rtt as f64))
+        } else if rtt > self.k.p.t_high_ps {
+            Some(1.0 - self.k.p.beta * (1.0 - self.k.p.t_high_ps as f64 / rtt as f64))
         } else if gradient <= 0.0 {
             None
         } else {
-            Some((1.0 - self.p.beta * gradient).max(0.0))
+            Some((1.0 - self.k.p.beta * gradient).max(0.0))
         };
         match decrease {
             None => {
-                let step = if self.inc_stage < self.p.hai_after {
-                    self.p.rate_ai_bps
+                let step = if self.s.inc_stage < self.k.p.hai_after {
+                    self.k.p.rate_ai_bps
                 } else {
-                    self.p.rate_hai_bps
+                    self.k.p.rate_hai_bps
                 };
-                self.rate_bps = self.rate_bps.saturating_add(step).min(self.line_bps);
-                self.inc_stage = self.inc_stage.saturating_add(1);
+                self.s.rate_bps = self.s.rate_bps.saturating_add(step).min(self.k.line_bps);
+                self.s.inc_stage = self.s.inc_stage.saturating_add(1);
             }
             Some(c) => {
                 let c = if c.is_nan() { 1.0 } else { c };
-                let r = (self.rate_bps as f64 * c) as u64;
-                self.rate_bps = r.max(self.p.min_rate_bps).min(self.line_bps);
-                self.inc_stage = 0;
+                let r = (self.s.rate_bps as f64 * c) as u64;
+                self.s.rate_bps = r.max(self.k.p.min_rate_bps).min(self.k.line_bps);
+                self.s.inc_stage = 0;
             }
         }
         if d.is_finite() {
-            self.rtt_diff_ps = d;
+            self.s.rtt_diff_ps = d;
         }
+    }
+}
+
+impl CongestionControl for TimelyMut<'_> {
+    fn on_ack(&mut self, info: &AckInfo<'_>) {
+        if self.k.p.tcd {
+            self.s.ce_seen |= info.ce_echo;
+            self.s.ue_seen |= info.ue_echo;
+        }
+        if info.ack_seq <= self.s.last_update_seq {
+            return;
+        }
+        if self.s.started {
+            self.update(info.rtt_ps);
+        }
+        self.s.ce_seen = false;
+        self.s.ue_seen = false;
+        self.s.started = true;
+        if info.snd_nxt > self.s.last_update_seq {
+            self.s.last_update_seq = info.snd_nxt;
+            self.s.last_rtt_ps = info.rtt_ps;
+        }
+    }
+
+    fn set_rate(&mut self, _now_ps: u64, rate_bps: u64) {
+        self.s.rate_bps = rate_bps.clamp(
+            self.k.p.min_rate_bps.clamp(1, self.k.line_bps),
+            self.k.line_bps,
+        );
+    }
+
+    fn rate_bps(&self) -> u64 {
+        self.r().rate_bps()
+    }
+
+    fn window_bytes(&self) -> u64 {
+        self.r().window_bytes()
     }
 }
 
 impl CongestionControl for Timely {
     fn on_ack(&mut self, info: &AckInfo<'_>) {
-        if self.p.tcd {
-            self.ce_seen |= info.ce_echo;
-            self.ue_seen |= info.ue_echo;
-        }
-        if info.ack_seq <= self.last_update_seq {
-            return;
-        }
-        if self.started {
-            self.update(info.rtt_ps);
-        }
-        self.ce_seen = false;
-        self.ue_seen = false;
-        self.started = true;
-        if info.snd_nxt > self.last_update_seq {
-            self.last_update_seq = info.snd_nxt;
-            self.last_rtt_ps = info.rtt_ps;
-        }
+        self.view_mut().on_ack(info)
+    }
+
+    fn set_rate(&mut self, now_ps: u64, rate_bps: u64) {
+        self.view_mut().set_rate(now_ps, rate_bps)
     }
 
     fn rate_bps(&self) -> u64 {
-        self.rate_bps.max(1)
-    }
-
-    fn set_rate(&mut self, _now_ps: u64, rate_bps: u64) {
-        self.rate_bps = rate_bps.clamp(self.p.min_rate_bps.clamp(1, self.line_bps), self.line_bps);
+        self.view().rate_bps()
     }
 
     fn window_bytes(&self) -> u64 {
-        if !self.p.has_win {
-            u64::MAX
-        } else if self.p.var_win {
-            let w =
-                u128::from(self.win_bytes) * u128::from(self.rate_bps) / u128::from(self.line_bps);
-            (w as u64).max(1)
-        } else {
-            self.win_bytes
-        }
+        self.view().window_bytes()
     }
 }
 

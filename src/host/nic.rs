@@ -199,7 +199,7 @@ impl Simulator {
             self.hosts[h].arb.served(pos, stay);
             let size = self.env.sizes.data(seg.len);
             let fl = self.active.at_mut(i);
-            let cc = self.ccs.get_mut(fl.cc_slot);
+            let mut cc = self.ccs.get_mut(fl.cc_slot);
             fl.tx.commit(seg);
             let rate = cc.rate_bps().max(1);
             fl.next_avail_ps = now + self.cfg.framing.ser_ps(size, rate);
@@ -283,7 +283,7 @@ impl Simulator {
                 let f = pkt.flow;
                 let now = self.q.now();
                 if let Some(fl) = self.active.get_for(f) {
-                    let cc = self.ccs.get_mut(fl.cc_slot);
+                    let mut cc = self.ccs.get_mut(fl.cc_slot);
                     if pkt.ue_echo {
                         cc.on_feedback_ue(now);
                     } else {
@@ -540,7 +540,7 @@ impl Simulator {
         let nack = pkt.kind() == PktKind::Nack;
         let sack = nack.then(|| a.sack());
         let newly = fl.tx.on_ack(a.ack_seq, nack, sack);
-        let cc = self.ccs.get_mut(fl.cc_slot);
+        let mut cc = self.ccs.get_mut(fl.cc_slot);
         let old_rate = cc.rate_bps();
         let info = AckInfo {
             now_ps: now,
@@ -756,7 +756,7 @@ impl Simulator {
         }
         fl.cc_timer_ps = 0;
         let mut guard = 0;
-        let cc = self.ccs.get_mut(fl.cc_slot);
+        let mut cc = self.ccs.get_mut(fl.cc_slot);
         while let Some((t, which)) = cc.next_timer() {
             if t > now || guard > 64 {
                 break;

@@ -1082,7 +1082,7 @@ impl Simulator {
 
     /// The congestion controller of flow `f` while it is active (started, not finished);
     /// `None` before its start and after its completion (its state is recycled).
-    pub fn flow_cc(&self, f: usize) -> Option<&crate::cc::Cc> {
+    pub fn flow_cc(&self, f: usize) -> Option<crate::cc::CcRef<'_>> {
         let st = self.active.get_for(f.try_into().ok()?)?;
         Some(self.ccs.get(st.cc_slot))
     }
