@@ -209,6 +209,39 @@ fn shared_index<K: PartialEq>(
     }
 }
 
+/// [`CcSlab::get`] of a slot of a slab of several kinds.
+#[cold]
+#[inline(never)]
+fn mixed_ref(c: &Cc) -> CcRef<'_> {
+    match c {
+        Cc::None(c) => CcRef::None(c),
+        Cc::Dcqcn(c) => CcRef::Dcqcn(c.view()),
+        Cc::Dctcp(c) => CcRef::Dctcp(c.view()),
+        Cc::Hpcc(c) => CcRef::Hpcc(c.view()),
+        Cc::Timely(c) => CcRef::Timely(c.view()),
+    }
+}
+
+/// [`CcSlab::get_mut`] of a slot of a slab of several kinds.
+#[cold]
+#[inline(never)]
+fn mixed_mut(c: &mut Cc) -> CcMut<'_> {
+    match c {
+        Cc::None(c) => CcMut::None(c),
+        Cc::Dcqcn(c) => CcMut::Dcqcn(c.view_mut()),
+        Cc::Dctcp(c) => CcMut::Dctcp(c.view_mut()),
+        Cc::Hpcc(c) => CcMut::Hpcc(c.view_mut()),
+        Cc::Timely(c) => CcMut::Timely(c.view_mut()),
+    }
+}
+
+/// A slot asked of a slab that holds none: a bug of the caller (slots come from `alloc`).
+#[cold]
+#[inline(never)]
+fn empty_slab(i: usize) -> ! {
+    panic!("controller slot {i} of an empty slab")
+}
+
 /// Stores `c` at slot `at` of `v` (an existing slot) or at its end (`None`); returns the slot.
 #[inline]
 fn put<T>(v: &mut Vec<T>, at: Option<u32>, c: T) -> u32 {
@@ -391,8 +424,10 @@ impl CcSlab {
         self.free.push(i);
     }
 
-    /// The controller in slot `i`.
-    #[inline]
+    /// The controller in slot `i`. (Always inlined: the NIC asks for the rate and window
+    /// several times per packet, and the enum of references it returns then lives in
+    /// registers; a slab of several kinds is the out-of-line cold case.)
+    #[inline(always)]
     pub fn get(&self, i: u32) -> CcRef<'_> {
         let i = i as usize;
         match &self.store {
@@ -425,19 +460,13 @@ impl CcSlab {
                     s,
                 })
             }
-            Store::Mixed(v) => match &v[i] {
-                Cc::None(c) => CcRef::None(c),
-                Cc::Dcqcn(c) => CcRef::Dcqcn(c.view()),
-                Cc::Dctcp(c) => CcRef::Dctcp(c.view()),
-                Cc::Hpcc(c) => CcRef::Hpcc(c.view()),
-                Cc::Timely(c) => CcRef::Timely(c.view()),
-            },
-            Store::Empty => panic!("controller slot {i} of an empty slab"),
+            Store::Mixed(v) => mixed_ref(&v[i]),
+            Store::Empty => empty_slab(i),
         }
     }
 
-    /// The controller in slot `i`, mutably.
-    #[inline]
+    /// The controller in slot `i`, mutably (always inlined, see [`Self::get`]).
+    #[inline(always)]
     pub fn get_mut(&mut self, i: u32) -> CcMut<'_> {
         let i = i as usize;
         match &mut self.store {
@@ -470,14 +499,8 @@ impl CcSlab {
                     s,
                 })
             }
-            Store::Mixed(v) => match &mut v[i] {
-                Cc::None(c) => CcMut::None(c),
-                Cc::Dcqcn(c) => CcMut::Dcqcn(c.view_mut()),
-                Cc::Dctcp(c) => CcMut::Dctcp(c.view_mut()),
-                Cc::Hpcc(c) => CcMut::Hpcc(c.view_mut()),
-                Cc::Timely(c) => CcMut::Timely(c.view_mut()),
-            },
-            Store::Empty => panic!("controller slot {i} of an empty slab"),
+            Store::Mixed(v) => mixed_mut(&mut v[i]),
+            Store::Empty => empty_slab(i),
         }
     }
 
