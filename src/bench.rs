@@ -449,8 +449,11 @@ fn select(filter: Option<&str>) -> Result<Vec<&'static Bench>, String> {
         .iter()
         .filter(|b| {
             filter.is_none_or(|f| {
-                f.split(',')
-                    .any(|part| !part.is_empty() && b.name.contains(part))
+                f.trim().is_empty()
+                    || f.split(',').any(|part| {
+                        let part = part.trim();
+                        !part.is_empty() && b.name.contains(part)
+                    })
             })
         })
         .collect();
@@ -739,8 +742,14 @@ mod tests {
                 "sec53-hadoop50-incast-sfc"
             ]
         );
-        // An empty part matches nothing (a trailing comma does not select everything).
+        // An empty part matches nothing (a trailing comma does not select everything);
+        // spaces around parts are ignored; an empty filter selects every benchmark.
         assert_eq!(names("fattree320,"), ["fattree320-websearch30"]);
+        assert_eq!(
+            names("fattree320, scale-64"),
+            ["fattree320-websearch30", "scale-64"]
+        );
+        assert_eq!(names("").len(), BENCHES.len());
         assert!(select(Some("no-such,bench")).is_err());
     }
 

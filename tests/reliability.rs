@@ -110,6 +110,14 @@ fn class2_keys_that_do_not_apply_are_errors() {
     );
     let t = tiny_with("seed = 7", "\n[cc]\nkind = \"hpcc\"\ng = 0.5");
     assert_invalid(&t, &["`cc.g`", "does not apply to cc.kind = \"hpcc\""]);
+    // TIMELY's β is a fraction: NaN or out of [0, 1] is an error, not a run.
+    for beta in ["nan", "1.5", "-0.1", "inf"] {
+        let t = tiny_with(
+            "seed = 7",
+            &format!("\n[cc]\nkind = \"timely\"\nbeta = {beta}"),
+        );
+        assert_invalid(&t, &["cc.beta", "must be in [0, 1]"]);
+    }
     let t = TINY.replace("at = \"1us\"", "at = \"1us\"\nduration = \"1ms\"");
     assert_invalid(
         &t,

@@ -312,7 +312,6 @@ impl DctcpRef<'_> {
 impl DctcpMut<'_> {
     /// Borrowed read-only.
     #[inline]
-    #[allow(dead_code)]
     fn r(&self) -> DctcpRef<'_> {
         DctcpRef {
             k: self.k,

@@ -240,8 +240,9 @@ pub struct HpccConst {
 
 /// The state of one QP's HPCC sender (see the module documentation); its constants are an
 /// [`HpccConst`]. `repr(C)`, in the order an ACK reads it: the window, rate and EWMA first,
-/// then the stored INT records (with three hops, an ACK touches the first three cache lines;
-/// the per-hop states of [`HpccParams::multi_rate`] come last).
+/// then the stored INT records (with three hops, an ACK touches the first 192 bytes: three
+/// cache lines, four when the slot straddles one more, as slots are 8-byte aligned; the
+/// per-hop states of [`HpccParams::multi_rate`] come last).
 #[derive(Clone, Debug)]
 #[repr(C)]
 pub struct HpccState {
@@ -693,6 +694,46 @@ impl HpccState {
 }
 
 impl HpccRef<'_> {
+    /// Current window W, bytes (unrounded).
+    pub fn window_f64(&self) -> f64 {
+        self.s.w
+    }
+
+    /// Reference window `W^c`, bytes (committed once per RTT).
+    pub fn reference_window(&self) -> f64 {
+        self.s.wc
+    }
+
+    /// EWMA of the normalised inflight bytes `U` (see [`Hpcc::utilization`]).
+    pub fn utilization(&self) -> f64 {
+        self.s.utilization(self.k)
+    }
+
+    /// Consecutive additive-increase stages (`incStage`).
+    pub fn inc_stage(&self) -> u32 {
+        self.s.inc_stage
+    }
+
+    /// `lastUpdateSeq`: the next commit of `W^c` happens on an ACK above this byte.
+    pub fn last_update_seq(&self) -> u64 {
+        self.s.last_update_seq
+    }
+
+    /// Base RTT T in use, picoseconds.
+    pub fn base_rtt_ps(&self) -> u64 {
+        self.k.t_ps
+    }
+
+    /// Reference BDP D (the window at line rate), bytes.
+    pub fn reference_bdp(&self) -> f64 {
+        self.k.d_bytes
+    }
+
+    /// Additive increase step `W_AI` in bytes.
+    pub fn w_ai(&self) -> f64 {
+        self.k.w_ai
+    }
+
     /// [`CongestionControl::rate_bps`].
     #[inline]
     pub fn rate_bps(&self) -> u64 {

@@ -135,7 +135,8 @@ pub const NO_SLOT: u32 = u32::MAX;
 ///
 /// Slots are stored per kind: a run's controllers are all of its one [`CcConfig`]'s kind, so
 /// the slab holds a vector of that controller's own state type, sized by it, not by the
-/// largest controller (the [`Cc`] enum is HPCC's 408 B). A controller's constants (its
+/// largest controller (the [`Cc`] enum, 416 B: an owning HPCC; the slab's slots were that
+/// enum, 408 B, before the split). A controller's constants (its
 /// parameters and what derives from the line rate and BDP) are kept once per distinct line
 /// rate and BDP — one set on a uniform network — and each slot names its set: per flow,
 /// 16 B for no CC (all constants), 56 B for DCTCP and TIMELY, 144 B for DCQCN, 312 B for
@@ -193,20 +194,25 @@ enum Store {
 /// Index of constants `k` (whose key is `key`) in `consts`, added if new: one set per
 /// distinct key. A key that matches constants that differ otherwise (not possible within one
 /// run's parameters) just gets its own set: sharing is an economy, never a change of values.
-fn shared_index<K: PartialEq>(
+/// Constants are compared bit for bit (their `Debug` form when `==` cannot tell: a NaN
+/// parameter is never equal to itself, and would otherwise get a new set at every flow start).
+fn shared_index<K: PartialEq + std::fmt::Debug>(
     consts: &mut Vec<K>,
     index: &mut std::collections::HashMap<(u64, u64, u64, u64), u32>,
     key: (u64, u64, u64, u64),
     k: K,
 ) -> u32 {
-    match index.get(&key) {
-        Some(&ki) if consts[ki as usize] == k => ki,
-        _ => {
-            index.insert(key, consts.len() as u32);
-            consts.push(k);
-            (consts.len() - 1) as u32
+    if let Some(&ki) = index.get(&key) {
+        let c = &consts[ki as usize];
+        #[allow(clippy::eq_op)] // `k != k`: constants holding a NaN
+        let same = *c == k || (k != k && format!("{c:?}") == format!("{k:?}"));
+        if same {
+            return ki;
         }
     }
+    index.insert(key, consts.len() as u32);
+    consts.push(k);
+    (consts.len() - 1) as u32
 }
 
 /// [`CcSlab::get`] of a slot of a slab of several kinds.
@@ -504,28 +510,31 @@ impl CcSlab {
         }
     }
 
-    /// Prefetch hint for the cache lines of slot `i` an ACK reads (its first two, or its only
-    /// one; an HPCC state's first three, which hold its stored INT records); no effect on
-    /// state, any `i`.
+    /// Prefetch hint for the cache lines of slot `i` an ACK reads: its first `n` bytes (at
+    /// most the slot), from the line of the first byte to that of the last — two lines for a
+    /// 56 B slot that straddles a boundary (slots are not line-aligned), up to four for the
+    /// 192 B an ACK reads of an HPCC state. No effect on state; any `i`.
     #[inline]
     pub fn prefetch(&self, i: u32) {
         fn lines<T>(v: &[T], i: u32, n: usize) {
             if let Some(c) = v.get(i as usize) {
-                let line = c as *const T as *const u8;
-                let n = n.min(std::mem::size_of::<T>().div_ceil(64));
-                for l in 0..n {
-                    crate::engine::prefetch(line.wrapping_add(64 * l));
+                let first = c as *const T as usize;
+                let last = first + n.min(std::mem::size_of::<T>()).max(1) - 1;
+                let mut line = first & !63;
+                while line <= last {
+                    crate::engine::prefetch(line as *const u8);
+                    line += 64;
                 }
             }
         }
         match &self.store {
             Store::Empty => {}
-            Store::None(v) => lines(v, i, 2),
-            Store::Dcqcn { slots, .. } => lines(slots, i, 2),
-            Store::Dctcp { slots, .. } => lines(slots, i, 2),
-            Store::Hpcc { slots, .. } => lines(slots, i, 3),
-            Store::Timely { slots, .. } => lines(slots, i, 2),
-            Store::Mixed(v) => lines(v, i, 2),
+            Store::None(v) => lines(v, i, 128),
+            Store::Dcqcn { slots, .. } => lines(slots, i, 128),
+            Store::Dctcp { slots, .. } => lines(slots, i, 128),
+            Store::Hpcc { slots, .. } => lines(slots, i, 192),
+            Store::Timely { slots, .. } => lines(slots, i, 128),
+            Store::Mixed(v) => lines(v, i, 128),
         }
     }
 
@@ -810,14 +819,15 @@ mod tests {
         s.get_mut(b).set_rate(0, LINE / 4);
         assert_eq!(s.get(b).rate_bps(), LINE / 4);
         assert_eq!(s.get(a).rate_bps(), LINE);
+        s.get_mut(a).set_rate(0, LINE / 3);
         s.release(a);
         s.release(c);
         assert_eq!(s.alloc(dctcp_cc()), c);
         assert_eq!(s.alloc(dctcp_cc()), a);
         assert_eq!(s.alloc(dctcp_cc()), 3);
         assert_eq!(s.peak(), 4);
-        // The reused slot holds the new controller, not the old one's state.
-        assert!(matches!(s.get(a), CcRef::Dctcp(_)));
+        // The reused slot holds the new controller (line rate), not the old one's state.
+        assert_eq!(s.get(a).rate_bps(), LINE);
         assert_eq!(s.get(b).rate_bps(), LINE / 4);
     }
 
@@ -835,6 +845,14 @@ mod tests {
         assert_eq!(s.get(a).rate_bps(), LINE / 2);
         assert_eq!(s.get(b).rate_bps(), LINE);
         assert_eq!(s.get(b).window_bytes(), u64::MAX);
+        // The DCTCP slot kept its constants: its window (from the base window and line rate)
+        // and its next rate change are those of an owning twin.
+        let mut twin = dctcp_cc();
+        twin.set_rate(0, LINE / 2);
+        assert_eq!(s.get(a).window_bytes(), twin.window_bytes());
+        s.get_mut(a).set_rate(0, LINE * 2);
+        twin.set_rate(0, LINE * 2);
+        assert_eq!(s.get(a).rate_bps(), twin.rate_bps());
     }
 
     /// With every slot free the memory goes, the peak stays, and the slab can be used again.
@@ -929,10 +947,14 @@ mod tests {
         s.get_mut(slots[2]).set_rate(0, LINE / 10);
         owned[2].set_rate(0, LINE / 10);
         assert_eq!(s.get(slots[2]).rate_bps(), owned[2].rate_bps());
-        // Mixed with another kind, each HPCC slot keeps its own constants.
+        // Mixed with another kind, each HPCC slot keeps its own constants: a rate set now
+        // goes through them (line rate, D) and gives its twin's window and rate.
         let d = s.alloc(dctcp_cc());
-        for (&i, o) in slots.iter().zip(&owned) {
-            assert_eq!(s.get(i).window_bytes(), o.window_bytes());
+        for (&i, o) in slots.iter().zip(owned.iter_mut()) {
+            s.get_mut(i).set_rate(0, LINE / 3);
+            o.set_rate(0, LINE / 3);
+            let got = (s.get(i).rate_bps(), s.get(i).window_bytes());
+            assert_eq!(got, (o.rate_bps(), o.window_bytes()));
         }
         assert!(matches!(s.get(d), CcRef::Dctcp(_)));
     }
@@ -1053,5 +1075,21 @@ mod tests {
             };
             assert_eq!(s.const_sets(), expected_sets, "{name}");
         }
+    }
+
+    /// A NaN parameter (never equal to itself) still shares one set of constants: memory
+    /// follows the active flows, not every flow start.
+    #[test]
+    fn nan_constants_are_shared() {
+        let p = timely::TimelyParams {
+            beta: f64::NAN,
+            ..Default::default()
+        };
+        let mut s = CcSlab::default();
+        for _ in 0..1_000 {
+            let i = s.alloc(CcConfig::Timely(p.clone()).build(LINE, 10_000_000, 125_000));
+            s.release(i);
+        }
+        assert_eq!((s.const_sets(), s.peak()), (1, 1));
     }
 }

@@ -314,7 +314,6 @@ impl TimelyRef<'_> {
 impl TimelyMut<'_> {
     /// Borrowed read-only.
     #[inline]
-    #[allow(dead_code)]
     fn r(&self) -> TimelyRef<'_> {
         TimelyRef {
             k: self.k,

@@ -2790,6 +2790,9 @@ fn apply_cc_overrides(setup: &mut cc::CcSetup, c: &RawCc, ctx: &Ctx) -> Result<(
                 p.t_high_ps = v;
             }
             if let Some(b) = c.beta {
+                if !(b.is_finite() && (0.0..=1.0).contains(&b)) {
+                    return Err(ctx.err_key("cc.beta", format!("= {b} must be in [0, 1]")));
+                }
                 p.beta = b;
             }
             match window {
