@@ -135,7 +135,7 @@ pub struct Dctcp {
     s: DctcpState,
 }
 
-/// A Dctcp controller stored in a slab: its state, mutably, and its shared constants.
+/// A DCTCP sender stored in a slab: its state, mutably, and its shared constants.
 #[derive(Debug)]
 pub struct DctcpMut<'a> {
     /// The constants.
@@ -144,7 +144,7 @@ pub struct DctcpMut<'a> {
     pub s: &'a mut DctcpState,
 }
 
-/// A Dctcp controller stored in a slab, borrowed.
+/// A DCTCP sender stored in a slab, borrowed.
 #[derive(Clone, Copy, Debug)]
 pub struct DctcpRef<'a> {
     /// The constants.
@@ -282,10 +282,12 @@ impl DctcpRef<'_> {
     pub fn in_slow_start(&self) -> bool {
         self.s.ss
     }
+
     /// [`CongestionControl::rate_bps`].
     pub fn rate_bps(&self) -> u64 {
         self.s.rate.max(1)
     }
+
     /// [`CongestionControl::window_bytes`].
     pub fn window_bytes(&self) -> u64 {
         if self.k.win_base == 0 {

@@ -135,7 +135,7 @@ pub struct Timely {
     s: TimelyState,
 }
 
-/// A Timely controller stored in a slab: its state, mutably, and its shared constants.
+/// A TIMELY sender stored in a slab: its state, mutably, and its shared constants.
 #[derive(Debug)]
 pub struct TimelyMut<'a> {
     /// The constants.
@@ -144,7 +144,7 @@ pub struct TimelyMut<'a> {
     pub s: &'a mut TimelyState,
 }
 
-/// A Timely controller stored in a slab, borrowed.
+/// A TIMELY sender stored in a slab, borrowed.
 #[derive(Clone, Copy, Debug)]
 pub struct TimelyRef<'a> {
     /// The constants.
@@ -283,10 +283,12 @@ impl TimelyRef<'_> {
     pub fn last_update_seq(&self) -> u64 {
         self.s.last_update_seq
     }
+
     /// [`CongestionControl::rate_bps`].
     pub fn rate_bps(&self) -> u64 {
         self.s.rate_bps.max(1)
     }
+
     /// [`CongestionControl::window_bytes`].
     pub fn window_bytes(&self) -> u64 {
         if !self.k.p.has_win {
