@@ -285,38 +285,6 @@ pub struct Dcqcn {
     s: DcqcnState,
 }
 
-/// A DCQCN reaction point stored in a slab: its state, mutably, and its shared constants.
-#[derive(Debug)]
-pub struct DcqcnMut<'a> {
-    /// The constants.
-    pub k: &'a DcqcnConst,
-    /// The QP's state.
-    pub s: &'a mut DcqcnState,
-}
-
-/// A DCQCN reaction point stored in a slab, borrowed.
-#[derive(Clone, Copy, Debug)]
-pub struct DcqcnRef<'a> {
-    /// The constants.
-    pub k: &'a DcqcnConst,
-    /// The QP's state.
-    pub s: &'a DcqcnState,
-}
-
-impl DcqcnState {
-    /// Index of its constants in the slab that stores it.
-    #[inline]
-    pub fn const_index(&self) -> u32 {
-        self.k
-    }
-
-    /// Set the index of its constants in the slab that stores it.
-    #[inline]
-    pub fn set_const_index(&mut self, k: u32) {
-        self.k = k;
-    }
-}
-
 impl DcqcnConst {
     /// What tells constants of one run apart (the rest comes from the run's one
     /// [`DcqcnParams`]): the line rate and the base window.
@@ -324,6 +292,15 @@ impl DcqcnConst {
         (self.line_rate_bps, self.win_base, 0, 0)
     }
 }
+
+split_controller!(
+    Dcqcn,
+    DcqcnConst,
+    DcqcnState,
+    DcqcnMut,
+    DcqcnRef,
+    "DCQCN reaction point"
+);
 
 impl Dcqcn {
     /// New controller for a QP on a NIC of `line_rate_bps`, starting at line rate.
@@ -365,32 +342,6 @@ impl Dcqcn {
             k: 0,
         };
         Dcqcn { k, s }
-    }
-
-    /// Its constants and its state.
-    pub fn into_parts(self) -> (DcqcnConst, DcqcnState) {
-        (self.k, self.s)
-    }
-
-    /// Built from its constants and state.
-    pub fn from_parts(k: DcqcnConst, s: DcqcnState) -> Self {
-        Dcqcn { k, s }
-    }
-
-    /// Borrowed as a slab entry.
-    pub fn view(&self) -> DcqcnRef<'_> {
-        DcqcnRef {
-            k: &self.k,
-            s: &self.s,
-        }
-    }
-
-    /// Mutably borrowed as a slab entry.
-    pub fn view_mut(&mut self) -> DcqcnMut<'_> {
-        DcqcnMut {
-            k: &self.k,
-            s: &mut self.s,
-        }
     }
 
     /// TCD: increase events held (skipped) because a UE echo had arrived.
@@ -510,15 +461,6 @@ impl DcqcnRef<'_> {
 }
 
 impl DcqcnMut<'_> {
-    /// Borrowed read-only.
-    #[inline]
-    fn r(&self) -> DcqcnRef<'_> {
-        DcqcnRef {
-            k: self.k,
-            s: self.s,
-        }
-    }
-
     /// TCD: consume the UE seen since the last increase event; true = hold this one.
     fn hold_for_ue(&mut self) -> bool {
         if self.k.p.tcd && self.s.ue_seen {

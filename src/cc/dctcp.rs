@@ -135,38 +135,6 @@ pub struct Dctcp {
     s: DctcpState,
 }
 
-/// A DCTCP sender stored in a slab: its state, mutably, and its shared constants.
-#[derive(Debug)]
-pub struct DctcpMut<'a> {
-    /// The constants.
-    pub k: &'a DctcpConst,
-    /// The QP's state.
-    pub s: &'a mut DctcpState,
-}
-
-/// A DCTCP sender stored in a slab, borrowed.
-#[derive(Clone, Copy, Debug)]
-pub struct DctcpRef<'a> {
-    /// The constants.
-    pub k: &'a DctcpConst,
-    /// The QP's state.
-    pub s: &'a DctcpState,
-}
-
-impl DctcpState {
-    /// Index of its constants in the slab that stores it.
-    #[inline]
-    pub fn const_index(&self) -> u32 {
-        self.k
-    }
-
-    /// Set the index of its constants in the slab that stores it.
-    #[inline]
-    pub fn set_const_index(&mut self, k: u32) {
-        self.k = k;
-    }
-}
-
 impl DctcpConst {
     /// What tells constants of one run apart (the rest comes from the run's one
     /// [`DctcpParams`]): line rate, base window and BDP.
@@ -174,6 +142,15 @@ impl DctcpConst {
         (self.line_rate_bps, self.win_base, self.bdp_bytes, 0)
     }
 }
+
+split_controller!(
+    Dctcp,
+    DctcpConst,
+    DctcpState,
+    DctcpMut,
+    DctcpRef,
+    "DCTCP sender"
+);
 
 impl Dctcp {
     /// New controller for a QP on a NIC of `line_rate_bps`, starting at line rate.
@@ -213,32 +190,6 @@ impl Dctcp {
             k: 0,
         };
         Dctcp { k, s }
-    }
-
-    /// Its constants and its state.
-    pub fn into_parts(self) -> (DctcpConst, DctcpState) {
-        (self.k, self.s)
-    }
-
-    /// Built from its constants and state.
-    pub fn from_parts(k: DctcpConst, s: DctcpState) -> Self {
-        Dctcp { k, s }
-    }
-
-    /// Borrowed as a slab entry.
-    pub fn view(&self) -> DctcpRef<'_> {
-        DctcpRef {
-            k: &self.k,
-            s: &self.s,
-        }
-    }
-
-    /// Mutably borrowed as a slab entry.
-    pub fn view_mut(&mut self) -> DctcpMut<'_> {
-        DctcpMut {
-            k: &self.k,
-            s: &mut self.s,
-        }
     }
 
     /// Current α.
@@ -311,16 +262,7 @@ impl DctcpRef<'_> {
     }
 }
 
-impl DctcpMut<'_> {
-    /// Borrowed read-only.
-    #[inline]
-    fn r(&self) -> DctcpRef<'_> {
-        DctcpRef {
-            k: self.k,
-            s: self.s,
-        }
-    }
-}
+impl DctcpMut<'_> {}
 
 impl CongestionControl for DctcpMut<'_> {
     fn on_ack(&mut self, info: &AckInfo<'_>) {

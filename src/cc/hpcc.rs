@@ -273,23 +273,7 @@ pub struct Hpcc {
     s: HpccState,
 }
 
-/// An HPCC sender stored in a slab: its state, mutably, and its shared constants.
-#[derive(Debug)]
-pub struct HpccMut<'a> {
-    /// The constants.
-    pub k: &'a HpccConst,
-    /// The QP's state.
-    pub s: &'a mut HpccState,
-}
-
-/// An HPCC sender stored in a slab, borrowed.
-#[derive(Clone, Copy, Debug)]
-pub struct HpccRef<'a> {
-    /// The constants.
-    pub k: &'a HpccConst,
-    /// The QP's state.
-    pub s: &'a HpccState,
-}
+split_controller!(Hpcc, HpccConst, HpccState, HpccMut, HpccRef, "HPCC sender");
 
 impl Hpcc {
     /// New controller for a NIC of `line_rate_bps` (bits/s). `base_rtt_ps` is the topology's
@@ -302,71 +286,45 @@ impl Hpcc {
         Hpcc { k, s }
     }
 
-    /// Its constants and its state.
-    pub fn into_parts(self) -> (HpccConst, HpccState) {
-        (self.k, self.s)
-    }
-
-    /// Built from its constants and state.
-    pub fn from_parts(k: HpccConst, s: HpccState) -> Self {
-        Hpcc { k, s }
-    }
-
-    /// Borrowed as a slab entry.
-    pub fn view(&self) -> HpccRef<'_> {
-        HpccRef {
-            k: &self.k,
-            s: &self.s,
-        }
-    }
-
-    /// Mutably borrowed as a slab entry.
-    pub fn view_mut(&mut self) -> HpccMut<'_> {
-        HpccMut {
-            k: &self.k,
-            s: &mut self.s,
-        }
-    }
-
     /// Current window W, bytes (unrounded).
     pub fn window_f64(&self) -> f64 {
-        self.s.w
+        self.view().window_f64()
     }
 
     /// Reference window `W^c`, bytes (committed once per RTT).
     pub fn reference_window(&self) -> f64 {
-        self.s.wc
+        self.view().reference_window()
     }
 
     /// EWMA of the normalised inflight bytes `U` (dimensionless, 1.0 = one BDP in flight on
     /// the most-loaded link). With `multi_rate`, the largest per-hop value.
     pub fn utilization(&self) -> f64 {
-        self.s.utilization(&self.k)
+        self.view().utilization()
     }
 
     /// Consecutive additive-increase stages (`incStage`).
     pub fn inc_stage(&self) -> u32 {
-        self.s.inc_stage
+        self.view().inc_stage()
     }
 
     /// `lastUpdateSeq`: the next commit of `W^c` happens on an ACK above this byte.
     pub fn last_update_seq(&self) -> u64 {
-        self.s.last_update_seq
+        self.view().last_update_seq()
     }
 
     /// Base RTT T in use, picoseconds.
     pub fn base_rtt_ps(&self) -> u64 {
-        self.k.t_ps
+        self.view().base_rtt_ps()
     }
 
     /// Reference BDP D (the window at line rate), bytes.
     pub fn reference_bdp(&self) -> f64 {
-        self.k.d_bytes
+        self.view().reference_bdp()
     }
 
     /// Additive increase step `W_AI` in bytes.
     pub fn w_ai(&self) -> f64 {
-        self.k.w_ai
+        self.view().w_ai()
     }
 }
 
@@ -530,18 +488,6 @@ impl HpccState {
         };
         s.set_w(k, k.w_max);
         s
-    }
-
-    /// Index of its constants in the slab that stores it.
-    #[inline]
-    pub fn const_index(&self) -> u32 {
-        self.k
-    }
-
-    /// Set the index of its constants in the slab that stores it.
-    #[inline]
-    pub fn set_const_index(&mut self, k: u32) {
-        self.k = k;
     }
 
     /// Set the window W, bytes, and the rate and window the NIC reads from it.
@@ -767,12 +713,12 @@ impl CongestionControl for HpccMut<'_> {
 
     #[inline]
     fn rate_bps(&self) -> u64 {
-        self.s.rate_cache
+        self.r().rate_bps()
     }
 
     #[inline]
     fn window_bytes(&self) -> u64 {
-        self.s.win_cache
+        self.r().window_bytes()
     }
 
     #[inline]
@@ -787,27 +733,27 @@ impl CongestionControl for HpccMut<'_> {
 
 impl CongestionControl for Hpcc {
     fn on_ack(&mut self, info: &AckInfo<'_>) {
-        self.s.on_ack(&self.k, info)
+        self.view_mut().on_ack(info)
     }
 
     #[inline]
     fn rate_bps(&self) -> u64 {
-        self.s.rate_cache
+        self.view().rate_bps()
     }
 
     #[inline]
     fn window_bytes(&self) -> u64 {
-        self.s.win_cache
+        self.view().window_bytes()
     }
 
     fn adjusts_pacing(&self) -> bool {
-        true
+        self.view().adjusts_pacing()
     }
 
     /// PB-FS: W = W^c = rate × D / line (clamped to [W_min, W_max]), every hop's W^c too,
     /// so the next updates start from the corrected window.
-    fn set_rate(&mut self, _now_ps: u64, rate_bps: u64) {
-        self.s.set_rate(&self.k, rate_bps)
+    fn set_rate(&mut self, now_ps: u64, rate_bps: u64) {
+        self.view_mut().set_rate(now_ps, rate_bps)
     }
 }
 

@@ -5,8 +5,103 @@
 //!
 //! The simulator dispatches through enums (no `Box<dyn>` on the hot path): [`Cc`] owns a
 //! controller of any kind, [`CcMut`] / [`CcRef`] borrow one from the [`CcSlab`], which stores
-//! each run's controllers in a vector of their own type. Adding a controller = one file here +
-//! one variant in [`Cc`], [`CcRef`], [`CcMut`], the slab's store and [`CcConfig`].
+//! each run's controllers in a vector of their own type. Adding a controller = one file here
+//! (its constants, its state and `split_controller!` for its views) + one variant in [`Cc`],
+//! [`CcRef`], [`CcMut`], the slab's store and [`CcConfig`].
+
+/// The parts of a controller split into shared constants and per-flow state (see
+/// [`CcSlab`]): what the slab needs to store and rebuild it.
+pub trait Split: Sized {
+    /// Its constants, shared by every QP with the same parameters, line rate and BDP.
+    type Const: PartialEq + std::fmt::Debug + Clone;
+    /// Its per-QP state.
+    type State: std::fmt::Debug + Clone;
+    /// Its constants and its state.
+    fn into_parts(self) -> (Self::Const, Self::State);
+    /// Built from its constants and state.
+    fn from_parts(k: Self::Const, s: Self::State) -> Self;
+    /// What tells constants of one run apart (the rest comes from the run's one parameter
+    /// set).
+    fn key(k: &Self::Const) -> (u64, u64, u64, u64);
+    /// Index of the state's constants in the slab that stores it.
+    fn const_index(s: &Self::State) -> u32;
+    /// Set the index of the state's constants in the slab that stores it.
+    fn set_const_index(s: &mut Self::State, k: u32);
+}
+
+/// Declares, in a controller's module, what every split controller has: the owning type
+/// `$own { k: $k, s: $s }`'s [`Split`] and views, and the borrowed views `$mut` / `$ref` the
+/// slab hands out. `$s` has a `k: u32` field (its constants' index); `$k` has a `key()`.
+macro_rules! split_controller {
+    ($own:ident, $k:ident, $s:ident, $mut:ident, $ref:ident, $what:literal) => {
+        #[doc = concat!("A ", $what, " stored in a slab: its state, mutably, and its shared constants.")]
+        #[derive(Debug)]
+        pub struct $mut<'a> {
+            /// The constants.
+            pub k: &'a $k,
+            /// The QP's state.
+            pub s: &'a mut $s,
+        }
+
+        #[doc = concat!("A ", $what, " stored in a slab, borrowed.")]
+        #[derive(Clone, Copy, Debug)]
+        pub struct $ref<'a> {
+            /// The constants.
+            pub k: &'a $k,
+            /// The QP's state.
+            pub s: &'a $s,
+        }
+
+        impl $crate::cc::Split for $own {
+            type Const = $k;
+            type State = $s;
+            fn into_parts(self) -> ($k, $s) {
+                (self.k, self.s)
+            }
+            fn from_parts(k: $k, s: $s) -> Self {
+                $own { k, s }
+            }
+            fn key(k: &$k) -> (u64, u64, u64, u64) {
+                k.key()
+            }
+            fn const_index(s: &$s) -> u32 {
+                s.k
+            }
+            fn set_const_index(s: &mut $s, k: u32) {
+                s.k = k;
+            }
+        }
+
+        impl $own {
+            /// Borrowed as a slab entry.
+            pub fn view(&self) -> $ref<'_> {
+                $ref {
+                    k: &self.k,
+                    s: &self.s,
+                }
+            }
+
+            /// Mutably borrowed as a slab entry.
+            pub fn view_mut(&mut self) -> $mut<'_> {
+                $mut {
+                    k: &self.k,
+                    s: &mut self.s,
+                }
+            }
+        }
+
+        impl $mut<'_> {
+            /// Borrowed read-only.
+            #[inline]
+            fn r(&self) -> $ref<'_> {
+                $ref {
+                    k: self.k,
+                    s: self.s,
+                }
+            }
+        }
+    };
+}
 
 pub mod dcqcn;
 pub mod dctcp;
@@ -156,39 +251,67 @@ enum Store {
     /// Nothing stored yet (the kind is set by the first controller).
     #[default]
     Empty,
+    /// The line-rate controller (16 B: its slot is all constants).
     None(Vec<none::NoneCc>),
-    /// DCQCN: the constants of each line rate once, and a state per slot naming its own.
-    Dcqcn {
-        consts: Vec<dcqcn::DcqcnConst>,
-        /// [`dcqcn::DcqcnConst::key`] → index in `consts`.
-        index: std::collections::HashMap<(u64, u64, u64, u64), u32>,
-        slots: Vec<dcqcn::DcqcnState>,
-    },
-    /// Dctcp: the constants of each line rate once, and a state per slot naming its own.
-    Dctcp {
-        consts: Vec<dctcp::DctcpConst>,
-        /// [`dctcp::DctcpConst::key`] → index in `consts`.
-        index: std::collections::HashMap<(u64, u64, u64, u64), u32>,
-        slots: Vec<dctcp::DctcpState>,
-    },
-    /// HPCC: the constants of each distinct (line rate, BDP) once, and a state per slot
-    /// naming its constants.
-    Hpcc {
-        consts: Vec<hpcc::HpccConst>,
-        /// [`hpcc::HpccConst::key`] → index in `consts` (a lookup per flow start, however
-        /// many distinct path BDPs the run has).
-        index: std::collections::HashMap<(u64, u64, u64, u64), u32>,
-        slots: Vec<hpcc::HpccState>,
-    },
-    /// Timely: the constants of each line rate once, and a state per slot naming its own.
-    Timely {
-        consts: Vec<timely::TimelyConst>,
-        /// [`timely::TimelyConst::key`] → index in `consts`.
-        index: std::collections::HashMap<(u64, u64, u64, u64), u32>,
-        slots: Vec<timely::TimelyState>,
-    },
+    Dcqcn(Shared<dcqcn::Dcqcn>),
+    Dctcp(Shared<dctcp::Dctcp>),
+    Hpcc(Shared<hpcc::Hpcc>),
+    Timely(Shared<timely::Timely>),
     /// Controllers of several kinds.
     Mixed(Vec<Cc>),
+}
+
+/// The slots of one split controller kind ([`Split`]): each distinct set of constants once,
+/// and a state per slot naming its set.
+#[derive(Clone, Debug)]
+struct Shared<C: Split> {
+    consts: Vec<C::Const>,
+    /// [`Split::key`] → index in `consts` (a lookup per flow start, however many distinct
+    /// line rates and path BDPs the run has).
+    index: std::collections::HashMap<(u64, u64, u64, u64), u32>,
+    slots: Vec<C::State>,
+}
+
+impl<C: Split> Default for Shared<C> {
+    fn default() -> Self {
+        Shared {
+            consts: Vec::new(),
+            index: Default::default(),
+            slots: Vec::new(),
+        }
+    }
+}
+
+impl<C: Split> Shared<C> {
+    /// Stores `c` at slot `at` (or a new one); returns the slot.
+    fn put(&mut self, at: Option<u32>, c: C) -> u32 {
+        let (k, mut st) = c.into_parts();
+        let ki = shared_index(&mut self.consts, &mut self.index, C::key(&k), k);
+        C::set_const_index(&mut st, ki);
+        put(&mut self.slots, at, st)
+    }
+
+    /// Slot `i`'s constants and state.
+    #[inline(always)]
+    fn parts(&self, i: usize) -> (&C::Const, &C::State) {
+        let s = &self.slots[i];
+        (&self.consts[C::const_index(s) as usize], s)
+    }
+
+    /// Slot `i`'s constants and state, mutably.
+    #[inline(always)]
+    fn parts_mut(&mut self, i: usize) -> (&C::Const, &mut C::State) {
+        let s = &mut self.slots[i];
+        (&self.consts[C::const_index(s) as usize], s)
+    }
+
+    /// Every slot as an owning controller.
+    fn into_owned(self) -> impl Iterator<Item = C> {
+        let consts = self.consts;
+        self.slots
+            .into_iter()
+            .map(move |s| C::from_parts(consts[C::const_index(&s) as usize].clone(), s))
+    }
 }
 
 /// Index of constants `k` (whose key is `key`) in `consts`, added if new: one set per
@@ -269,10 +392,10 @@ impl Store {
         match self {
             Store::Empty => 0,
             Store::None(v) => v.len(),
-            Store::Dcqcn { slots, .. } => slots.len(),
-            Store::Dctcp { slots, .. } => slots.len(),
-            Store::Hpcc { slots, .. } => slots.len(),
-            Store::Timely { slots, .. } => slots.len(),
+            Store::Dcqcn(x) => x.slots.len(),
+            Store::Dctcp(x) => x.slots.len(),
+            Store::Hpcc(x) => x.slots.len(),
+            Store::Timely(x) => x.slots.len(),
             Store::Mixed(v) => v.len(),
         }
     }
@@ -281,26 +404,10 @@ impl Store {
     fn for_kind(c: &Cc) -> Store {
         match c {
             Cc::None(_) => Store::None(Vec::new()),
-            Cc::Dcqcn(_) => Store::Dcqcn {
-                consts: Vec::new(),
-                index: Default::default(),
-                slots: Vec::new(),
-            },
-            Cc::Dctcp(_) => Store::Dctcp {
-                consts: Vec::new(),
-                index: Default::default(),
-                slots: Vec::new(),
-            },
-            Cc::Hpcc(_) => Store::Hpcc {
-                consts: Vec::new(),
-                index: Default::default(),
-                slots: Vec::new(),
-            },
-            Cc::Timely(_) => Store::Timely {
-                consts: Vec::new(),
-                index: Default::default(),
-                slots: Vec::new(),
-            },
+            Cc::Dcqcn(_) => Store::Dcqcn(Shared::default()),
+            Cc::Dctcp(_) => Store::Dctcp(Shared::default()),
+            Cc::Hpcc(_) => Store::Hpcc(Shared::default()),
+            Cc::Timely(_) => Store::Timely(Shared::default()),
         }
     }
 
@@ -309,42 +416,10 @@ impl Store {
         match self {
             Store::Empty => Vec::new(),
             Store::None(v) => v.into_iter().map(Cc::None).collect(),
-            Store::Dcqcn { consts, slots, .. } => slots
-                .into_iter()
-                .map(|s| {
-                    Cc::Dcqcn(dcqcn::Dcqcn::from_parts(
-                        consts[s.const_index() as usize].clone(),
-                        s,
-                    ))
-                })
-                .collect(),
-            Store::Dctcp { consts, slots, .. } => slots
-                .into_iter()
-                .map(|s| {
-                    Cc::Dctcp(dctcp::Dctcp::from_parts(
-                        consts[s.const_index() as usize].clone(),
-                        s,
-                    ))
-                })
-                .collect(),
-            Store::Hpcc { consts, slots, .. } => slots
-                .into_iter()
-                .map(|s| {
-                    Cc::Hpcc(hpcc::Hpcc::from_parts(
-                        consts[s.const_index() as usize].clone(),
-                        s,
-                    ))
-                })
-                .collect(),
-            Store::Timely { consts, slots, .. } => slots
-                .into_iter()
-                .map(|s| {
-                    Cc::Timely(timely::Timely::from_parts(
-                        consts[s.const_index() as usize].clone(),
-                        s,
-                    ))
-                })
-                .collect(),
+            Store::Dcqcn(x) => x.into_owned().map(Cc::Dcqcn).collect(),
+            Store::Dctcp(x) => x.into_owned().map(Cc::Dctcp).collect(),
+            Store::Hpcc(x) => x.into_owned().map(Cc::Hpcc).collect(),
+            Store::Timely(x) => x.into_owned().map(Cc::Timely).collect(),
             Store::Mixed(v) => v,
         }
     }
@@ -359,58 +434,10 @@ impl CcSlab {
         let at = self.free.pop();
         let i = match (&mut self.store, c) {
             (Store::None(v), Cc::None(c)) => put(v, at, c),
-            (
-                Store::Dcqcn {
-                    consts,
-                    index,
-                    slots,
-                },
-                Cc::Dcqcn(c),
-            ) => {
-                let (k, mut st) = c.into_parts();
-                let ki = shared_index(consts, index, k.key(), k);
-                st.set_const_index(ki);
-                put(slots, at, st)
-            }
-            (
-                Store::Dctcp {
-                    consts,
-                    index,
-                    slots,
-                },
-                Cc::Dctcp(c),
-            ) => {
-                let (k, mut st) = c.into_parts();
-                let ki = shared_index(consts, index, k.key(), k);
-                st.set_const_index(ki);
-                put(slots, at, st)
-            }
-            (
-                Store::Hpcc {
-                    consts,
-                    index,
-                    slots,
-                },
-                Cc::Hpcc(c),
-            ) => {
-                let (k, mut st) = c.into_parts();
-                let ki = shared_index(consts, index, k.key(), k);
-                st.set_const_index(ki);
-                put(slots, at, st)
-            }
-            (
-                Store::Timely {
-                    consts,
-                    index,
-                    slots,
-                },
-                Cc::Timely(c),
-            ) => {
-                let (k, mut st) = c.into_parts();
-                let ki = shared_index(consts, index, k.key(), k);
-                st.set_const_index(ki);
-                put(slots, at, st)
-            }
+            (Store::Dcqcn(x), Cc::Dcqcn(c)) => x.put(at, c),
+            (Store::Dctcp(x), Cc::Dctcp(c)) => x.put(at, c),
+            (Store::Hpcc(x), Cc::Hpcc(c)) => x.put(at, c),
+            (Store::Timely(x), Cc::Timely(c)) => x.put(at, c),
             (Store::Mixed(v), c) => put(v, at, c),
             (_, c) => {
                 // Another kind: keep every slot, as values of the enum.
@@ -438,33 +465,21 @@ impl CcSlab {
         let i = i as usize;
         match &self.store {
             Store::None(v) => CcRef::None(&v[i]),
-            Store::Dcqcn { consts, slots, .. } => {
-                let s = &slots[i];
-                CcRef::Dcqcn(dcqcn::DcqcnRef {
-                    k: &consts[s.const_index() as usize],
-                    s,
-                })
+            Store::Dcqcn(x) => {
+                let (k, s) = x.parts(i);
+                CcRef::Dcqcn(dcqcn::DcqcnRef { k, s })
             }
-            Store::Dctcp { consts, slots, .. } => {
-                let s = &slots[i];
-                CcRef::Dctcp(dctcp::DctcpRef {
-                    k: &consts[s.const_index() as usize],
-                    s,
-                })
+            Store::Dctcp(x) => {
+                let (k, s) = x.parts(i);
+                CcRef::Dctcp(dctcp::DctcpRef { k, s })
             }
-            Store::Hpcc { consts, slots, .. } => {
-                let s = &slots[i];
-                CcRef::Hpcc(hpcc::HpccRef {
-                    k: &consts[s.const_index() as usize],
-                    s,
-                })
+            Store::Hpcc(x) => {
+                let (k, s) = x.parts(i);
+                CcRef::Hpcc(hpcc::HpccRef { k, s })
             }
-            Store::Timely { consts, slots, .. } => {
-                let s = &slots[i];
-                CcRef::Timely(timely::TimelyRef {
-                    k: &consts[s.const_index() as usize],
-                    s,
-                })
+            Store::Timely(x) => {
+                let (k, s) = x.parts(i);
+                CcRef::Timely(timely::TimelyRef { k, s })
             }
             Store::Mixed(v) => mixed_ref(&v[i]),
             Store::Empty => empty_slab(i),
@@ -477,33 +492,21 @@ impl CcSlab {
         let i = i as usize;
         match &mut self.store {
             Store::None(v) => CcMut::None(&mut v[i]),
-            Store::Dcqcn { consts, slots, .. } => {
-                let s = &mut slots[i];
-                CcMut::Dcqcn(dcqcn::DcqcnMut {
-                    k: &consts[s.const_index() as usize],
-                    s,
-                })
+            Store::Dcqcn(x) => {
+                let (k, s) = x.parts_mut(i);
+                CcMut::Dcqcn(dcqcn::DcqcnMut { k, s })
             }
-            Store::Dctcp { consts, slots, .. } => {
-                let s = &mut slots[i];
-                CcMut::Dctcp(dctcp::DctcpMut {
-                    k: &consts[s.const_index() as usize],
-                    s,
-                })
+            Store::Dctcp(x) => {
+                let (k, s) = x.parts_mut(i);
+                CcMut::Dctcp(dctcp::DctcpMut { k, s })
             }
-            Store::Hpcc { consts, slots, .. } => {
-                let s = &mut slots[i];
-                CcMut::Hpcc(hpcc::HpccMut {
-                    k: &consts[s.const_index() as usize],
-                    s,
-                })
+            Store::Hpcc(x) => {
+                let (k, s) = x.parts_mut(i);
+                CcMut::Hpcc(hpcc::HpccMut { k, s })
             }
-            Store::Timely { consts, slots, .. } => {
-                let s = &mut slots[i];
-                CcMut::Timely(timely::TimelyMut {
-                    k: &consts[s.const_index() as usize],
-                    s,
-                })
+            Store::Timely(x) => {
+                let (k, s) = x.parts_mut(i);
+                CcMut::Timely(timely::TimelyMut { k, s })
             }
             Store::Mixed(v) => mixed_mut(&mut v[i]),
             Store::Empty => empty_slab(i),
@@ -530,10 +533,10 @@ impl CcSlab {
         match &self.store {
             Store::Empty => {}
             Store::None(v) => lines(v, i, 128),
-            Store::Dcqcn { slots, .. } => lines(slots, i, 128),
-            Store::Dctcp { slots, .. } => lines(slots, i, 128),
-            Store::Hpcc { slots, .. } => lines(slots, i, 192),
-            Store::Timely { slots, .. } => lines(slots, i, 128),
+            Store::Dcqcn(x) => lines(&x.slots, i, 128),
+            Store::Dctcp(x) => lines(&x.slots, i, 128),
+            Store::Hpcc(x) => lines(&x.slots, i, 192),
+            Store::Timely(x) => lines(&x.slots, i, 128),
             Store::Mixed(v) => lines(v, i, 128),
         }
     }
@@ -544,10 +547,10 @@ impl CcSlab {
         match &self.store {
             Store::Empty => 0,
             Store::None(_) => size_of::<none::NoneCc>(),
-            Store::Dcqcn { .. } => size_of::<dcqcn::DcqcnState>(),
-            Store::Dctcp { .. } => size_of::<dctcp::DctcpState>(),
-            Store::Hpcc { .. } => size_of::<hpcc::HpccState>(),
-            Store::Timely { .. } => size_of::<timely::TimelyState>(),
+            Store::Dcqcn(_) => size_of::<dcqcn::DcqcnState>(),
+            Store::Dctcp(_) => size_of::<dctcp::DctcpState>(),
+            Store::Hpcc(_) => size_of::<hpcc::HpccState>(),
+            Store::Timely(_) => size_of::<timely::TimelyState>(),
             Store::Mixed(_) => size_of::<Cc>(),
         }
     }
@@ -557,10 +560,10 @@ impl CcSlab {
     /// several kinds).
     pub fn const_sets(&self) -> usize {
         match &self.store {
-            Store::Hpcc { consts, .. } => consts.len(),
-            Store::Dcqcn { consts, .. } => consts.len(),
-            Store::Dctcp { consts, .. } => consts.len(),
-            Store::Timely { consts, .. } => consts.len(),
+            Store::Hpcc(x) => x.consts.len(),
+            Store::Dcqcn(x) => x.consts.len(),
+            Store::Dctcp(x) => x.consts.len(),
+            Store::Timely(x) => x.consts.len(),
             Store::Empty | Store::None(_) | Store::Mixed(_) => 0,
         }
     }

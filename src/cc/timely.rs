@@ -135,38 +135,6 @@ pub struct Timely {
     s: TimelyState,
 }
 
-/// A TIMELY sender stored in a slab: its state, mutably, and its shared constants.
-#[derive(Debug)]
-pub struct TimelyMut<'a> {
-    /// The constants.
-    pub k: &'a TimelyConst,
-    /// The QP's state.
-    pub s: &'a mut TimelyState,
-}
-
-/// A TIMELY sender stored in a slab, borrowed.
-#[derive(Clone, Copy, Debug)]
-pub struct TimelyRef<'a> {
-    /// The constants.
-    pub k: &'a TimelyConst,
-    /// The QP's state.
-    pub s: &'a TimelyState,
-}
-
-impl TimelyState {
-    /// Index of its constants in the slab that stores it.
-    #[inline]
-    pub fn const_index(&self) -> u32 {
-        self.k
-    }
-
-    /// Set the index of its constants in the slab that stores it.
-    #[inline]
-    pub fn set_const_index(&mut self, k: u32) {
-        self.k = k;
-    }
-}
-
 impl TimelyConst {
     /// What tells constants of one run apart (the rest comes from the run's one
     /// [`TimelyParams`]): the line rate and the base window.
@@ -174,6 +142,15 @@ impl TimelyConst {
         (self.line_bps, self.win_bytes, 0, 0)
     }
 }
+
+split_controller!(
+    Timely,
+    TimelyConst,
+    TimelyState,
+    TimelyMut,
+    TimelyRef,
+    "TIMELY sender"
+);
 
 impl Timely {
     /// New controller for a NIC of `line_rate_bps` (bits/s), starting at line rate.
@@ -204,32 +181,6 @@ impl Timely {
             k: 0,
         };
         Timely { k, s }
-    }
-
-    /// Its constants and its state.
-    pub fn into_parts(self) -> (TimelyConst, TimelyState) {
-        (self.k, self.s)
-    }
-
-    /// Built from its constants and state.
-    pub fn from_parts(k: TimelyConst, s: TimelyState) -> Self {
-        Timely { k, s }
-    }
-
-    /// Borrowed as a slab entry.
-    pub fn view(&self) -> TimelyRef<'_> {
-        TimelyRef {
-            k: &self.k,
-            s: &self.s,
-        }
-    }
-
-    /// Mutably borrowed as a slab entry.
-    pub fn view_mut(&mut self) -> TimelyMut<'_> {
-        TimelyMut {
-            k: &self.k,
-            s: &mut self.s,
-        }
     }
 
     /// TCD: updates that held the rate because of a UE echo.
@@ -314,15 +265,6 @@ impl TimelyRef<'_> {
 }
 
 impl TimelyMut<'_> {
-    /// Borrowed read-only.
-    #[inline]
-    fn r(&self) -> TimelyRef<'_> {
-        TimelyRef {
-            k: self.k,
-            s: self.s,
-        }
-    }
-
     fn update(&mut self, rtt: u64) {
         let new_diff = rtt as f64 - self.s.last_rtt_ps as f64;
         let d = (1.0 - self.k.p.alpha) * self.s.rtt_diff_ps + self.k.p.alpha * new_diff;
