@@ -10,7 +10,7 @@
 //!
 //! Host halves of schemes ([`crate::scheme::HostHooks`]) see the packets of their kinds (BTS,
 //! PFC frames) and every ACK after the CC; their requests (pause a QP, restart the arbiter,
-//! set a timer) are carried out by [`Simulator::host_apply`].
+//! set a timer) are carried out by `Simulator::host_apply`.
 
 use crate::cc::{AckInfo, CongestionControl};
 use crate::engine::Event;

@@ -2,7 +2,7 @@
 //! selection → ingress hook → admission (scheme or MMU) → enqueue hook → (when the port is
 //! free) scheduler → dequeue hook → transmit → departure hook. Schemes plug in at the hooks
 //! ([`crate::scheme`]); what they ask for in their outbox is carried out by
-//! [`Simulator::switch_flush`] at the end of each stage, in order.
+//! `Simulator::switch_flush` at the end of each stage, in order.
 
 use crate::engine::NO_EGRESS;
 use crate::engine::packet::{Hdr, Header, IntHop, PktKind};

@@ -631,7 +631,7 @@ pub fn write(flows: &[FlowSpec]) -> String {
     s
 }
 
-/// Write flows to `path` in the HPCC flow-file format (see [`write`]).
+/// Write flows to `path` in the HPCC flow-file format (see [`write()`]).
 pub fn save(path: &Path, flows: &[FlowSpec]) -> Result<(), String> {
     std::fs::write(path, write(flows)).map_err(|e| format!("{}: cannot write: {e}", path.display()))
 }

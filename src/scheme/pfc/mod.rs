@@ -385,7 +385,7 @@ pub enum Received {
 
 impl PauseTimes {
     /// A received pause of any data priority stops the queues of `mask` (see
-    /// [`PauseTimes::shared_mask`]); `mask` = 0 keeps queue = priority.
+    /// `PauseTimes::shared_mask`); `mask` = 0 keeps queue = priority.
     pub fn with_shared_queues(mut self, mask: u64) -> Self {
         self.shared_mask = mask;
         self
