@@ -261,9 +261,15 @@ pub struct PfcConfig {
     /// Pause frames carry real quanta and expire unless refreshed (the switch refreshes XOFF
     /// at half the pause time). `false` = HPCC-sim: a PAUSE holds until an explicit RESUME.
     pub expiry: bool,
-    /// Pause quanta in a PAUSE frame (max 65535; one quantum = 512 bit times).
+    /// Pause quanta in a PAUSE frame ([`MIN_PFC_QUANTA`]..=65535; one quantum = 512 bit times).
     pub quanta: u32,
 }
+
+/// Fewest pause quanta a PAUSE frame may carry. A switch refreshes an XOFF every half pause
+/// time, and a PAUSE frame takes one quantum (64 B) to send: with 1 quantum the refreshes alone
+/// would need twice the link, with 2 all of it. From 8 the refreshes take at most a quarter of
+/// the link (one frame per 4 quanta).
+pub const MIN_PFC_QUANTA: u32 = 8;
 
 impl Default for PfcConfig {
     fn default() -> Self {
@@ -278,6 +284,12 @@ impl Default for PfcConfig {
         }
     }
 }
+
+/// Smallest accepted payload per data packet (`network.mtu`, HPCC `PACKET_PAYLOAD_SIZE`),
+/// bytes. Below it a data packet (payload + headers) is shorter on the wire than the ACK it
+/// triggers, so a receiver's ACKs arrive faster than its link can send them back and pile up
+/// without bound (Ethernet's own minimum payload is 46 B).
+pub const MIN_MTU_BYTES: u32 = 64;
 
 /// Everything about the network model except topology and traffic.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -587,10 +599,15 @@ impl NetConfig {
     pub fn issues(&self) -> Vec<ConfigIssue> {
         let mut v = Vec::new();
         let mut bad = |field: NetField, message: String| v.push(ConfigIssue { field, message });
-        if !(1..=9000).contains(&self.mtu_bytes) {
+        if !(MIN_MTU_BYTES..=9000).contains(&self.mtu_bytes) {
             bad(
                 NetField::Mtu,
-                format!("must be in 1..=9000 bytes (got {})", self.mtu_bytes),
+                format!(
+                    "must be in {MIN_MTU_BYTES}..=9000 bytes (got {}; below {MIN_MTU_BYTES} a data \
+                     packet is shorter on the wire than its ACK, and the ACKs pile up without bound \
+                     at the receiver)",
+                    self.mtu_bytes
+                ),
             );
         }
         if self.int_bytes > 1024 {
@@ -728,10 +745,15 @@ impl NetConfig {
             bad(NetField::CnpInterval, "must be positive".into());
         }
         let p = &self.pfc;
-        if !(1..=65535).contains(&p.quanta) {
+        if !(MIN_PFC_QUANTA..=65535).contains(&p.quanta) {
             bad(
                 NetField::PfcQuanta,
-                format!("must be in 1..=65535 (got {})", p.quanta),
+                format!(
+                    "must be in {MIN_PFC_QUANTA}..=65535 (got {}; a switch refreshes a pause every \
+                     half pause time, and below {MIN_PFC_QUANTA} quanta the refresh frames alone \
+                     take more than a quarter of the link)",
+                    p.quanta
+                ),
             );
         }
         if !(p.headroom_factor.is_finite() && p.headroom_factor >= 0.0) {

@@ -790,6 +790,17 @@ fn resolve_cc_mode(
             Some(_) => Err(c.err(key, "must be a positive number of microseconds")),
         }
     };
+    // DCQCN's timers: as `us_key`, but refused below the shortest accepted timer.
+    let timer_key = |key: &str| -> Result<Option<u64>, String> {
+        match us_key(key)? {
+            Some(v) if v < crate::cc::dcqcn::MIN_TIMER_PS => Err(c.err(
+                key,
+                "below the shortest accepted DCQCN timer, 0.1 µs (HPCC-sim's configs use 1–1500 µs; \
+                 a timer firing every few picoseconds for every flow makes the run take hours)",
+            )),
+            v => Ok(v),
+        }
+    };
     let setup = match cc_mode {
         "none" => {
             let mut s = crate::scenario::cc::preset("none", host_rate)?;
@@ -804,13 +815,13 @@ fn resolve_cc_mode(
         }
         "1" => {
             let mut p = DcqcnParams::hpcc_preset(host_rate);
-            if let Some(v) = us_key("ALPHA_RESUME_INTERVAL")? {
+            if let Some(v) = timer_key("ALPHA_RESUME_INTERVAL")? {
                 p.alpha_timer_ps = v;
             }
-            if let Some(v) = us_key("RATE_DECREASE_INTERVAL")? {
+            if let Some(v) = timer_key("RATE_DECREASE_INTERVAL")? {
                 p.rate_decrease_interval_ps = v;
             }
-            match us_key("RP_TIMER")? {
+            match timer_key("RP_TIMER")? {
                 Some(v) => p.rate_increase_timer_ps = v,
                 None => {
                     // HPCC-sim leaves rp_timer uninitialised (0 µs: an event storm).
@@ -1228,26 +1239,31 @@ fn resolve_sfc_keys(c: &HpccConfig, net: &mut NetConfig) -> Result<(), String> {
     if net.sfc.qth_bytes > 0 && net.sfc.qtg_bytes > net.sfc.qth_bytes {
         return Err(c.err("SFC_QTG_BYTES", "must not exceed SFC_QTH_BYTES"));
     }
-    if let Some(v) = c.num::<u64>("SFC_BLOOM_RESET_NS")? {
-        net.sfc.bloom_reset_ps = v * 1000;
-    }
-    if let Some(v) = c.num::<u64>("SFC_BTS_DELAY_NS")? {
-        if v > MAX_TIME_PS / 1000 {
-            return Err(c.err("SFC_BTS_DELAY_NS", "longer than the simulator's time range"));
+    // A nanosecond key in picoseconds, refused past the simulator's time range (instead of
+    // wrapping around).
+    let ns_key = |key: &str| -> Result<Option<u64>, String> {
+        match c.num::<u64>(key)? {
+            Some(v) if v > MAX_TIME_PS / 1000 => {
+                Err(c.err(key, "longer than the simulator's time range"))
+            }
+            v => Ok(v.map(|v| v * 1000)),
         }
-        net.sfc.bts_delay_ps = v * 1000;
+    };
+    if let Some(v) = ns_key("SFC_BLOOM_RESET_NS")? {
+        net.sfc.bloom_reset_ps = v;
+    }
+    if let Some(v) = ns_key("SFC_BTS_DELAY_NS")? {
+        net.sfc.bts_delay_ps = v;
     }
     if c.flag("SFC_ESTIMATOR", false)? {
         // Default window τ: 10 µs (about one base RTT of the paper's Clos).
-        net.sfc.estimator_tau_ps = c
-            .num::<u64>("SFC_ESTIMATOR_TAU_NS")?
-            .unwrap_or(10_000)
-            .max(1)
-            * 1000;
+        net.sfc.estimator_tau_ps = ns_key("SFC_ESTIMATOR_TAU_NS")?
+            .unwrap_or(10_000_000)
+            .max(1000);
     }
     net.onramp.enabled = c.flag("ONRAMP", false)?;
-    if let Some(v) = c.num::<u64>("ONRAMP_THRESHOLD_NS")? {
-        net.onramp.threshold_ps = v * 1000;
+    if let Some(v) = ns_key("ONRAMP_THRESHOLD_NS")? {
+        net.onramp.threshold_ps = v;
     }
     if let Some(v) = c.num::<f64>("ONRAMP_GAIN")? {
         if !(v > 0.0 && v.is_finite()) {

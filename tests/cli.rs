@@ -533,6 +533,106 @@ fn assert_bad(text: &str, needles: &[&str]) {
 
 const STAR4: &str = "[topology]\nkind = \"star\"\nhosts = 4\n";
 
+/// Values found by adversarial testing that validated but then hung a run or exhausted memory
+/// (DCQCN timers of 0 ps, PAUSE refreshes faster than the link, ACKs longer than data
+/// packets, lognormal gaps that all round to zero, incast events of 10⁹ flows, a BFC τ
+/// derived from a tiny HRTT): each is now refused up front, naming its key and the limit.
+/// Values that used to be accepted and silently changed or ignored: each is now an error
+/// naming its key.
+#[test]
+fn bad_values_no_longer_silently_adjusted() {
+    const INCAST: &str = "[[traffic]]\nkind = \"incast\"\nsenders = [1, 2, 3]\nreceivers = [0]\nsize = \"50KB\"\nat = \"1us\"\n";
+    assert_bad(
+        &format!("{STAR4}[cc]\nkind = \"none\"\nwindow = \"0B\"\n{INCAST}"),
+        &["cc.window", "0 bytes"],
+    );
+    assert_bad(
+        &format!("{STAR4}[sfc]\nmode = \"sfc\"\nbloom_bits = 0\n{INCAST}"),
+        &["sfc.bloom_bits", "at least 64"],
+    );
+    assert_bad(
+        &format!("{STAR4}[sfc]\nmode = \"sfc\"\ncache_entries = 0\n{INCAST}"),
+        &["sfc.cache_entries", "at least 1"],
+    );
+    for pairs in ["[[1, 2, 3]]", "[[1]]", "[[1, 2, 99]]"] {
+        assert_bad(
+            &format!(
+                "{STAR4}[[traffic]]\nkind = \"long_lived\"\npairs = {pairs}\nsize = \"1MB\"\n"
+            ),
+            &["pairs", "two host ids"],
+        );
+    }
+    // A flow file's sizes have the scenario's cap (1 PB): beyond it the ideal FCT overflowed.
+    let d = TempDir::new("bigflow");
+    d.write("flows.txt", "1\n1 2 3 100 1000000000000000001 0.000001\n");
+    let f = d.write(
+        "s.toml",
+        &format!("{STAR4}[[traffic]]\nkind = \"flow_file\"\nfile = \"flows.txt\"\n"),
+    );
+    sfc(d.path(), &["validate", f.to_str().unwrap()]).assert_error(&[
+        "flows.txt:2",
+        "field 5 (size)",
+        "1 PB",
+    ]);
+}
+
+#[test]
+fn bad_values_that_would_storm_or_exhaust_memory() {
+    const INCAST: &str = "[[traffic]]\nkind = \"incast\"\nsenders = [1, 2, 3]\nreceivers = [0]\nsize = \"50KB\"\nat = \"1us\"\n";
+    for key in ["alpha_timer", "dec_interval", "rp_timer"] {
+        for v in ["0us", "99ns"] {
+            assert_bad(
+                &format!("{STAR4}[cc]\nkind = \"dcqcn\"\n{key} = \"{v}\"\n{INCAST}"),
+                &[&format!("cc.{key}"), "100ns"],
+            );
+        }
+    }
+    assert_bad(
+        &format!("{STAR4}[buffer]\nmode = \"lossless\"\n[pfc]\nquanta = 7\n{INCAST}"),
+        &["pfc.quanta", "8..=65535"],
+    );
+    assert_bad(
+        &format!("{STAR4}[network]\nmtu = 63\n{INCAST}"),
+        &["network.mtu", "64..=9000", "ACK"],
+    );
+    assert_bad(
+        &format!(
+            "{STAR4}[[traffic]]\nkind = \"lognormal\"\ncdf = \"websearch\"\nload = 0.5\nduration = \"200us\"\nsigma = 5.5\n"
+        ),
+        &["sigma", "0..=5"],
+    );
+    assert_bad(
+        &format!(
+            "{STAR4}[[traffic]]\nkind = \"incast\"\ndegree = 4000000000\nrepeat_senders = true\nsize = \"10KB\"\nload = 0.1\nduration = \"200us\"\n"
+        ),
+        &["degree", "at most 100000"],
+    );
+    assert_bad(
+        &format!(
+            "{STAR4}[buffer]\nmode = \"lossless\"\n[bfc]\nenabled = true\nhrtt = \"150ns\"\n{INCAST}"
+        ),
+        &["bfc.hrtt", "75.0ns", "100ns"],
+    );
+    // The limits themselves are accepted.
+    let d = TempDir::new("limits");
+    for extra in [
+        "[cc]\nkind = \"dcqcn\"\nalpha_timer = \"100ns\"\n",
+        "[buffer]\nmode = \"lossless\"\n[pfc]\nquanta = 8\n",
+        "[network]\nmtu = 64\n",
+        "[buffer]\nmode = \"lossless\"\n[bfc]\nenabled = true\nhrtt = \"200ns\"\n",
+    ] {
+        let f = d.write("ok.toml", &format!("{STAR4}{extra}{INCAST}"));
+        sfc(d.path(), &["validate", f.to_str().unwrap()]).assert_ok();
+    }
+    let f = d.write(
+        "ok.toml",
+        &format!(
+            "{STAR4}[[traffic]]\nkind = \"lognormal\"\ncdf = \"websearch\"\nload = 0.5\nduration = \"200us\"\nsigma = 5\n"
+        ),
+    );
+    sfc(d.path(), &["validate", f.to_str().unwrap()]).assert_ok();
+}
+
 #[test]
 fn bad_unknown_key() {
     assert_bad(

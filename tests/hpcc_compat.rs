@@ -838,6 +838,41 @@ fn error_negative_buffer_size() {
     r.assert_error(&["config.txt:8:", "BUFFER_SIZE -3"]);
 }
 
+/// DCQCN timers that pass as "a positive number of microseconds" but round to a few
+/// picoseconds (found hanging runs) are refused at their line; 0.1 µs is accepted.
+#[test]
+fn error_dcqcn_timers_below_100ns() {
+    for key in [
+        "ALPHA_RESUME_INTERVAL",
+        "RATE_DECREASE_INTERVAL",
+        "RP_TIMER",
+    ] {
+        for v in ["1e-300", "0.099"] {
+            let d = star2_dir("e-timer");
+            let cfg = star2_config(&format!("{key} {v}\n")).replace("CC_MODE none", "CC_MODE 1");
+            hpcc(&d, &cfg).assert_error(&["config.txt:7:", key, "0.1 µs"]);
+        }
+    }
+    let d = star2_dir("ok-timer");
+    let cfg = star2_config("RP_TIMER 0.1\nALPHA_RESUME_INTERVAL 1\nRATE_DECREASE_INTERVAL 4\n")
+        .replace("CC_MODE none", "CC_MODE 1");
+    hpcc(&d, &cfg).assert_ok();
+}
+
+/// Nanosecond keys beyond the time range are refused (they wrapped around u64 before).
+#[test]
+fn error_nanosecond_keys_out_of_range() {
+    for key in [
+        "SFC_BLOOM_RESET_NS",
+        "SFC_BTS_DELAY_NS",
+        "ONRAMP_THRESHOLD_NS",
+    ] {
+        let d = star2_dir("e-ns");
+        let r = hpcc(&d, &star2_config(&format!("{key} 18446744073709552\n")));
+        r.assert_error(&["config.txt:7:", key, "time range"]);
+    }
+}
+
 #[test]
 fn error_bad_values_name_key_and_line() {
     for (line, key) in [

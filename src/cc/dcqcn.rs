@@ -52,6 +52,12 @@ pub enum Variant {
     Paper,
 }
 
+/// Shortest accepted DCQCN timer (α update, rate-decrease interval, rate-increase timer),
+/// picoseconds: 100 ns. The papers and HPCC-sim use 1–1,500 µs; a timer that fires every few
+/// picoseconds for every flow turns a millisecond run into hours of events, so scenario and
+/// HPCC config values below it are refused.
+pub const MIN_TIMER_PS: u64 = 100_000;
+
 /// Parameters of [`Dcqcn`]. Times are picoseconds, rates bit/s, sizes bytes.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct DcqcnParams {

@@ -588,7 +588,7 @@ pub struct RawTraffic {
     /// `pairs`).
     pub fan_in: Option<Spanned<usize>>,
     /// Long-lived pairs `[[src, dst], …]`.
-    pub pairs: Option<Spanned<Vec<[u32; 2]>>>,
+    pub pairs: Option<Spanned<Vec<Vec<u32>>>>,
     /// Explicit senders of a single incast (`incast` with `at`).
     pub senders: Option<Spanned<Vec<u32>>>,
     /// Time of a single incast event (with `senders` and `receivers = [r]`).
@@ -2373,11 +2373,14 @@ impl Generator<'_> {
                 } else {
                     match &tr.sigma {
                         None => traffic::Gaps::Lognormal { sigma: 2.0 },
-                        Some(s) if s.get_ref().is_finite() && *s.get_ref() >= 0.0 => {
+                        Some(s) if (0.0..=traffic::MAX_LOGNORMAL_SIGMA).contains(s.get_ref()) => {
                             traffic::Gaps::Lognormal { sigma: *s.get_ref() }
                         }
                         Some(s) => {
-                            return Err(ctx.err_val(s, &key("sigma"), "must be a finite number ≥ 0"));
+                            return Err(ctx.err_val(s, &key("sigma"), format!(
+                                "must be a number in 0..={} (with the mean gap fixed by the load, a larger σ makes nearly every gap round to zero: a short run would generate orders of magnitude more flows than the load implies)",
+                                traffic::MAX_LOGNORMAL_SIGMA
+                            )));
                         }
                     }
                 };
@@ -2466,6 +2469,12 @@ impl Generator<'_> {
                     if degree == 0 {
                         return Err(ctx.err_val(d, &key("degree"), "must be at least 1"));
                     }
+                    if degree > traffic::MAX_INCAST_DEGREE {
+                        return Err(ctx.err_val(d, &key("degree"), format!(
+                            "must be at most {} (each event's flows are built at once; the papers' incasts are 16…256 senders)",
+                            traffic::MAX_INCAST_DEGREE
+                        )));
+                    }
                     if degree > max && !repeat {
                         let pool = if tr.hosts.is_some() {
                             format!("the {} hosts of `{}`", hosts.len(), key("hosts"))
@@ -2513,7 +2522,12 @@ impl Generator<'_> {
             "long_lived" => {
                 let pv = tr.pairs.as_ref().ok_or_else(|| required("pairs"))?;
                 let mut pairs = Vec::with_capacity(pv.get_ref().len());
-                for &[s, d] in pv.get_ref() {
+                for pair in pv.get_ref() {
+                    let &[s, d] = pair.as_slice() else {
+                        return Err(ctx.err_val(pv, &key("pairs"), format!(
+                            "{pair:?}: each pair is [sender, receiver], two host ids"
+                        )));
+                    };
                     let bad = |e: String| ctx.err_val(pv, &key("pairs"), format!("pair [{s}, {d}]: {e}"));
                     topo.check_host(s).map_err(bad)?;
                     topo.check_host(d).map_err(bad)?;
@@ -2596,6 +2610,17 @@ fn resolve_sfc(net: &mut NetConfig, s: &RawSfc, o: &RawOnRamp, ctx: &Ctx) -> Res
     sc.qth_bytes = thresh(&s.qth, "sfc.qth")?;
     sc.qtg_bytes = thresh(&s.qtg, "sfc.qtg")?;
     sc.bloom_reset_ps = ctx.time(&s.bloom_reset, "sfc.bloom_reset", 0)?;
+    if let Some(b) = s.bloom_bits
+        && b < 64
+    {
+        return Err(ctx.err_key("sfc.bloom_bits", format!("must be at least 64 (got {b})")));
+    }
+    if s.cache_entries == Some(0) {
+        return Err(ctx.err_key(
+            "sfc.cache_entries",
+            "must be at least 1 (a pause cache with no entry caches nothing)",
+        ));
+    }
     sc.bloom_bits = s.bloom_bits.unwrap_or(sc.bloom_bits).max(64);
     sc.cache_entries = s.cache_entries.unwrap_or(sc.cache_entries).max(1);
     sc.estimator_tau_ps = ctx.time(&s.estimator_tau, "sfc.estimator_tau", 0)?;
@@ -2632,6 +2657,20 @@ fn resolve_pbfs(net: &mut NetConfig, s: &RawPbfs, ctx: &Ctx) -> Result<(), Strin
     pb.tau_ps = ctx.time(&s.tau, "pbfs.tau", 0)?;
     pb.i_min_bytes = ctx.bytes(&s.i_min, "pbfs.i_min", 0)?;
     Ok(())
+}
+
+/// A DCQCN timer of `v_ps` given as `key` (its value `s`), refused below
+/// [`crate::cc::dcqcn::MIN_TIMER_PS`].
+fn dcqcn_timer(ctx: &Ctx, s: &Option<S>, key: &str, v_ps: u64) -> Result<u64, String> {
+    if v_ps >= crate::cc::dcqcn::MIN_TIMER_PS {
+        return Ok(v_ps);
+    }
+    let msg = "shorter than the shortest accepted DCQCN timer, 100ns (the papers use 1–1500us; \
+               a timer firing every few picoseconds for every flow makes the run take hours)";
+    Err(match s {
+        Some(v) => ctx.err(v, key, msg),
+        None => ctx.err_key(key, msg),
+    })
 }
 
 /// `cc.var_win` on a controller that has no window: the setting would be ignored.
@@ -2676,13 +2715,14 @@ fn apply_cc_overrides(setup: &mut cc::CcSetup, c: &RawCc, ctx: &Ctx) -> Result<(
                 p.g = g;
             }
             if let Some(v) = ctx.opt_time(&c.alpha_timer, "cc.alpha_timer")? {
-                p.alpha_timer_ps = v.max(1);
+                p.alpha_timer_ps = dcqcn_timer(ctx, &c.alpha_timer, "cc.alpha_timer", v)?;
             }
             if let Some(v) = ctx.opt_time(&c.dec_interval, "cc.dec_interval")? {
-                p.rate_decrease_interval_ps = v.max(1);
+                p.rate_decrease_interval_ps =
+                    dcqcn_timer(ctx, &c.dec_interval, "cc.dec_interval", v)?;
             }
             if let Some(v) = ctx.opt_time(&c.rp_timer, "cc.rp_timer")? {
-                p.rate_increase_timer_ps = v.max(1);
+                p.rate_increase_timer_ps = dcqcn_timer(ctx, &c.rp_timer, "cc.rp_timer", v)?;
             }
             if let Some(f) = c.fast_recovery {
                 p.fast_recovery_times = f;
@@ -2874,9 +2914,13 @@ fn parse_window(s: &str) -> Result<NoneWindow, String> {
         }
         return Ok(NoneWindow::Bdp(v));
     }
-    parse_bytes(s)
-        .map(NoneWindow::Bytes)
-        .map_err(|e| e.to_string())
+    match parse_bytes(s) {
+        Ok(0) => Err(format!(
+            "`{s}`: a window of 0 bytes would never send; give a positive size, a BDP multiple, or `none`"
+        )),
+        Ok(b) => Ok(NoneWindow::Bytes(b)),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 fn load_cdf(tr: &RawTraffic, ctx: &Ctx, key: &str) -> Result<SizeCdf, String> {

@@ -238,6 +238,13 @@ pub fn parse_flow_line(l: &str, name: &str, ln: usize) -> Result<FlowSpec, Strin
             "{name}:{ln}: field 5 (size) must be at least 1 byte"
         ));
     }
+    if size_bytes > crate::units::MAX_BYTES {
+        // The cap of scenario sizes: beyond it a flow's ideal FCT overflows.
+        return Err(format!(
+            "{name}:{ln}: field 5 (size) = {size_bytes} is above the largest accepted size, 1 PB ({} bytes)",
+            crate::units::MAX_BYTES
+        ));
+    }
     let start_ps = parse_seconds_ps(t[5])
         .map_err(|e| format!("{name}:{ln}: field 6 (start_time_s) `{}` {e}", t[5]))?;
     Ok(FlowSpec {

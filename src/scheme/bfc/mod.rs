@@ -202,6 +202,22 @@ impl BfcConfig {
                 ),
             ));
         }
+        // Without `tau`, τ defaults to HRTT/2: the same floor applies to it.
+        if self.tau_ps.is_none()
+            && let Some(h) = self.hrtt_ps
+            && h > 0
+            && h / 2 < 100 * crate::units::NS
+        {
+            v.push((
+                "bfc.hrtt",
+                format!(
+                    "{} gives the default τ = HRTT/2 = {}, below the shortest accepted \
+                     pause-frame period, 100ns (set `bfc.tau` or a longer `bfc.hrtt`)",
+                    crate::units::fmt_time(h),
+                    crate::units::fmt_time(h / 2)
+                ),
+            ));
+        }
         if self.resumes_per_tau == 0 {
             v.push((
                 "bfc.resumes_per_tau",
