@@ -29,9 +29,13 @@ pub fn read_text(path: &Path) -> Result<String, String> {
     text_from_bytes(bytes, &path.display().to_string())
 }
 
-/// UTF-8 text from `bytes` read from `name`, or an error with the position of the first byte
-/// that is not UTF-8.
-pub fn text_from_bytes(bytes: Vec<u8>, name: &str) -> Result<String, String> {
+/// UTF-8 text from `bytes` read from `name` (without a leading byte-order mark), or an error
+/// with the position of the first byte that is not UTF-8.
+pub fn text_from_bytes(mut bytes: Vec<u8>, name: &str) -> Result<String, String> {
+    // A UTF-8 byte-order mark (Windows editors) is not part of the text.
+    if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
+        bytes.drain(..3);
+    }
     String::from_utf8(bytes).map_err(|e| {
         let bad = e.utf8_error().valid_up_to();
         let b = e.as_bytes();

@@ -562,6 +562,13 @@ fn bad_values_no_longer_silently_adjusted() {
             &["pairs", "two host ids"],
         );
     }
+    // An empty CDF name names the key and the built-in CDFs, not an OS error.
+    assert_bad(
+        &format!(
+            "{STAR4}[[traffic]]\nkind = \"poisson\"\ncdf = \"\"\nload = 0.5\nduration = \"100us\"\n"
+        ),
+        &["traffic[0].cdf", "not a CDF file", "websearch"],
+    );
     // A flow file's sizes have the scenario's cap (1 PB): beyond it the ideal FCT overflowed.
     let d = TempDir::new("bigflow");
     d.write("flows.txt", "1\n1 2 3 100 1000000000000000001 0.000001\n");

@@ -859,6 +859,27 @@ fn error_dcqcn_timers_below_100ns() {
     hpcc(&d, &cfg).assert_ok();
 }
 
+/// Files saved with a UTF-8 byte-order mark (Windows editors) read as without it: the
+/// config, the topology file and the flow file.
+#[test]
+fn byte_order_marks_are_ignored() {
+    let plain = star2_dir("bom-plain");
+    let want = hpcc(&plain, &star2_config(""));
+    want.assert_ok();
+    let d = star2_dir("bom");
+    for f in ["topology.txt", "flow.txt"] {
+        let text = std::fs::read_to_string(d.join(f)).unwrap();
+        d.write(f, &format!("\u{feff}{text}"));
+    }
+    let got = hpcc(&d, &format!("\u{feff}{}", star2_config("")));
+    got.assert_ok();
+    assert!(!got.stderr.contains("ignored"), "{}", got.stderr);
+    assert_eq!(
+        std::fs::read_to_string(d.join("fct.txt")).unwrap(),
+        std::fs::read_to_string(plain.join("fct.txt")).unwrap()
+    );
+}
+
 /// Nanosecond keys beyond the time range are refused (they wrapped around u64 before).
 #[test]
 fn error_nanosecond_keys_out_of_range() {

@@ -2944,9 +2944,14 @@ fn load_cdf(tr: &RawTraffic, ctx: &Ctx, key: &str) -> Result<SizeCdf, String> {
         return Ok(c);
     }
     let p = ctx.path(name);
-    if !p.exists() {
+    if !p.is_file() {
+        let what = if name.trim().is_empty() || p.is_dir() {
+            "a directory, not a CDF file"
+        } else {
+            "neither a built-in CDF nor an existing file"
+        };
         return Err(format!(
-            "{}: `{key}` = \"{name}\": neither a built-in CDF ({}) nor an existing file",
+            "{}: `{key}` = \"{name}\": {what} (built-in CDFs: {})",
             ctx.at(key, None),
             crate::workload::cdf::builtin_names().join(", ")
         ));

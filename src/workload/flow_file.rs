@@ -368,9 +368,15 @@ impl<R: BufRead> Lines<R> {
                     ));
                 }
             };
+            // A UTF-8 byte-order mark (Windows editors) is not part of the first line.
+            let text = if self.line == 1 && self.pos == n as u64 {
+                text.strip_prefix('\u{feff}').unwrap_or(text)
+            } else {
+                text
+            };
             let t = text.trim();
             if !t.is_empty() {
-                let start = t.as_ptr() as usize - text.as_ptr() as usize;
+                let start = t.as_ptr() as usize - self.buf.as_ptr() as usize;
                 break (start, start + t.len());
             }
         };
@@ -936,6 +942,26 @@ mod tests {
         let s = scan_agrees(&write(&flows), &any).unwrap();
         // Flow 11 (line 13) now starts before flow 10, which took flow 20's start.
         assert_eq!(s.first_unsorted_line, Some(13));
+    }
+
+    #[test]
+    fn byte_order_mark_is_not_part_of_the_first_line() {
+        let plain = "2\n0 1 3 100 10 2.0\n1 0 3 100 20 2.5\n";
+        let bom = format!("\u{feff}{plain}");
+        let a = scan(plain.as_bytes(), "q", |_| Ok(())).unwrap();
+        let b = scan(bom.as_bytes(), "q", |_| Ok(())).unwrap();
+        // The same flows; only the byte offset of the flow lines moves by the mark's 3 bytes.
+        assert_eq!((b.flows, b.data_offset), (2, a.data_offset + 3));
+        assert_eq!(
+            FlowFileSummary {
+                data_offset: a.data_offset,
+                ..b
+            },
+            a
+        );
+        // Read whole, the text has no mark, and parses as the plain file.
+        let text = crate::fsutil::text_from_bytes(bom.into_bytes(), "q").unwrap();
+        assert_eq!(parse(&text, "q").unwrap(), parse(plain, "q").unwrap());
     }
 
     #[test]
