@@ -779,9 +779,23 @@ fn resolve_cc_mode(
     let has_win = c.flag("HAS_WIN", false)?;
     let var_win = c.flag("VAR_WIN", false)?;
     let rate_key = |key: &str| -> Result<Option<u64>, String> {
-        c.str(key)
+        let v = c
+            .str(key)
             .map(|v| parse_rate_bps(v).map_err(|e| c.err(key, e)))
-            .transpose()
+            .transpose()?;
+        match v {
+            // As `cc.min_rate` in a scenario: a floor above the line rate never lets the
+            // controller slow down.
+            Some(m) if key == "MIN_RATE" && m > host_rate => Err(c.err(
+                key,
+                format!(
+                    "{} is above the host link rate {}: the controller could never slow down",
+                    crate::units::fmt_rate(m),
+                    crate::units::fmt_rate(host_rate)
+                ),
+            )),
+            v => Ok(v),
+        }
     };
     let us_key = |key: &str| -> Result<Option<u64>, String> {
         match c.num::<f64>(key)? {

@@ -880,6 +880,14 @@ fn byte_order_marks_are_ignored() {
     );
 }
 
+/// `MIN_RATE` above the host line rate is refused, as `cc.min_rate` is in a scenario.
+#[test]
+fn error_min_rate_above_line_rate() {
+    let d = star2_dir("e-minrate");
+    let cfg = star2_config("MIN_RATE 200Gb/s\n").replace("CC_MODE none", "CC_MODE 1");
+    hpcc(&d, &cfg).assert_error(&["config.txt:7:", "MIN_RATE", "could never slow down"]);
+}
+
 /// Nanosecond keys beyond the time range are refused (they wrapped around u64 before).
 #[test]
 fn error_nanosecond_keys_out_of_range() {
