@@ -2944,8 +2944,8 @@ fn load_cdf(tr: &RawTraffic, ctx: &Ctx, key: &str) -> Result<SizeCdf, String> {
         return Ok(c);
     }
     let p = ctx.path(name);
-    if !p.is_file() {
-        let what = if name.trim().is_empty() || p.is_dir() {
+    if !p.exists() || p.is_dir() {
+        let what = if p.is_dir() {
             "a directory, not a CDF file"
         } else {
             "neither a built-in CDF nor an existing file"
