@@ -620,6 +620,13 @@ fn bad_values_that_would_storm_or_exhaust_memory() {
         ),
         &["bfc.hrtt", "75.0ns", "100ns"],
     );
+    // Without either, τ defaults to each port's link delay: 50 ns links are refused too.
+    assert_bad(
+        &format!(
+            "[topology]\nkind = \"star\"\nhosts = 4\nhost_delay = \"50ns\"\n[buffer]\nmode = \"lossless\"\n[bfc]\nenabled = true\n{INCAST}"
+        ),
+        &["bfc.tau", "50.0ns", "100ns"],
+    );
     // The limits themselves are accepted.
     let d = TempDir::new("limits");
     for extra in [
@@ -627,6 +634,7 @@ fn bad_values_that_would_storm_or_exhaust_memory() {
         "[buffer]\nmode = \"lossless\"\n[pfc]\nquanta = 8\n",
         "[network]\nmtu = 64\n",
         "[buffer]\nmode = \"lossless\"\n[bfc]\nenabled = true\nhrtt = \"200ns\"\n",
+        "[buffer]\nmode = \"lossless\"\n[bfc]\nenabled = true\ntau = \"100ns\"\n",
     ] {
         let f = d.write("ok.toml", &format!("{STAR4}{extra}{INCAST}"));
         sfc(d.path(), &["validate", f.to_str().unwrap()]).assert_ok();

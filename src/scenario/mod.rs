@@ -1217,6 +1217,7 @@ fn resolve(
     let mut stream = None;
     if let Some(topo) = &topo {
         errs.take(check_rtt(topo, &net, ctx));
+        errs.take(check_bfc_tau(topo, &net, ctx));
         errs.take(resolve_queue_monitor(&raw.output, topo, ctx, &mut net));
         // Sites for `remote_fraction`: the data center of every host of a two-DC topology
         // (hosts 0..H/2 in DC 0, the rest in DC 1).
@@ -1996,6 +1997,28 @@ fn check_rtt(topo: &TopologySpec, net: &NetConfig, ctx: &Ctx) -> Result<(), Stri
     match errs.first() {
         Some(i) => Err(issue_error(i, ctx)),
         None => Ok(()),
+    }
+}
+
+/// BFC without `bfc.hrtt` or `bfc.tau`: each port's τ defaults to its link's delay (HRTT =
+/// 2 × delay, τ = HRTT/2), which must not fall below the shortest accepted pause-frame period
+/// (100 ns, as `bfc.tau` itself): a shorter one floods the links with pause frames.
+fn check_bfc_tau(topo: &TopologySpec, net: &NetConfig, ctx: &Ctx) -> Result<(), String> {
+    let b = &net.bfc;
+    if !b.enabled || b.tau_ps.is_some() || b.hrtt_ps.is_some() {
+        return Ok(());
+    }
+    match topo.links.iter().map(|l| l.delay_ps).min() {
+        Some(d) if d < 100 * crate::units::NS => Err(ctx.err_key(
+            "bfc.tau",
+            format!(
+                "not given, so each port's τ defaults to its link's delay (HRTT = 2 × delay, \
+                 τ = HRTT/2), and the shortest link delay, {}, is below the shortest accepted \
+                 pause-frame period, 100ns: set `bfc.tau` (or `bfc.hrtt`)",
+                crate::units::fmt_time(d)
+            ),
+        )),
+        _ => Ok(()),
     }
 }
 
