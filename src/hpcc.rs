@@ -809,8 +809,12 @@ fn resolve_cc_mode(
         match us_key(key)? {
             Some(v) if v < crate::cc::dcqcn::MIN_TIMER_PS => Err(c.err(
                 key,
-                "below the shortest accepted DCQCN timer, 0.1 µs (HPCC-sim's configs use 1–1500 µs; \
-                 a timer firing every few picoseconds for every flow makes the run take hours)",
+                format!(
+                    "below the shortest accepted DCQCN timer, {} µs (HPCC-sim's configs use \
+                     1–1500 µs; a timer firing every few picoseconds for every flow makes the run \
+                     take hours)",
+                    crate::cc::dcqcn::MIN_TIMER_PS as f64 / US as f64
+                ),
             )),
             v => Ok(v),
         }

@@ -533,6 +533,9 @@ fn assert_bad(text: &str, needles: &[&str]) {
 
 const STAR4: &str = "[topology]\nkind = \"star\"\nhosts = 4\n";
 
+/// A small incast on [`STAR4`]: hosts 1–3 send 50 KB each to host 0.
+const INCAST: &str = "[[traffic]]\nkind = \"incast\"\nsenders = [1, 2, 3]\nreceivers = [0]\nsize = \"50KB\"\nat = \"1us\"\n";
+
 /// Values found by adversarial testing that validated but then hung a run or exhausted memory
 /// (DCQCN timers of 0 ps, PAUSE refreshes faster than the link, ACKs longer than data
 /// packets, lognormal gaps that all round to zero, incast events of 10⁹ flows, a BFC τ
@@ -541,7 +544,6 @@ const STAR4: &str = "[topology]\nkind = \"star\"\nhosts = 4\n";
 /// naming its key.
 #[test]
 fn bad_values_no_longer_silently_adjusted() {
-    const INCAST: &str = "[[traffic]]\nkind = \"incast\"\nsenders = [1, 2, 3]\nreceivers = [0]\nsize = \"50KB\"\nat = \"1us\"\n";
     assert_bad(
         &format!("{STAR4}[cc]\nkind = \"none\"\nwindow = \"0B\"\n{INCAST}"),
         &["cc.window", "0 bytes"],
@@ -585,12 +587,11 @@ fn bad_values_no_longer_silently_adjusted() {
 
 #[test]
 fn bad_values_that_would_storm_or_exhaust_memory() {
-    const INCAST: &str = "[[traffic]]\nkind = \"incast\"\nsenders = [1, 2, 3]\nreceivers = [0]\nsize = \"50KB\"\nat = \"1us\"\n";
     for key in ["alpha_timer", "dec_interval", "rp_timer"] {
         for v in ["0us", "99ns"] {
             assert_bad(
                 &format!("{STAR4}[cc]\nkind = \"dcqcn\"\n{key} = \"{v}\"\n{INCAST}"),
-                &[&format!("cc.{key}"), "100ns"],
+                &[&format!("cc.{key}"), "100.0ns"],
             );
         }
     }
@@ -618,14 +619,14 @@ fn bad_values_that_would_storm_or_exhaust_memory() {
         &format!(
             "{STAR4}[buffer]\nmode = \"lossless\"\n[bfc]\nenabled = true\nhrtt = \"150ns\"\n{INCAST}"
         ),
-        &["bfc.hrtt", "75.0ns", "100ns"],
+        &["bfc.hrtt", "75.0ns", "100.0ns"],
     );
     // Without either, τ defaults to each port's link delay: 50 ns links are refused too.
     assert_bad(
         &format!(
             "[topology]\nkind = \"star\"\nhosts = 4\nhost_delay = \"50ns\"\n[buffer]\nmode = \"lossless\"\n[bfc]\nenabled = true\n{INCAST}"
         ),
-        &["bfc.tau", "50.0ns", "100ns"],
+        &["bfc.tau", "50.0ns", "100.0ns"],
     );
     // The limits themselves are accepted.
     let d = TempDir::new("limits");

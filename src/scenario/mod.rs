@@ -2009,13 +2009,14 @@ fn check_bfc_tau(topo: &TopologySpec, net: &NetConfig, ctx: &Ctx) -> Result<(), 
         return Ok(());
     }
     match topo.links.iter().map(|l| l.delay_ps).min() {
-        Some(d) if d < 100 * crate::units::NS => Err(ctx.err_key(
+        Some(d) if d < crate::scheme::bfc::MIN_TAU_PS => Err(ctx.err_key(
             "bfc.tau",
             format!(
                 "not given, so each port's τ defaults to its link's delay (HRTT = 2 × delay, \
                  τ = HRTT/2), and the shortest link delay, {}, is below the shortest accepted \
-                 pause-frame period, 100ns: set `bfc.tau` (or `bfc.hrtt`)",
-                crate::units::fmt_time(d)
+                 pause-frame period, {}: set `bfc.tau` (or `bfc.hrtt`)",
+                crate::units::fmt_time(d),
+                crate::units::fmt_time(crate::scheme::bfc::MIN_TAU_PS)
             ),
         )),
         _ => Ok(()),
@@ -2688,11 +2689,14 @@ fn dcqcn_timer(ctx: &Ctx, s: &Option<S>, key: &str, v_ps: u64) -> Result<u64, St
     if v_ps >= crate::cc::dcqcn::MIN_TIMER_PS {
         return Ok(v_ps);
     }
-    let msg = "shorter than the shortest accepted DCQCN timer, 100ns (the papers use 1–1500us; \
-               a timer firing every few picoseconds for every flow makes the run take hours)";
+    let msg = format!(
+        "shorter than the shortest accepted DCQCN timer, {} (the papers use 1–1500us; a timer \
+         firing every few picoseconds for every flow makes the run take hours)",
+        crate::units::fmt_time(crate::cc::dcqcn::MIN_TIMER_PS)
+    );
     Err(match s {
-        Some(v) => ctx.err(v, key, msg),
-        None => ctx.err_key(key, msg),
+        Some(v) => ctx.err(v, key, &msg),
+        None => ctx.err_key(key, &msg),
     })
 }
 

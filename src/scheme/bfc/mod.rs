@@ -189,16 +189,15 @@ impl BfcConfig {
         if self.hrtt_ps == Some(0) {
             v.push(("bfc.hrtt", "must be positive".into()));
         }
-        // One pause frame per τ per link: below 100 ns the frames alone (≈ 15 ns each at
-        // 100 Gb/s) take a large share of the link, and the run drowns in timer events.
         if let Some(t) = self.tau_ps
-            && t < 100 * crate::units::NS
+            && t < MIN_TAU_PS
         {
             v.push((
                 "bfc.tau",
                 format!(
-                    "{} is below the shortest accepted pause-frame period, 100ns",
-                    crate::units::fmt_time(t)
+                    "{} is below the shortest accepted pause-frame period, {}",
+                    crate::units::fmt_time(t),
+                    crate::units::fmt_time(MIN_TAU_PS)
                 ),
             ));
         }
@@ -206,15 +205,16 @@ impl BfcConfig {
         if self.tau_ps.is_none()
             && let Some(h) = self.hrtt_ps
             && h > 0
-            && h / 2 < 100 * crate::units::NS
+            && h / 2 < MIN_TAU_PS
         {
             v.push((
                 "bfc.hrtt",
                 format!(
                     "{} gives the default τ = HRTT/2 = {}, below the shortest accepted \
-                     pause-frame period, 100ns (set `bfc.tau` or a longer `bfc.hrtt`)",
+                     pause-frame period, {} (set `bfc.tau` or a longer `bfc.hrtt`)",
                     crate::units::fmt_time(h),
-                    crate::units::fmt_time(h / 2)
+                    crate::units::fmt_time(h / 2),
+                    crate::units::fmt_time(MIN_TAU_PS)
                 ),
             ));
         }
@@ -227,6 +227,12 @@ impl BfcConfig {
         v
     }
 }
+
+/// Shortest accepted pause-frame period τ (`bfc.tau`, or its defaults HRTT/2 and the link
+/// delay), picoseconds: one pause frame per τ per link, and below 100 ns the frames alone
+/// (≈ 15 ns each at 100 Gb/s) take a large share of the link and the run drowns in timer
+/// events.
+pub const MIN_TAU_PS: u64 = 100 * crate::units::NS;
 
 /// VFID of a flow: the same hash of its 5-tuple at every switch and NIC, in `0..table`.
 #[inline]
