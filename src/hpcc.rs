@@ -601,6 +601,7 @@ fn check_rtt(
     net: &NetConfig,
     warnings: &mut Vec<String>,
 ) -> Result<(), String> {
+    crate::runguard::check_network_memory(topo, net).map_err(|e| c.err("TOPOLOGY_FILE", e))?;
     let routes = crate::topology::routing::RouteTable::try_build(topo)
         .map_err(|e| c.err("TOPOLOGY_FILE", e))?;
     let rtt = routes
@@ -724,7 +725,14 @@ fn parse_map(c: &HpccConfig, key: &str) -> Result<Option<Vec<(u64, f64)>>, Strin
             Ok((r, v))
         })
         .collect::<Result<Vec<_>, String>>()
-        .map(Some)
+        .and_then(|m| {
+            // HPCC-sim keeps the last value of a repeated rate; two values for one rate are
+            // almost certainly a typo, so refuse rather than pick one silently.
+            match (1..m.len()).find(|&i| m[..i].iter().any(|e| e.0 == m[i].0)) {
+                Some(i) => Err(c.err(key, format!("rate {} is given twice", m[i].0))),
+                None => Ok(Some(m)),
+            }
+        })
 }
 
 /// Every ECN map given is well-formed ([`parse_map`]), whether or not it is used.
@@ -791,6 +799,16 @@ fn resolve_cc_mode(
                 format!(
                     "{} is above the host link rate {}: the controller could never slow down",
                     crate::units::fmt_rate(m),
+                    crate::units::fmt_rate(host_rate)
+                ),
+            )),
+            // As `cc.ai`/`cc.hai` in a scenario: one increase step past line rate is a unit
+            // slip (`1000Tb/s`).
+            Some(a) if key != "MIN_RATE" && a > host_rate => Err(c.err(
+                key,
+                format!(
+                    "{} is above the host link rate {}: a single increase step would pass line rate",
+                    crate::units::fmt_rate(a),
                     crate::units::fmt_rate(host_rate)
                 ),
             )),
@@ -1072,8 +1090,11 @@ fn resolve_net(
     setup: &crate::scenario::cc::CcSetup,
 ) -> Result<(NetConfig, f64), String> {
     let err_rate = c.num::<f64>("ERROR_RATE_PER_LINK")?.unwrap_or(0.0);
-    if !(0.0..=1.0).contains(&err_rate) {
-        return Err(c.err("ERROR_RATE_PER_LINK", "must be in [0, 1]"));
+    if !(0.0..1.0).contains(&err_rate) {
+        return Err(c.err(
+            "ERROR_RATE_PER_LINK",
+            "must be in [0, 1) (at 1 every link loses every packet: no flow could finish)",
+        ));
     }
     let stop_s = c.num::<f64>("SIMULATOR_STOP_TIME")?.unwrap_or(3.01);
     if !(stop_s > 0.0 && stop_s.is_finite()) {
@@ -1091,15 +1112,14 @@ fn resolve_net(
         ));
     }
     let stop_ps = (stop_s * SEC as f64).round() as u64;
-    if c.get("QLEN_MON_FILE").is_some() {
-        let start = c.num::<u64>("QLEN_MON_START")?.unwrap_or(0);
-        let end = c.num::<u64>("QLEN_MON_END")?.unwrap_or(0);
-        if start < end && start * 1000 < stop_ps {
-            return Err(c.err(
-                "QLEN_MON_FILE",
-                "the queue-length histogram is not implemented yet; disable it (QLEN_MON_START = QLEN_MON_END) and use BUFFER_MON_FILE",
-            ));
-        }
+    // Read even without QLEN_MON_FILE, so a malformed value is reported either way.
+    let start = c.num::<u64>("QLEN_MON_START")?.unwrap_or(0);
+    let end = c.num::<u64>("QLEN_MON_END")?.unwrap_or(0);
+    if c.get("QLEN_MON_FILE").is_some() && start < end && start.saturating_mul(1000) < stop_ps {
+        return Err(c.err(
+            "QLEN_MON_FILE",
+            "the queue-length histogram is not implemented yet; disable it (QLEN_MON_START = QLEN_MON_END) and use BUFFER_MON_FILE",
+        ));
     }
     let mtu = c.num::<u32>("PACKET_PAYLOAD_SIZE")?.unwrap_or(1000);
     let buf_mib = c.num::<f64>("BUFFER_SIZE")?.unwrap_or(16.0);

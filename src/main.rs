@@ -314,7 +314,7 @@ fn main() -> ExitCode {
         Err(e) => {
             // Never a panic on a closed stderr.
             let mut err = std::io::stderr();
-            for l in e.lines() {
+            for l in sfc::units::shorten_long_numbers(&e).lines() {
                 let _ = writeln!(err, "error: {l}");
             }
             ExitCode::FAILURE

@@ -180,13 +180,39 @@ pub struct MemoryEstimate {
     /// Simulated time the monitors are sized for (from the first flow's start, idle stretches
     /// excluded), picoseconds.
     pub horizon_ps: u64,
+    /// Ports and forwarding table ([`network_bytes`]).
+    pub network_bytes: u64,
 }
 
 impl MemoryEstimate {
     /// Total, bytes.
     pub fn total(&self) -> u64 {
-        self.flows_bytes.saturating_add(self.monitors_bytes)
+        self.flows_bytes
+            .saturating_add(self.monitors_bytes)
+            .saturating_add(self.network_bytes)
     }
+}
+
+/// Memory of the network itself, bytes: every switch or NIC port (two per link) with its
+/// `queues_per_port` queues and scheduler state, and the forwarding table (two bytes per
+/// host per switch). Empty queues allocate nothing, so this is what a run holds before its
+/// first packet; a 2,000 × 2,000 leaf–spine (8 M ports) needs about 5.7 GB of it.
+pub fn network_bytes(topo: &TopologySpec, net: &NetConfig) -> u64 {
+    use std::mem::size_of;
+    let nq = net.queues_per_port as u64;
+    let per_port = size_of::<crate::switch::EgressPort>() as u64
+        + nq * (size_of::<crate::switch::PktQueue>() as u64 + 8);
+    let (mut hosts, mut switches) = (0u64, 0u64);
+    for k in &topo.kinds {
+        match k {
+            crate::topology::NodeKind::Host => hosts += 1,
+            crate::topology::NodeKind::Switch => switches += 1,
+        }
+    }
+    (topo.links.len() as u64)
+        .saturating_mul(2)
+        .saturating_mul(per_port)
+        .saturating_add(hosts.saturating_mul(switches).saturating_mul(2))
 }
 
 /// Estimate the memory of running `flows` on `topo` with `net`: flow state, plus one 4-byte
@@ -197,6 +223,24 @@ impl MemoryEstimate {
 /// that drain time).
 pub fn estimate_memory(topo: &TopologySpec, net: &NetConfig, flows: &[FlowSpec]) -> MemoryEstimate {
     estimate_memory_of(topo, net, bytes_per_flow(), flows.iter().cloned())
+}
+
+/// Refuse a topology whose ports and forwarding table alone ([`network_bytes`]) exceed 80 %
+/// of the memory available — checked before the routes are computed, which on such a
+/// network takes minutes.
+pub fn check_network_memory(topo: &TopologySpec, net: &NetConfig) -> Result<(), String> {
+    let need = network_bytes(topo, net);
+    let avail = available_memory_bytes();
+    if need <= avail / 5 * 4 {
+        return Ok(());
+    }
+    Err(format!(
+        "the network's {} ports ({} queues each) and its forwarding table need about {} of memory, more than the {} available: a smaller topology (fewer links) or fewer queues per port reduce it",
+        topo.links.len() as u64 * 2,
+        net.queues_per_port,
+        fmt_bytes(need),
+        fmt_bytes(avail)
+    ))
 }
 
 /// Number of gap buckets of a [`FlowShape`]: one per power of two of a `u64` gap.
@@ -471,6 +515,7 @@ pub fn estimate_from_shape(
         flows_bytes: n.saturating_mul(flow_bytes),
         monitors_bytes: monitors_bytes(topo, net, span_b, span_q),
         horizon_ps: span_b,
+        network_bytes: network_bytes(topo, net),
     }
 }
 
@@ -553,8 +598,13 @@ pub fn check_estimate(
     if est.total() <= avail / 5 * 4 {
         return Ok(());
     }
+    let hint = if est.network_bytes > est.flows_bytes.max(est.monitors_bytes) {
+        "A smaller topology (fewer links) or fewer queues per port reduce it".to_string()
+    } else {
+        hint(est)
+    };
     Err(format!(
-        "this run would need about {} of memory, more than the {} available: {} flows need {}; the buffer/queue monitors need {} for {} of busy simulated time at {} / {} intervals. {}",
+        "this run would need about {} of memory, more than the {} available: {} flows need {}; the buffer/queue monitors need {} for {} of busy simulated time at {} / {} intervals; the network's ports and forwarding table need {}. {}",
         fmt_bytes(est.total()),
         fmt_bytes(avail),
         est.flows,
@@ -563,7 +613,8 @@ pub fn check_estimate(
         fmt_time(est.horizon_ps),
         fmt_time(net.buffer_sample_ps),
         fmt_time(net.queue_monitor_ps),
-        hint(est),
+        fmt_bytes(est.network_bytes),
+        hint,
     ))
 }
 
@@ -863,6 +914,7 @@ mod tests {
             flows_bytes: n.saturating_mul(flow_bytes),
             monitors_bytes: monitors_bytes(topo, net, span_b, span_q),
             horizon_ps: span_b,
+            network_bytes: network_bytes(topo, net),
         }
     }
 

@@ -224,8 +224,67 @@ pub fn fmt_bytes(b: u64) -> String {
     }
 }
 
+/// A message with every very long decimal number (over 30 characters: Rust and serde print
+/// `1e-300` or `1e308` in full, hundreds of digits) rewritten in scientific notation
+/// (`1e-300`). Lines that quote the user's input (a TOML error's `12 | key = …` snippet) are
+/// left as written.
+pub fn shorten_long_numbers(msg: &str) -> String {
+    const LONG: usize = 30;
+    let mut out = String::with_capacity(msg.len());
+    for (i, line) in msg.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let quoted = line
+            .trim_start()
+            .trim_start_matches(|c: char| c.is_ascii_digit())
+            .trim_start()
+            .starts_with('|');
+        if quoted {
+            out.push_str(line);
+            continue;
+        }
+        let b = line.as_bytes();
+        let mut k = 0;
+        while k < b.len() {
+            let start = k;
+            while k < b.len() && (b[k].is_ascii_digit() || b[k] == b'.') {
+                k += 1;
+            }
+            if k == start {
+                let c = line[k..].chars().next().expect("in bounds");
+                out.push(c);
+                k += c.len_utf8();
+                continue;
+            }
+            let tok = &line[start..k];
+            match tok.parse::<f64>() {
+                Ok(v) if tok.len() > LONG && v.is_finite() => out.push_str(&format!("{v:e}")),
+                _ => out.push_str(tok),
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn long_numbers_are_shortened_outside_quoted_input() {
+        let tiny = format!("{}", 1e-300_f64);
+        let huge = format!("{}", 1e308_f64);
+        assert!(tiny.len() > 300 && huge.len() > 300);
+        assert_eq!(
+            shorten_long_numbers(&format!(
+                "`a`: {tiny} × 4000000 B; got {huge}.0, 0.5, 18446744073709551615"
+            )),
+            "`a`: 1e-300 × 4000000 B; got 1e308, 0.5, 18446744073709551615"
+        );
+        let quoted = format!("12 | load = {tiny}\n   |        ^");
+        assert_eq!(shorten_long_numbers(&quoted), quoted);
+        assert_eq!(shorten_long_numbers("é 1.5 ü"), "é 1.5 ü");
+    }
     use super::*;
 
     #[test]

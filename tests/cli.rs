@@ -445,6 +445,19 @@ fn set_bad_paths_error_cleanly() {
             &["tiny.toml", "topology.host_rate", "1Gbq"][..],
         ),
         ("=3", &["--set"][..]),
+        // Errors in a value a --set gave cite that --set: a zero duration, and an element
+        // set inside a list.
+        (
+            "traffic.0.duration=\"0us\"",
+            &["--set `traffic.0.duration=\"0us\"`", "must be > 0"][..],
+        ),
+        (
+            "buffer.switch_sizes.2=\"1MB\"",
+            &[
+                "--set `buffer.switch_sizes.2=\"1MB\"`",
+                "buffer.switch_sizes",
+            ][..],
+        ),
     ] {
         let r = run_tiny(&d, TINY, "o", &[set]);
         r.assert_error(needles);
@@ -599,6 +612,22 @@ fn bad_values_that_would_storm_or_exhaust_memory() {
         &format!("{STAR4}[buffer]\nmode = \"lossless\"\n[pfc]\nquanta = 7\n{INCAST}"),
         &["pfc.quanta", "8..=65535"],
     );
+    // An increase step above line rate is a unit slip; the defaults are far below it.
+    for (kind, key) in [
+        ("dcqcn", "ai"),
+        ("dcqcn", "hai"),
+        ("timely", "hai"),
+        ("dctcp", "ai"),
+        ("hpcc", "ai"),
+    ] {
+        assert_bad(
+            &format!("{STAR4}[cc]\nkind = \"{kind}\"\n{key} = \"1000Tbps\"\n{INCAST}"),
+            &[
+                &format!("bad.toml:6: `cc.{key}`"),
+                "above the host link rate",
+            ],
+        );
+    }
     assert_bad(
         &format!("{STAR4}[network]\nmtu = 63\n{INCAST}"),
         &["network.mtu", "64..=9000", "ACK"],
@@ -665,6 +694,82 @@ fn bad_unknown_key() {
         &["line 7", "sizes"],
     );
     assert_bad(&format!("{STAR4}[outputs]\n"), &["line 4", "outputs"]);
+    // The keys of an unknown table belong to it: they are not listed again as unknown keys of
+    // the table before it (`[topology]`).
+    for header in ["[outputs]", "[[traffik]]"] {
+        let d = TempDir::new("bad-table");
+        let f = d.write(
+            "bad.toml",
+            &format!("{STAR4}{header}\nflows_csv = false\n[cc]\nkindd = \"none\"\n"),
+        );
+        let r = sfc(d.path(), &["validate", f.to_str().unwrap()]);
+        r.assert_error(&["line 4", &header.replace(['[', ']'], ""), "line 7", "kindd"]);
+        assert!(
+            !r.stderr.contains("`flows_csv`"),
+            "a key of the unknown table {header} reported on its own:\n{}",
+            r.show()
+        );
+    }
+}
+
+/// A check that fails on a value the user never wrote says it is the default, so nobody
+/// looks for a line that is not there; a value the user gave is cited at its line.
+#[test]
+fn errors_on_defaults_say_so() {
+    let slow = "[topology]\nkind = \"star\"\nhosts = 4\nhost_rate = \"1Mbps\"\n";
+    assert_bad(
+        &format!("{slow}{INCAST}"),
+        &["`loss_recovery.rto` (not set: its default)", "base RTT"],
+    );
+    let d = TempDir::new("given-rto");
+    let f = d.write(
+        "bad.toml",
+        &format!("{slow}[loss_recovery]\nkind = \"gbn\"\nrto = \"4ms\"\n{INCAST}"),
+    );
+    let r = sfc(d.path(), &["validate", f.to_str().unwrap()]);
+    r.assert_error(&["bad.toml:7", "`loss_recovery.rto`", "base RTT"]);
+    assert!(!r.stderr.contains("its default"), "{}", r.show());
+}
+
+/// Extreme floats are echoed in scientific notation, not as hundreds of digits.
+#[test]
+fn extreme_floats_in_errors_are_short() {
+    let d = TempDir::new("long-float");
+    let f = d.write("s.toml", &format!("{STAR4}{INCAST}"));
+    for (set, want) in [
+        ("buffer.dt_alpha=1e-30", "1e-30 × buffer"),
+        ("network.mtu=1e308", "floating point `1e308`"),
+    ] {
+        let r = sfc(d.path(), &["validate", f.to_str().unwrap(), "--set", set]);
+        r.assert_error(&[want]);
+        assert!(!r.stderr.contains(&"0".repeat(25)), "{}", r.show());
+    }
+}
+
+/// Every `u64` is a seed: above TOML's integer range as a decimal string, in the file or
+/// through `--set`; negative or fractional seeds are refused naming the accepted forms.
+#[test]
+fn seeds_cover_the_whole_u64_range() {
+    let d = TempDir::new("seed-range");
+    let big = "18446744073709551615";
+    run_tiny(
+        &d,
+        &TINY.replace("seed = 7", &format!("seed = \"{big}\"")),
+        "file",
+        &[],
+    )
+    .assert_ok();
+    run_tiny(&d, TINY, "set", &[&format!("seed={big}")]).assert_ok();
+    run_tiny(&d, TINY, "base", &[]).assert_ok();
+    assert_eq!(summary(&d, "file")["seed"].as_u64(), Some(u64::MAX));
+    assert!(d.bytes("file/flows.csv") == d.bytes("set/flows.csv"));
+    assert!(d.bytes("file/flows.csv") != d.bytes("base/flows.csv"));
+    for bad in ["-1", "1.5", "\"12x\"", "\"18446744073709551616\""] {
+        assert_bad(
+            &TINY.replace("seed = 7", &format!("seed = {bad}")),
+            &["seed", "18446744073709551615", "as a string"],
+        );
+    }
 }
 
 #[test]

@@ -888,6 +888,55 @@ fn error_min_rate_above_line_rate() {
     hpcc(&d, &cfg).assert_error(&["config.txt:7:", "MIN_RATE", "could never slow down"]);
 }
 
+/// An ECN map that gives one rate twice is refused (HPCC-sim would keep the last value
+/// silently), whether or not the maps are used.
+#[test]
+fn error_ecn_map_rate_given_twice() {
+    for key in ["KMIN_MAP", "KMAX_MAP", "PMAX_MAP"] {
+        let d = star2_dir("e-map-twice");
+        let r = hpcc(
+            &d,
+            &star2_config(&format!("{key} 2 100000000000 0.1 100000000000 0.2\n")),
+        );
+        r.assert_error(&["config.txt:7:", key, "rate 100000000000 is given twice"]);
+    }
+}
+
+/// A topology link with error rate 1 (every packet lost) is legal but warned about, naming
+/// its line: flows routed over it can never finish.
+#[test]
+fn dead_link_is_warned_about() {
+    let d = star2_dir("w-dead-link");
+    d.write(
+        "topology.txt",
+        "3 1 2\n2\n0 2 100Gbps 1000ns 0\n1 2 100Gbps 1000ns 1\n",
+    );
+    let r = hpcc(&d, &star2_config("SIMULATOR_STOP_TIME 2.0001\n"));
+    assert!(
+        r.stderr
+            .contains("topology.txt:4: link 2 (1 - 2): error rate 1 drops every packet"),
+        "{}",
+        r.show()
+    );
+    r.assert_no_panic();
+}
+
+/// An additive-increase rate above the host line rate is refused (a unit slip).
+#[test]
+fn error_increase_step_above_line_rate() {
+    for (mode, key) in [
+        ("1", "RATE_AI"),
+        ("1", "RATE_HAI"),
+        ("3", "RATE_AI"),
+        ("8", "DCTCP_RATE_AI"),
+    ] {
+        let d = star2_dir("e-ai");
+        let cfg = star2_config(&format!("{key} 1000Tb/s\n"))
+            .replace("CC_MODE none", &format!("CC_MODE {mode}"));
+        hpcc(&d, &cfg).assert_error(&["config.txt:7:", key, "above the host link rate"]);
+    }
+}
+
 /// Nanosecond keys beyond the time range are refused (they wrapped around u64 before).
 #[test]
 fn error_nanosecond_keys_out_of_range() {
@@ -914,6 +963,9 @@ fn error_bad_values_name_key_and_line() {
         ("SIMULATOR_STOP_TIME -1", "SIMULATOR_STOP_TIME"),
         ("HAS_WIN 2", "HAS_WIN"),
         ("ERROR_RATE_PER_LINK 1.5", "ERROR_RATE_PER_LINK"),
+        ("ERROR_RATE_PER_LINK 1", "ERROR_RATE_PER_LINK"),
+        ("QLEN_MON_START abc", "QLEN_MON_START"),
+        ("QLEN_MON_END -5", "QLEN_MON_END"),
         ("DT_ALPHA 0", "DT_ALPHA"),
         ("LOSS_RECOVERY sack", "LOSS_RECOVERY"),
         ("FRAMING wifi", "FRAMING"),

@@ -776,6 +776,21 @@ fn class5_memory_limits_of_the_process_are_respected() {
         r.stdout,
         r.stderr
     );
+    // A network whose ports alone exceed the limit (a 1,500 × 1,500 leaf–spine: 4.5 M ports,
+    // ≈ 2.9 GB) is refused at once, before its routes are computed (about a minute).
+    d.write(
+        "big.toml",
+        "[topology]\nkind = \"leaf_spine\"\nspines = 1500\ntors = 1500\nhosts_per_tor = 1\n\
+         [[traffic]]\nkind = \"incast\"\nsenders = [0, 1]\nreceivers = [2]\nsize = \"1KB\"\nat = \"1us\"\n",
+    );
+    let t0 = std::time::Instant::now();
+    validate("big.toml").assert_error(&[
+        "big.toml",
+        "4503000 ports",
+        "forwarding table",
+        "available",
+    ]);
+    assert!(t0.elapsed() < Duration::from_secs(20), "{:?}", t0.elapsed());
 }
 
 #[test]
@@ -1190,6 +1205,33 @@ fn class3_trace_refuses_bad_rates_empty_traces_and_its_own_inputs() {
         &["trace", "--hosts", "2", "--time", "1ns", "--out", "f.txt"],
     );
     r.assert_error(&["no flows generated"]);
+    assert!(!d.path().join("f.txt").exists());
+    // Options that would be ignored are refused: --hosts beside --topology, incast options
+    // without --incast-degree.
+    let r = sfc(
+        d.path(),
+        &[
+            "trace",
+            "--topology",
+            "topo.txt",
+            "--hosts",
+            "4",
+            "--out",
+            "f.txt",
+        ],
+    );
+    r.assert_error(&["--hosts", "--topology"]);
+    for opt in [
+        ["--incast-size", "1MB"],
+        ["--incast-load", "0.1"],
+        ["--sync-window", "5us"],
+    ] {
+        let r = sfc(
+            d.path(),
+            &["trace", "--hosts", "4", opt[0], opt[1], "--out", "f.txt"],
+        );
+        r.assert_error(&[opt[0], "--incast-degree"]);
+    }
     assert!(!d.path().join("f.txt").exists());
 }
 

@@ -80,13 +80,39 @@ impl<'de> Deserialize<'de> for Text {
     }
 }
 
+/// `seed`: a non-negative TOML integer or a decimal string of a `u64` (`"18446744073709551615"`;
+/// `--set seed=N` above 2^63 − 1 arrives as such a string).
+fn seed_value<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Seed {
+        Int(i64),
+        Text(String),
+    }
+    let msg = "an integer 0 ..= 18446744073709551615 (above 9223372036854775807 as a string: \"18446744073709551615\")";
+    match Seed::deserialize(d)
+        .map_err(|_| serde::de::Error::custom(format!("seed: expected {msg}")))?
+    {
+        Seed::Int(i) => u64::try_from(i)
+            .map(Some)
+            .map_err(|_| serde::de::Error::custom(format!("seed {i}: expected {msg}"))),
+        Seed::Text(t) => t
+            .trim()
+            .parse::<u64>()
+            .map(Some)
+            .map_err(|_| serde::de::Error::custom(format!("seed \"{t}\": expected {msg}"))),
+    }
+}
+
 /// Raw scenario file, as written by the user.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawScenario {
     /// Scenario name (used for the default output directory).
     pub name: Option<String>,
-    /// Master seed.
+    /// Master seed: an integer, or a decimal string for seeds above TOML's integer range
+    /// (2^63 − 1), so every `u64` can be given.
+    #[serde(default, deserialize_with = "seed_value")]
     pub seed: Option<u64>,
     /// Stop time (e.g. `"10ms"`); default: when all traffic has drained.
     pub stop: Option<S>,
@@ -673,6 +699,9 @@ struct Ctx<'a> {
     orig: &'a str,
     /// `key=value` overrides, in order.
     sets: &'a [String],
+    /// The document with the overrides applied: which keys the user gave (an error about a
+    /// key left at its default says so).
+    doc: &'a toml::Table,
     dir: PathBuf,
     /// Warnings found while resolving (printed by the caller, kept in the scenario).
     warnings: std::cell::RefCell<Vec<String>>,
@@ -696,7 +725,11 @@ impl Ctx<'_> {
         self.sets.iter().rev().map(String::as_str).find(|s| {
             s.split_once('=').is_some_and(|(k, _)| {
                 let k = normalize_key(k.trim());
-                norm == k || norm.strip_prefix(&k).is_some_and(|r| r.starts_with('.'))
+                // The key itself, a table or array holding it, or an element inside its
+                // value (`--set buffer.switch_sizes.3=1MB` for `buffer.switch_sizes`).
+                norm == k
+                    || norm.strip_prefix(&k).is_some_and(|r| r.starts_with('.'))
+                    || k.strip_prefix(&norm).is_some_and(|r| r.starts_with('.'))
             })
         })
     }
@@ -736,8 +769,36 @@ impl Ctx<'_> {
         )
     }
     /// An error about `key` whose value has no recorded position (found by scanning the file).
+    /// A key the user did not give is marked as its default, so nobody hunts for a line that
+    /// is not there.
     fn err_key(&self, key: &str, msg: impl std::fmt::Display) -> String {
-        format!("{}: `{key}`: {msg}", self.at(key, None))
+        let note = if self.given(key) {
+            ""
+        } else {
+            " (not set: its default)"
+        };
+        format!("{}: `{key}`{note}: {msg}", self.at(key, None))
+    }
+    /// Whether `key` (`section.key`, `array[i].key`, `array.i.key`) is in the document, after
+    /// the overrides.
+    fn given(&self, key: &str) -> bool {
+        let norm = normalize_key(key);
+        let mut cur: Option<&toml::Value> = None;
+        for (n, part) in norm.split('.').enumerate() {
+            let next = match (n, cur) {
+                (0, _) => self.doc.get(part),
+                (_, Some(toml::Value::Table(t))) => t.get(part),
+                (_, Some(toml::Value::Array(a))) => {
+                    part.parse::<usize>().ok().and_then(|i| a.get(i))
+                }
+                _ => None,
+            };
+            match next {
+                Some(v) => cur = Some(v),
+                None => return false,
+            }
+        }
+        cur.is_some()
     }
     fn warn(&self, msg: String) {
         self.warnings.borrow_mut().push(msg);
@@ -983,6 +1044,7 @@ fn from_str_as(
         text: eff,
         orig: text,
         sets,
+        doc: &doc,
         dir: dir.to_path_buf(),
         warnings: Default::default(),
         inputs: Default::default(),
@@ -1012,9 +1074,21 @@ fn more_unknown_keys(text: &str, file: &str, first: &toml::de::Error) -> (Vec<St
         let Some(span) = e.span() else { break };
         // Blank whole lines from the span's line start to its line end.
         let start = work[..span.start].rfind('\n').map_or(0, |i| i + 1);
-        let end = work[span.end..]
+        let mut end = work[span.end..]
             .find('\n')
             .map_or(work.len(), |i| span.end + i);
+        // An unknown table (`[foo]`, `[[foo]]`): blank its keys too, up to the next header,
+        // or they would be read as keys of the table before it and reported against that.
+        if work[start..end].trim_start().starts_with('[') {
+            while end < work.len() {
+                let next = end + 1;
+                let line_end = work[next..].find('\n').map_or(work.len(), |i| next + i);
+                if work[next..line_end].trim_start().starts_with('[') {
+                    break;
+                }
+                end = line_end;
+            }
+        }
         let blank: String = work[start..end]
             .chars()
             .map(|c| if c == '\n' { '\n' } else { ' ' })
@@ -1117,8 +1191,13 @@ fn load_topology_file(t: &RawTopology, ctx: &Ctx) -> Result<TopologySpec, String
             format!("{e}{}", relative_hint(f.get_ref())),
         )
     })?;
-    crate::topology::hpcc_file::parse(&text, &p.display().to_string())
-        .map_err(|e| ctx.err(f, "topology.file", e))
+    let (topo, warnings) =
+        crate::topology::hpcc_file::parse_with_warnings(&text, &p.display().to_string())
+            .map_err(|e| ctx.err(f, "topology.file", e))?;
+    for w in warnings {
+        ctx.warn(w);
+    }
+    Ok(topo)
 }
 
 /// Collects every error of a resolution instead of stopping at the first.
@@ -1985,6 +2064,8 @@ fn apply_cc_tcd(
 
 /// Timeouts against the topology's base RTT (see [`NetConfig::rtt_issues`]).
 fn check_rtt(topo: &TopologySpec, net: &NetConfig, ctx: &Ctx) -> Result<(), String> {
+    crate::runguard::check_network_memory(topo, net)
+        .map_err(|e| format!("{}: [topology]: {e}", ctx.file))?;
     let routes = crate::topology::routing::RouteTable::try_build(topo)
         .map_err(|e| format!("{}: topology: {e}", ctx.file))?;
     let rtt = routes
@@ -2282,11 +2363,18 @@ impl Generator<'_> {
             matches!(kind, "poisson" | "lognormal") || (kind == "incast" && tr.at.is_none());
         let dur_r = dur_r.and_then(|d| {
             if needs_dur && d == 0 {
-                Err(format!(
-                    "{}: `{}` is required (and > 0) for {kind} traffic",
-                    ctx.file,
-                    key("duration")
-                ))
+                Err(match &tr.duration {
+                    Some(v) => ctx.err(
+                        v,
+                        &key("duration"),
+                        format!("must be > 0 for {kind} traffic"),
+                    ),
+                    None => format!(
+                        "{}: `{}` is required (and > 0) for {kind} traffic",
+                        ctx.file,
+                        key("duration")
+                    ),
+                })
             } else {
                 Ok(d)
             }
@@ -2902,6 +2990,28 @@ fn check_cc_consistency(cc: &CcConfig, host_rate: u64, ctx: &Ctx) -> Result<(), 
             format!(
                 "{} is above the host link rate {}: the controller could never slow down",
                 crate::units::fmt_rate(m),
+                crate::units::fmt_rate(host_rate)
+            ),
+        ));
+    }
+    // An increase step above the line rate is a unit slip (`1000Tbps`, `40Gbps` for `40Mbps`):
+    // one step would already pass line rate.
+    let steps: Vec<(&str, u64)> = match cc {
+        CcConfig::Dcqcn(p) => vec![("cc.ai", p.rate_ai_bps), ("cc.hai", p.rate_hai_bps)],
+        CcConfig::Timely(p) => vec![("cc.ai", p.rate_ai_bps), ("cc.hai", p.rate_hai_bps)],
+        CcConfig::Dctcp(p) => vec![("cc.ai", p.rate_ai_bps)],
+        CcConfig::Hpcc(p) => match p.ai {
+            crate::cc::hpcc::HpccAi::RateBps(v) => vec![("cc.ai", v)],
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    };
+    if let Some(&(key, v)) = steps.iter().find(|s| s.1 > host_rate) {
+        return Err(ctx.err_key(
+            key,
+            format!(
+                "{} is above the host link rate {}: a single increase step would pass line rate",
+                crate::units::fmt_rate(v),
                 crate::units::fmt_rate(host_rate)
             ),
         ));

@@ -35,6 +35,16 @@ struct Reader<'a> {
     pos: usize,
     /// Line of the last token, for "file ends early" errors.
     last_line: usize,
+    /// The link being read and the line its first field is on.
+    link_start: Option<(u64, usize)>,
+    /// The first link read whose five fields ran over more than one line: (link, first
+    /// line, last line). HPCC-sim reads a stream of tokens, so that is legal, but it is
+    /// nearly always a field missing at the end of a line, which shifts every later field.
+    split: Option<(u64, usize, usize)>,
+    /// The line the previous link's last field was on.
+    prev_end: Option<usize>,
+    /// The first link read that began on the line where the previous one ended: (link, line).
+    shared: Option<(u64, usize)>,
 }
 
 impl<'a> Reader<'a> {
@@ -54,6 +64,10 @@ impl<'a> Reader<'a> {
             toks,
             pos: 0,
             last_line,
+            link_start: None,
+            split: None,
+            prev_end: None,
+            shared: None,
         }
     }
 
@@ -73,8 +87,39 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// `name:line: msg`, with a hint when the links' fields have stopped lining up with the
+    /// lines (see [`Reader::split`]).
     fn err(&self, t: Tok<'_>, msg: impl std::fmt::Display) -> String {
-        format!("{}:{}: {msg}", self.name, t.line)
+        let mut m = format!("{}:{}: {msg}", self.name, t.line);
+        let shared = match self.link_start {
+            Some((k, line)) if self.prev_end == Some(line) => Some((k, line)),
+            _ => self.shared,
+        };
+        match (self.link_start, self.split) {
+            (Some((k, line)), _) if t.line != line => {
+                let _ = write!(
+                    m,
+                    " (link {k} starts on line {line} and this field is on line {}: is a field missing on line {line}?)",
+                    t.line
+                );
+            }
+            (_, Some((k, a, b))) => {
+                let _ = write!(
+                    m,
+                    " (link {k}'s fields ran from line {a} to line {b}: is a field missing on line {a}?)"
+                );
+            }
+            _ => {
+                if let Some((k, line)) = shared {
+                    let _ = write!(
+                        m,
+                        " (link {k} starts on line {line}, after link {}'s five fields: an extra field on line {line}?)",
+                        k - 1
+                    );
+                }
+            }
+        }
+        m
     }
 
     /// Next token as an unsigned integer (`what` names it in errors; `expecting` describes it
@@ -158,6 +203,7 @@ pub fn parse_with_warnings(text: &str, name: &str) -> Result<(TopologySpec, Vec<
     }
 
     let mut links = Vec::with_capacity(link_num.min(1 << 20) as usize);
+    let mut warnings = Vec::new();
     for i in 0..link_num {
         let k = i + 1;
         let expecting = |field: &'static str| {
@@ -167,6 +213,7 @@ pub fn parse_with_warnings(text: &str, name: &str) -> Result<(TopologySpec, Vec<
                 )
             }
         };
+        r.link_start = r.toks.get(r.pos).map(|t| (k, t.line));
         let (a, ta) = r.node(
             &format!("link {k}: source"),
             node_num,
@@ -228,6 +275,23 @@ pub fn parse_with_warnings(text: &str, name: &str) -> Result<(TopologySpec, Vec<
                 ));
             }
         };
+        if r.split.is_none() && t.line != ta.line {
+            r.split = Some((k, ta.line, t.line));
+        }
+        if r.shared.is_none() && r.prev_end == Some(ta.line) {
+            r.shared = Some((k, ta.line));
+        }
+        r.prev_end = Some(t.line);
+        if error_rate == 1.0 {
+            // Legal (a dead link), but rarely meant: flows routed over it never finish.
+            warnings.push(r.err(
+                t,
+                format_args!(
+                    "link {k} ({a} - {b}): error rate 1 drops every packet: flows routed over \
+                     it never finish (a run stops only at its stop time)"
+                ),
+            ));
+        }
         links.push(LinkSpec {
             a,
             b,
@@ -236,8 +300,21 @@ pub fn parse_with_warnings(text: &str, name: &str) -> Result<(TopologySpec, Vec<
             error_rate,
         });
     }
+    r.link_start = None;
+    if let Some((k, a, b)) = r.split {
+        warnings.push(format!(
+            "{name}:{a}: link {k}'s fields run from line {a} to line {b} (HPCC-sim reads the \
+             file as a stream of tokens, so it is accepted; is a field missing on line {a}?)"
+        ));
+    }
+    if let Some((k, line)) = r.shared {
+        warnings.push(format!(
+            "{name}:{line}: link {k} starts on the line where link {} ends (HPCC-sim reads the \
+             file as a stream of tokens, so it is accepted; one link per line is the format)",
+            k - 1
+        ));
+    }
 
-    let mut warnings = Vec::new();
     if let Some(first) = r.toks.get(r.pos) {
         let mut lines = 0usize;
         let mut prev = 0usize;
@@ -401,6 +478,62 @@ mod tests {
 
     fn err(text: &str) -> String {
         parse(text, "t.txt").unwrap_err()
+    }
+
+    /// A field missing or extra on one line shifts every later field (the file is a token
+    /// stream, as in HPCC-sim): the error then points at the line where the shift began.
+    #[test]
+    fn shifted_fields_point_at_their_line() {
+        let head = "4 1 3\n3\n";
+        let rest = "2 3 10Gbps 1us 0\n";
+        // Error rate missing on line 3: link 1 takes line 4's first field as its error rate.
+        let e = err(&format!("{head}0 3 10Gbps 1us\n1 3 10Gbps 1us 0\n{rest}"));
+        assert!(
+            e.starts_with("t.txt:4: link 2: destination `10Gbps`"),
+            "{e}"
+        );
+        assert!(
+            e.ends_with(
+                "(link 1's fields ran from line 3 to line 4: is a field missing on line 3?)"
+            ),
+            "{e}"
+        );
+        // Delay missing: the error is inside link 1 itself.
+        let e = err(&format!("{head}0 3 10Gbps\n1 3 10Gbps 1us 0\n{rest}"));
+        assert!(e.starts_with("t.txt:4: link 1 (0 - 3): bad delay"), "{e}");
+        assert!(e.ends_with("(link 1 starts on line 3 and this field is on line 4: is a field missing on line 3?)"), "{e}");
+        // An extra field: link 2 starts at the end of line 3.
+        let e = err(&format!(
+            "{head}0 3 10Gbps 1us 0 7\n1 3 10Gbps 1us 0\n{rest}"
+        ));
+        assert!(
+            e.starts_with("t.txt:3: link 2: source 7 is not a node id"),
+            "{e}"
+        );
+        assert!(
+            e.ends_with(
+                "(link 2 starts on line 3, after link 1's five fields: an extra field on line 3?)"
+            ),
+            "{e}"
+        );
+        // Lines that do not line up but parse are accepted (HPCC-sim reads tokens), warned.
+        let (_, w) = parse_with_warnings(
+            &format!("{head}0 3 10Gbps 1us 0 1 3\n10Gbps 1us 0\n{rest}"),
+            "t.txt",
+        )
+        .unwrap();
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[0].starts_with("t.txt:3: link 2's fields run from line 3 to line 4"));
+        assert!(w[1].starts_with("t.txt:3: link 2 starts on the line where link 1 ends"));
+        // One link per line: no hint, no warning.
+        let (_, w) = parse_with_warnings(
+            &format!("{head}0 3 10Gbps 1us 0\n1 3 10Gbps 1us 0\n{rest}"),
+            "t.txt",
+        )
+        .unwrap();
+        assert!(w.is_empty(), "{w:?}");
+        let e = err(&format!("{head}0 3 10Gbps 1us 0\n1 9 10Gbps 1us 0\n{rest}"));
+        assert!(e.ends_with("(the file declares nodes 0..3)"), "{e}");
     }
 
     #[test]

@@ -15,8 +15,8 @@ pub struct TraceArgs {
     /// HPCC topology file whose hosts send (or use --hosts).
     #[arg(long)]
     pub topology: Option<PathBuf>,
-    /// Number of hosts 0..N-1 (when no topology is given).
-    #[arg(long)]
+    /// Number of hosts 0..N-1 (instead of --topology).
+    #[arg(long, conflicts_with = "topology")]
     pub hosts: Option<u32>,
     /// Size CDF: built-in name (websearch, fb_hadoop, google_rpc, …) or an HPCC CDF file.
     #[arg(long, default_value = "websearch")]
@@ -36,15 +36,16 @@ pub struct TraceArgs {
     /// Incast degree (senders per event); 0 = no incast.
     #[arg(long, default_value_t = 0)]
     pub incast_degree: usize,
-    /// Incast message size.
-    #[arg(long, default_value = "500KB")]
-    pub incast_size: String,
-    /// Incast load, fraction of the aggregate host capacity.
-    #[arg(long, default_value_t = 0.02)]
-    pub incast_load: f64,
-    /// Incast synchronization window.
-    #[arg(long, default_value = "0us")]
-    pub sync_window: String,
+    /// Incast message size (with --incast-degree) [default: 500KB].
+    #[arg(long)]
+    pub incast_size: Option<String>,
+    /// Incast load, fraction of the aggregate host capacity (with --incast-degree)
+    /// [default: 0.02].
+    #[arg(long)]
+    pub incast_load: Option<f64>,
+    /// Incast synchronization window (with --incast-degree) [default: 0us].
+    #[arg(long)]
+    pub sync_window: Option<String>,
     /// Random seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -55,6 +56,19 @@ pub struct TraceArgs {
 
 /// Generate and write the flow file.
 pub fn run(a: &TraceArgs) -> Result<(), String> {
+    // Incast options without incasts would be ignored silently.
+    if a.incast_degree == 0 {
+        let given = [
+            ("--incast-size", a.incast_size.is_some()),
+            ("--incast-load", a.incast_load.is_some()),
+            ("--sync-window", a.sync_window.is_some()),
+        ];
+        if let Some((flag, _)) = given.iter().find(|g| g.1) {
+            return Err(format!(
+                "{flag} applies to incasts: give --incast-degree N (senders per incast) too"
+            ));
+        }
+    }
     let (hosts, topo_rate) = match (&a.topology, a.hosts) {
         (Some(p), _) => {
             let (t, _) = crate::topology::hpcc_file::load(p)?;
@@ -104,14 +118,16 @@ pub fn run(a: &TraceArgs) -> Result<(), String> {
     let start = parse_time_ps(&a.start).map_err(|e| format!("--start: {e}"))?;
     let mut flows = traffic::poisson(&hosts, &cdf, a.load, bw, start, dur, a.seed)?;
     if a.incast_degree > 0 {
-        let size = parse_bytes(&a.incast_size).map_err(|e| format!("--incast-size: {e}"))?;
-        let win = parse_time_ps(&a.sync_window).map_err(|e| format!("--sync-window: {e}"))?;
+        let size = parse_bytes(a.incast_size.as_deref().unwrap_or("500KB"))
+            .map_err(|e| format!("--incast-size: {e}"))?;
+        let win = parse_time_ps(a.sync_window.as_deref().unwrap_or("0us"))
+            .map_err(|e| format!("--sync-window: {e}"))?;
         let inc = traffic::incast(
             &hosts,
             &[],
             a.incast_degree,
             size,
-            a.incast_load,
+            a.incast_load.unwrap_or(0.02),
             bw,
             win,
             start,
