@@ -322,9 +322,11 @@ impl Experiment {
         }
         let mut t: toml::Table = toml::from_str(&self.scenario_text)
             .map_err(|e| format!("{}: [scenario]: {e}", self.source))?;
+        // Above TOML's integer range the scenario takes the seed as a decimal string.
         let v = i64::try_from(seed)
-            .map_err(|_| format!("--seed {seed}: at most {} (a TOML integer)", i64::MAX))?;
-        t.insert("seed".into(), toml::Value::Integer(v));
+            .map(toml::Value::Integer)
+            .unwrap_or_else(|_| toml::Value::String(seed.to_string()));
+        t.insert("seed".into(), v);
         self.scenario_text =
             toml::to_string(&t).map_err(|e| format!("{}: [scenario]: {e}", self.source))?;
         self.seed_override = Some(seed);
@@ -334,7 +336,7 @@ impl Experiment {
     /// The same experiment run once per seed of `seeds`, in increasing order (replacing the
     /// sweep's own `seeds` list, if any): every claim is then checked on the seeds' mean and,
     /// with two seeds or more, at each seed alone (REPORT.md), and every plot shows each seed.
-    /// Errors on an empty list, a repeated seed or one above `i64::MAX`.
+    /// Errors on an empty list or a repeated seed.
     pub fn with_seeds(mut self, seeds: &[u64]) -> Result<Experiment, String> {
         if seeds.is_empty() {
             return Err("--seeds: give at least one seed (e.g. --seeds 1,2,3)".into());
@@ -343,12 +345,6 @@ impl Experiment {
         sorted.sort_unstable();
         if sorted.windows(2).any(|w| w[0] == w[1]) {
             return Err(format!("--seeds: a seed is repeated in {seeds:?}"));
-        }
-        if let Some(&big) = sorted.iter().find(|&&s| i64::try_from(s).is_err()) {
-            return Err(format!(
-                "--seeds: {big} is more than {} (a TOML integer)",
-                i64::MAX
-            ));
         }
         // Sorted: the same set of seeds is the same run (and output directory).
         self.sweep.seeds = sorted.clone();
