@@ -472,7 +472,8 @@ fn resolve_once(c: &HpccConfig, cwd: &Path, stream: bool) -> Result<HpccRun, Str
         crate::topology::hpcc_file::parse_with_warnings(&text, &topo_path.display().to_string())?;
     warnings.extend(warns);
     let host_rate = topo.host_rate_bps().unwrap_or(100_000_000_000);
-    let mut setup = resolve_cc_mode(c, cc_mode, host_rate, &mut warnings)?;
+    let fastest = topo.max_host_rate_bps().unwrap_or(host_rate);
+    let mut setup = resolve_cc_mode(c, cc_mode, (host_rate, fastest), &mut warnings)?;
     resolve_ecn_maps(c, cc_mode, &topo, &mut setup)?;
     check_unimplemented(c, &mut setup)?;
     let (net, err_rate) = resolve_net(c, &setup)?;
@@ -781,7 +782,7 @@ fn check_cc_param_types(c: &HpccConfig) -> Result<(), String> {
 fn resolve_cc_mode(
     c: &HpccConfig,
     cc_mode: &str,
-    host_rate: u64,
+    (host_rate, fastest): (u64, u64),
     warnings: &mut Vec<String>,
 ) -> Result<crate::scenario::cc::CcSetup, String> {
     let has_win = c.flag("HAS_WIN", false)?;
@@ -804,12 +805,12 @@ fn resolve_cc_mode(
             )),
             // As `cc.ai`/`cc.hai` in a scenario: one increase step past line rate is a unit
             // slip (`1000Tb/s`).
-            Some(a) if key != "MIN_RATE" && a > host_rate => Err(c.err(
+            Some(a) if key != "MIN_RATE" && a > fastest => Err(c.err(
                 key,
                 format!(
-                    "{} is above the host link rate {}: a single increase step would pass line rate",
+                    "{} is above the fastest host link rate {}: a single increase step would pass line rate",
                     crate::units::fmt_rate(a),
-                    crate::units::fmt_rate(host_rate)
+                    crate::units::fmt_rate(fastest)
                 ),
             )),
             v => Ok(v),

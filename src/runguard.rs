@@ -193,26 +193,34 @@ impl MemoryEstimate {
     }
 }
 
-/// Memory of the network itself, bytes: every switch or NIC port (two per link) with its
-/// `queues_per_port` queues and scheduler state, and the forwarding table (two bytes per
-/// host per switch). Empty queues allocate nothing, so this is what a run holds before its
-/// first packet; a 2,000 × 2,000 leaf–spine (8 M ports) needs about 5.7 GB of it.
+/// Memory of the network itself, bytes: every switch port with its `queues_per_port`
+/// queues and scheduler state, every NIC's port (counted as a switch port without queues,
+/// an upper bound), and the forwarding table (two bytes per host per switch). Empty queues
+/// allocate nothing, so this is what a run holds before its first packet; a 2,000 × 2,000
+/// leaf–spine (8 M switch ports) needs about 5.7 GB of it.
 pub fn network_bytes(topo: &TopologySpec, net: &NetConfig) -> u64 {
+    use crate::topology::NodeKind;
     use std::mem::size_of;
     let nq = net.queues_per_port as u64;
-    let per_port = size_of::<crate::switch::EgressPort>() as u64
-        + nq * (size_of::<crate::switch::PktQueue>() as u64 + 8);
+    let nic_port = size_of::<crate::switch::EgressPort>() as u64;
+    let switch_port = nic_port + nq * (size_of::<crate::switch::PktQueue>() as u64 + 8);
     let (mut hosts, mut switches) = (0u64, 0u64);
     for k in &topo.kinds {
         match k {
-            crate::topology::NodeKind::Host => hosts += 1,
-            crate::topology::NodeKind::Switch => switches += 1,
+            NodeKind::Host => hosts += 1,
+            NodeKind::Switch => switches += 1,
         }
     }
-    (topo.links.len() as u64)
-        .saturating_mul(2)
-        .saturating_mul(per_port)
-        .saturating_add(hosts.saturating_mul(switches).saturating_mul(2))
+    let ports: u64 = topo
+        .links
+        .iter()
+        .flat_map(|l| [l.a, l.b])
+        .map(|n| match topo.kinds.get(n as usize) {
+            Some(NodeKind::Switch) => switch_port,
+            _ => nic_port,
+        })
+        .fold(0, u64::saturating_add);
+    ports.saturating_add(hosts.saturating_mul(switches).saturating_mul(2))
 }
 
 /// Estimate the memory of running `flows` on `topo` with `net`: flow state, plus one 4-byte
@@ -235,7 +243,7 @@ pub fn check_network_memory(topo: &TopologySpec, net: &NetConfig) -> Result<(), 
         return Ok(());
     }
     Err(format!(
-        "the network's {} ports ({} queues each) and its forwarding table need about {} of memory, more than the {} available: a smaller topology (fewer links) or fewer queues per port reduce it",
+        "the network's {} ports ({} queues per switch port) and its forwarding table need about {} of memory, more than 80 % of the {} available: a smaller topology (fewer links) or fewer queues per port reduce it",
         topo.links.len() as u64 * 2,
         net.queues_per_port,
         fmt_bytes(need),
@@ -604,7 +612,7 @@ pub fn check_estimate(
         hint(est)
     };
     Err(format!(
-        "this run would need about {} of memory, more than the {} available: {} flows need {}; the buffer/queue monitors need {} for {} of busy simulated time at {} / {} intervals; the network's ports and forwarding table need {}. {}",
+        "this run would need about {} of memory, more than 80 % of the {} available: {} flows need {}; the buffer/queue monitors need {} for {} of busy simulated time at {} / {} intervals; the network's ports and forwarding table need {}. {}",
         fmt_bytes(est.total()),
         fmt_bytes(avail),
         est.flows,

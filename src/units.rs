@@ -257,11 +257,32 @@ pub fn shorten_long_numbers(msg: &str) -> String {
                 k += c.len_utf8();
                 continue;
             }
+            // Only a number standing alone: not part of a word, a path, a file name or a
+            // quoted value (`run_123…/`, `a.123…`, `"…txt"`); a sentence's final dot is not
+            // part of it.
             let tok = &line[start..k];
-            match tok.parse::<f64>() {
-                Ok(v) if tok.len() > LONG && v.is_finite() => out.push_str(&format!("{v:e}")),
-                _ => out.push_str(tok),
+            let body = tok.trim_end_matches('.');
+            let (before, after) = (&line[..start], &line[start + body.len()..]);
+            let joined = |c: char| c.is_alphanumeric() || "_/\\\"'.".contains(c);
+            let mut prev = before.chars().rev();
+            let glued_before = match prev.next() {
+                Some('-' | '+') => prev.next().is_some_and(joined),
+                Some(c) => joined(c),
+                None => false,
+            };
+            let mut next = after.chars();
+            let glued_after = match next.next() {
+                Some('.') => next.next().is_some_and(|c| !c.is_whitespace()),
+                Some(c) => joined(c) || c == '-',
+                None => false,
+            };
+            match body.parse::<f64>() {
+                Ok(v) if !glued_before && !glued_after && body.len() > LONG && v.is_finite() => {
+                    out.push_str(&format!("{v:e}"))
+                }
+                _ => out.push_str(body),
             }
+            out.push_str(&tok[body.len()..]);
         }
     }
     out
@@ -284,6 +305,24 @@ mod tests {
         let quoted = format!("12 | load = {tiny}\n   |        ^");
         assert_eq!(shorten_long_numbers(&quoted), quoted);
         assert_eq!(shorten_long_numbers("é 1.5 ü"), "é 1.5 ü");
+        assert_eq!(
+            shorten_long_numbers(&format!("= -{tiny}: bad")),
+            "= -1e-300: bad"
+        );
+        assert_eq!(shorten_long_numbers(&format!("got {huge}.")), "got 1e308.");
+        // Paths, file names and quoted values keep every digit.
+        let long = "1234567890123456789012345678901234";
+        for kept in [
+            format!("run_{long}/s.toml:3"),
+            format!("\"topo_{long}.txt\""),
+            format!("a.{long}"),
+            format!("\"{long}.txt\""),
+            format!("/tmp/{long}/x"),
+            format!("topo-{long}.txt"),
+            format!("v{long}"),
+        ] {
+            assert_eq!(shorten_long_numbers(&kept), kept);
+        }
     }
     use super::*;
 

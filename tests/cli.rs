@@ -447,6 +447,7 @@ fn set_bad_paths_error_cleanly() {
         ("=3", &["--set"][..]),
         // Errors in a value a --set gave cite that --set: a zero duration, and an element
         // set inside a list.
+        ("traffic=[]", &["--set `traffic=[]`", "no traffic"][..]),
         (
             "traffic.0.duration=\"0us\"",
             &["--set `traffic.0.duration=\"0us\"`", "must be > 0"][..],
@@ -624,10 +625,22 @@ fn bad_values_that_would_storm_or_exhaust_memory() {
             &format!("{STAR4}[cc]\nkind = \"{kind}\"\n{key} = \"1000Tbps\"\n{INCAST}"),
             &[
                 &format!("bad.toml:6: `cc.{key}`"),
-                "above the host link rate",
+                "above the fastest host link rate",
             ],
         );
     }
+    // With NICs of 2 and 100 Gb/s, a 5 Gb/s step (sized for the fast ones) is accepted.
+    let d = TempDir::new("mixed-rates");
+    d.write(
+        "topo.txt",
+        "3 1 2\n2\n0 2 2Gbps 1000ns 0\n1 2 100Gbps 1000ns 0\n",
+    );
+    let f = d.write(
+        "s.toml",
+        "[topology]\nkind = \"file\"\nfile = \"topo.txt\"\n[cc]\nkind = \"dcqcn\"\nhai = \"5Gbps\"\n\
+         [[traffic]]\nkind = \"incast\"\nsenders = [1]\nreceivers = [0]\nsize = \"10KB\"\nat = \"1us\"\n",
+    );
+    sfc(d.path(), &["validate", f.to_str().unwrap()]).assert_ok();
     assert_bad(
         &format!("{STAR4}[network]\nmtu = 63\n{INCAST}"),
         &["network.mtu", "64..=9000", "ACK"],
@@ -694,6 +707,32 @@ fn bad_unknown_key() {
         &["line 7", "sizes"],
     );
     assert_bad(&format!("{STAR4}[outputs]\n"), &["line 4", "outputs"]);
+    // Lines starting with `[` inside an unknown table (a nested array, a multi-line string)
+    // do not end it: the unknown keys after it are still all reported, and a `--set` one.
+    let d = TempDir::new("bad-nested");
+    let f = d.write(
+        "bad.toml",
+        &format!(
+            "bogus1 = 1\n{STAR4}[bogus]\nx = [\n  [1, 2],\n  [3],\n]\ns = \"\"\"\n[not a header]\n\"\"\"\n\
+             [buffer]\nbogus3 = 1\n{INCAST}bogus4 = 2\n"
+        ),
+    );
+    let r = sfc(
+        d.path(),
+        &["validate", f.to_str().unwrap(), "--set", "buffer.bogus5=1"],
+    );
+    r.assert_error(&[
+        "`bogus1`",
+        "`bogus`",
+        "`bogus3`",
+        "`bogus4`",
+        "--set `buffer.bogus5=1`",
+    ]);
+    assert!(
+        !r.stderr.contains("`x`") && !r.stderr.contains("`s`"),
+        "{}",
+        r.show()
+    );
     // The keys of an unknown table belong to it: they are not listed again as unknown keys of
     // the table before it (`[topology]`).
     for header in ["[outputs]", "[[traffik]]"] {
@@ -709,6 +748,25 @@ fn bad_unknown_key() {
             "a key of the unknown table {header} reported on its own:\n{}",
             r.show()
         );
+    }
+}
+
+/// A `--set` of one element of a table is not blamed for an error in another element that
+/// the file wrote: the file's line is cited.
+#[test]
+fn set_of_one_element_is_not_blamed_for_the_files() {
+    let d = TempDir::new("set-element");
+    let f = d.write(
+        "s.toml",
+        &format!("{STAR4}[buffer]\nswitch_sizes = {{ 2 = \"1MB\" }}\n{INCAST}"),
+    );
+    let f = f.to_str().unwrap();
+    for sets in [&[][..], &["--set", "buffer.switch_sizes.4=\"2MB\""][..]] {
+        let mut args = vec!["validate", f];
+        args.extend_from_slice(sets);
+        let r = sfc(d.path(), &args);
+        r.assert_error(&["s.toml:5: `buffer.switch_sizes`", "node 2 is a host"]);
+        assert!(!r.stderr.contains("--set"), "{}", r.show());
     }
 }
 

@@ -933,7 +933,7 @@ fn error_increase_step_above_line_rate() {
         let d = star2_dir("e-ai");
         let cfg = star2_config(&format!("{key} 1000Tb/s\n"))
             .replace("CC_MODE none", &format!("CC_MODE {mode}"));
-        hpcc(&d, &cfg).assert_error(&["config.txt:7:", key, "above the host link rate"]);
+        hpcc(&d, &cfg).assert_error(&["config.txt:7:", key, "above the fastest host link rate"]);
     }
 }
 

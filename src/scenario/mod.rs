@@ -83,24 +83,24 @@ impl<'de> Deserialize<'de> for Text {
 /// `seed`: a non-negative TOML integer or a decimal string of a `u64` (`"18446744073709551615"`;
 /// `--set seed=N` above 2^63 − 1 arrives as such a string).
 fn seed_value<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Seed {
-        Int(i64),
-        Text(String),
-    }
-    let msg = "an integer 0 ..= 18446744073709551615 (above 9223372036854775807 as a string: \"18446744073709551615\")";
-    match Seed::deserialize(d)
-        .map_err(|_| serde::de::Error::custom(format!("seed: expected {msg}")))?
-    {
-        Seed::Int(i) => u64::try_from(i)
-            .map(Some)
-            .map_err(|_| serde::de::Error::custom(format!("seed {i}: expected {msg}"))),
-        Seed::Text(t) => t
-            .trim()
+    let msg = "expected an integer 0 ..= 18446744073709551615 (above 9223372036854775807 as a string: \"18446744073709551615\")";
+    let bad = |got: String| serde::de::Error::custom(format!("seed {got}: {msg}"));
+    match toml::Value::deserialize(d)? {
+        toml::Value::Integer(i) => u64::try_from(i).map(Some).map_err(|_| bad(i.to_string())),
+        toml::Value::String(t) if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) => t
             .parse::<u64>()
             .map(Some)
-            .map_err(|_| serde::de::Error::custom(format!("seed \"{t}\": expected {msg}"))),
+            .map_err(|_| bad(format!("\"{t}\""))),
+        toml::Value::String(t) => Err(bad(format!("\"{t}\""))),
+        v => {
+            let t = v.type_str();
+            let a = if t.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                "an"
+            } else {
+                "a"
+            };
+            Err(bad(format!("= {v} ({a} {t})")))
+        }
     }
 }
 
@@ -725,11 +725,7 @@ impl Ctx<'_> {
         self.sets.iter().rev().map(String::as_str).find(|s| {
             s.split_once('=').is_some_and(|(k, _)| {
                 let k = normalize_key(k.trim());
-                // The key itself, a table or array holding it, or an element inside its
-                // value (`--set buffer.switch_sizes.3=1MB` for `buffer.switch_sizes`).
-                norm == k
-                    || norm.strip_prefix(&k).is_some_and(|r| r.starts_with('.'))
-                    || k.strip_prefix(&norm).is_some_and(|r| r.starts_with('.'))
+                norm == k || norm.strip_prefix(&k).is_some_and(|r| r.starts_with('.'))
             })
         })
     }
@@ -745,8 +741,24 @@ impl Ctx<'_> {
         };
         match line {
             Some(l) => format!("{}:{l}", self.file),
-            None => self.file.to_string(),
+            // Not in the file: a `--set` of an element inside the key's value (`--set
+            // buffer.switch_sizes.3=1MB` for `buffer.switch_sizes`) is where it came from.
+            None => match self.set_inside(key) {
+                Some(s) => format!("{}: --set `{s}`", self.file),
+                None => self.file.to_string(),
+            },
         }
+    }
+    /// The last `--set` that set an element inside `key`'s value.
+    fn set_inside(&self, key: &str) -> Option<&str> {
+        let norm = normalize_key(key);
+        self.sets.iter().rev().map(String::as_str).find(|s| {
+            s.split_once('=').is_some_and(|(k, _)| {
+                normalize_key(k.trim())
+                    .strip_prefix(&norm)
+                    .is_some_and(|r| r.starts_with('.'))
+            })
+        })
     }
     fn err(&self, s: &S, key: &str, msg: impl std::fmt::Display) -> String {
         format!(
@@ -1074,29 +1086,39 @@ fn more_unknown_keys(text: &str, file: &str, first: &toml::de::Error) -> (Vec<St
         let Some(span) = e.span() else { break };
         // Blank whole lines from the span's line start to its line end.
         let start = work[..span.start].rfind('\n').map_or(0, |i| i + 1);
-        let mut end = work[span.end..]
+        let end = work[span.end..]
             .find('\n')
             .map_or(work.len(), |i| span.end + i);
+        let blanked = |end: usize| {
+            let mut w = work.clone();
+            let blank: String = w[start..end]
+                .chars()
+                .map(|c| if c == '\n' { '\n' } else { ' ' })
+                .collect();
+            w.replace_range(start..end, &blank);
+            w.parse::<toml::Table>().is_ok().then_some(w)
+        };
         // An unknown table (`[foo]`, `[[foo]]`): blank its keys too, up to the next header,
         // or they would be read as keys of the table before it and reported against that.
-        if work[start..end].trim_start().starts_with('[') {
-            while end < work.len() {
-                let next = end + 1;
-                let line_end = work[next..].find('\n').map_or(work.len(), |i| next + i);
-                if work[next..line_end].trim_start().starts_with('[') {
-                    break;
-                }
-                end = line_end;
-            }
-        }
-        let blank: String = work[start..end]
-            .chars()
-            .map(|c| if c == '\n' { '\n' } else { ' ' })
-            .collect();
-        work.replace_range(start..end, &blank);
-        if work.parse::<toml::Table>().is_err() {
-            break;
-        }
+        // A line starting with `[` inside the table (a nested array, a multi-line string) is
+        // not a header: the first candidate after which the TOML still parses is.
+        let next = if work[start..end].trim_start().starts_with('[') {
+            let mut ends: Vec<usize> = work[end..]
+                .match_indices('\n')
+                .map(|(i, _)| end + i)
+                .filter(|&i| {
+                    work[i + 1..]
+                        .trim_start_matches([' ', '\t'])
+                        .starts_with('[')
+                })
+                .collect();
+            ends.push(work.len());
+            ends.into_iter().find_map(blanked)
+        } else {
+            blanked(end)
+        };
+        let Some(next) = next else { break };
+        work = next;
         match toml::from_str::<RawScenario>(&work) {
             Ok(_) => break,
             Err(next) => {
@@ -1179,10 +1201,12 @@ fn relative_hint(p: &str) -> &'static str {
 /// `[topology] kind = "file"`: read and parse the HPCC topology file named by `topology.file`
 /// (relative to the scenario's directory). Errors name the key, its line and the path.
 fn load_topology_file(t: &RawTopology, ctx: &Ctx) -> Result<TopologySpec, String> {
-    let f = t
-        .file
-        .as_ref()
-        .ok_or_else(|| ctx.err_key("topology.file", "is required for kind = \"file\""))?;
+    let f = t.file.as_ref().ok_or_else(|| {
+        format!(
+            "{}: `topology.file` is required for kind = \"file\"",
+            ctx.at("topology.kind", None)
+        )
+    })?;
     let p = ctx.path(f.get_ref());
     let text = crate::fsutil::read_text(&p).map_err(|e| {
         ctx.err(
@@ -1277,7 +1301,11 @@ fn resolve(
     }
     errs.take(resolve_loss_recovery(&raw.loss_recovery, ctx, &mut net));
     errs.take(resolve_timing(&raw, ctx, &mut net));
-    let cc = errs.take(resolve_cc(&raw, host_rate, ctx, &mut net));
+    let fastest = topo
+        .as_ref()
+        .and_then(|t| t.max_host_rate_bps())
+        .unwrap_or(host_rate);
+    let cc = errs.take(resolve_cc(&raw, (host_rate, fastest), ctx, &mut net));
     errs.take(resolve_pfc(&raw.pfc, ctx, &mut net));
     errs.take(resolve_sfc(&mut net, &raw.sfc, &raw.onramp, ctx));
     errs.take(resolve_pbfs(&mut net, &raw.pbfs, ctx));
@@ -1815,7 +1843,7 @@ fn resolve_timing(raw: &RawScenario, ctx: &Ctx, net: &mut NetConfig) -> Result<(
 /// `[ecn]` marking.
 fn resolve_cc(
     raw: &RawScenario,
-    host_rate: u64,
+    (host_rate, fastest): (u64, u64),
     ctx: &Ctx,
     net: &mut NetConfig,
 ) -> Result<CcConfig, String> {
@@ -1831,7 +1859,7 @@ fn resolve_cc(
         None => e,
     })?;
     apply_cc_overrides(&mut setup, &raw.cc, ctx)?;
-    check_cc_consistency(&setup.cc, host_rate, ctx)?;
+    check_cc_consistency(&setup.cc, host_rate, fastest, ctx)?;
     if let Some(w) = &raw.cc.window_scope {
         net.window_per_pair = match w.get_ref().as_str() {
             "global" => false,
@@ -2203,15 +2231,15 @@ fn check_first_flow(
     ctx: &Ctx,
 ) -> Result<(), String> {
     let Some(first) = first else {
+        // Cite the --set that emptied or changed the traffic, if one did.
+        let at = ctx.at("traffic", None);
         return Err(if raw.traffic.is_empty() {
             format!(
-                "{}: no traffic: add a [[traffic]] generator (a run without flows simulates nothing)",
-                ctx.file
+                "{at}: no traffic: add a [[traffic]] generator (a run without flows simulates nothing)"
             )
         } else {
             format!(
-                "{}: the [[traffic]] generators produced no flows (a run without flows simulates nothing)",
-                ctx.file
+                "{at}: the [[traffic]] generators produced no flows (a run without flows simulates nothing)"
             )
         });
     };
@@ -2974,7 +3002,14 @@ fn apply_cc_overrides(setup: &mut cc::CcSetup, c: &RawCc, ctx: &Ctx) -> Result<(
 /// Settings a controller accepts one by one but not together: a minimum rate above the host
 /// link (the controller could never go below line rate), TIMELY's `t_low ≥ t_high` (no
 /// gradient band).
-fn check_cc_consistency(cc: &CcConfig, host_rate: u64, ctx: &Ctx) -> Result<(), String> {
+/// `fastest` is the fastest host link: an increase step is checked against it (a step sized
+/// for the fast NICs of a mixed network is legitimate).
+fn check_cc_consistency(
+    cc: &CcConfig,
+    host_rate: u64,
+    fastest: u64,
+    ctx: &Ctx,
+) -> Result<(), String> {
     let min_rate = match cc {
         CcConfig::Dcqcn(p) => Some(p.min_rate_bps),
         CcConfig::Timely(p) => Some(p.min_rate_bps),
@@ -3006,13 +3041,13 @@ fn check_cc_consistency(cc: &CcConfig, host_rate: u64, ctx: &Ctx) -> Result<(), 
         },
         _ => Vec::new(),
     };
-    if let Some(&(key, v)) = steps.iter().find(|s| s.1 > host_rate) {
+    if let Some(&(key, v)) = steps.iter().find(|s| s.1 > fastest) {
         return Err(ctx.err_key(
             key,
             format!(
-                "{} is above the host link rate {}: a single increase step would pass line rate",
+                "{} is above the fastest host link rate {}: a single increase step would pass line rate",
                 crate::units::fmt_rate(v),
-                crate::units::fmt_rate(host_rate)
+                crate::units::fmt_rate(fastest)
             ),
         ));
     }

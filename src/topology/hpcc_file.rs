@@ -103,7 +103,8 @@ impl<'a> Reader<'a> {
                     t.line
                 );
             }
-            (_, Some((k, a, b))) => {
+            // Only near the shift: later errors are unlikely to come from it.
+            (cur, Some((k, a, b))) if cur.is_none_or(|(c, _)| c <= k + 2) => {
                 let _ = write!(
                     m,
                     " (link {k}'s fields ran from line {a} to line {b}: is a field missing on line {a}?)"
@@ -284,12 +285,10 @@ pub fn parse_with_warnings(text: &str, name: &str) -> Result<(TopologySpec, Vec<
         r.prev_end = Some(t.line);
         if error_rate == 1.0 {
             // Legal (a dead link), but rarely meant: flows routed over it never finish.
-            warnings.push(r.err(
-                t,
-                format_args!(
-                    "link {k} ({a} - {b}): error rate 1 drops every packet: flows routed over \
-                     it never finish (a run stops only at its stop time)"
-                ),
+            warnings.push(format!(
+                "{name}:{}: link {k} ({a} - {b}): error rate 1 drops every packet: flows routed \
+                 over it never finish (a run stops only at its stop time)",
+                t.line
             ));
         }
         links.push(LinkSpec {

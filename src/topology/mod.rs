@@ -134,6 +134,19 @@ impl TopologySpec {
             .min()
     }
 
+    /// The fastest link that touches a host, bits per second (`None` when no link touches a
+    /// host): the largest rate any NIC may send at.
+    pub fn max_host_rate_bps(&self) -> Option<u64> {
+        self.links
+            .iter()
+            .filter(|l| {
+                self.kinds[l.a as usize] == NodeKind::Host
+                    || self.kinds[l.b as usize] == NodeKind::Host
+            })
+            .map(|l| l.rate_bps)
+            .max()
+    }
+
     /// Ports of every node, in link-declaration order (see module docs).
     pub fn ports(&self) -> Vec<Vec<PortSpec>> {
         let mut ports: Vec<Vec<PortSpec>> = vec![Vec::new(); self.kinds.len()];

@@ -831,8 +831,9 @@ mod tests {
     /// A random network: `switches` switches joined by a random spanning tree plus extra
     /// links (rates and delays from small sets, so ties and ECMP occur), hosts attached to
     /// one random switch (a few values of delay and rate, so one switch has hosts with equal
-    /// and unequal links) or, one in five, to two (multi-homed), and an isolated pair of a
-    /// switch and a host (unreachable from the rest).
+    /// and unequal links) or, one in five, to two (multi-homed, or twice to the same switch),
+    /// and an isolated pair of a switch and a host (unreachable from the rest); node ids are
+    /// then shuffled, so hosts and switches interleave.
     fn random_spec(seed: u64, switches: u32, hosts: u32) -> TopologySpec {
         use crate::topology::LinkSpec;
         let mut rng = crate::rng::Rng::new(seed);
@@ -864,10 +865,9 @@ mod tests {
             let t = rng.below(switches as u64);
             links.push(link(h, sw(t), &mut rng));
             if rng.below(5) == 0 {
+                // Multi-homed, or two links to the same switch.
                 let u = rng.below(switches as u64);
-                if u != t {
-                    links.push(link(h, sw(u), &mut rng));
-                }
+                links.push(link(h, sw(u), &mut rng));
             }
         }
         // Shuffle the declaration order (port numbers follow it).
@@ -876,7 +876,23 @@ mod tests {
         }
         let lone = hosts + switches + 1;
         links.push(link(lone, sw(switches as u64), &mut rng));
-        TopologySpec { kinds, links }
+        // Renumber the nodes at random, so hosts and switches interleave in id order.
+        let n = kinds.len();
+        let mut perm: Vec<u32> = (0..n as u32).collect();
+        for i in (1..n).rev() {
+            perm.swap(i, rng.below(i as u64 + 1) as usize);
+        }
+        let mut renumbered = vec![NodeKind::Host; n];
+        for (old, &new) in perm.iter().enumerate() {
+            renumbered[new as usize] = kinds[old];
+        }
+        for l in &mut links {
+            (l.a, l.b) = (perm[l.a as usize], perm[l.b as usize]);
+        }
+        TopologySpec {
+            kinds: renumbered,
+            links,
+        }
     }
 
     /// Sharing rows and BFS roots between hosts on one switch gives exactly the tables and
