@@ -117,7 +117,8 @@ def files(root):
     out = {}
     for d, _, fs in os.walk(root):
         for f in fs:
-            if f.endswith((".png", ".svg", ".tmp")):
+            # Plots, temp files, and the (empty) lock file of an experiment sweep.
+            if f.endswith((".png", ".svg", ".tmp")) or f == ".sfc-lock":
                 continue
             p = os.path.join(d, f)
             out[os.path.relpath(p, root)] = p

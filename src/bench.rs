@@ -414,6 +414,52 @@ pub fn run_one(name: &str, quick: bool) -> Result<serde_json::Value, String> {
     }))
 }
 
+/// Check that `exe` is an `sfc` binary before benchmarking with it: `exe --version` must
+/// answer `sfc …` within 10 s (at most 4 KB of it is read), so another program given to
+/// `--against` by mistake is refused at once instead of hanging the comparison or filling
+/// memory with its output.
+fn probe_sfc(exe: &std::path::Path) -> Result<(), String> {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let not_sfc = |why: String| {
+        format!(
+            "--against {}: {why}; give the path of another sfc binary",
+            exe.display()
+        )
+    };
+    let mut child = Command::new(exe)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| not_sfc(format!("cannot run it: {e}")))?;
+    let mut pipe = child.stdout.take().expect("piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = (&mut pipe).take(4096).read_to_end(&mut buf);
+        let _ = tx.send(buf);
+    });
+    let out = rx.recv_timeout(std::time::Duration::from_secs(10));
+    let _ = child.kill();
+    let _ = child.wait();
+    match out {
+        Ok(buf) if buf.starts_with(b"sfc ") => Ok(()),
+        Ok(buf) => Err(not_sfc(format!(
+            "`--version` printed {:?}, not `sfc …`",
+            String::from_utf8_lossy(&buf)
+                .lines()
+                .next()
+                .unwrap_or("")
+                .chars()
+                .take(60)
+                .collect::<String>()
+        ))),
+        Err(_) => Err(not_sfc("`--version` did not answer within 10 s".into())),
+    }
+}
+
 /// Run benchmark `name` in a fresh process of the `sfc` binary `exe` (`SFC_BENCH_ONE`
 /// child mode, which every build since the benchmarks exist has) and parse its JSON line.
 fn run_child(exe: &std::path::Path, name: &str, quick: bool) -> Result<serde_json::Value, String> {
@@ -502,6 +548,7 @@ pub fn compare(
             other.display()
         ));
     }
+    probe_sfc(other)?;
     let ours_exe =
         std::env::current_exe().map_err(|e| format!("cannot locate the sfc binary: {e}"))?;
     let selected = select(filter)?;

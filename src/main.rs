@@ -290,8 +290,16 @@ fn main() -> ExitCode {
                     }
                     Ok(())
                 }
-                Ok(None) => Err(format!(
+                Ok(None) if sfc::bench::BENCHES.iter().any(|b| b.name == name) => Err(format!(
                     "benchmark `{name}` is built in code, not from a scenario file"
+                )),
+                Ok(None) => Err(format!(
+                    "unknown benchmark `{name}` (one of: {})",
+                    sfc::bench::BENCHES
+                        .iter()
+                        .map(|b| b.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )),
                 Err(e) => Err(e),
             }

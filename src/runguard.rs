@@ -46,11 +46,17 @@ pub fn prepare_output_dir(dir: &Path) -> Result<(), String> {
     for f in OUTPUT_FILES {
         remove_if_present(&dir.join(f))?;
     }
-    // Spill files a killed run left behind (`report::ResultFiles`, `metrics::spill`).
+    // Spill files a killed run left behind (`report::ResultFiles`, `metrics::spill`), and
+    // the temp files of outputs it was writing (`.fct.txt.tmp-PID-SEQ`,
+    // `metrics::output::write_atomic`; a run killed by SIGKILL cannot remove them itself).
     if let Ok(rd) = std::fs::read_dir(dir) {
         for e in rd.flatten() {
             let name = e.file_name();
-            if name.to_string_lossy().starts_with(".sfc-records-") {
+            let name = name.to_string_lossy();
+            let temp_of_output = OUTPUT_FILES
+                .iter()
+                .any(|f| name.starts_with(&format!(".{f}.tmp-")));
+            if name.starts_with(".sfc-records-") || temp_of_output {
                 remove_if_present(&e.path())?;
             }
         }

@@ -1569,7 +1569,14 @@ fn bench_against_another_build_alternates_and_checks_the_run() {
         use std::os::unix::fs::PermissionsExt;
         let fake = |name: &str, body: &str| {
             let p = d.path().join(name);
-            std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+            // Answers `--version` as an sfc binary does (the probe before benchmarking).
+            std::fs::write(
+                &p,
+                format!(
+                    "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'sfc 0.0.0-fake'; exit 0; fi\n{body}\n"
+                ),
+            )
+            .unwrap();
             std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
             p.to_str().unwrap().to_string()
         };
@@ -1585,6 +1592,16 @@ fn bench_against_another_build_alternates_and_checks_the_run() {
             r.assert_ok();
             r
         };
+        // A program that is not sfc is refused before any benchmark runs.
+        for not_sfc in ["/bin/true", "/bin/echo"] {
+            if std::path::Path::new(not_sfc).exists() {
+                let r = sfc(
+                    d.path(),
+                    &["bench", "--quick", "--filter", "scale-64", "--against", not_sfc],
+                );
+                r.assert_error(&["--against", "not `sfc …`"]);
+            }
+        }
         let r = against(&other);
         let row = r
             .stdout

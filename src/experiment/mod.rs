@@ -219,10 +219,278 @@ struct RawExperiment {
     claim: Vec<Claim>,
 }
 
+/// Most points a sweep may expand to (full or quick): beyond it a typo in an axis list is
+/// far likelier than a wish for days of runs, and the expansion itself would exhaust memory.
+pub const MAX_POINTS: u64 = 100_000;
+
+/// A name that becomes a file or directory name under the output directory (a plot, the
+/// experiment): not empty, not `.` or `..`, no path separator.
+fn safe_name(what: &str, name: &str) -> Result<(), String> {
+    if name.trim().is_empty() || name == "." || name == ".." || name.contains(['/', '\\']) {
+        return Err(format!(
+            "{what} `{name}`: not a usable name (it names files under the output directory: \
+             not empty, `.` or `..`, no `/` or `\\`)"
+        ));
+    }
+    Ok(())
+}
+
+/// The key an override `key=value` sets, normalized (`a[0].b` → `a.0.b`).
+fn set_key(set: &str) -> String {
+    let k = set.split_once('=').map_or(set, |(k, _)| k).trim();
+    k.replace('[', ".").replace(']', "")
+}
+
+/// Checks of the grid and of what plots and claims refer to, so a sweep never runs something
+/// other than what it labels: axis keys distinct and not overridden by a series or `[quick]`
+/// `set` (the override would win silently), no empty axis, `[quick] axes` naming sweep axes,
+/// plot and experiment names usable as file names, distinct and usable point ids, at most
+/// [`MAX_POINTS`] points, no `[[scenario.compare]]` (variants are series here), plot kinds,
+/// `bins` percentiles and `x` on summary plots only, filters naming an axis and one of its
+/// values, claim ranges finite with low ≤ high and a tolerance in [0, 1).
+fn check_grid(raw: &RawExperiment, sweep: &Sweep, source: &str) -> Result<(), String> {
+    let err = |m: String| Err(format!("{source}: {m}"));
+    safe_name("[experiment] name", &raw.experiment.name).or_else(err)?;
+    if raw.scenario.contains_key("compare") {
+        return err(
+            "[scenario]: `[[scenario.compare]]` variants are not run by experiments; write them \
+             as `[sweep] series = [{ name, set }]`"
+                .into(),
+        );
+    }
+    let axis_keys: Vec<String> = sweep.axes.iter().map(|a| set_key(&a.key)).collect();
+    for (i, a) in sweep.axes.iter().enumerate() {
+        if axis_keys[..i].contains(&axis_keys[i]) {
+            return err(format!("[sweep]: axis `{}` is given twice", a.key));
+        }
+        if a.values.is_empty() {
+            return err(format!("[sweep]: axis `{}` has no values", a.key));
+        }
+    }
+    for q in &raw.quick.axes {
+        if !axis_keys.contains(&set_key(&q.key)) {
+            return err(format!(
+                "[quick]: axis `{}` is not a sweep axis (its values would be ignored)",
+                q.key
+            ));
+        }
+        if q.values.is_empty() {
+            return err(format!("[quick]: axis `{}` has no values", q.key));
+        }
+    }
+    let overrides = sweep
+        .series
+        .iter()
+        .flat_map(|s| {
+            s.set
+                .iter()
+                .map(move |x| (format!("series `{}`", s.name), x))
+        })
+        .chain(raw.quick.set.iter().map(|x| ("[quick] set".to_string(), x)));
+    for (who, x) in overrides {
+        let k = set_key(x);
+        if let Some(a) = axis_keys
+            .iter()
+            .find(|a| k == **a || a.starts_with(&format!("{k}.")))
+        {
+            return err(format!(
+                "{who}: `{x}` sets the sweep axis `{a}`, which every point sets itself (the \
+                 override would win over the axis value silently)"
+            ));
+        }
+    }
+    // Size of the grid, before expanding it.
+    for quick in [false, true] {
+        let mut n = (sweep.series.len() as u64).saturating_mul(sweep.seeds.len().max(1) as u64);
+        for a in &sweep.axes {
+            let len = match raw
+                .quick
+                .axes
+                .iter()
+                .find(|q| quick && set_key(&q.key) == set_key(&a.key))
+            {
+                Some(q) => q.values.len(),
+                None => a.values.len(),
+            };
+            n = n.saturating_mul(len as u64);
+        }
+        if n > MAX_POINTS {
+            return err(format!(
+                "[sweep]: {n} points{} (series × axis values × seeds), more than the {MAX_POINTS} \
+                 a sweep may have",
+                if quick { " with --quick" } else { "" }
+            ));
+        }
+    }
+    // Every override names a scenario key and gives it a value of the right type: checked
+    // here on the scenario with each series' overrides (and the first value of every axis,
+    // with and without `[quick]`), instead of failing in every point's run.
+    for quick in [false, true] {
+        for s in &sweep.series {
+            let mut sets: Vec<String> = Vec::new();
+            if quick {
+                sets.extend(raw.quick.set.iter().cloned());
+            }
+            for a in &sweep.axes {
+                let q = raw
+                    .quick
+                    .axes
+                    .iter()
+                    .find(|q| quick && set_key(&q.key) == set_key(&a.key));
+                if let Some(v) = q.unwrap_or(a).values.first() {
+                    sets.push(format!("{}={v}", a.key));
+                }
+            }
+            sets.extend(s.set.iter().cloned());
+            let mut doc = raw.scenario.clone();
+            let read = crate::scenario::apply_overrides(&mut doc, &sets)
+                .and_then(|()| toml::to_string(&doc).map_err(|e| e.to_string()))
+                .and_then(|t| {
+                    toml::from_str::<crate::scenario::RawScenario>(&t)
+                        .map(|_| ())
+                        .map_err(|e| e.message().trim_end().to_string())
+                });
+            if let Err(e) = read {
+                return err(format!(
+                    "series `{}`{} (with {}): {e}",
+                    s.name,
+                    if quick { " with --quick" } else { "" },
+                    sets.iter()
+                        .map(|x| format!("`{x}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+        }
+    }
+    // Distinct point ids (ids are file names: `x y` and `x_y` would share a directory).
+    let probe = Experiment {
+        meta: raw.experiment.clone(),
+        scenario_text: String::new(),
+        sweep: sweep.clone(),
+        quick: raw.quick.clone(),
+        plots: Vec::new(),
+        claims: Vec::new(),
+        dir: Default::default(),
+        source: source.to_string(),
+        seed_override: None,
+        seeds_override: Vec::new(),
+    };
+    for quick in [false, true] {
+        let mut seen: std::collections::HashMap<String, runner::Point> = Default::default();
+        for p in runner::points(&probe, quick) {
+            if p.id.is_empty() || p.id == "." || p.id == ".." {
+                return err(format!(
+                    "series `{}`: its points would be named `{}` (points/{}): give the series \
+                     a name with a letter or digit",
+                    p.series, p.id, p.id
+                ));
+            }
+            if let Some(q) = seen.get(&p.id) {
+                let show = |p: &runner::Point| {
+                    let mut v = vec![format!("series `{}`", p.series)];
+                    v.extend(p.axes.iter().map(|(k, x)| format!("{k} = {x}")));
+                    v.extend(p.seed.map(|s| format!("seed {s}")));
+                    v.join(", ")
+                };
+                return err(format!(
+                    "[sweep]: two points would share the id (and directory) `{}`{}: {} and {} \
+                     (repeated or look-alike series names, axis values or seeds)",
+                    p.id,
+                    if quick { " with --quick" } else { "" },
+                    show(q),
+                    show(&p)
+                ));
+            }
+            seen.insert(p.id.clone(), p);
+        }
+    }
+    // What plots and claims refer to.
+    let axis_values = |key: &str| -> Vec<&toml::Value> {
+        let k = set_key(key);
+        sweep
+            .axes
+            .iter()
+            .filter(|a| set_key(&a.key) == k)
+            .chain(raw.quick.axes.iter().filter(|a| set_key(&a.key) == k))
+            .flat_map(|a| a.values.iter())
+            .collect()
+    };
+    let check_filter = |what: String, filter: &toml::Table| -> Result<(), String> {
+        for (k, v) in filter {
+            if !axis_keys.contains(&set_key(k)) {
+                return Err(format!(
+                    "{source}: {what}: filter key `{k}` is not a sweep axis"
+                ));
+            }
+            if !axis_values(k).contains(&v) {
+                return Err(format!(
+                    "{source}: {what}: filter `{k} = {v}` is not one of the axis's values"
+                ));
+            }
+        }
+        Ok(())
+    };
+    let mut plot_names: Vec<&str> = Vec::new();
+    for p in &raw.plot {
+        let what = format!("plot `{}`", p.name);
+        safe_name("plot", &p.name).or_else(err)?;
+        if plot_names.contains(&p.name.as_str()) {
+            return err(format!(
+                "{what}: two plots have this name (one file would overwrite the other)"
+            ));
+        }
+        plot_names.push(&p.name);
+        if let Some(k) = &p.kind
+            && !["line", "bar", "cdf"].contains(&k.as_str())
+        {
+            return err(format!("{what}: unknown kind `{k}` (line, bar or cdf)"));
+        }
+        if p.x.is_some() && p.source != "summary" {
+            return err(format!("{what}: `x` applies to summary plots only"));
+        }
+        if p.source == "bins"
+            && let Some(y) = &p.y
+            && !["p50", "p95", "p99", "p999"].contains(&y.as_str())
+        {
+            return err(format!(
+                "{what}: y = `{y}`: a bins plot shows p50, p95, p99 or p999"
+            ));
+        }
+        check_filter(what, &p.filter)?;
+    }
+    for c in &raw.claim {
+        let what = format!("claim `{}`", c.text);
+        check_filter(what.clone(), &c.filter)?;
+        let hi = c.paper_high.unwrap_or(c.paper_low);
+        if !c.paper_low.is_finite() || !hi.is_finite() || c.paper_low > hi {
+            return err(format!(
+                "{what}: the paper's range [{}, {hi}] must be finite with paper_low ≤ paper_high",
+                c.paper_low
+            ));
+        }
+        if let Some(t) = c.tolerance
+            && !(0.0..1.0).contains(&t)
+        {
+            return err(format!(
+                "{what}: tolerance {t} must be in [0, 1) (a relative margin)"
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl Experiment {
     /// Parse an experiment file's text.
     pub fn parse(text: &str, source: &str, dir: &std::path::Path) -> Result<Experiment, String> {
         let raw: RawExperiment = toml::from_str(text).map_err(|e| format!("{source}: {e}"))?;
+        // The scenario's own keys, read from the file itself so an error cites its line.
+        #[derive(Deserialize)]
+        struct ScenarioOnly {
+            #[allow(dead_code)]
+            scenario: crate::scenario::RawScenario,
+        }
+        toml::from_str::<ScenarioOnly>(text).map_err(|e| format!("{source}: [scenario]: {e}"))?;
         let scenario_text =
             toml::to_string(&raw.scenario).map_err(|e| format!("{source}: [scenario]: {e}"))?;
         let mut sweep = raw.sweep.clone();
@@ -276,6 +544,7 @@ impl Experiment {
                 ));
             }
         }
+        check_grid(&raw, &sweep, source)?;
         for c in &raw.claim {
             for m in std::iter::once(&c.metric).chain(&c.versus) {
                 if !runner::valid_metric_path(m) {
@@ -318,6 +587,28 @@ impl Experiment {
             return Err(format!(
                 "--seed {seed}: {} lists its own seeds ({:?}), which every point sets; use --seeds",
                 self.source, self.sweep.seeds
+            ));
+        }
+        let pinned = self
+            .sweep
+            .series
+            .iter()
+            .flat_map(|s| {
+                s.set
+                    .iter()
+                    .map(move |x| (format!("series `{}`", s.name), x))
+            })
+            .chain(
+                self.quick
+                    .set
+                    .iter()
+                    .map(|x| ("[quick] set".to_string(), x)),
+            )
+            .find(|(_, x)| set_key(x) == "seed");
+        if let Some((who, x)) = pinned {
+            return Err(format!(
+                "--seed {seed}: {who} of {} sets `{x}`, which would win over --seed for its points",
+                self.source
             ));
         }
         let mut t: toml::Table = toml::from_str(&self.scenario_text)
@@ -485,5 +776,134 @@ mod tests {
             let e = Experiment::parse(&format!("{base}\n{extra}"), "fig15", dir).unwrap_err();
             assert!(e.contains("plot `x`") && e.contains(want), "{e}");
         }
+    }
+
+    /// A small experiment: a 2-host star, one axis (`stop`) and two series, with `sweep`
+    /// (the `[sweep]` body) and `extra` (plots, claims, `[quick]`) filled in by each case.
+    fn mini(sweep: &str, extra: &str) -> String {
+        format!(
+            "[experiment]\nname = \"mini\"\ntitle = \"t\"\n\
+             [scenario]\nname = \"s\"\n[scenario.topology]\nkind = \"star\"\nhosts = 2\n\
+             [[scenario.traffic]]\nkind = \"long_lived\"\npairs = [[0, 1]]\nsize = \"1MB\"\n\
+             [sweep]\n{sweep}\n{extra}"
+        )
+    }
+
+    const GRID: &str = "axes = [{ key = \"stop\", values = [\"20us\", \"40us\"] }]\n\
+                        series = [{ name = \"A\", set = [] }, { name = \"B\", set = ['cc.kind=\"dcqcn\"'] }]";
+
+    /// Sweeps that would run something other than what they label, names that would write
+    /// outside the output directory, and plots or claims naming what does not exist are
+    /// refused when the file is read, each naming what is wrong.
+    #[test]
+    fn grid_plots_and_claims_are_checked_when_read() {
+        let dir = std::path::Path::new(".");
+        let parse = |t: &str| Experiment::parse(t, "x.toml", dir);
+        assert!(parse(&mini(GRID, "")).is_ok());
+        let series = |s: &str| {
+            format!("axes = [{{ key = \"stop\", values = [\"20us\", \"40us\"] }}]\nseries = [{s}]")
+        };
+        let claim = |body: &str| {
+            format!("[[claim]]\ntext = \"c\"\nmetric = \"events\"\nnum = \"A\"\n{body}\n")
+        };
+        let plot = |body: &str| format!("[[plot]]\nname = \"p\"\n{body}\n");
+        for (sweep, extra, want) in [
+            // Point ids that collide: repeated or look-alike names, values, seeds.
+            (series("{ name = \"A\" }, { name = \"A\" }"), String::new(), "share the id"),
+            (series("{ name = \"x y\" }, { name = \"x_y\" }"), String::new(), "share the id"),
+            (
+                "axes = [{ key = \"stop\", values = [\"20us\", \"20us\"] }]".into(),
+                String::new(),
+                "share the id",
+            ),
+            ("seeds = [1, 1, 2]".into(), String::new(), "share the id"),
+            ("series = [{ name = \"..\" }]".into(), String::new(), "would be named `..`"),
+            ("series = [{ name = \"\" }]".into(), String::new(), "would be named ``"),
+            // Overrides that would beat the axis, repeated or empty axes, bad quick axes.
+            (series("{ name = \"A\", set = ['stop=\"10us\"'] }"), String::new(), "sets the sweep axis `stop`"),
+            (
+                "axes = [{ key = \"stop\", values = [\"20us\"] }, { key = \"stop\", values = [\"40us\"] }]".into(),
+                String::new(),
+                "axis `stop` is given twice",
+            ),
+            ("axes = [{ key = \"stop\", values = [] }]".into(), String::new(), "has no values"),
+            (GRID.into(), "[quick]\nset = ['stop=\"5us\"']\n".into(), "[quick] set: `stop=\"5us\"` sets the sweep axis"),
+            (GRID.into(), "[quick]\naxes = [{ key = \"stopp\", values = [1] }]\n".into(), "is not a sweep axis"),
+            // Overrides naming unknown keys or giving a wrong type; compare variants.
+            (series("{ name = \"A\", set = ['cc.etaa=0.5'] }"), String::new(), "unknown field `etaa`"),
+            ("axes = [{ key = \"cc.etta\", values = [0.9] }]".into(), String::new(), "unknown field `etta`"),
+            (GRID.into(), "[[scenario.compare]]\nname = \"v\"\nset = []\n".into(), "scenario.compare"),
+            // Too many points.
+            (
+                format!("axes = [{}]", (0..6).map(|i| format!("{{ key = \"traffic.0.size\", values = [{}] }}", (0..10).map(|v| format!("\"{v}{i}KB\"")).collect::<Vec<_>>().join(", "))).collect::<Vec<_>>().join(", ")),
+                String::new(),
+                "given twice",
+            ),
+            // Plots and claims.
+            (GRID.into(), plot("source = \"bins\"\ny = \"p98\""), "p50, p95, p99 or p999"),
+            (GRID.into(), plot("source = \"summary\"\ny = \"events\"\nkind = \"pie\""), "unknown kind `pie`"),
+            (GRID.into(), plot("source = \"bins\"\nx = \"stop\""), "`x` applies to summary plots only"),
+            (GRID.into(), plot("source = \"bins\"\nfilter = { stopp = \"20us\" }"), "filter key `stopp`"),
+            (GRID.into(), plot("source = \"bins\"\nfilter = { stop = \"30us\" }"), "not one of the axis's values"),
+            (GRID.into(), format!("{}{}", plot("source = \"bins\""), plot("source = \"bins\"")), "two plots have this name"),
+            (GRID.into(), plot("source = \"bins\"").replace("\"p\"", "\"../p\""), "not a usable name"),
+            (GRID.into(), claim("paper_low = nan"), "must be finite"),
+            (GRID.into(), claim("paper_low = 1e9\npaper_high = 1.0"), "paper_low ≤ paper_high"),
+            (GRID.into(), claim("paper_low = 1.0\npaper_high = inf"), "must be finite"),
+            (GRID.into(), claim("paper_low = 1.0\ntolerance = -5.0"), "tolerance -5"),
+            (GRID.into(), claim("paper_low = 1.0\ntolerance = nan"), "tolerance NaN"),
+            (GRID.into(), claim("paper_low = 1.0\nfilter = { stop = \"1s\" }"), "not one of the axis's values"),
+        ] {
+            let e = parse(&mini(&sweep, &extra)).unwrap_err();
+            assert!(e.starts_with("x.toml: ") && e.contains(want), "{sweep} / {extra}: {e}");
+        }
+        // The name of the experiment becomes the default output directory.
+        let e = parse(&mini(GRID, "").replace("name = \"mini\"", "name = \"../x\"")).unwrap_err();
+        assert!(e.contains("not a usable name"), "{e}");
+        // The scenario's own errors cite the experiment file's line.
+        let t = mini(GRID, "").replace("hosts = 2\n", "hosts = 2\nspinez = 4\n");
+        let e = parse(&t).unwrap_err();
+        assert!(
+            e.contains("[scenario]") && e.contains("line 9") && e.contains("spinez"),
+            "{e}"
+        );
+        // A grid of more than MAX_POINTS points is refused before it is expanded.
+        let big = format!(
+            "axes = [{}]",
+            [
+                "stop",
+                "seed",
+                "traffic.0.size",
+                "topology.host_delay",
+                "cc.kind"
+            ]
+            .iter()
+            .map(|k| format!(
+                "{{ key = \"{k}\", values = [{}] }}",
+                (0..20)
+                    .map(|v| v.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+            .collect::<Vec<_>>()
+            .join(", ")
+        );
+        let e = parse(&mini(&big, "")).unwrap_err();
+        assert!(e.contains("3200000 points") && e.contains("100000"), "{e}");
+    }
+
+    /// `--seed` is refused when a series pins its own seed (it would be ignored there).
+    #[test]
+    fn seed_override_refuses_a_series_that_pins_the_seed() {
+        let dir = std::path::Path::new(".");
+        let t = mini(
+            "series = [{ name = \"A\" }, { name = \"pinned\", set = ['seed=7'] }]",
+            "",
+        );
+        let e = Experiment::parse(&t, "x.toml", dir)
+            .unwrap()
+            .with_seed(2)
+            .unwrap_err();
+        assert!(e.contains("series `pinned`") && e.contains("seed=7"), "{e}");
     }
 }

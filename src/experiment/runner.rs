@@ -42,6 +42,98 @@ fn fnv1a(parts: &[&str]) -> u64 {
     h
 }
 
+/// Digest of the input files the experiment's scenario and overrides name (`file = …` and
+/// `cdf = …` values that are files, relative to the experiment's directory): their contents
+/// are part of every point's fingerprint, so editing a CDF or flow file reruns the points
+/// instead of reusing results of the old contents. Empty when no input file is named (the
+/// fingerprint is then what it was before inputs were counted).
+fn inputs_digest(exp: &Experiment) -> String {
+    fn walk(v: &toml::Value, key: &str, out: &mut Vec<String>) {
+        match v {
+            toml::Value::String(s) if key == "file" || key == "cdf" => out.push(s.clone()),
+            toml::Value::Table(t) => t.iter().for_each(|(k, v)| walk(v, k, out)),
+            toml::Value::Array(a) => a.iter().for_each(|v| walk(v, key, out)),
+            _ => {}
+        }
+    }
+    let mut names = Vec::new();
+    if let Ok(t) = toml::from_str::<toml::Table>(&exp.scenario_text) {
+        walk(&toml::Value::Table(t), "", &mut names);
+    }
+    let sets = exp
+        .sweep
+        .series
+        .iter()
+        .flat_map(|s| s.set.iter())
+        .chain(&exp.quick.set)
+        .cloned()
+        .chain(exp.sweep.axes.iter().chain(&exp.quick.axes).flat_map(|a| {
+            a.values
+                .iter()
+                .map(move |v| format!("{}={}", a.key, value_str(v)))
+        }));
+    for x in sets {
+        if let Some((k, v)) = x.split_once('=') {
+            let leaf = k.trim().rsplit('.').next().unwrap_or("");
+            if leaf == "file" || leaf == "cdf" {
+                names.push(v.trim().trim_matches(['"', '\'']).to_string());
+            }
+        }
+    }
+    names.sort();
+    names.dedup();
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut any = false;
+    for n in &names {
+        let path = exp.dir.join(n);
+        if let Ok(bytes) = std::fs::read(&path) {
+            any = true;
+            for &b in n
+                .as_bytes()
+                .iter()
+                .chain(&[0u8])
+                .chain(bytes.iter())
+                .chain(&[0u8])
+            {
+                h ^= b as u64;
+                h = h.wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+    }
+    if any {
+        format!("inputs {h:016x}")
+    } else {
+        String::new()
+    }
+}
+
+/// An exclusive lock on the sweep's output directory (`flock` on `.sfc-lock` in it), held
+/// while the returned file is open: two sweeps into one directory would run and overwrite
+/// each other's points. The kernel drops the lock when the process ends, however it ends.
+fn lock_dir(base: &Path) -> Result<std::fs::File, String> {
+    let path = base.join(".sfc-lock");
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::io::AsRawFd;
+        // SAFETY: flock on a file descriptor this function owns.
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            return Err(format!(
+                "{}: another `sfc experiment run` is writing into this directory (two sweeps \
+                 into one directory overwrite each other's points): wait for it to finish, or \
+                 give another --out",
+                base.display()
+            ));
+        }
+    }
+    Ok(f)
+}
+
 /// Options of `sfc experiment run`.
 #[derive(Clone, Debug)]
 pub struct RunOpts {
@@ -122,10 +214,12 @@ pub fn points(exp: &Experiment, quick: bool) -> Vec<Point> {
     } else {
         exp.sweep.seeds.iter().map(|&s| Some(s)).collect()
     };
-    let fingerprint = format!(
-        "{:016x}",
-        fnv1a(&[&exp.scenario_text, env!("CARGO_PKG_VERSION")])
-    );
+    let inputs = inputs_digest(exp);
+    let mut parts = vec![exp.scenario_text.as_str(), env!("CARGO_PKG_VERSION")];
+    if !inputs.is_empty() {
+        parts.push(&inputs);
+    }
+    let fingerprint = format!("{:016x}", fnv1a(&parts));
     let mut out = Vec::new();
     for s in &exp.sweep.series {
         for c in &combos {
@@ -276,7 +370,14 @@ pub fn run(exp: &Experiment, o: &RunOpts) -> Result<PathBuf, String> {
         d.push_str(&exp.seed_dir_suffix());
         PathBuf::from("out/experiments").join(d)
     });
+    if base.exists() && !base.is_dir() {
+        return Err(format!(
+            "{}: is an existing file, not a directory (give another --out)",
+            base.display()
+        ));
+    }
     std::fs::create_dir_all(&base).map_err(|e| format!("{}: {e}", base.display()))?;
+    let _lock = lock_dir(&base)?;
     let pts = points(exp, o.quick);
     let todo: Vec<&Point> = pts.iter().filter(|p| !is_complete(&base, p)).collect();
     eprintln!(
@@ -314,6 +415,20 @@ pub fn run(exp: &Experiment, o: &RunOpts) -> Result<PathBuf, String> {
                         Some(c) => run_point_child(c, &base, p, o.quick),
                         None => run_point(exp, &base, p),
                     };
+                    // A child reads the experiment file again: if it (or an input) changed
+                    // since the sweep started, the point ran something else.
+                    let r = r.and_then(|()| {
+                        if o.child.is_none() || is_complete(&base, p) {
+                            Ok(())
+                        } else {
+                            Err(format!(
+                                "{}: ran a different configuration: the experiment file or one of \
+                                 its input files changed while the sweep ran (run the command \
+                                 again to rerun such points)",
+                                p.id
+                            ))
+                        }
+                    });
                     match r {
                         Ok(()) => {
                             if let Some(b) = &bar {
@@ -838,7 +953,7 @@ pub fn aggregate(
                 .find(|(ak, _)| ak == k)
                 .map(|(_, v)| value_str(v))
                 .unwrap_or_default();
-            csv.push_str(&v.replace(',', ";"));
+            csv.push_str(&csv_field(&v));
             csv.push(',');
         }
         csv.push_str(&p.seed.map(|s| s.to_string()).unwrap_or_default());
