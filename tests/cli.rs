@@ -1597,7 +1597,14 @@ fn bench_against_another_build_alternates_and_checks_the_run() {
             if std::path::Path::new(not_sfc).exists() {
                 let r = sfc(
                     d.path(),
-                    &["bench", "--quick", "--filter", "scale-64", "--against", not_sfc],
+                    &[
+                        "bench",
+                        "--quick",
+                        "--filter",
+                        "scale-64",
+                        "--against",
+                        not_sfc,
+                    ],
                 );
                 r.assert_error(&["--against", "not `sfc …`"]);
             }

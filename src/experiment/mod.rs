@@ -289,6 +289,12 @@ fn check_grid(raw: &RawExperiment, sweep: &Sweep, source: &str) -> Result<(), St
         .chain(raw.quick.set.iter().map(|x| ("[quick] set".to_string(), x)));
     for (who, x) in overrides {
         let k = set_key(x);
+        if k == "seed" && !sweep.seeds.is_empty() {
+            return err(format!(
+                "{who}: `{x}` sets the seed, which the sweep's `seeds` set for every point (the \
+                 sweep's would win silently)"
+            ));
+        }
         if let Some(a) = axis_keys
             .iter()
             .find(|a| k == **a || a.starts_with(&format!("{k}.")))
@@ -323,21 +329,44 @@ fn check_grid(raw: &RawExperiment, sweep: &Sweep, source: &str) -> Result<(), St
         }
     }
     // Every override names a scenario key and gives it a value of the right type: checked
-    // here on the scenario with each series' overrides (and the first value of every axis,
-    // with and without `[quick]`), instead of failing in every point's run.
-    for quick in [false, true] {
-        for s in &sweep.series {
-            let mut sets: Vec<String> = Vec::new();
-            if quick {
-                sets.extend(raw.quick.set.iter().cloned());
-            }
-            for a in &sweep.axes {
+    // here on the scenario with each series' overrides and every axis value (with and
+    // without `[quick]`), instead of failing in every point's run.
+    // Each axis value is tried once, the other axes at their first value.
+    let axis_values = |quick: bool| -> Vec<&Vec<toml::Value>> {
+        sweep
+            .axes
+            .iter()
+            .map(|a| {
                 let q = raw
                     .quick
                     .axes
                     .iter()
                     .find(|q| quick && set_key(&q.key) == set_key(&a.key));
-                if let Some(v) = q.unwrap_or(a).values.first() {
+                &q.unwrap_or(a).values
+            })
+            .collect()
+    };
+    for quick in [false, true] {
+        let values = axis_values(quick);
+        let mut choices: Vec<Vec<usize>> = vec![vec![0; values.len()]];
+        for (i, v) in values.iter().enumerate() {
+            for j in 1..v.len() {
+                let mut c = vec![0; values.len()];
+                c[i] = j;
+                choices.push(c);
+            }
+        }
+        for (s, choice) in sweep
+            .series
+            .iter()
+            .flat_map(|s| choices.iter().map(move |c| (s, c)))
+        {
+            let mut sets: Vec<String> = Vec::new();
+            if quick {
+                sets.extend(raw.quick.set.iter().cloned());
+            }
+            for ((a, v), &j) in sweep.axes.iter().zip(&values).zip(choice) {
+                if let Some(v) = v.get(j) {
                     sets.push(format!("{}={v}", a.key));
                 }
             }
@@ -832,6 +861,16 @@ mod tests {
             // Overrides naming unknown keys or giving a wrong type; compare variants.
             (series("{ name = \"A\", set = ['cc.etaa=0.5'] }"), String::new(), "unknown field `etaa`"),
             ("axes = [{ key = \"cc.etta\", values = [0.9] }]".into(), String::new(), "unknown field `etta`"),
+            (
+                "axes = [{ key = \"topology.hosts\", values = [2, \"x\"] }]".into(),
+                String::new(),
+                "(with `topology.hosts=\"x\"`): invalid type: string",
+            ),
+            (
+                "seeds = [1, 2]\nseries = [{ name = \"A\", set = ['seed=7'] }]".into(),
+                String::new(),
+                "sets the seed, which the sweep's `seeds` set",
+            ),
             (GRID.into(), "[[scenario.compare]]\nname = \"v\"\nset = []\n".into(), "scenario.compare"),
             // Too many points.
             (
