@@ -256,6 +256,12 @@ fn sfc_53_style_lowers_buffer_keeps_throughput() {
     for f in ["REPORT.md", "throughput_cdf.png", "peak_buffer.svg"] {
         assert!(out.join(f).exists(), "{f} missing");
     }
+    // The report's command re-runs this file (by its path), not a built-in.
+    let report = std::fs::read_to_string(out.join("REPORT.md")).expect("REPORT.md");
+    assert!(
+        report.contains(&format!("Command: `sfc experiment run {}`", file.display())),
+        "{report}"
+    );
     let rows = read_results(&out);
     let peak = |s: &str| metric(&rows, s, "peak_buffer_bytes");
     assert!(

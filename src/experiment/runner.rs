@@ -995,7 +995,13 @@ pub fn aggregate(
         exp.meta.paper,
         exp.meta.figure,
         exp.meta.description.trim(),
-        exp.meta.name,
+        // A file read from disk is named by its path (`run` accepts one), so the command
+        // re-runs that file, not a built-in of the same name.
+        if exp.source.starts_with("<built-in>") {
+            exp.meta.name.clone()
+        } else {
+            exp.source.clone()
+        },
         if quick { " --quick" } else { "" },
         exp.seed_args()
             .iter()
