@@ -997,10 +997,10 @@ pub fn aggregate(
         exp.meta.description.trim(),
         // A file read from disk is named by its path (`run` accepts one), so the command
         // re-runs that file, not a built-in of the same name.
-        if exp.source.starts_with("<built-in>") {
-            exp.meta.name.clone()
-        } else {
+        if std::path::Path::new(&exp.source).is_file() {
             exp.source.clone()
+        } else {
+            exp.meta.name.clone()
         },
         if quick { " --quick" } else { "" },
         exp.seed_args()
