@@ -241,6 +241,22 @@ fn set_key(set: &str) -> String {
     k.replace('[', ".").replace(']', "")
 }
 
+/// Every override of a series' or `[quick]`'s `set`, with who gives it (`series `A``,
+/// `[quick] set`), for messages.
+fn overrides<'a>(
+    series: &'a [SeriesSpec],
+    quick: &'a Quick,
+) -> impl Iterator<Item = (String, &'a String)> + 'a {
+    series
+        .iter()
+        .flat_map(|s| {
+            s.set
+                .iter()
+                .map(move |x| (format!("series `{}`", s.name), x))
+        })
+        .chain(quick.set.iter().map(|x| ("[quick] set".to_string(), x)))
+}
+
 /// Checks of the grid and of what plots and claims refer to, so a sweep never runs something
 /// other than what it labels: axis keys distinct and not overridden by a series or `[quick]`
 /// `set` (the override would win silently), no empty axis, `[quick] axes` naming sweep axes,
@@ -278,16 +294,7 @@ fn check_grid(raw: &RawExperiment, sweep: &Sweep, source: &str) -> Result<(), St
             return err(format!("[quick]: axis `{}` has no values", q.key));
         }
     }
-    let overrides = sweep
-        .series
-        .iter()
-        .flat_map(|s| {
-            s.set
-                .iter()
-                .map(move |x| (format!("series `{}`", s.name), x))
-        })
-        .chain(raw.quick.set.iter().map(|x| ("[quick] set".to_string(), x)));
-    for (who, x) in overrides {
+    for (who, x) in overrides(&sweep.series, &raw.quick) {
         let k = set_key(x);
         if k == "seed" && !sweep.seeds.is_empty() {
             return err(format!(
@@ -618,22 +625,7 @@ impl Experiment {
                 self.source, self.sweep.seeds
             ));
         }
-        let pinned = self
-            .sweep
-            .series
-            .iter()
-            .flat_map(|s| {
-                s.set
-                    .iter()
-                    .map(move |x| (format!("series `{}`", s.name), x))
-            })
-            .chain(
-                self.quick
-                    .set
-                    .iter()
-                    .map(|x| ("[quick] set".to_string(), x)),
-            )
-            .find(|(_, x)| set_key(x) == "seed");
+        let pinned = overrides(&self.sweep.series, &self.quick).find(|(_, x)| set_key(x) == "seed");
         if let Some((who, x)) = pinned {
             return Err(format!(
                 "--seed {seed}: {who} of {} sets `{x}`, which would win over --seed for its points",

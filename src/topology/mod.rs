@@ -124,6 +124,11 @@ impl TopologySpec {
     /// NIC line rate: the slowest link that touches a host, bits per second (`None` when no
     /// link touches a host).
     pub fn host_rate_bps(&self) -> Option<u64> {
+        self.host_link_rates().min()
+    }
+
+    /// Rates of the links that touch a host, bits per second.
+    fn host_link_rates(&self) -> impl Iterator<Item = u64> + '_ {
         self.links
             .iter()
             .filter(|l| {
@@ -131,20 +136,12 @@ impl TopologySpec {
                     || self.kinds[l.b as usize] == NodeKind::Host
             })
             .map(|l| l.rate_bps)
-            .min()
     }
 
     /// The fastest link that touches a host, bits per second (`None` when no link touches a
     /// host): the largest rate any NIC may send at.
     pub fn max_host_rate_bps(&self) -> Option<u64> {
-        self.links
-            .iter()
-            .filter(|l| {
-                self.kinds[l.a as usize] == NodeKind::Host
-                    || self.kinds[l.b as usize] == NodeKind::Host
-            })
-            .map(|l| l.rate_bps)
-            .max()
+        self.host_link_rates().max()
     }
 
     /// Ports of every node, in link-declaration order (see module docs).
