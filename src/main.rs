@@ -233,8 +233,17 @@ fn die_with_parent() {
     // SAFETY: prctl(PR_SET_PDEATHSIG) and getppid only affect this process's signal setup.
     unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-        if libc::getppid() == 1 {
-            // The parent died before the line above took effect.
+        // The parent died before the line above took effect: this process was adopted (by
+        // init, or by a subreaper, so the sweep's pid is compared, not 1).
+        let sweep = std::env::var(sfc::experiment::runner::SWEEP_PID_ENV)
+            .ok()
+            .and_then(|v| v.parse::<libc::pid_t>().ok());
+        let ppid = libc::getppid();
+        if ppid == 1 || sweep.is_some_and(|s| s != ppid) {
+            eprintln!(
+                "error: the sweep that started this point ({}) has exited",
+                sweep.map_or_else(|| "its parent".to_string(), |s| format!("pid {s}"))
+            );
             std::process::exit(1);
         }
     }

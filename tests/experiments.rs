@@ -295,14 +295,57 @@ fn sfc_53_style_lowers_buffer_keeps_throughput() {
 // (c) resume: kill a sweep midway, re-run, completed points are not re-run
 // ---------------------------------------------------------------------------------------------
 
+/// The point processes (`sfc experiment run … --point ID`) that `parent` has running now:
+/// (pid, point id). Empty off Linux (read from `/proc`).
+fn point_processes(parent: u32) -> Vec<(u32, String)> {
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut v = Vec::new();
+    for e in rd.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid …`: comm may hold spaces and parentheses.
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|s| s.parse::<u32>().ok());
+        if ppid != Some(parent) {
+            continue;
+        }
+        let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
+        if let Some(i) = args.iter().position(|a| *a == b"--point")
+            && let Some(id) = args.get(i + 1)
+        {
+            v.push((pid, String::from_utf8_lossy(id).into_owned()));
+        }
+    }
+    v
+}
+
+/// Whether process `pid` still runs (a zombie waiting for its new parent counts as ended).
+fn process_alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X")
+    })
+}
+
 #[test]
 fn interrupted_sweep_resumes() {
     let tmp = TempDir::new("resume");
-    // 2 series × 4 seeds = 8 points of ~0.5 s each, one at a time.
+    // 2 series × 4 seeds = 8 points of ~0.4 s each, one at a time: long enough that a test
+    // thread starved by the rest of the suite still kills the sweep before it completes.
     let file = tmp.write(
         "resume.toml",
         &TINY_53
-            .replace("DURATION", "1500us")
+            .replace("DURATION", "5000us")
             .replace("SEEDS", "seeds = [1, 2, 3, 4]"),
     );
     let out = tmp.path().join("out");
@@ -337,9 +380,14 @@ fn interrupted_sweep_resumes() {
         .spawn()
         .expect("spawn sfc");
     let t0 = Instant::now();
+    // Wait for a completed point and (Linux) the process of the point running after it.
+    let mut running = Vec::new();
     loop {
         if !done(&out).is_empty() {
-            break;
+            running = point_processes(child.id());
+            if !running.is_empty() || !cfg!(target_os = "linux") {
+                break;
+            }
         }
         if let Some(st) = child.try_wait().expect("try_wait") {
             panic!("sweep finished ({st}) before the test could interrupt it");
@@ -348,10 +396,33 @@ fn interrupted_sweep_resumes() {
             t0.elapsed() < Duration::from_secs(30),
             "no point completed within 30 s"
         );
-        std::thread::sleep(Duration::from_millis(10));
+        std::thread::sleep(Duration::from_millis(5));
     }
     child.kill().expect("kill the sweep");
+    let killed_at = SystemTime::now();
     let _ = child.wait();
+    // The killed sweep's point processes die with it (`PR_SET_PDEATHSIG`), not finish their
+    // points as orphans behind the resumed sweep's back. Listing the completed points only
+    // once they are gone also keeps a point finishing late from miscounting the resume.
+    for (pid, point) in &running {
+        let t = Instant::now();
+        while process_alive(*pid) {
+            assert!(
+                t.elapsed() < Duration::from_secs(20),
+                "point {point} (pid {pid}) still runs 20 s after its sweep was killed"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let summary = out.join("points").join(point).join("summary.json");
+        if let Ok(m) = std::fs::metadata(&summary).and_then(|m| m.modified()) {
+            assert!(
+                m <= killed_at + Duration::from_millis(100),
+                "point {point} completed {:?} after its sweep was killed: its process outlived \
+                 the sweep",
+                m.duration_since(killed_at).unwrap_or_default()
+            );
+        }
+    }
     let first: Vec<(PathBuf, SystemTime)> = done(&out)
         .into_iter()
         .map(|p| {

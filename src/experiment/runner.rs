@@ -309,6 +309,10 @@ fn run_point(exp: &Experiment, base: &Path, p: &Point) -> Result<(), String> {
     Ok(())
 }
 
+/// Environment variable naming the pid of the sweep that started a point's process: the
+/// child, which dies with its parent, exits at once if it was adopted before it could ask to.
+pub const SWEEP_PID_ENV: &str = "SFC_SWEEP_PID";
+
 /// Run point `p` in a child process (see [`ChildCmd`]).
 fn run_point_child(c: &ChildCmd, base: &Path, p: &Point, quick: bool) -> Result<(), String> {
     let mut cmd = std::process::Command::new(&c.exe);
@@ -323,6 +327,7 @@ fn run_point_child(c: &ChildCmd, base: &Path, p: &Point, quick: bool) -> Result<
     if quick {
         cmd.arg("--quick");
     }
+    cmd.env(SWEEP_PID_ENV, std::process::id().to_string());
     let out = cmd
         .output()
         .map_err(|e| format!("point {}: cannot start {}: {e}", p.id, c.exe.display()))?;
