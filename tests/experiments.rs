@@ -381,12 +381,11 @@ fn interrupted_sweep_resumes() {
         .expect("spawn sfc");
     let t0 = Instant::now();
     // Wait for a completed point and (Linux) the process of the point running after it.
-    let mut running = Vec::new();
-    loop {
+    let running = loop {
         if !done(&out).is_empty() {
-            running = point_processes(child.id());
+            let running = point_processes(child.id());
             if !running.is_empty() || !cfg!(target_os = "linux") {
-                break;
+                break running;
             }
         }
         if let Some(st) = child.try_wait().expect("try_wait") {
@@ -397,7 +396,7 @@ fn interrupted_sweep_resumes() {
             "no point completed within 30 s"
         );
         std::thread::sleep(Duration::from_millis(5));
-    }
+    };
     child.kill().expect("kill the sweep");
     let killed_at = SystemTime::now();
     let _ = child.wait();
