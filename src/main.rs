@@ -143,9 +143,12 @@ enum ExpCmd {
 fn cmd_experiment(cmd: ExpCmd) -> Result<(), String> {
     match cmd {
         ExpCmd::List { dir } => {
-            let all = match &dir {
-                Some(d) => sfc::experiment::list(d)?,
-                None => sfc::experiment::list_builtin()?,
+            let (all, broken) = match &dir {
+                Some(d) => {
+                    let l = sfc::experiment::scan(d)?;
+                    (l.loaded, l.broken)
+                }
+                None => (sfc::experiment::list_builtin()?, Vec::new()),
             };
             // Columns sized to their widest entry, so long figure names stay aligned.
             let w = |f: &dyn Fn(&sfc::experiment::Experiment) -> usize| {
@@ -170,7 +173,12 @@ fn cmd_experiment(cmd: ExpCmd) -> Result<(), String> {
                     path.display()
                 );
             }
-            Ok(())
+            if broken.is_empty() {
+                Ok(())
+            } else {
+                // The ones that load are listed; the command still fails, naming the others.
+                Err(sfc::experiment::broken_files(&broken))
+            }
         }
         ExpCmd::Run {
             name,

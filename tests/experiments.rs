@@ -295,6 +295,69 @@ fn sfc_53_style_lowers_buffer_keeps_throughput() {
 // (c) resume: kill a sweep midway, re-run, completed points are not re-run
 // ---------------------------------------------------------------------------------------------
 
+/// An experiment directory with a broken file and a file defining an experiment twice: the
+/// others are still listed and run; a broken file is named wherever it could matter.
+#[test]
+fn experiment_directory_with_broken_files() {
+    let tmp = TempDir::new("expdir");
+    let good = TINY_53.replace("DURATION", "200us").replace("SEEDS", "");
+    tmp.write("tiny.toml", &good);
+    tmp.write("broken.toml", "garbage = [\n");
+    tmp.write("named.toml", "[experiment]\nname = \"named\"\n");
+    let dir = tmp.path().to_str().expect("utf-8").to_string();
+    let sfc = |args: &[&str]| {
+        let o = Command::new(SFC).args(args).output().expect("run sfc");
+        (
+            o.status.success(),
+            String::from_utf8_lossy(&o.stdout).to_string(),
+            String::from_utf8_lossy(&o.stderr).to_string(),
+        )
+    };
+    // `list` shows the good one and fails naming both broken files.
+    let (ok, out, err) = sfc(&["experiment", "list", "--dir", &dir]);
+    assert!(!ok, "{err}");
+    assert!(out.contains("tiny-53"), "{out}");
+    assert!(err.contains("2 experiment files"), "{err}");
+    assert!(
+        err.contains("broken.toml") && err.contains("named.toml"),
+        "{err}"
+    );
+    // The good one runs.
+    let o = tmp.path().join("out");
+    let (ok, _, err) = sfc(&[
+        "experiment",
+        "run",
+        "tiny-53",
+        "--dir",
+        &dir,
+        "--quick",
+        "--out",
+        o.to_str().expect("utf-8"),
+    ]);
+    assert!(ok, "{err}");
+    // Asking for the broken file by its name gets its own error.
+    let (ok, _, err) = sfc(&["experiment", "run", "named", "--dir", &dir]);
+    assert!(!ok);
+    assert!(err.contains("named.toml") && err.contains("title"), "{err}");
+    assert!(!err.contains("broken.toml"), "{err}");
+    // An unknown name mentions the files that could hold it.
+    let (ok, _, err) = sfc(&["experiment", "run", "nope", "--dir", &dir]);
+    assert!(!ok);
+    assert!(err.contains("no experiment named `nope`"), "{err}");
+    assert!(
+        err.contains("broken.toml") && err.contains("named.toml"),
+        "{err}"
+    );
+    // Two files defining one experiment: an error naming both, not one picked silently.
+    tmp.write("copy.toml", &good);
+    let (ok, _, err) = sfc(&["experiment", "run", "tiny-53", "--dir", &dir]);
+    assert!(!ok);
+    assert!(
+        err.contains("copy.toml") && err.contains("tiny.toml") && err.contains("both define"),
+        "{err}"
+    );
+}
+
 /// The point processes (`sfc experiment run … --point ID`) that `parent` has running now:
 /// (pid, point id). Empty off Linux (read from `/proc`).
 fn point_processes(parent: u32) -> Vec<(u32, String)> {

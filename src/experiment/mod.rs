@@ -699,9 +699,18 @@ impl Experiment {
     }
 }
 
-/// Experiment files in `dir` (sorted by name).
-pub fn list(dir: &std::path::Path) -> Result<Vec<(std::path::PathBuf, Experiment)>, String> {
-    let mut v = Vec::new();
+/// What an experiment directory holds: the files that load (sorted by experiment name) and,
+/// for each `*.toml` that does not, its path and error.
+pub struct DirListing {
+    /// Experiment files that load, sorted by `[experiment] name`.
+    pub loaded: Vec<(std::path::PathBuf, Experiment)>,
+    /// Files that do not load (sorted by path): the path and the error.
+    pub broken: Vec<(std::path::PathBuf, String)>,
+}
+
+/// Read every `*.toml` in `dir`. A broken file does not hide the others (it is reported in
+/// [`DirListing::broken`]); two files naming the same experiment are an error naming both.
+pub fn scan(dir: &std::path::Path) -> Result<DirListing, String> {
     if !dir.is_dir() {
         return Err(format!(
             "experiment directory {} does not exist (omit --dir to use the experiments built into sfc)",
@@ -710,31 +719,89 @@ pub fn list(dir: &std::path::Path) -> Result<Vec<(std::path::PathBuf, Experiment
     }
     let rd = std::fs::read_dir(dir)
         .map_err(|e| crate::fsutil::describe("cannot list experiment directory", dir, &e))?;
-    for e in rd.flatten() {
-        let p = e.path();
-        if p.extension().is_some_and(|x| x == "toml") {
-            v.push((p.clone(), Experiment::load(&p)?));
+    let mut paths: Vec<std::path::PathBuf> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    paths.sort();
+    let mut loaded = Vec::new();
+    let mut broken = Vec::new();
+    for p in paths {
+        match Experiment::load(&p) {
+            Ok(e) => loaded.push((p, e)),
+            Err(e) => broken.push((p, e)),
         }
     }
-    v.sort_by(|a, b| a.1.meta.name.cmp(&b.1.meta.name));
-    Ok(v)
+    loaded.sort_by(|a, b| a.1.meta.name.cmp(&b.1.meta.name));
+    for w in loaded.windows(2) {
+        if w[0].1.meta.name == w[1].1.meta.name {
+            return Err(format!(
+                "{} and {} both define experiment `{}` (rename one: `[experiment] name`)",
+                w[0].0.display(),
+                w[1].0.display(),
+                w[0].1.meta.name
+            ));
+        }
+    }
+    Ok(DirListing { loaded, broken })
 }
 
-/// Find experiment `name` (a name in `dir`, or a path to a file).
+/// Experiment files in `dir` (sorted by name); an error if any `*.toml` there does not load
+/// (every broken file is named) or two define the same experiment.
+pub fn list(dir: &std::path::Path) -> Result<Vec<(std::path::PathBuf, Experiment)>, String> {
+    let l = scan(dir)?;
+    if l.broken.is_empty() {
+        return Ok(l.loaded);
+    }
+    Err(broken_files(&l.broken))
+}
+
+/// "N experiment file(s) do not load:" and each file's error.
+pub fn broken_files(broken: &[(std::path::PathBuf, String)]) -> String {
+    let mut m = format!(
+        "{} experiment file{} in the directory do{} not load:",
+        broken.len(),
+        if broken.len() == 1 { "" } else { "s" },
+        if broken.len() == 1 { "es" } else { "" }
+    );
+    for (p, e) in broken {
+        let e = e.strip_prefix(&format!("{}: ", p.display())).unwrap_or(e);
+        let e = e.trim_end().replace('\n', "\n    ");
+        m.push_str(&format!("\n  {}: {e}", p.display()));
+    }
+    m
+}
+
+/// Find experiment `name` (a name in `dir`, or a path to a file). Files of `dir` that do not
+/// load stop the search only when they could be the one asked for: a file named `NAME.toml`
+/// (its error is returned), or any, when no loaded file defines `name`.
 pub fn find(name: &str, dir: &std::path::Path) -> Result<Experiment, String> {
     let p = std::path::Path::new(name);
     if p.extension().is_some_and(|x| x == "toml") && p.exists() {
         return Experiment::load(p);
     }
-    for (_, e) in list(dir)? {
-        if e.meta.name == name {
-            return Ok(e);
-        }
+    let l = scan(dir)?;
+    if let Some((_, e)) = l
+        .broken
+        .iter()
+        .find(|(p, _)| p.file_stem().is_some_and(|s| s == name))
+    {
+        return Err(e.clone());
     }
-    Err(format!(
-        "no experiment named `{name}` in {} (see `sfc experiment list`)",
+    if let Some((_, e)) = l.loaded.into_iter().find(|(_, e)| e.meta.name == name) {
+        return Ok(e);
+    }
+    let mut m = format!(
+        "no experiment named `{name}` in {} (see `sfc experiment list --dir {}`)",
+        dir.display(),
         dir.display()
-    ))
+    );
+    if !l.broken.is_empty() {
+        m.push_str("; it may be in one of the files that do not load.\n");
+        m.push_str(&broken_files(&l.broken));
+    }
+    Err(m)
 }
 
 /// The experiments built into the binary ([`builtin::BUILTIN`]), sorted by name; each is

@@ -117,7 +117,13 @@ fn lock_dir(base: &Path) -> Result<std::fs::File, String> {
         .truncate(false)
         .write(true)
         .open(&path)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+        .map_err(|e| {
+            crate::fsutil::describe(
+                "cannot write into the output directory: creating",
+                &path,
+                &e,
+            )
+        })?;
     #[cfg(unix)]
     {
         use std::os::unix::io::AsRawFd;
@@ -603,7 +609,8 @@ fn claim_verdict(c: &Claim, ours: Option<f64>) -> String {
     let tol = c.tolerance.unwrap_or(0.25);
     match ours {
         None => "no data".to_string(),
-        Some(v) if !v.is_finite() => "no data".to_string(),
+        // A ratio of two zeros (an infinite one is simply higher or lower than the range).
+        Some(v) if v.is_nan() => "undefined (0 / 0)".to_string(),
         Some(v) if v >= c.paper_low * (1.0 - tol) && v <= hi * (1.0 + tol) => "matches".to_string(),
         Some(v) if v < c.paper_low => "differs (ours lower)".to_string(),
         Some(_) => "differs (ours higher)".to_string(),
@@ -887,6 +894,31 @@ fn chart_for(exp: &Experiment, base: &Path, pts: &[Point], pl: &Plot) -> Result<
     Ok(chart)
 }
 
+/// A claim's value: [`fmt_num`], with a ratio of two zeros shown as `0 / 0` and one over
+/// zero as `∞`.
+fn fmt_ours(v: f64) -> String {
+    if v.is_nan() {
+        "0 / 0".into()
+    } else if v.is_infinite() {
+        if v > 0.0 { "∞" } else { "−∞" }.into()
+    } else {
+        fmt_num(v)
+    }
+}
+
+/// Why claim `c` has no value, when a metric path it reads is in none of the points'
+/// `summary.json` files (`summaries`): a misspelt path, or a field this scenario does not
+/// write. `None` when the paths exist (the series had no completed point).
+fn no_data_reason(c: &Claim, summaries: &[serde_json::Value]) -> Option<String> {
+    if summaries.is_empty() {
+        return Some("no completed point".into());
+    }
+    std::iter::once(&c.metric)
+        .chain(c.versus.as_ref())
+        .find(|m| summaries.iter().all(|s| json_path(s, m).is_none()))
+        .map(|m| format!("no point's summary.json has `{m}`"))
+}
+
 fn fmt_num(v: f64) -> String {
     if !v.is_finite() {
         "-".into()
@@ -1112,12 +1144,22 @@ pub fn aggregate(
             } else {
                 format!("{}–{}", fmt_num(c.paper_low), fmt_num(hi))
             };
+            let mut verdict = claim_verdict(c, ours);
+            if ours.is_none() {
+                let summaries: Vec<serde_json::Value> = pts
+                    .iter()
+                    .filter_map(|p| summary_of(base, p).ok())
+                    .collect();
+                if let Some(why) = no_data_reason(c, &summaries) {
+                    verdict.push_str(&format!(" ({why})"));
+                }
+            }
             report.push_str(&format!(
                 "| {} | {} | {} | {} |",
                 c.text,
-                ours.map_or("-".into(), fmt_num),
+                ours.map_or("-".into(), fmt_ours),
                 paper,
-                claim_verdict(c, ours)
+                verdict
             ));
             if per_seed {
                 let each: Vec<Option<f64>> = seeds
@@ -1131,7 +1173,7 @@ pub fn aggregate(
                 report.push_str(&format!(
                     " {} ({ok} of {} match) |",
                     each.iter()
-                        .map(|v| v.map_or("-".into(), fmt_num))
+                        .map(|v| v.map_or("-".into(), fmt_ours))
                         .collect::<Vec<_>>()
                         .join(" / "),
                     each.len()
@@ -1263,6 +1305,38 @@ mod path_tests {
             Some(2.0)
         );
         assert_eq!(claim_value(&claim(Some("other"), None), val), None);
+    }
+
+    /// Zeros in a ratio claim: 0 / 0 is undefined (not "no data", not a match), x / 0 is
+    /// above any paper range; a missing value names the metric path no summary has.
+    #[test]
+    fn ratio_claims_with_zeros_and_missing_paths() {
+        let zeros = |_: &str, _: &str| Some(0.0);
+        let c = claim(Some("SFC"), None);
+        let v = claim_value(&c, zeros);
+        assert!(v.is_some_and(f64::is_nan));
+        assert_eq!(claim_verdict(&c, v), "undefined (0 / 0)");
+        assert_eq!(fmt_ours(v.unwrap()), "0 / 0");
+        let over_zero = |series: &str, _: &str| Some(if series == "none" { 5.0 } else { 0.0 });
+        let v = claim_value(&c, over_zero);
+        assert_eq!(v, Some(f64::INFINITY));
+        assert_eq!(claim_verdict(&c, v), "differs (ours higher)");
+        assert_eq!(fmt_ours(f64::INFINITY), "∞");
+        assert_eq!(claim_verdict(&c, None), "no data");
+
+        let sums = [
+            serde_json::json!({"small": 1.0}),
+            serde_json::json!({"large": 2.0}),
+        ];
+        assert_eq!(no_data_reason(&claim(None, None), &sums), None);
+        assert_eq!(
+            no_data_reason(&claim(None, Some("huge")), &sums).as_deref(),
+            Some("no point's summary.json has `huge`")
+        );
+        assert_eq!(
+            no_data_reason(&claim(None, None), &[]).as_deref(),
+            Some("no completed point")
+        );
     }
 
     #[test]
