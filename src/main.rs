@@ -416,14 +416,20 @@ fn cmd_run(
             None => Ok(()),
         };
     }
-    // Side-by-side variants: each applies its overrides, then the command line's.
+    // Side-by-side variants: each applies its overrides, then the command line's. Every
+    // variant is resolved and its memory estimated before any runs (an error in the last
+    // one does not wait for the first to finish).
     let mut scenarios = Vec::new();
+    let mut estimates = Vec::new();
     for (vname, vsets) in &variants {
         let mut all = vsets.clone();
         all.extend(sets.iter().cloned());
+        let vlabel = format!("{label} [{vname}]");
         // Each variant's flows come from its own lazy stream as its run reaches them.
-        let (sc, stream) =
-            sfc::scenario::from_str_streaming(&text, &format!("{label} [{vname}]"), &dir, &all)?;
+        let (sc, stream) = sfc::scenario::from_str_streaming(&text, &vlabel, &dir, &all)?;
+        let est = sfc::runguard::check_memory_stream(&sc.topo, &sc.net, &stream, true)
+            .map_err(|e| format!("{vlabel}: {e}"))?;
+        estimates.push(est.total());
         scenarios.push((vname.clone(), sc, stream));
     }
     let mut seen = std::collections::HashSet::new();
@@ -437,17 +443,39 @@ fn cmd_run(
     }
     let name = scenarios[0].1.name.clone();
     let base = (!no_output).then(|| out.unwrap_or_else(|| PathBuf::from("out").join(&name)));
+    let span = |f: &dyn Fn(
+        &(
+            String,
+            sfc::scenario::Scenario,
+            sfc::workload::stream::FlowStream,
+        ),
+    ) -> usize| {
+        let lo = scenarios.iter().map(f).min().unwrap_or(0);
+        let hi = scenarios.iter().map(f).max().unwrap_or(0);
+        if lo == hi {
+            lo.to_string()
+        } else {
+            format!("{lo}–{hi}")
+        }
+    };
+    // As many at once as there are cores, and no more than fit in memory together.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let jobs = sfc::runguard::concurrent_runs(
+        &estimates,
+        sfc::runguard::available_memory_bytes(),
+        threads,
+    );
     eprintln!(
-        "running `{name}` × {} variants ({}): {} hosts, {} switches, about {} flows each",
+        "running `{name}` × {} variants ({}): {} hosts, {} switches, about {} flows each; {jobs} at a time",
         scenarios.len(),
         variants
             .iter()
             .map(|v| v.0.as_str())
             .collect::<Vec<_>>()
             .join(", "),
-        scenarios[0].1.topo.hosts().len(),
-        scenarios[0].1.topo.switches().len(),
-        scenarios[0].2.capacity_hint()
+        span(&|v| v.1.topo.hosts().len()),
+        span(&|v| v.1.topo.switches().len()),
+        span(&|v| v.2.capacity_hint()),
     );
     // Every variant's directory is checked (and its previous set invalidated) before any runs.
     if let Some(b) = &base {
@@ -462,8 +490,9 @@ fn cmd_run(
                 .map_err(|e| format!("{label} [{vname}]: {e}"))?;
         }
     }
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let mut results: Vec<Option<Result<sfc::report::RunResult, String>>> =
+    // What the side-by-side table shows of each run, kept instead of its simulator (a
+    // variant's network and monitors are freed as soon as it ends).
+    let mut results: Vec<Option<Result<VariantRow, String>>> =
         (0..scenarios.len()).map(|_| None).collect();
     type Job = (
         usize,
@@ -480,7 +509,7 @@ fn cmd_run(
     let queue = std::sync::Mutex::new(queue);
     let slots = std::sync::Mutex::new(&mut results);
     std::thread::scope(|sc| {
-        for _ in 0..threads {
+        for _ in 0..jobs {
             sc.spawn(|| {
                 loop {
                     let Some((i, vname, s, flows)) = queue.lock().expect("queue").pop() else {
@@ -492,6 +521,7 @@ fn cmd_run(
                         stream_results: true,
                     };
                     let r = sfc::report::run_stream(s, flows, &opts)
+                        .map(|r| VariantRow::of(&r))
                         .map_err(|e| format!("{label} [{vname}]: {e}"));
                     slots.lock().expect("slots")[i] = Some(r);
                 }
@@ -540,35 +570,62 @@ fn cmd_run(
         .max()
         .unwrap_or(0)
         .max(10);
-    let row = |label: &str, f: &dyn Fn(&sfc::report::RunResult) -> String| {
-        let mut line = format!("  {label:<21}");
+    for (k, row) in VariantRow::ROWS.iter().enumerate() {
+        let mut line = format!("  {row:<21}");
         for (_, r) in &cols {
-            line.push_str(&format!(" {:>w$}", f(r)));
+            line.push_str(&format!(" {:>w$}", r.cells[k]));
         }
         println!("{line}");
-    };
-    row("peak buffer", &|r| {
-        sfc::units::fmt_bytes(r.sim.peak_buffer_bytes())
-    });
-    row("drops", &|r| {
-        (r.sim.counters.drops + r.sim.counters.drops_link_error).to_string()
-    });
-    row("BTS generated", &|r| {
-        r.sim.scheme_stat("sfc", "bts_generated").to_string()
-    });
-    row("BTS suppressed", &|r| {
-        r.sim.scheme_stat("sfc", "bts_suppressed").to_string()
-    });
-    row("QP pauses", &|r| r.sim.counters.qp_pauses.to_string());
-    row("PFC pauses", &|r| {
-        r.sim.scheme_stat("pfc", "pauses").to_string()
-    });
-    row("events", &|r| r.sim.q.events().to_string());
-    row("wall time", &|r| format!("{:.2} s", r.wall_seconds));
+    }
     if let Some(b) = base {
         eprintln!("outputs written to {}/<variant>/", b.display());
     }
     failures()
+}
+
+/// One `[[compare]]` variant's results, as the side-by-side table and `--json` show them.
+struct VariantRow {
+    stats: sfc::metrics::stats::RunStats,
+    summary: serde_json::Value,
+    /// One cell per [`Self::ROWS`] entry.
+    cells: Vec<String>,
+    failure: Option<String>,
+    note: Option<String>,
+}
+
+impl VariantRow {
+    /// The rows below the slowdown table.
+    const ROWS: [&str; 8] = [
+        "peak buffer",
+        "drops",
+        "BTS generated",
+        "BTS suppressed",
+        "QP pauses",
+        "PFC pauses",
+        "events",
+        "wall time",
+    ];
+
+    fn of(r: &sfc::report::RunResult) -> VariantRow {
+        let cells = vec![
+            sfc::units::fmt_bytes(r.sim.peak_buffer_bytes()),
+            (r.sim.counters.drops + r.sim.counters.drops_link_error).to_string(),
+            r.sim.scheme_stat("sfc", "bts_generated").to_string(),
+            r.sim.scheme_stat("sfc", "bts_suppressed").to_string(),
+            r.sim.counters.qp_pauses.to_string(),
+            r.sim.scheme_stat("pfc", "pauses").to_string(),
+            r.sim.q.events().to_string(),
+            format!("{:.2} s", r.wall_seconds),
+        ];
+        debug_assert_eq!(cells.len(), Self::ROWS.len());
+        VariantRow {
+            stats: r.stats.clone(),
+            summary: r.summary.clone(),
+            cells,
+            failure: r.failure.clone(),
+            note: r.note.clone(),
+        }
+    }
 }
 
 /// Print resolution warnings on stderr.

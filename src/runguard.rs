@@ -158,6 +158,27 @@ pub fn available_memory_bytes() -> u64 {
     avail
 }
 
+/// How many runs to start at once (the variants of a `[[compare]]`): up to `threads`, and
+/// no more than the largest of their memory estimates (`estimates_bytes`, each a
+/// [`MemoryEstimate::total`]) fit together in 80 % of `avail_bytes`, the limit each run alone
+/// is held to ([`check_estimate`]), so a run is never refused for memory its siblings hold.
+/// At least one.
+pub fn concurrent_runs(estimates_bytes: &[u64], avail_bytes: u64, threads: usize) -> usize {
+    let mut e = estimates_bytes.to_vec();
+    e.sort_unstable_by(|a, b| b.cmp(a));
+    let budget = avail_bytes / 5 * 4;
+    let mut sum = 0u64;
+    let mut k = 0;
+    for x in e.iter().take(threads.max(1)) {
+        sum = sum.saturating_add(*x);
+        if sum > budget {
+            break;
+        }
+        k += 1;
+    }
+    k.max(1)
+}
+
 /// Bytes of memory per flow during a run: the simulator's per-flow record (description and
 /// result), the workload entry (alive while the simulator is built), the flow's slot-map and
 /// completion-order entries and one value of the statistics at the end (with allocation
@@ -870,6 +891,24 @@ pub fn install_signal_handlers() {
 mod tests {
     use super::*;
     use crate::rng::Rng;
+
+    /// Runs at once: bounded by the threads and by the largest estimates' sum against 80 %
+    /// of the memory; never 0.
+    #[test]
+    fn concurrent_runs_fit_in_memory_together() {
+        const G: u64 = 1 << 30;
+        // 10 GiB available: 8 GiB budget.
+        assert_eq!(concurrent_runs(&[G, G, G, G], 10 * G, 2), 2);
+        assert_eq!(concurrent_runs(&[G, G, G, G], 10 * G, 8), 4);
+        // The largest first: 5 + 3 = 8 fits, 5 + 3 + 1 does not.
+        assert_eq!(concurrent_runs(&[G, 3 * G, G, 5 * G], 10 * G, 8), 2);
+        assert_eq!(concurrent_runs(&[4 * G, 4 * G, 4 * G], 10 * G, 8), 2);
+        // One run alone over the budget (refused by its own check) or no threads: still 1.
+        assert_eq!(concurrent_runs(&[9 * G], 10 * G, 8), 1);
+        assert_eq!(concurrent_runs(&[G], 10 * G, 0), 1);
+        assert_eq!(concurrent_runs(&[], 10 * G, 4), 1);
+        assert_eq!(concurrent_runs(&[u64::MAX, u64::MAX], u64::MAX, 4), 1);
+    }
 
     /// The estimate as it was computed in two passes over `flows` (one for the counts and the
     /// drain time, one for `min(gap, cap)` over consecutive starts): the reference the

@@ -703,6 +703,31 @@ fn class8_compare_variants_are_not_overridable_and_rerun_alone() {
     assert_eq!(d.read("again/fct.txt"), d.read("o/b/fct.txt"));
 }
 
+/// Variants with different networks: the header gives the range of hosts (not variant 0's),
+/// every variant's error comes before anything runs, and the table has every variant.
+#[test]
+fn compare_variants_of_different_sizes() {
+    let d = TempDir::new("rel-cmp-size");
+    let t = TINY.to_string()
+        + "\n[[compare]]\nname = \"small\"\n\n[[compare]]\nname = \"big\"\nset = [\"topology.hosts=9\"]\n";
+    d.write("c.toml", &t);
+    let r = sfc(d.path(), &["run", "c.toml", "--no-output"]);
+    assert_eq!(r.status.and_then(|s| s.code()), Some(0), "{}", r.stderr);
+    assert!(r.stderr.contains("× 2 variants (small, big): 4–9 hosts"), "{}", r.stderr);
+    assert!(r.stderr.contains("at a time"), "{}", r.stderr);
+    assert!(r.stdout.contains("side by side"), "{}", r.stdout);
+    let rows: Vec<&str> = r.stdout.lines().filter(|l| l.contains("completed")).collect();
+    assert_eq!(rows.len(), 1, "{}", r.stdout);
+    assert_eq!(rows[0].matches("3/3").count(), 2, "{}", r.stdout);
+    // The last variant's error stops the run before the first one runs (no output written).
+    let bad = TINY.to_string()
+        + "\n[[compare]]\nname = \"a\"\n\n[[compare]]\nname = \"b\"\nset = [\"topology.hosts=0\"]\n";
+    d.write("bad.toml", &bad);
+    let r = sfc(d.path(), &["run", "bad.toml", "--out", "o"]);
+    r.assert_error(&["bad.toml [b]", "topology.hosts"]);
+    assert!(!d.path().join("o/a").exists(), "variant a ran before b's error");
+}
+
 #[test]
 fn class6_timers_below_the_rtt_are_errors() {
     // IRN's RTO_low of 1 ps used to warn and then run forever.
