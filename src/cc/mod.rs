@@ -241,6 +241,9 @@ pub const NO_SLOT: u32 = u32::MAX;
 pub struct CcSlab {
     store: Store,
     free: Vec<u32>,
+    /// One bit per slot: set while the slot is allocated, so that a slot given back twice
+    /// (two flows then sharing one controller, silently) stops the run instead.
+    in_use: Vec<u64>,
     /// Most slots ever in use (kept when [`Self::release_memory`] drops them).
     peak: usize,
 }
@@ -448,12 +451,23 @@ impl CcSlab {
             }
         };
         self.peak = self.peak.max(self.store.len());
+        let (w, b) = (i as usize / 64, i % 64);
+        if w >= self.in_use.len() {
+            self.in_use.resize(w + 1, 0);
+        }
+        self.in_use[w] |= 1 << b;
         i
     }
 
-    /// Give slot `i` back.
+    /// Give slot `i` back. Panics if it is not allocated (a double release is a bug in the
+    /// flow lifecycle: carrying on would let two flows share one controller).
     pub fn release(&mut self, i: u32) {
-        debug_assert!((i as usize) < self.store.len());
+        let (w, b) = (i as usize / 64, i % 64);
+        let bit = self.in_use.get_mut(w).filter(|x| **x & (1 << b) != 0);
+        let Some(x) = bit else {
+            panic!("controller slot {i} released while not in use");
+        };
+        *x &= !(1 << b);
         self.free.push(i);
     }
 
@@ -579,6 +593,7 @@ impl CcSlab {
         if self.free.len() == self.store.len() {
             self.store = Store::Empty;
             self.free = Vec::new();
+            self.in_use = Vec::new();
         }
     }
 }
@@ -876,6 +891,34 @@ mod tests {
         assert_eq!((s.slot_bytes(), s.peak()), (0, 2));
         assert_eq!(s.alloc(dctcp_cc()), 0);
         assert!(matches!(s.get(0), CcRef::Dctcp(_)));
+    }
+
+    /// A slot given back twice stops the run (two flows would share its controller), as
+    /// does giving back a slot never handed out; a reused slot can be given back again.
+    #[test]
+    fn double_release_panics() {
+        let mut s = CcSlab::default();
+        let a = s.alloc(none_cc());
+        s.release(a);
+        let twice = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut t = CcSlab::default();
+            let a = t.alloc(none_cc());
+            t.release(a);
+            t.release(a);
+        }));
+        assert!(twice.is_err());
+        let never = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            CcSlab::default().release(70);
+        }));
+        assert!(never.is_err());
+        assert_eq!(s.alloc(none_cc()), a);
+        s.release(a);
+        // Slots past the first word of the bitset.
+        let v: Vec<u32> = (0..130).map(|_| s.alloc(none_cc())).collect();
+        for &i in v.iter().rev() {
+            s.release(i);
+        }
+        assert_eq!(s.alloc(none_cc()), 0);
     }
 
     fn hpcc_cc(line_bps: u64, bdp_bytes: u64) -> Cc {
