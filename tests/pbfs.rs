@@ -211,15 +211,17 @@ fn two_line_rate_flows_one_postcard_each_and_algorithm_1_rate() {
     assert_eq!(j["rate_updates"], 2);
 }
 
-/// Marking threshold: T·τ = 25 G × 8 µs = 25,000 B. A 24,999 B flow does not use PB-FS; a
-/// 25,000 B (25 packets) or 25,001 B flow does and marks packets 6 and 12 — the ones sent
-/// before its first ACK at 4708 ns (packet 15 starts at 4690 ns, packet 18 would at 5695 ns).
+/// Marking threshold: T·τ = 25 G × 8 µs = 25,000 B on the wire (the flows that need τ "to
+/// transmit all their data"). A payload of P bytes is ⌈P/1000⌉ packets of 48 B more: 23,847 B
+/// is 24 packets, 23,847 + 1,152 = 24,999 B on the wire, and does not use PB-FS; 23,848 B
+/// (25,000 B on the wire) and 23,849 B do and mark packets 6 and 12 — the ones sent before
+/// the first ACK at 4708 ns (packet 15 starts at 4690 ns, packet 18 would at 5695 ns).
 #[test]
 fn marking_just_below_and_above_tau_times_line_rate() {
     for (size, uses, marked) in [
-        (24_999u64, false, 0u64),
-        (25_000, true, 2),
-        (25_001, true, 2),
+        (23_847u64, false, 0u64),
+        (23_848, true, 2),
+        (23_849, true, 2),
     ] {
         let cfg = NetConfig {
             pbfs: pbfs(),
@@ -233,7 +235,7 @@ fn marking_just_below_and_above_tau_times_line_rate() {
         assert_eq!(switch(&sim, 0).counters.marked_assessed, marked);
         assert!(sim.flows[0].finished());
     }
-    // With τ = 4 µs (T·τ = 12,500 B) the 24,999 B flow uses PB-FS too.
+    // With τ = 4 µs (T·τ = 12,500 B) the 23,847 B flow uses PB-FS too.
     let cfg = NetConfig {
         pbfs: PbfsConfig {
             tau_ps: 4 * US,
@@ -241,7 +243,7 @@ fn marking_just_below_and_above_tau_times_line_rate() {
         },
         ..NetConfig::default()
     };
-    let mut sim = star_sim(2, cfg, &[flow(0, 1, 24_999)]);
+    let mut sim = star_sim(2, cfg, &[flow(0, 1, 23_847)]);
     run_to(&mut sim, 100 * US);
     assert_eq!(host(&sim).marked_packets, 2);
 }
@@ -303,7 +305,8 @@ fn each_controller_takes_the_rate() {
         let r = c.rate_bps();
         assert!(r.abs_diff(10 * GBPS) <= 1, "{name}: {r}");
         if let sfc::cc::Cc::Dcqcn(d) = &c {
-            assert_eq!(d.target_rate_bps(), 10 * GBPS);
+            // A cut without a CNP: the target keeps the rate before it.
+            assert_eq!(d.target_rate_bps(), LINE);
         }
         // Never above the line rate.
         c.set_rate(0, 2 * LINE);
@@ -485,7 +488,8 @@ fn dcqcn_and_dctcp_run_at_the_postcard_rate() {
         assert!(rates[0].abs_diff(16_025_050_451) <= 2, "{name}: {rates:?}");
         assert!(rates[1].abs_diff(19_536_391_155) <= 2, "{name}: {rates:?}");
         if let Some(sfc::cc::CcRef::Dcqcn(d)) = sim.flow_cc(0) {
-            assert_eq!(d.target_rate_bps(), d.rate_bps());
+            // Recovery heads back to the line rate the flow had before the correction.
+            assert_eq!(d.target_rate_bps(), LINE);
         }
     }
 }
@@ -533,4 +537,40 @@ fn postcards_from_the_remote_tor_travel_three_links() {
         assert_eq!(sw.counters.marked_assessed, m);
     }
     assert_eq!(host(&sim).postcards_received, n);
+}
+
+/// PB-FS hands DCQCN a corrected rate as a cut that no CNP caused: R_C = the corrected rate,
+/// R_T = the rate before it (the line rate), and DCQCN's recovery restarts from it. With
+/// HPCC-sim's DCQCN (RP timer 300 µs, F = 1) and no CNP ever (a 25 G port fed by two
+/// flows below any ECN threshold after the correction), the 2 MB flow keeps its corrected
+/// rate r₀ until its increase timer fires 300 µs after the correction, then runs at
+/// r₀/2 + 25 G/2 (fast recovery towards R_T, each half truncated). Before, R_T was set to
+/// r₀ and the timer did not exist before a CNP: the flow kept r₀ to its end.
+#[test]
+fn dcqcn_recovers_from_a_pbfs_correction_without_a_cnp() {
+    let cfg = NetConfig {
+        pbfs: pbfs(),
+        ..NetConfig::default()
+    };
+    let topo = shapes::star(3, LINE, US).unwrap();
+    let cc = CcConfig::Dcqcn(sfc::cc::dcqcn::DcqcnParams::hpcc_preset(LINE));
+    let flows = [flow(0, 2, 2_000_000), flow(1, 2, 60_000)];
+    let mut sim = Simulator::new(topo, cfg, cc, &flows).unwrap();
+    // Both postcards reach their senders at 4038 ns (see the two-flow test above).
+    run_to(&mut sim, 4_038_000 + 1_000);
+    let r0 = sim.flow_cc(0).expect("active").rate_bps();
+    assert!(r0 < LINE, "the 2 MB flow was corrected: {r0}");
+    assert_eq!(host(&sim).rate_updates, 2);
+    run_to(&mut sim, 4_038_000 + 300 * US - 1_000);
+    assert_eq!(
+        sim.flow_cc(0).expect("active").rate_bps(),
+        r0,
+        "no CNP, no change"
+    );
+    run_to(&mut sim, 4_038_000 + 300 * US + 1_000);
+    assert_eq!(
+        sim.flow_cc(0).expect("active").rate_bps(),
+        r0 / 2 + LINE / 2,
+        "fast recovery towards the rate before the correction"
+    );
 }

@@ -713,10 +713,18 @@ fn compare_variants_of_different_sizes() {
     d.write("c.toml", &t);
     let r = sfc(d.path(), &["run", "c.toml", "--no-output"]);
     assert_eq!(r.status.and_then(|s| s.code()), Some(0), "{}", r.stderr);
-    assert!(r.stderr.contains("× 2 variants (small, big): 4–9 hosts"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("× 2 variants (small, big): 4–9 hosts"),
+        "{}",
+        r.stderr
+    );
     assert!(r.stderr.contains("at a time"), "{}", r.stderr);
     assert!(r.stdout.contains("side by side"), "{}", r.stdout);
-    let rows: Vec<&str> = r.stdout.lines().filter(|l| l.contains("completed")).collect();
+    let rows: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.contains("completed"))
+        .collect();
     assert_eq!(rows.len(), 1, "{}", r.stdout);
     assert_eq!(rows[0].matches("3/3").count(), 2, "{}", r.stdout);
     // The last variant's error stops the run before the first one runs (no output written).
@@ -725,7 +733,10 @@ fn compare_variants_of_different_sizes() {
     d.write("bad.toml", &bad);
     let r = sfc(d.path(), &["run", "bad.toml", "--out", "o"]);
     r.assert_error(&["bad.toml [b]", "topology.hosts"]);
-    assert!(!d.path().join("o/a").exists(), "variant a ran before b's error");
+    assert!(
+        !d.path().join("o/a").exists(),
+        "variant a ran before b's error"
+    );
 }
 
 #[test]

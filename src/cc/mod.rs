@@ -160,7 +160,8 @@ pub trait CongestionControl {
     /// Make `rate_bps` the current sending rate, as a rate-initialization scheme (PB-FS)
     /// corrects a line-rate start; the controller carries on from it under its own rules.
     /// Each controller clamps it to its own [min, line] range and sets the state its rate
-    /// derives from: DCQCN R_C = R_T = rate; TIMELY and DCTCP the rate; HPCC W = W^c (and
+    /// derives from: DCQCN a cut without a CNP (R_C = rate, R_T the rate before, recovery
+    /// restarted: [`dcqcn::Dcqcn`]); TIMELY and DCTCP the rate; HPCC W = W^c (and
     /// each hop's W^c) = rate × D / line; the line-rate controller the rate.
     fn set_rate(&mut self, _now_ps: u64, _rate_bps: u64) {}
     /// Whether a rate change also moves the already-computed next send time (HPCC-sim does

@@ -554,7 +554,8 @@ impl Simulator {
             int: &self.arena.int(p)[..a.int_n as usize],
         };
         cc.on_ack(&info);
-        let rate_changed = cc.rate_bps() != old_rate;
+        let rate_bps = cc.rate_bps();
+        let rate_changed = rate_bps != old_rate;
         if cc.adjusts_pacing() && fl.last_pkt_bytes > 0 {
             // HPCC-sim ChangeRate: nextAvail += tx(last, new) − tx(last, old).
             let new_rate = cc.rate_bps();
@@ -575,6 +576,7 @@ impl Simulator {
                     pause_until_ps: fl.pause_until_ps,
                     done: fl.tx.done(),
                     rate_changed,
+                    rate_bps,
                 };
                 let h = fl.host as usize;
                 self.host_hook(h, k, |sc, ctx| sc.on_ack(ctx, &ev));

@@ -170,6 +170,7 @@ pub(super) fn check_applicable(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<Stri
             "ndp.",
             &[
                 ("queue_pkts", nd.queue_pkts.is_some()),
+                ("control_queue", nd.control_queue.is_some()),
                 ("high_weight", nd.high_weight.is_some()),
                 ("iw", nd.iw.is_some()),
                 ("rto", nd.rto.is_some()),

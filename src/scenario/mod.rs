@@ -384,6 +384,8 @@ pub struct RawNdp {
     pub enabled: Option<bool>,
     /// Capacity of each of a port's two queues, in full-size data packets (default 8).
     pub queue_pkts: Option<u32>,
+    /// Byte capacity of the header (control) queue (default: the data queue's bytes).
+    pub control_queue: Option<S>,
     /// Header-queue packets per data-queue packet when both are backlogged (default 10).
     pub high_weight: Option<u16>,
     /// Initial window (default 1 BDP, max base RTT × host rate).
@@ -1985,6 +1987,8 @@ fn resolve_ndp(r: &RawNdp, ctx: &Ctx, net: &mut NetConfig) -> Result<(), String>
     let c = &mut net.ndp;
     c.enabled = r.enabled.unwrap_or(c.enabled);
     c.queue_pkts = r.queue_pkts.unwrap_or(c.queue_pkts);
+    c.control_queue_bytes =
+        ctx.bytes(&r.control_queue, "ndp.control_queue", c.control_queue_bytes)?;
     c.high_weight = r.high_weight.unwrap_or(c.high_weight);
     c.iw_bytes = ctx.bytes(&r.iw, "ndp.iw", c.iw_bytes)?;
     c.rto_ps = ctx.time(&r.rto, "ndp.rto", c.rto_ps)?;

@@ -76,6 +76,8 @@ pub struct Env {
     pub num_hosts: usize,
     /// Wire sizes of every packet kind.
     pub sizes: WireSizes,
+    /// MTU payload per data packet, bytes ([`crate::config::NetConfig::mtu_bytes`]).
+    pub mtu_bytes: u32,
 }
 
 /// What a scheme asks a switch to do (carried out in order right after the hook returns).
@@ -372,6 +374,9 @@ pub struct AckEvent<'a> {
     pub done: bool,
     /// The congestion controller changed the flow's rate on this ACK.
     pub rate_changed: bool,
+    /// The controller's rate after this ACK, bits per second (a change between ACKs, by a
+    /// controller timer such as DCQCN's, shows as a difference from the previous ACK's).
+    pub rate_bps: u64,
 }
 
 /// The 5-tuple of a flow as the NIC arbiter hands it to [`HostHooks::may_send`] (the protocol

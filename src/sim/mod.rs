@@ -697,6 +697,7 @@ impl Simulator {
                 bts_bytes: cfg.sfc.bts_bytes,
                 ndp_bytes: cfg.ndp.header_bytes,
             },
+            mtu_bytes: cfg.mtu_bytes,
         };
         if cfg.ndp.enabled && !matches!(cc, CcConfig::None(_)) {
             return Err(format!(

@@ -707,6 +707,7 @@ mod tests {
                         bts_bytes: 64,
                         ndp_bytes: 64,
                     },
+                    mtu_bytes: 1000,
                 },
                 routes: RouteTable::try_build(&topo).unwrap(),
                 out: Outbox::new(),

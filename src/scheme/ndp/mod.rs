@@ -35,9 +35,13 @@ pub struct NdpConfig {
     /// NDP on/off (switch trimming and the NDP transport at every host).
     pub enabled: bool,
     /// Capacity of each of a port's two queues, in full-size data packets (the byte capacity
-    /// is this × the wire size of an MTU data packet; the header queue gets the same bytes).
-    /// htsim and the NDP paper: 8.
+    /// is this × the wire size of an MTU data packet; the header queue gets the same bytes
+    /// unless [`Self::control_queue_bytes`] says otherwise). htsim and the NDP paper: 8.
     pub queue_pkts: u32,
+    /// Byte capacity of a port's header (control) queue; 0 = the data queue's (htsim). The
+    /// SFC paper's NDP comparison (App. B.4): "NDP sets the size of control packet queue at
+    /// 1x BDP".
+    pub control_queue_bytes: u64,
     /// Packets served from the high queue per packet of the low queue when both are backlogged
     /// (htsim: 10).
     pub high_weight: u16,
@@ -67,6 +71,7 @@ impl Default for NdpConfig {
         NdpConfig {
             enabled: false,
             queue_pkts: 8,
+            control_queue_bytes: 0,
             high_weight: 10,
             iw_bytes: 0,
             rto_ps: 5 * MS,
@@ -102,6 +107,16 @@ impl NdpConfig {
         }
         if self.header_bytes < 20 {
             v.push(("ndp.header_bytes", "must be at least 20 bytes".into()));
+        }
+        if self.control_queue_bytes != 0 && self.control_queue_bytes < u64::from(self.header_bytes)
+        {
+            v.push((
+                "ndp.control_queue",
+                format!(
+                    "{} B holds no header of {} B (0 = the data queue's size)",
+                    self.control_queue_bytes, self.header_bytes
+                ),
+            ));
         }
         if queues_per_port <= LOW_QUEUE {
             v.push((

@@ -49,8 +49,10 @@ impl NdpSwitchCounters {
 /// NDP on one switch.
 #[derive(Clone, Debug)]
 pub struct NdpSwitch {
-    /// Byte capacity of each of a port's two queues.
+    /// Byte capacity of a port's data (low) queue.
     pub cap_bytes: u64,
+    /// Byte capacity of a port's header (high) queue.
+    pub cap_high_bytes: u64,
     /// Wire size of a trimmed header, bytes.
     pub header_bytes: u32,
     /// Counters.
@@ -83,10 +85,16 @@ pub fn bounce(p: &mut Packet) {
 }
 
 impl NdpSwitch {
-    /// NDP switch for `cfg` (capacity `queue_pkts` full-size data packets per queue).
+    /// NDP switch for `cfg` (data queue: `queue_pkts` full-size data packets; header queue:
+    /// `control_queue_bytes`, or as many bytes as the data queue).
     pub fn new(cfg: &NetConfig) -> Self {
+        let cap = cfg.ndp.queue_pkts as u64 * cfg.max_packet_bytes();
         NdpSwitch {
-            cap_bytes: cfg.ndp.queue_pkts as u64 * cfg.max_packet_bytes(),
+            cap_bytes: cap,
+            cap_high_bytes: match cfg.ndp.control_queue_bytes {
+                0 => cap,
+                b => b,
+            },
             header_bytes: cfg.ndp.header_bytes,
             c: NdpSwitchCounters::default(),
         }
@@ -148,7 +156,7 @@ impl SwitchHooks for NdpSwitch {
             };
             let high = ctx.ports[e].queues[HIGH_QUEUE].bytes;
             let header = n.kind == NdpKind::Header;
-            match control_arrival(high, at.size, self.cap_bytes, header, n.bounced) {
+            match control_arrival(high, at.size, self.cap_high_bytes, header, n.bounced) {
                 ControlAction::Enqueue => Verdict::Pass,
                 ControlAction::ReturnToSender => {
                     let mut r = *ctx.arena.get(pkt);

@@ -22,8 +22,13 @@ pub struct PbfsHost {
     pub i_min_bytes: u64,
     /// MaxRate: the sender's line rate, bits per second.
     pub max_rate_bps: u64,
-    /// Smallest flow using PB-FS, T·τ, payload bytes.
+    /// Smallest flow using PB-FS, T·τ, wire bytes (what the line carries in τ: the paper's
+    /// flows that need at least τ "to transmit all their data").
     pub min_flow_bytes: u64,
+    /// Payload bytes per full data packet (the scenario's MTU payload).
+    pub mtu_bytes: u64,
+    /// Bytes a data packet adds to its payload (headers, INT).
+    pub packet_overhead_bytes: u64,
     /// Per-flow state (index = flow).
     pub flows: Vec<PbfsFlow>,
     /// PBT-triggering packets sent.
@@ -58,6 +63,8 @@ impl PbfsHost {
             i_min_bytes: i_min,
             max_rate_bps: env.host_rate_bps,
             min_flow_bytes: bytes_in_ps(tau, env.host_rate_bps),
+            mtu_bytes: u64::from(env.mtu_bytes.max(1)),
+            packet_overhead_bytes: u64::from(env.sizes.data(0)),
             flows: vec![PbfsFlow::default(); flows],
             marked_packets: 0,
             postcards_received: 0,
@@ -86,10 +93,11 @@ impl HostHooks for PbfsHost {
     #[inline]
     fn on_data_send(&mut self, _ctx: &mut HostCtx<'_>, flow: u32, flow_bytes: u64) -> bool {
         let min = self.min_flow_bytes;
+        let wire = flow_bytes + flow_bytes.div_ceil(self.mtu_bytes) * self.packet_overhead_bytes;
         let Some(f) = self.flows.get_mut(flow as usize) else {
             return false;
         };
-        let m = f.on_send(|| flow_bytes >= min, self.delta);
+        let m = f.on_send(|| wire >= min, self.delta, self.max_rate_bps);
         self.marked_packets += m as u64;
         m
     }
@@ -129,7 +137,7 @@ impl HostHooks for PbfsHost {
         if let Some(f) = self.flows.get_mut(ev.flow as usize)
             && f.uses
         {
-            f.on_ack(ev.rate_changed);
+            f.on_ack(ev.rate_changed, ev.rate_bps);
         }
     }
 }

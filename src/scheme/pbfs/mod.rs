@@ -13,10 +13,17 @@
 //! the strict-priority control class, routed by the forwarding tables like any packet.
 //!
 //! Host half ([`host`]): Algorithm 1 ([`reaction`]) turns a postcard into a reduction factor
-//! `c` and a rate `MaxRate / c`; the flow keeps the minimum over switches and hands the rate to
-//! its congestion controller ([`crate::cc::CongestionControl::set_rate`]). The flow ignores
-//! postcards after the first ACK that follows a PB-FS rate update or that made the controller
-//! change its rate (the end of the *PBT interval*).
+//! `c` and a rate `MaxRate / c`, and hands the rate to its congestion controller
+//! ([`crate::cc::CongestionControl::set_rate`]). Which postcard sets the rate follows
+//! Algorithm 1, not §III's prose: the prose has the sender take "the minimum of these rates",
+//! the pseudo-code (`if ID == nil or ID == p.sID or c > L[ID]`) lets the switch that set the
+//! rate (`ID`) change it either way, so a switch whose congestion eases can raise the rate past
+//! another switch's latest, less restrictive demand (switch 1 c = 2, switch 2 c = 1.5, switch
+//! 1 c = 1.2: MaxRate/1.2, where the minimum would be MaxRate/1.5). The pseudo-code is the
+//! precise statement of the two, and the one the authors' simulator would run. The flow
+//! ignores postcards after the first ACK that follows a PB-FS rate update or by which the
+//! controller changed its rate — on that ACK or, for controllers that change it on timers
+//! (DCQCN), since the previous ACK (the end of the *PBT interval*).
 //!
 //! Choices where the paper is not explicit (documented at each item): the N slots are the N
 //! most recent *complete* slots of a fixed grid (`t / slot`), the slot containing t₀ being
@@ -362,6 +369,9 @@ pub struct PbfsFlow {
     pub l: Vec<(u32, f64)>,
     /// Rate PB-FS set, bits per second (0 = none).
     pub rate_bps: u64,
+    /// The controller's rate at the previous ACK (at the first packet: the line rate every
+    /// flow starts at), bits per second; 0 before the first packet.
+    pub seen_rate_bps: u64,
 }
 
 impl PbfsFlow {
@@ -369,10 +379,11 @@ impl PbfsFlow {
     /// (evaluated at the first packet). Returns whether to mark it PBT-triggering: packets
     /// Δ, 2Δ, 3Δ, … (1-based) while marking.
     #[inline]
-    pub fn on_send(&mut self, uses: impl FnOnce() -> bool, delta: u32) -> bool {
+    pub fn on_send(&mut self, uses: impl FnOnce() -> bool, delta: u32, line_bps: u64) -> bool {
         if self.sent == 0 {
             self.uses = uses();
             self.marking = self.uses;
+            self.seen_rate_bps = line_bps;
         }
         self.sent = self.sent.saturating_add(1);
         self.marking && self.sent.is_multiple_of(delta.max(1))
@@ -408,10 +419,17 @@ impl PbfsFlow {
     }
 
     /// Algorithm 1, HandleAck (and the end of marking, Fig. 2): `cc_changed_rate` says the
-    /// controller changed the rate on this ACK. Returns true if the PBT interval ends now.
-    pub fn on_ack(&mut self, cc_changed_rate: bool) -> bool {
+    /// controller changed the rate on this ACK, `cc_rate_bps` is its rate after it. A rate
+    /// that differs from the previous ACK's without PB-FS having set one was changed by the
+    /// controller between ACKs (DCQCN cuts and raises on timers, after the CNP's ACK): that
+    /// ends the interval too — the paper's "the congestion control protocol updates the
+    /// transmission rate", so that a late postcard cannot override a DCQCN cut. Returns true
+    /// if the PBT interval ends now.
+    pub fn on_ack(&mut self, cc_changed_rate: bool, cc_rate_bps: u64) -> bool {
         self.marking = false;
-        if !self.ignore && (self.rate_updated || cc_changed_rate) {
+        let between = self.seen_rate_bps != 0 && cc_rate_bps != self.seen_rate_bps;
+        self.seen_rate_bps = cc_rate_bps;
+        if !self.ignore && (self.rate_updated || cc_changed_rate || between) {
             self.ignore = true;
             return true;
         }
@@ -641,25 +659,48 @@ mod tests {
         assert_eq!(f.on_postcard(3, 0.9, max), None);
         assert_eq!(f.l, vec![(1, 2.5), (2, 3.0), (3, 0.9)]);
         // The first ACK after a rate update ends the PBT interval; later postcards ignored.
-        assert!(f.on_ack(false));
+        assert!(f.on_ack(false, 0));
         assert!(f.ignore);
         assert_eq!(f.on_postcard(1, 10.0, max), None);
         assert_eq!(f.rate_bps, 33_333_333_333);
     }
 
+    /// Where Algorithm 1 and §III's "minimum of these rates" differ: the switch that set the
+    /// rate raises it past another switch's latest (lower) demand.
+    #[test]
+    fn the_switch_that_set_the_rate_may_raise_it_past_another_demand() {
+        let max = 25_000_000_000u64;
+        let mut f = PbfsFlow::default();
+        assert_eq!(f.on_postcard(1, 2.0, max), Some(12_500_000_000));
+        // Switch 2 asks for less of a cut: ignored (c ≤ L[ID] = 2).
+        assert_eq!(f.on_postcard(2, 1.5, max), None);
+        // Switch 1 (ID) eases to 1.2: the rate becomes MaxRate/1.2, above switch 2's
+        // MaxRate/1.5 (the prose's minimum would stay at 16.7 G).
+        assert_eq!(f.on_postcard(1, 1.2, max), Some(20_833_333_333));
+        assert!(20_833_333_333 > max * 2 / 3);
+    }
+
     #[test]
     fn ack_without_rate_update_only_stops_marking() {
         let mut f = PbfsFlow::default();
-        assert!(!f.on_send(|| true, 2));
+        assert!(!f.on_send(|| true, 2, 10));
         assert!(f.marking);
-        assert!(!f.on_ack(false));
+        assert!(!f.on_ack(false, 10));
         assert!(!f.marking && !f.ignore);
         // Postcards still count until a rate-changing ACK.
         assert_eq!(f.on_postcard(4, 2.0, 10), Some(5));
-        assert!(f.on_ack(false));
+        assert!(f.on_ack(false, 5));
         let mut g = PbfsFlow::default();
-        assert!(g.on_ack(true));
+        assert!(g.on_ack(true, 0));
         assert!(g.ignore);
+        // A rate the controller changed between two ACKs (a DCQCN timer cut) ends it too.
+        let mut h = PbfsFlow::default();
+        assert!(!h.on_send(|| true, 2, 10));
+        assert!(!h.on_ack(false, 10));
+        assert!(!h.ignore);
+        assert!(h.on_ack(false, 8));
+        assert!(h.ignore);
+        assert_eq!(h.on_postcard(4, 2.0, 10), None);
     }
 
     /// Fig. 2: packets Δ, 2Δ, … are marked while marking; a postcard or ACK stops it; a
@@ -668,12 +709,12 @@ mod tests {
     fn marking_every_delta_th_packet() {
         let mut f = PbfsFlow::default();
         let marks: Vec<u32> = (1..=20)
-            .filter(|_| f.on_send(|| true, 6))
+            .filter(|_| f.on_send(|| true, 6, 1))
             .collect::<Vec<_>>();
         // `filter` runs on_send once per index in order: indices of the marked sends.
         assert_eq!(marks, vec![6, 12, 18]);
         let mut g = PbfsFlow::default();
-        assert!((1..=20).all(|_| !g.on_send(|| false, 6)));
+        assert!((1..=20).all(|_| !g.on_send(|| false, 6, 1)));
         assert!(!g.uses);
         let mut h = PbfsFlow::default();
         let mut m = Vec::new();
@@ -681,7 +722,7 @@ mod tests {
             if i == 8 {
                 h.on_postcard(1, 0.5, 1);
             }
-            if h.on_send(|| true, 6) {
+            if h.on_send(|| true, 6, 1) {
                 m.push(i);
             }
         }
