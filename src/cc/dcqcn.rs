@@ -273,7 +273,10 @@ pub struct DcqcnState {
     byte_left: i64,
     timers: [Timer; 3],
     arm_count: u64,
-    /// TCD: a UE echo arrived since the last increase event.
+    /// TCD: a UE echo arrived since the last increase event, or since the cut that (re)started
+    /// the increase timer (a UE seen before a cut does not hold the first recovery step after
+    /// it: HPCC-sim's variant has no increase timer before its first cut, so "since the last
+    /// expiry" would otherwise reach back to the flow's start).
     ue_seen: bool,
     /// TCD: increase events held because of UE.
     held: u64,
@@ -557,6 +560,7 @@ impl DcqcnMut<'_> {
             self.s.rate = mul_rate(self.s.rate, 1.0 - self.s.alpha / 2.0).max(self.k.min_rate_bps);
             self.s.stage = 0;
             self.s.cnp_for_decrease = false;
+            self.s.ue_seen = false;
             self.arm(
                 TIMER_INCREASE,
                 now.saturating_add(self.k.p.rate_increase_timer_ps.max(1)),
@@ -608,6 +612,7 @@ impl DcqcnMut<'_> {
         }
         self.s.byte_stage = 0;
         self.s.time_stage = 0;
+        self.s.ue_seen = false;
         let g = self.k.p.g;
         self.s.alpha = (1.0 - g) * self.s.alpha + g;
         self.s.rate = mul_rate(self.s.rate, 1.0 - self.s.alpha / 2.0).max(self.k.min_rate_bps);
@@ -823,6 +828,7 @@ impl CongestionControl for DcqcnMut<'_> {
         let r = rate_bps.clamp(self.k.min_rate_bps.max(1), self.k.line_rate_bps.max(1));
         self.s.target = self.s.target.max(self.s.rate);
         self.s.rate = r;
+        self.s.ue_seen = false;
         let t = now_ps.saturating_add(self.k.p.rate_increase_timer_ps.max(1));
         match self.k.p.variant {
             Variant::HpccSim => self.s.stage = 0,
@@ -1407,6 +1413,23 @@ mod tests {
         t.on_ack(&ack(inc + 301 * US, true));
         pump(&mut t, inc + 310 * US);
         assert_eq!(t.rate_bps(), 37_500_000_000);
+    }
+
+    /// A UE echo seen before a cut does not hold the first recovery step after it (HPCC-sim
+    /// variant: no increase timer exists before the cut, so the UE would otherwise wait for
+    /// the first tick 300 µs later): UE at T0 − 5 µs, CE at T0, cut at T0 + 4.001 µs, the
+    /// tick 300 µs after the cut runs fast recovery (75 G), as plain DCQCN's.
+    #[test]
+    fn tcd_ue_before_a_cut_does_not_hold_after_it() {
+        let cut = T0 + 4 * US + FIRST_DECREASE_OFFSET_PS;
+        let mut t = Dcqcn::new(&tcd(hpcc_g0()), L, 0);
+        t.on_ack(&ack_ue(T0 - 5 * US));
+        t.on_ack(&ack(T0, true));
+        pump(&mut t, cut);
+        assert_eq!(t.rate_bps(), 50_000_000_000);
+        pump(&mut t, cut + 300 * US);
+        assert_eq!(t.rate_bps(), 75_000_000_000);
+        assert_eq!(t.held_increases(), 0);
     }
 
     /// Paper variant: UE holds both the timer and the byte-counter increase events.
