@@ -6,6 +6,8 @@
 //! is 100 G with 1 µs of propagation delay, so the one-hop RTT is 2 µs, τ = 1 µs and
 //! 1-hop BDP = 100 Gb/s × 2 µs = 25,000 B.
 
+mod common;
+
 use sfc::cc::CcConfig;
 
 use sfc::config::{BufferConfig, BufferMode, NetConfig, SchedulerKind};
@@ -285,4 +287,104 @@ fn pfc_backstop_under_sfq_pauses_the_priority_and_never_drops() {
         .and_then(|(_, v)| v["paused_ps"].as_u64())
         .unwrap();
     assert!(paused > 0);
+}
+
+/// `sfc run --json --no-output` on scenario `text` (with `extra` files beside it).
+fn run_json(text: &str, extra: &[(&str, &str)]) -> serde_json::Value {
+    let d = common::TempDir::new("bfc-json");
+    d.write("s.toml", text);
+    for (name, body) in extra {
+        d.write(name, body);
+    }
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_sfc"));
+    cmd.args(["run", "s.toml", "--no-output", "--json"])
+        .current_dir(d.path());
+    let r = common::run_with_timeout(cmd, std::time::Duration::from_secs(60));
+    assert_eq!(r.status.and_then(|s| s.code()), Some(0), "{}", r.stderr);
+    serde_json::from_str(&r.stdout).expect("summary JSON")
+}
+
+/// A resume leaves in the interval it is made in. One endless flow from a 100 G host into
+/// a 50 G link (dumbbell, 1 µs links: HRTT 2 µs, τ 1 µs): the switch pauses the flow above
+/// Th = (HRTT + τ)·50 G = 18,750 B and resumes it, one flow per τ, when its queue drains;
+/// the resumed data arrives within HRTT, before the 18.75 KB drain (3 µs at 50 G), so the
+/// bottleneck never idles. The ingress's tick used to send its frame before the egress's
+/// tick of the same instant cleared the flow: the resume left one τ late and the 50 G link
+/// was idle 7 % of the time (utilization 0.93).
+#[test]
+fn a_resume_leaves_in_its_interval_and_the_bottleneck_stays_busy() {
+    let s = run_json(
+        r#"name = "one"
+seed = 1
+stop = "2ms"
+[topology]
+kind = "dumbbell"
+left_hosts = 1
+right_hosts = 1
+host_rate = "100Gbps"
+host_delay = "1us"
+fabric_rate = "50Gbps"
+fabric_delay = "1us"
+[buffer]
+mode = "lossless"
+size = "12MB"
+[cc]
+kind = "none"
+[bfc]
+enabled = true
+[[traffic]]
+kind = "long_lived"
+pairs = [[0, 1]]
+size = "1GB"
+"#,
+        &[],
+    );
+    let u = s["link_utilization"]["max"].as_f64().unwrap();
+    assert!(u >= 0.99, "bottleneck utilization {u}");
+    assert!(
+        s["bfc"]["flows_paused"].as_u64().unwrap() > 100,
+        "{}",
+        s["bfc"]
+    );
+}
+
+/// A link that loses frames cannot pause a flow for good: one 20 MB flow whose host link
+/// loses 1 % of its packets (the BFC frames to the host included). After the filter
+/// empties, the switch repeats the empty frame `empty_frame_repeats(0.01)` = 4 more times,
+/// one per τ (all five lost with probability 10⁻¹⁰), so the NIC always learns of the
+/// resume. It used to send the "all clear" once: the flow stalled for good at 9.5 MB
+/// after one was lost (≈ 550 pause/resume cycles, each a 1 % chance).
+#[test]
+fn a_lost_all_clear_frame_does_not_pause_a_flow_forever() {
+    assert_eq!(sfc::scheme::bfc::switch::empty_frame_repeats(0.01), 4);
+    assert_eq!(sfc::scheme::bfc::switch::empty_frame_repeats(0.0), 0);
+    let s = run_json(
+        r#"name = "lossy"
+seed = 1
+stop = "20ms"
+[topology]
+kind = "file"
+file = "topo.txt"
+[buffer]
+mode = "lossless"
+size = "12MB"
+[cc]
+kind = "none"
+[bfc]
+enabled = true
+[[traffic]]
+kind = "long_lived"
+pairs = [[0, 1]]
+size = "20MB"
+"#,
+        &[(
+            "topo.txt",
+            "4 2 3\n2 3\n0 2 100Gbps 1000ns 0.01\n2 3 50Gbps 1000ns 0\n3 1 100Gbps 1000ns 0\n",
+        )],
+    );
+    assert_eq!(s["flows_completed"], 1, "{}", s["bfc"]);
+    assert!(
+        s["drops"].as_u64().unwrap() > 0,
+        "the link did lose packets"
+    );
 }

@@ -1465,3 +1465,110 @@ fn class8_every_summary_key_is_documented() {
         "undocumented summary.json keys: {missing:?}"
     );
 }
+
+/// The summary of `sfc run` on scenario `text` (`--no-output --json`).
+fn run_json(text: &str) -> serde_json::Value {
+    let d = TempDir::new("rel-json");
+    d.write("s.toml", text);
+    let r = sfc(d.path(), &["run", "s.toml", "--no-output", "--json"]);
+    assert_eq!(r.status.and_then(|s| s.code()), Some(0), "{}", r.stderr);
+    serde_json::from_str(&r.stdout).expect("summary JSON")
+}
+
+/// IRN's retransmission timer (`specs/irn.md` §3.4: RTO_low while at most 3 packets are in
+/// flight, RTO_high otherwise; restarted on ACK/NACK while data is outstanding). Star of 18
+/// hosts at 100 G, unlimited buffer (nothing can be lost), no CC: 16 × 2 MB into host 0 from
+/// 10 µs leave their NICs in 160 µs, so at 300 µs host 0's port holds ≈ 32 MB − 290 µs ×
+/// 12.5 GB/s ≈ 28 MB. A 20 KB flow starting then sends its 20 packets at once and waits
+/// ≈ 2.3 ms for its first ACK: more than RTO_low (100 µs), less than RTO_high (3 ms). With 20
+/// packets in flight RTO_high applies: no timeout, no retransmission. (The timer used to take
+/// RTO_low at the first packet and keep it: 1 timeout and 20 retransmissions of data that
+/// was never lost.)
+#[test]
+fn irn_timer_uses_rto_high_with_more_than_three_packets_in_flight() {
+    let text = r#"name = "irn_rto_high"
+seed = 1
+[topology]
+kind = "star"
+hosts = 18
+host_rate = "100Gbps"
+host_delay = "1us"
+[buffer]
+mode = "unlimited"
+[cc]
+kind = "none"
+window = "none"
+[loss_recovery]
+kind = "irn"
+bdp_cap = "10MB"
+[[traffic]]
+kind = "incast"
+senders = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
+receivers = [0]
+size = "2MB"
+at = "10us"
+[[traffic]]
+kind = "incast"
+senders = [17]
+receivers = [0]
+size = "20KB"
+at = "300us"
+"#;
+    let s = run_json(text);
+    assert_eq!(s["drops"], 0);
+    assert_eq!(s["counters"]["timeouts"], 0, "{}", s["counters"]);
+    assert_eq!(s["counters"]["retx_packets"], 0, "{}", s["counters"]);
+    // The 20 KB flow did wait longer than RTO_low: its FCT is above 2 ms.
+    let small = s["bins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["lo_bytes"].as_u64() <= Some(20_000) && b["hi_bytes"].as_u64() >= Some(20_000))
+        .expect("a bin holds the 20 KB flow");
+    assert!(
+        small["fct_us"]["max"].as_f64().unwrap() > 2_000.0,
+        "{small}"
+    );
+}
+
+/// A flow with nothing outstanding has no running timer: one 200 KB flow on a 2-host star,
+/// unlimited buffer, paused again and again by OnRamp (threshold 1 ns, gain 100 — each pause
+/// far longer than RTO_low) after its data in flight was acknowledged. Nothing is lost, so a
+/// correct timer never fires. (It used to keep running from the last ACK: 6 timeouts.)
+#[test]
+fn irn_timer_stops_when_nothing_is_outstanding() {
+    let text = r#"name = "irn_idle"
+seed = 1
+[topology]
+kind = "star"
+hosts = 2
+host_rate = "100Gbps"
+host_delay = "1us"
+[buffer]
+mode = "unlimited"
+[cc]
+kind = "none"
+window = "none"
+[loss_recovery]
+kind = "irn"
+[onramp]
+enabled = true
+threshold = "1ns"
+gain = 100.0
+[[traffic]]
+kind = "incast"
+senders = [1]
+receivers = [0]
+size = "200KB"
+at = "10us"
+"#;
+    let s = run_json(text);
+    assert_eq!(s["drops"], 0);
+    assert!(
+        s["onramp"]["pauses"].as_u64().unwrap() > 0,
+        "{}",
+        s["onramp"]
+    );
+    assert_eq!(s["counters"]["timeouts"], 0, "{}", s["counters"]);
+    assert_eq!(s["counters"]["retx_packets"], 0);
+}

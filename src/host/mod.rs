@@ -123,8 +123,14 @@ pub struct FlowState {
     pub next_avail_ps: u64,
     /// The QP is paused by flow control (SFC/OnRamp) until this time, picoseconds.
     pub pause_until_ps: u64,
-    /// Retransmission deadline, picoseconds (0 = disarmed).
+    /// Retransmission deadline, picoseconds (0 = disarmed): [`Self::rto_start_ps`] plus the
+    /// RTO the flow's in-flight data called for when it was last evaluated (IRN: RTO_low
+    /// while at most 3 MTUs are in flight, RTO_high above; re-evaluated when it falls due).
     pub rto_deadline_ps: u64,
+    /// When the retransmission timer was last (re)started, picoseconds: at a send with
+    /// nothing outstanding, at an ACK/NACK that made progress with data still outstanding,
+    /// at a timeout.
+    pub rto_start_ps: u64,
     /// Message size, payload bytes.
     pub size_bytes: u64,
     /// Sender reliability state.
@@ -432,6 +438,7 @@ mod tests {
             next_avail_ps: 0,
             pause_until_ps: 0,
             rto_deadline_ps: 0,
+            rto_start_ps: 0,
             size_bytes: 1000,
             tx: recovery::SendState::new(recovery::Scheme::Gbn, 1000, 1000),
             rx: recovery::RecvState::new(recovery::Scheme::Gbn),

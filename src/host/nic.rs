@@ -57,6 +57,7 @@ impl Simulator {
             next_avail_ps: now,
             pause_until_ps: 0,
             rto_deadline_ps: 0,
+            rto_start_ps: 0,
             size_bytes: d.size_bytes,
             tx: SendState::new(scheme, d.size_bytes, mtu),
             rx: RecvState::new(scheme),
@@ -586,9 +587,17 @@ impl Simulator {
         if self.active.at(i).tx.done() {
             self.finish_flow(f);
         } else {
-            if newly > 0 || nack {
-                // Restart the timer on progress (TLT-sim re-arms on every ACK with data
-                // outstanding).
+            let fl = self.active.at(i);
+            let idle = fl.tx.max_sent <= fl.tx.snd_una && fl.tx.ndp.is_none();
+            if idle {
+                // Nothing outstanding: the timer stops (it restarts with the next send), so a
+                // flow held back by a pause, its pacing or its window cannot time out.
+                // (NDP keeps its timer: it is the last resort when a pull is lost.)
+                let fl = self.active.at_mut(i);
+                fl.rto_deadline_ps = 0;
+            } else if newly > 0 || nack {
+                // Restart the timer on progress with data outstanding (TLT-sim re-arms on
+                // every ACK with data outstanding).
                 self.arm_rto_at(i);
             }
             self.sync_cc_timer(f);
@@ -692,6 +701,7 @@ impl Simulator {
         let deadline = now.saturating_add(self.rto_for(f)).min(u64::MAX - 1);
         let fl = self.active.at_mut(i);
         fl.rto_deadline_ps = deadline;
+        fl.rto_start_ps = now;
         if fl.rto_event_ps == 0 || deadline < fl.rto_event_ps {
             fl.rto_event_ps = deadline;
             self.q.schedule(deadline, Event::Rto { flow: f });
@@ -711,6 +721,20 @@ impl Simulator {
         if fl.rto_deadline_ps == 0 {
             return;
         }
+        if fl.rto_deadline_ps <= now {
+            // Due: the RTO for the data in flight now (IRN: more than 3 MTUs sent since the
+            // timer started make it RTO_high — "RTO_low is used when at most N packets are
+            // in flight").
+            let start = fl.rto_start_ps;
+            let d = start.saturating_add(self.rto_for(f)).min(u64::MAX - 1);
+            let Some(fl) = self.active.get_for_mut(f) else {
+                return;
+            };
+            fl.rto_deadline_ps = fl.rto_deadline_ps.max(d);
+        }
+        let Some(fl) = self.active.get_for_mut(f) else {
+            return;
+        };
         if fl.rto_deadline_ps > now {
             fl.rto_event_ps = fl.rto_deadline_ps;
             let d = fl.rto_deadline_ps;

@@ -54,6 +54,29 @@ pub struct BfcPort {
     pub rx_any: bool,
     /// Most physical queues of this egress active at once (sampled at enqueue).
     pub max_active: u32,
+    /// When this port last sent its filter upstream, picoseconds (`u64::MAX` = never).
+    pub last_frame_ps: u64,
+    /// Empty frames to send after the filter emptied, one per τ: on a link that loses frames
+    /// ([`PortLink::error_rate`](crate::link::PortLink) > 0) the one "all clear" frame may be
+    /// lost, which would hold the upstream's flows for good; the paper's frames are periodic
+    /// ("the subsequent retransmission, half a round trip delay later, is idempotent").
+    pub empty_frames_left: u8,
+    /// How many empty frames follow the first one on this link: 0 on a lossless link, else
+    /// enough that all of them are lost with probability below 10⁻⁹.
+    pub repeat_empty: u8,
+}
+
+/// Empty frames to repeat after the first on a link losing each frame with probability `err`
+/// (all lost together with probability `err^(n+1)` < 10⁻⁹), at most 60; 0 when `err` is 0.
+pub fn empty_frame_repeats(err: f64) -> u8 {
+    if err <= 0.0 || err.is_nan() {
+        0
+    } else if err >= 1.0 {
+        60
+    } else {
+        let n = ((1e-9f64).ln() / err.ln()).ceil() - 1.0;
+        n.clamp(1.0, 60.0) as u8
+    }
 }
 
 /// Counters of one switch (summed into the `bfc` summary section).
@@ -157,6 +180,9 @@ impl BfcSwitch {
                         rx_k: 0,
                         rx_any: false,
                         max_active: 0,
+                        last_frame_ps: u64::MAX,
+                        empty_frames_left: 0,
+                        repeat_empty: empty_frame_repeats(e.tx.link.error_rate),
                     }
                 })
                 .collect(),
@@ -247,7 +273,44 @@ impl BfcSwitch {
         ps.bloom.remove(v);
         ps.dirty = true;
         self.c.flows_resumed += 1;
+        if ps.last_frame_ps == ctx.now_ps {
+            // The ingress already sent this interval's frame (its tick ran first at this
+            // instant): send it again with the flow cleared, so that the resume leaves in this
+            // interval ("every bloom filter interval … we take one flow off the toberesumed
+            // list and clear its information from the bloom filter"), not one τ later.
+            self.emit_frame(ctx, in_port);
+        }
         self.arm(ctx, in_port);
+    }
+
+    /// Send ingress `port`'s filter to its upstream device now.
+    fn emit_frame(&mut self, ctx: &mut SwitchCtx<'_>, port: u16) {
+        let ps = &mut self.ports[port as usize];
+        if ps.bloom.members == 0 {
+            ps.empty_frames_left = if ps.dirty {
+                ps.repeat_empty
+            } else {
+                ps.empty_frames_left.saturating_sub(1)
+            };
+        }
+        ps.dirty = false;
+        ps.last_frame_ps = ctx.now_ps;
+        let bits = ps.bloom.bits;
+        let frame = Packet {
+            src: ctx.node,
+            dst: ctx.ports[port as usize].tx.link.peer,
+            size: ctx.env.sizes.bfc(self.bloom_bytes),
+            prio: 0,
+            hdr: Header::Bfc(BfcHdr {
+                bits: self.m_bits as u16,
+                hashes: self.k as u8,
+            }),
+            ..Packet::default()
+        };
+        let slot = ctx.arena.alloc(frame);
+        *ctx.arena.payload_mut(slot) = bits;
+        ctx.out.push(Emit::Control { port, pkt: slot });
+        self.c.pause_frames += 1;
     }
 
     /// Recompute whether physical (or overflow) queue `q` of egress `port` is held: its head
@@ -303,28 +366,12 @@ impl BfcSwitch {
             }
         }
         // The pause frame of this link, to its upstream device.
-        let ps = &mut self.ports[port as usize];
-        if ps.bloom.members > 0 || ps.dirty {
-            ps.dirty = false;
-            let bits = ps.bloom.bits;
-            let frame = Packet {
-                src: ctx.node,
-                dst: ctx.ports[port as usize].tx.link.peer,
-                size: ctx.env.sizes.bfc(self.bloom_bytes),
-                prio: 0,
-                hdr: Header::Bfc(BfcHdr {
-                    bits: self.m_bits as u16,
-                    hashes: self.k as u8,
-                }),
-                ..Packet::default()
-            };
-            let slot = ctx.arena.alloc(frame);
-            *ctx.arena.payload_mut(slot) = bits;
-            ctx.out.push(Emit::Control { port, pkt: slot });
-            self.c.pause_frames += 1;
+        let ps = &self.ports[port as usize];
+        if ps.bloom.members > 0 || ps.dirty || ps.empty_frames_left > 0 {
+            self.emit_frame(ctx, port);
         }
         let ps = &self.ports[port as usize];
-        if ps.bloom.members > 0 || ps.resume_due != 0 {
+        if ps.bloom.members > 0 || ps.resume_due != 0 || ps.empty_frames_left > 0 {
             self.arm(ctx, port);
         }
     }
