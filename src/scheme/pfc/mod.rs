@@ -96,10 +96,14 @@ impl PfcState {
         let alpha: Vec<f64> = ports
             .iter()
             .map(|&(rate, _)| {
+                // HPCC-sim `third.cc`: `while (rate > nic_rate && shift > 0) { shift--;
+                // rate /= 2; }` — α doubles while the port's rate, halved each time, is still
+                // above the NIC's (40 G hosts: a 100 G port gets 1/2, not 1/4).
                 let mut a = cfg.alpha_host;
-                let mut r = host_rate_bps.max(1);
-                while r * 2 <= rate && a < 1.0 {
-                    r *= 2;
+                let mut r = rate;
+                let host = host_rate_bps.max(1);
+                while r > host && a < 1.0 {
+                    r /= 2;
                     a *= 2.0;
                 }
                 a.min(1.0)
@@ -535,6 +539,17 @@ mod tests {
         );
         assert_eq!(s4.headroom(0), 150_000);
         assert_eq!(s4.cell(0, 5).alpha, 0.5);
+        // A ratio that is not a power of two, as `third.cc` halves it: 40 G hosts, 100 G port
+        // → 100 > 40: 1/4, 50 > 40: 1/2, 25: stop. 1/2 (not 1/4).
+        let s40 = PfcState::new(
+            &PfcConfig::default(),
+            &[(100_000_000_000, 1_000_000), (40_000_000_000, 1_000_000)],
+            8,
+            1 << 20,
+            40_000_000_000,
+        );
+        assert_eq!(s40.cell(0, 3).alpha, 0.5);
+        assert_eq!(s40.cell(1, 3).alpha, 0.125);
         assert_eq!(quanta_ps(65535, 100_000_000_000), 335_539_200);
     }
 
