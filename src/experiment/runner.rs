@@ -31,6 +31,27 @@ pub struct Point {
 }
 
 /// FNV-1a (64 bit) of `parts`, each followed by a 0 byte; stable across builds and platforms.
+/// Identity of this `sfc` build: a hash of its executable's bytes, part of every point's
+/// fingerprint so that a sweep resumed with another build (a fix, a new model) re-runs its
+/// points instead of mixing results of two simulators in one report (the crate version alone
+/// does not change between commits). "unknown" when the executable cannot be read.
+fn build_id() -> &'static str {
+    static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    ID.get_or_init(|| {
+        std::env::current_exe()
+            .and_then(std::fs::read)
+            .map(|bytes| {
+                let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+                for &b in &bytes {
+                    h ^= b as u64;
+                    h = h.wrapping_mul(0x0100_0000_01b3);
+                }
+                format!("{h:016x}")
+            })
+            .unwrap_or_else(|_| "unknown".to_string())
+    })
+}
+
 fn fnv1a(parts: &[&str]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for p in parts {
@@ -221,7 +242,11 @@ pub fn points(exp: &Experiment, quick: bool) -> Vec<Point> {
         exp.sweep.seeds.iter().map(|&s| Some(s)).collect()
     };
     let inputs = inputs_digest(exp);
-    let mut parts = vec![exp.scenario_text.as_str(), env!("CARGO_PKG_VERSION")];
+    let mut parts = vec![
+        exp.scenario_text.as_str(),
+        env!("CARGO_PKG_VERSION"),
+        build_id(),
+    ];
     if !inputs.is_empty() {
         parts.push(&inputs);
     }
@@ -1305,6 +1330,16 @@ mod path_tests {
             Some(2.0)
         );
         assert_eq!(claim_value(&claim(Some("other"), None), val), None);
+    }
+
+    /// The build identity in every fingerprint: the hash of the running executable, stable
+    /// within a process (so the sweep and its point processes agree).
+    #[test]
+    fn build_id_hashes_the_executable() {
+        let id = build_id();
+        assert_eq!(id.len(), 16, "{id}");
+        assert!(id.chars().all(|c| c.is_ascii_hexdigit()), "{id}");
+        assert_eq!(id, build_id());
     }
 
     /// Zeros in a ratio claim: 0 / 0 is undefined (not "no data", not a match), x / 0 is
