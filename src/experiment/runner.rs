@@ -38,17 +38,25 @@ pub struct Point {
 fn build_id() -> &'static str {
     static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     ID.get_or_init(|| {
-        std::env::current_exe()
-            .and_then(std::fs::read)
-            .map(|bytes| {
-                let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-                for &b in &bytes {
+        // Streamed in 64 KiB reads: a point's process must not hold its executable (tens of
+        // MB) in memory, its peak RSS is the point's own.
+        let hash = || -> std::io::Result<u64> {
+            use std::io::Read;
+            let mut f = std::fs::File::open(std::env::current_exe()?)?;
+            let mut buf = vec![0u8; 1 << 16];
+            let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+            loop {
+                let n = f.read(&mut buf)?;
+                if n == 0 {
+                    return Ok(h);
+                }
+                for &b in &buf[..n] {
                     h ^= b as u64;
                     h = h.wrapping_mul(0x0100_0000_01b3);
                 }
-                format!("{h:016x}")
-            })
-            .unwrap_or_else(|_| "unknown".to_string())
+            }
+        };
+        hash().map_or_else(|_| "unknown".to_string(), |h| format!("{h:016x}"))
     })
 }
 
