@@ -304,6 +304,16 @@ fn run_json(text: &str, extra: &[(&str, &str)]) -> serde_json::Value {
     serde_json::from_str(&r.stdout).expect("summary JSON")
 }
 
+/// A scenario with BFC on a lossless 12 MB buffer, no CC, and one long flow of `size` from
+/// host 0 to host 1 on the `[topology]` body `topology`, stopped at `stop`.
+fn one_flow(stop: &str, topology: &str, size: &str) -> String {
+    format!(
+        "name = \"one\"\nseed = 1\nstop = \"{stop}\"\n[topology]\n{topology}\n[buffer]\n\
+         mode = \"lossless\"\nsize = \"12MB\"\n[cc]\nkind = \"none\"\n[bfc]\nenabled = true\n\
+         [[traffic]]\nkind = \"long_lived\"\npairs = [[0, 1]]\nsize = \"{size}\"\n"
+    )
+}
+
 /// A resume leaves in the interval it is made in. One endless flow from a 100 G host into
 /// a 50 G link (dumbbell, 1 µs links: HRTT 2 µs, τ 1 µs): the switch pauses the flow above
 /// Th = (HRTT + τ)·50 G = 18,750 B and resumes it, one flow per τ, when its queue drains;
@@ -314,29 +324,12 @@ fn run_json(text: &str, extra: &[(&str, &str)]) -> serde_json::Value {
 #[test]
 fn a_resume_leaves_in_its_interval_and_the_bottleneck_stays_busy() {
     let s = run_json(
-        r#"name = "one"
-seed = 1
-stop = "2ms"
-[topology]
-kind = "dumbbell"
-left_hosts = 1
-right_hosts = 1
-host_rate = "100Gbps"
-host_delay = "1us"
-fabric_rate = "50Gbps"
-fabric_delay = "1us"
-[buffer]
-mode = "lossless"
-size = "12MB"
-[cc]
-kind = "none"
-[bfc]
-enabled = true
-[[traffic]]
-kind = "long_lived"
-pairs = [[0, 1]]
-size = "1GB"
-"#,
+        &one_flow(
+            "2ms",
+            "kind = \"dumbbell\"\nleft_hosts = 1\nright_hosts = 1\nhost_rate = \"100Gbps\"\n\
+             host_delay = \"1us\"\nfabric_rate = \"50Gbps\"\nfabric_delay = \"1us\"",
+            "1GB",
+        ),
         &[],
     );
     let u = s["link_utilization"]["max"].as_f64().unwrap();
@@ -359,24 +352,7 @@ fn a_lost_all_clear_frame_does_not_pause_a_flow_forever() {
     assert_eq!(sfc::scheme::bfc::switch::empty_frame_repeats(0.01), 4);
     assert_eq!(sfc::scheme::bfc::switch::empty_frame_repeats(0.0), 0);
     let s = run_json(
-        r#"name = "lossy"
-seed = 1
-stop = "20ms"
-[topology]
-kind = "file"
-file = "topo.txt"
-[buffer]
-mode = "lossless"
-size = "12MB"
-[cc]
-kind = "none"
-[bfc]
-enabled = true
-[[traffic]]
-kind = "long_lived"
-pairs = [[0, 1]]
-size = "20MB"
-"#,
+        &one_flow("20ms", "kind = \"file\"\nfile = \"topo.txt\"", "20MB"),
         &[(
             "topo.txt",
             "4 2 3\n2 3\n0 2 100Gbps 1000ns 0.01\n2 3 50Gbps 1000ns 0\n3 1 100Gbps 1000ns 0\n",

@@ -1475,6 +1475,16 @@ fn run_json(text: &str) -> serde_json::Value {
     serde_json::from_str(&r.stdout).expect("summary JSON")
 }
 
+/// A star of `hosts` at 100 G (1 µs links), unlimited buffer (nothing is ever lost), no CC,
+/// IRN with the `[loss_recovery]` lines `irn_extra`; traffic is appended by the caller.
+fn irn_star(hosts: u32, irn_extra: &str) -> String {
+    format!(
+        "name = \"irn\"\nseed = 1\n[topology]\nkind = \"star\"\nhosts = {hosts}\n\
+         host_rate = \"100Gbps\"\nhost_delay = \"1us\"\n[buffer]\nmode = \"unlimited\"\n\
+         [cc]\nkind = \"none\"\nwindow = \"none\"\n[loss_recovery]\nkind = \"irn\"\n{irn_extra}"
+    )
+}
+
 /// IRN's retransmission timer (`specs/irn.md` §3.4: RTO_low while at most 3 packets are in
 /// flight, RTO_high otherwise; restarted on ACK/NACK while data is outstanding). Star of 18
 /// hosts at 100 G, unlimited buffer (nothing can be lost), no CC: 16 × 2 MB into host 0 from
@@ -1486,21 +1496,8 @@ fn run_json(text: &str) -> serde_json::Value {
 /// was never lost.)
 #[test]
 fn irn_timer_uses_rto_high_with_more_than_three_packets_in_flight() {
-    let text = r#"name = "irn_rto_high"
-seed = 1
-[topology]
-kind = "star"
-hosts = 18
-host_rate = "100Gbps"
-host_delay = "1us"
-[buffer]
-mode = "unlimited"
-[cc]
-kind = "none"
-window = "none"
-[loss_recovery]
-kind = "irn"
-bdp_cap = "10MB"
+    let text = irn_star(18, "bdp_cap = \"10MB\"")
+        + r#"
 [[traffic]]
 kind = "incast"
 senders = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
@@ -1514,7 +1511,7 @@ receivers = [0]
 size = "20KB"
 at = "300us"
 "#;
-    let s = run_json(text);
+    let s = run_json(&text);
     assert_eq!(s["drops"], 0);
     assert_eq!(s["counters"]["timeouts"], 0, "{}", s["counters"]);
     assert_eq!(s["counters"]["retx_packets"], 0, "{}", s["counters"]);
@@ -1537,20 +1534,8 @@ at = "300us"
 /// correct timer never fires. (It used to keep running from the last ACK: 6 timeouts.)
 #[test]
 fn irn_timer_stops_when_nothing_is_outstanding() {
-    let text = r#"name = "irn_idle"
-seed = 1
-[topology]
-kind = "star"
-hosts = 2
-host_rate = "100Gbps"
-host_delay = "1us"
-[buffer]
-mode = "unlimited"
-[cc]
-kind = "none"
-window = "none"
-[loss_recovery]
-kind = "irn"
+    let text = irn_star(2, "")
+        + r#"
 [onramp]
 enabled = true
 threshold = "1ns"
@@ -1562,7 +1547,7 @@ receivers = [0]
 size = "200KB"
 at = "10us"
 "#;
-    let s = run_json(text);
+    let s = run_json(&text);
     assert_eq!(s["drops"], 0);
     assert!(
         s["onramp"]["pauses"].as_u64().unwrap() > 0,
