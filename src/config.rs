@@ -325,10 +325,17 @@ pub struct NetConfig {
     pub window_per_pair: bool,
     /// NIC loss recovery.
     pub loss_recovery: LossRecovery,
-    /// ACKs and NACKs travel in priority 0 — at the NIC and at every switch: strict priority,
-    /// no ingress admission, never PFC-paused — instead of their flow's data priority (HPCC-sim
-    /// `ACK_HIGH_PRIO`; not under CBFC, where an ACK needs a data VL's credits).
+    /// The NIC sends ACKs and NACKs from its strict-priority control queue regardless of their
+    /// priority's PFC pause (HPCC-sim `ACK_HIGH_PRIO`: the NIC's ACK queue is queue 0, which
+    /// is never paused; not under CBFC, where an ACK needs a data VL's credits). At switches
+    /// they keep their flow's data priority unless [`Self::switch_ack_high_prio`].
     pub ack_high_prio: bool,
+    /// Switches also put ACKs and NACKs in queue 0 — strict priority, no ingress admission,
+    /// never PFC-paused — instead of their flow's data priority (HPCC-sim `SwitchNode`'s
+    /// `AckHighPrio` attribute). Off by default, as in HPCC-sim, whose `third.cc` never sets
+    /// it: there ACKs are queued, admitted and paused in the data priority at every switch
+    /// even with `ACK_HIGH_PRIO 1`. Requires [`Self::ack_high_prio`].
+    pub switch_ack_high_prio: bool,
     /// Interval of the shared-buffer watermark monitor, picoseconds (default 10 µs).
     pub buffer_sample_ps: u64,
     /// Stop the simulation at this time, picoseconds (`u64::MAX` = when traffic drains).
@@ -388,6 +395,7 @@ impl Default for NetConfig {
             window_per_pair: false,
             loss_recovery: LossRecovery::gbn(),
             ack_high_prio: false,
+            switch_ack_high_prio: false,
             buffer_sample_ps: 10 * US,
             stop_ps: u64::MAX,
             ecn: EcnConfig {
@@ -513,6 +521,8 @@ pub enum NetField {
     /// A [`crate::scheme::cbfc::CbfcConfig`] value (or a setting CBFC excludes): its
     /// scenario key.
     Cbfc(&'static str),
+    /// [`NetConfig::switch_ack_high_prio`] (needs [`NetConfig::ack_high_prio`]).
+    SwitchAckHighPrio,
 }
 
 /// One invalid [`NetConfig`] value: which field, and what is wrong with it (without the
@@ -623,6 +633,14 @@ impl NetConfig {
                     "must be in 2..=64 (got {}): queue 0 is the control class, data needs another",
                     self.queues_per_port
                 ),
+            );
+        }
+        if self.switch_ack_high_prio && !self.ack_high_prio {
+            bad(
+                NetField::SwitchAckHighPrio,
+                "needs `ack_high_prio`: ACKs in queue 0 at switches but paused with the data at \
+                 the NIC is not a configuration HPCC-sim has"
+                    .into(),
             );
         }
         if let SchedulerKind::Drr { quantum_bytes: 0 } = self.scheduler {

@@ -778,6 +778,11 @@ fn check_cc_param_types(c: &HpccConfig) -> Result<(), String> {
     Ok(())
 }
 
+/// `third.cc`'s `min_rate` when the config has no `MIN_RATE` (100 Mb/s).
+const THIRD_CC_MIN_RATE_BPS: u64 = 100_000_000;
+/// `third.cc`'s `dctcp_rate_ai` when the config has no `DCTCP_RATE_AI` (1000 Mb/s).
+const THIRD_CC_DCTCP_RATE_AI_BPS: u64 = 1_000_000_000;
+
 /// The controller of `CC_MODE` with its parameters (HPCC-sim presets scaled to `host_rate`).
 fn resolve_cc_mode(
     c: &HpccConfig,
@@ -785,7 +790,9 @@ fn resolve_cc_mode(
     (host_rate, fastest): (u64, u64),
     warnings: &mut Vec<String>,
 ) -> Result<crate::scenario::cc::CcSetup, String> {
-    let has_win = c.flag("HAS_WIN", false)?;
+    // Defaults of missing keys are `third.cc`'s: `has_win = 1`, `min_rate = "100Mb/s"`,
+    // `dctcp_rate_ai = "1000Mb/s"` (`run.py`'s configs always write them).
+    let has_win = c.flag("HAS_WIN", true)?;
     let var_win = c.flag("VAR_WIN", false)?;
     let rate_key = |key: &str| -> Result<Option<u64>, String> {
         let v = c
@@ -883,9 +890,7 @@ fn resolve_cc_mode(
             if let Some(v) = rate_key("RATE_HAI")? {
                 p.rate_hai_bps = v;
             }
-            if let Some(v) = rate_key("MIN_RATE")? {
-                p.min_rate_bps = v;
-            }
+            p.min_rate_bps = rate_key("MIN_RATE")?.unwrap_or(THIRD_CC_MIN_RATE_BPS);
             p.clamp_target_rate = c.flag("CLAMP_TARGET_RATE", false)?;
             if has_win {
                 p = p.with_window(0, var_win);
@@ -908,9 +913,7 @@ fn resolve_cc_mode(
             if let Some(v) = rate_key("RATE_AI")? {
                 p.ai = HpccAi::RateBps(v);
             }
-            if let Some(v) = rate_key("MIN_RATE")? {
-                p.min_rate_bps = v;
-            }
+            p.min_rate_bps = rate_key("MIN_RATE")?.unwrap_or(THIRD_CC_MIN_RATE_BPS);
             p.reaction = if c.flag("FAST_REACT", true)? {
                 Reaction::PerAck
             } else {
@@ -935,9 +938,7 @@ fn resolve_cc_mode(
             if let Some(v) = rate_key("RATE_HAI")? {
                 p.rate_hai_bps = v;
             }
-            if let Some(v) = rate_key("MIN_RATE")? {
-                p.min_rate_bps = v;
-            }
+            p.min_rate_bps = rate_key("MIN_RATE")?.unwrap_or(THIRD_CC_MIN_RATE_BPS);
             if has_win {
                 p = p.with_window(0, var_win);
             }
@@ -955,12 +956,8 @@ fn resolve_cc_mode(
                     "missing: HPCC-sim would use 0 (α frozen); using 1/16",
                 )),
             }
-            if let Some(v) = rate_key("DCTCP_RATE_AI")? {
-                p.rate_ai_bps = v;
-            }
-            if let Some(v) = rate_key("MIN_RATE")? {
-                p.min_rate_bps = v;
-            }
+            p.rate_ai_bps = rate_key("DCTCP_RATE_AI")?.unwrap_or(THIRD_CC_DCTCP_RATE_AI_BPS);
+            p.min_rate_bps = rate_key("MIN_RATE")?.unwrap_or(THIRD_CC_MIN_RATE_BPS);
             p.has_win = has_win;
             p.var_win = var_win;
             let mut s = crate::scenario::cc::preset("dctcp", host_rate)?;
@@ -1243,7 +1240,8 @@ fn hpcc_key(f: crate::config::NetField) -> &'static str {
         | F::GbnNackInterval
         | F::BufferSample
         | F::CnpInterval
-        | F::QueueMonitorInterval => "CC_MODE",
+        | F::QueueMonitorInterval
+        | F::SwitchAckHighPrio => "CC_MODE",
         // TCD has no HPCC-sim key (it is never enabled from an HPCC config): its own name.
         F::Tcd(key) | F::Ndp(key) | F::Bfc(key) | F::Cbfc(key) => key,
     }
@@ -1473,11 +1471,8 @@ pub fn run_config_with(path: &Path, cwd: Option<&Path>, stream: bool) -> Result<
         }
         write_atomic(p, out.as_bytes()).map_err(|e| format!("{}: {e}", p.display()))?;
     }
-    let drops_lossless = sim.scheme_stat("pfc", "drops_lossless");
-    if drops_lossless > 0 {
-        tell(&format!(
-            "WARNING: {drops_lossless} packets dropped in the lossless fabric (PFC headroom overflow): check the headroom settings"
-        ));
+    if let Some(w) = crate::report::lossless_drop_warning(&sim) {
+        tell(&w);
     }
     if let Some(p) = &r.buffer_mon_file {
         write_atomic(p, sim.buffer_mon.hpcc_mon_lines().as_bytes())

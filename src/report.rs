@@ -196,6 +196,21 @@ pub fn summary_json(sim: &Simulator, stats: &RunStats, name: &str, wall: f64) ->
         .find(|&&(_, f)| f >= 0.99)
         .map_or(0, |&(b, _)| b);
     let counters = serde_json::to_value(&sim.counters).unwrap_or_default();
+    // The receiver-throughput CDF's population (the `throughput_cdf` plot): every 100 µs
+    // interval in which a host received payload. Percentiles at index ⌊n·p⌋ of the sorted
+    // samples, as the slowdown percentiles.
+    let mut tput = sim.throughput.samples_gbps();
+    tput.sort_by(f64::total_cmp);
+    let pct = |p: f64| -> Option<f64> {
+        (!tput.is_empty()).then(|| tput[((tput.len() as f64 * p) as usize).min(tput.len() - 1)])
+    };
+    let throughput = json!({
+        "samples": tput.len(),
+        "p10_gbps": pct(0.10),
+        "p50_gbps": pct(0.50),
+        "p90_gbps": pct(0.90),
+        "mean_gbps": (!tput.is_empty()).then(|| tput.iter().sum::<f64>() / tput.len() as f64),
+    });
     let mut v = json!({
         "name": name,
         "flows_total": stats.flows_total,
@@ -227,6 +242,7 @@ pub fn summary_json(sim: &Simulator, stats: &RunStats, name: &str, wall: f64) ->
         "packets_peak_live": sim.arena.peak_live(),
         "events_peak_pending": sim.q.peak_len(),
         "link_utilization": link_util,
+        "throughput": throughput,
     });
     if let Some(o) = v.as_object_mut() {
         // The monitored queues (`output.queues`): peak and how they settled.
@@ -387,7 +403,10 @@ fn run_with(
     sim.close_results();
     drop(files);
     let failure = outcome.failure(stop_set);
-    let note = outcome.stop_note(stop_set);
+    let note = [outcome.stop_note(stop_set), lossless_drop_warning(&sim)]
+        .into_iter()
+        .flatten()
+        .reduce(|a, b| format!("{a}; {b}"));
     Ok(RunResult {
         stats,
         summary,
@@ -510,6 +529,33 @@ fn fairness_json_of(
         spans[h].push((r.start_ps, stop));
     }
     serde_json::to_value(crate::metrics::fairness::interval_fairness(m, &spans)).ok()
+}
+
+/// A warning when the lossless fabric dropped packets (PFC headroom overflow, which sane
+/// settings never cause), naming the usual cause when ACKs were among them: NICs with
+/// `ack_high_prio` send ACKs while paused, and switches queue them in the data priority
+/// (HPCC-sim's behaviour) unless `switch_ack_high_prio`.
+pub fn lossless_drop_warning(sim: &Simulator) -> Option<String> {
+    let n = sim.scheme_stat("pfc", "drops_lossless");
+    if n == 0 {
+        return None;
+    }
+    let acks = sim.scheme_stat("pfc", "drops_lossless_acks");
+    Some(
+        if acks > 0 && sim.cfg.ack_high_prio && !sim.cfg.switch_ack_high_prio {
+            format!(
+                "warning: {n} packets dropped in the lossless fabric (PFC headroom overflow), {acks} \
+             of them ACK/NACKs: with ACK_HIGH_PRIO a paused NIC still sends its ACKs, and the \
+             switches queue them in the data priority, as HPCC-sim does \
+             (`network.switch_ack_high_prio = true` puts them in queue 0 at switches)"
+            )
+        } else {
+            format!(
+                "warning: {n} packets dropped in the lossless fabric (PFC headroom overflow, {acks} \
+             of them ACK/NACKs): check the headroom settings"
+            )
+        },
+    )
 }
 
 /// The `extra` lines of the stdout summary table.

@@ -892,6 +892,14 @@ fn bad_negative_or_zero_values() {
         &["network.queues_per_port"],
     );
     assert_bad(
+        &format!("{STAR4}[cc]\nkind = \"dctcp\"\n[network]\ncnp = \"cnp\"\n"),
+        &["network.cnp", "DCTCP never reads"],
+    );
+    assert_bad(
+        &format!("{STAR4}[network]\nswitch_ack_high_prio = true\n"),
+        &["network.switch_ack_high_prio", "needs `ack_high_prio`"],
+    );
+    assert_bad(
         &format!("{STAR4}[loss_recovery]\nrto = \"0us\"\n"),
         &["loss_recovery.rto"],
     );
@@ -1161,6 +1169,50 @@ fn host_down_utilization_is_the_mean_over_ports_facing_hosts() {
         / 4.0;
     let got = s["link_utilization"]["host_down"].as_f64().unwrap();
     assert!((got - want).abs() < 1e-12, "host_down {got} vs {want}");
+}
+
+/// `throughput` in summary.json: one 5 MB flow 0 → 1 on a 4-host 100 G star, no CC. A
+/// 1,048 B packet takes 83 ns (HPCC framing: 83.84 ns truncated to whole ns, docs/model.md),
+/// so an interval of 100 µs the transfer covers whole delivers ⌊100,000 / 83⌋ or one more
+/// packet of 1,000 B: 1,204 or 1,205, 96.32 or 96.40 Gb/s. 5,000 packets last 415 µs: at most
+/// 6 intervals (the first and last cut short, with less), at least 3 whole ones, so the
+/// median and P90 are the whole intervals' rate and P10 a partial one's. The mean is the
+/// samples' average, which the CSV gives too.
+#[test]
+fn summary_throughput_percentiles_of_the_receiver_samples() {
+    let d = TempDir::new("tputsum");
+    let file = d.write(
+        "u.toml",
+        &format!(
+            "{STAR4}[cc]\nkind = \"none\"\n[[traffic]]\nkind = \"long_lived\"\npairs = [[0, 1]]\nsize = \"5MB\"\n"
+        ),
+    );
+    sfc(d.path(), &["run", file.to_str().unwrap(), "--out", "o"]).assert_ok();
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("o/summary.json")).unwrap()).unwrap();
+    let t = &s["throughput"];
+    let n = t["samples"].as_u64().unwrap();
+    assert!((4..=6).contains(&n), "{t}");
+    let whole = |g: f64| [96.32, 96.40].iter().any(|w| (g - w).abs() < 1e-9);
+    let p50 = t["p50_gbps"].as_f64().unwrap();
+    assert!(whole(p50), "median {p50}: {t}");
+    assert!(whole(t["p90_gbps"].as_f64().unwrap()), "{t}");
+    assert!(
+        t["p10_gbps"].as_f64().unwrap() < 96.3,
+        "a partial interval: {t}"
+    );
+    let csv = std::fs::read_to_string(d.join("o/throughput.csv")).unwrap();
+    let vals: Vec<f64> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.rsplit(',').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(vals.len() as u64, n);
+    let mean = vals.iter().sum::<f64>() / vals.len() as f64;
+    assert!(
+        (t["mean_gbps"].as_f64().unwrap() - mean).abs() < 1e-9,
+        "{t}"
+    );
 }
 
 /// `output.sender_throughput`: two 5 MB flows 0 → 2 and 1 → 2 on a 100 G star with an

@@ -1276,3 +1276,53 @@ fn sorted_and_unsorted_flow_files_give_the_same_fct_file() {
     );
     assert_eq!(d.read("fct.txt"), sorted);
 }
+
+/// Keys a config leaves out take `third.cc`'s defaults: `HAS_WIN` 1, `MIN_RATE` 100 Mb/s,
+/// `DCTCP_RATE_AI` 1000 Mb/s (not the `run.py` presets' 1 Gb/s and 615 Mb/s, which its
+/// configs always write). And DCTCP counts packets per window in the config's
+/// `PACKET_PAYLOAD_SIZE`, HPCC-sim's NIC `Mtu`.
+#[test]
+fn missing_cc_keys_take_third_cc_defaults() {
+    use sfc::cc::CcConfig;
+    let d = star2_dir("third-defaults");
+    let resolve = |mode: &str, extra: &str| {
+        let text = star2_config("")
+            .replace("CC_MODE none", &format!("CC_MODE {mode}"))
+            .replace("HAS_WIN 0\n", "")
+            + "EWMA_GAIN 0.0625\nRP_TIMER 300\n"
+            + extra;
+        let (c, _) = sfc::hpcc::HpccConfig::parse(&text, "config.txt").unwrap();
+        sfc::hpcc::resolve(&c, d.path()).unwrap()
+    };
+    match resolve("1", "").cc {
+        CcConfig::Dcqcn(p) => {
+            assert_eq!(p.min_rate_bps, 100_000_000);
+            assert!(p.has_win, "HAS_WIN defaults to 1");
+        }
+        other => panic!("{other:?}"),
+    }
+    match resolve("8", "").cc {
+        CcConfig::Dctcp(p) => {
+            assert_eq!(
+                (p.min_rate_bps, p.rate_ai_bps),
+                (100_000_000, 1_000_000_000)
+            );
+            assert!(p.has_win);
+        }
+        other => panic!("{other:?}"),
+    }
+    match resolve("7", "MIN_RATE 1000Mb/s\nHAS_WIN 0\n").cc {
+        CcConfig::Timely(p) => {
+            assert_eq!(p.min_rate_bps, 1_000_000_000);
+            assert!(!p.has_win);
+        }
+        other => panic!("{other:?}"),
+    }
+    // DCTCP's MTU follows the payload size once the simulator is built.
+    let r = resolve("8", "PACKET_PAYLOAD_SIZE 4000\n");
+    let sim = sfc::sim::Simulator::new(r.topo, r.net, r.cc, &[]).unwrap();
+    match &sim.cc_cfg {
+        CcConfig::Dctcp(p) => assert_eq!(p.mtu_bytes, 4000),
+        other => panic!("{other:?}"),
+    }
+}

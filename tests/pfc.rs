@@ -608,8 +608,10 @@ fn priority_nine_is_paused_and_resumed_like_priority_three() {
     }
 }
 
-/// HPCC-sim `ACK_HIGH_PRIO` (the DCQCN preset): ACKs travel in queue 0 at the switch, ahead of
-/// data and outside the lossless accounting. Hosts 2, 3, 4 send 10 MB each to host 0 from
+/// HPCC-sim `SwitchNode`'s `AckHighPrio` (`switch_ack_high_prio`, off by default as in
+/// HPCC-sim): ACKs travel in queue 0 at the switch, ahead of data and outside the lossless
+/// accounting; by default they wait in the data queue even with `ACK_HIGH_PRIO` (the DCQCN
+/// preset), which only changes the NIC's ACK queue. Hosts 2, 3, 4 send 10 MB each to host 0 from
 /// t = 0 (300 G into one 100 G port: by t = 30 µs the port to host 0 holds ≈ 200 G × 30 µs =
 /// 750 KB, less what DCQCN has cut, far above 100 KB); at 30 µs host 0 sends one 1,000 B packet
 /// to host 1, whose ACK returns through that port. By hand, with the ACK in queue 0: data
@@ -618,7 +620,7 @@ fn priority_nine_is_paused_and_resumed_like_priority_three() {
 /// FCT ≤ 4.261 µs. With the ACK in the data queue it also waits for the standing queue
 /// (≥ 100 KB = 8 µs at 100 G).
 #[test]
-fn ack_high_prio_acks_bypass_the_data_queue_at_switches() {
+fn switch_ack_high_prio_acks_bypass_the_data_queue_at_switches() {
     use sfc::topology::shapes;
     let fct_of_probe = |high: bool| {
         let (mut cfg, cc) = util::with_preset(
@@ -626,7 +628,11 @@ fn ack_high_prio_acks_bypass_the_data_queue_at_switches() {
             "dcqcn",
         );
         assert!(cfg.ack_high_prio, "the DCQCN preset sets ACK_HIGH_PRIO");
-        cfg.ack_high_prio = high;
+        assert!(
+            !cfg.switch_ack_high_prio,
+            "HPCC-sim's switches: ACKs in the data queue"
+        );
+        cfg.switch_ack_high_prio = high;
         let topo = shapes::star(5, util::LINE, sfc::units::US).unwrap();
         let mut flows: Vec<_> = (2..=4).map(|s| util::flow(s, 0, 10_000_000, 0)).collect();
         flows.push(util::flow(0, 1, 1000, 30 * sfc::units::US));
@@ -643,4 +649,51 @@ fn ack_high_prio_acks_bypass_the_data_queue_at_switches() {
         lo >= hi + 8_000_000,
         "ACK behind the data queue: FCT {lo} ps vs {hi} ps"
     );
+}
+
+/// HPCC-sim's switches with `ACK_HIGH_PRIO` (the DCQCN and TIMELY presets): a NIC sends ACKs
+/// while its data priority is paused, and the switch queues and admits them in that paused
+/// priority, so a paused ingress keeps growing with ACKs and can outgrow its headroom.
+/// Dumbbell, every link 100 G / 1 µs, 12 MB per switch, no CC: left hosts 0–39 send 500 KB
+/// each to right hosts 41–80 (20 MB through one 100 G core port: each left ingress sits at its
+/// XOFF threshold T = αB / (1 + 40α) ≈ 245 KB with α = 1/8, the core queue holds ≈ 40 T ≈ 10 MB,
+/// 800 µs of sojourn), and right host 81 sends 10 MB to left host 40 at 100 G. Host 40's ACKs
+/// (≈ 60 B per 1,048 B: 5.7 Gb/s) join that core queue and are charged to host 40's ingress:
+/// ≈ 570 KB of them wait in it, more than T + headroom (245 + 37.5 KB), so that ingress
+/// passes XOFF, stays paused, and the ACKs still coming overflow its headroom.
+/// `switch_ack_high_prio` (queue 0, never admitted) removes every drop.
+#[test]
+fn paused_nic_acks_overflow_headroom_as_in_hpcc_sim() {
+    use sfc::topology::shapes;
+    let run = |switch_high: bool| {
+        let (mut cfg, cc) = util::with_preset(
+            util::lossless(12_000_000, sfc::config::PfcConfig::default()),
+            "none",
+        );
+        cfg.ack_high_prio = true;
+        cfg.switch_ack_high_prio = switch_high;
+        let us = sfc::units::US;
+        let topo = shapes::dumbbell(41, 41, util::LINE, us, util::LINE, us).unwrap();
+        let mut flows: Vec<_> = (0..40).map(|s| util::flow(s, 41 + s, 500_000, 0)).collect();
+        flows.push(util::flow(81, 40, 10_000_000, 0));
+        let mut sim = sfc::sim::Simulator::new(topo, cfg, cc, &flows).unwrap();
+        util::run_all(&mut sim);
+        sim
+    };
+    let hpcc_sim = run(false);
+    let drops = util::pfc_stat(&hpcc_sim, "drops_lossless");
+    let acks = util::pfc_stat(&hpcc_sim, "drops_lossless_acks");
+    assert!(
+        acks > 0,
+        "ACKs in the paused data priority overflow the headroom"
+    );
+    assert_eq!(drops, acks, "only ACKs: data waits for the pause");
+    let w = sfc::report::lossless_drop_warning(&hpcc_sim).expect("a warning");
+    assert!(w.contains("network.switch_ack_high_prio"), "{w}");
+    let high = run(true);
+    assert_eq!(util::pfc_stat(&high, "drops_lossless"), 0);
+    assert!(sfc::report::lossless_drop_warning(&high).is_none());
+    for sim in [&hpcc_sim, &high] {
+        assert!(sim.flow_records().iter().all(|r| r.fct_ps.is_some()));
+    }
 }

@@ -29,7 +29,8 @@ pub struct DctcpParams {
     pub rate_ai_bps: u64,
     /// Rate floor after a cut, bit/s (template `MIN_RATE 1000Mb/s`). Clamped to line rate.
     pub min_rate_bps: u64,
-    /// Payload bytes per packet (`PACKET_PAYLOAD_SIZE 1000`), for the batch-size estimate.
+    /// Payload bytes per packet (`PACKET_PAYLOAD_SIZE 1000`), for the batch-size estimate. The
+    /// simulator sets it to the network's MTU (HPCC-sim's NIC `Mtu` is the payload size).
     pub mtu_bytes: u64,
     /// α before the first update (HPCC-sim and Linux: 1).
     pub initial_alpha: f64,

@@ -513,11 +513,12 @@ impl Simulator {
             self.env.sizes.ack(nack),
         );
         ack.ue_echo = echo_ue;
-        if self.ack_ignores_pause {
-            // HPCC-sim `ACK_HIGH_PRIO`: ACKs and NACKs travel in the highest priority, queue 0,
-            // at every hop (its `SwitchNode::SendToDev` puts them in qIndex 0): strict
-            // priority, no ingress admission, never PFC-paused. They keep the data priority
-            // otherwise.
+        if self.ack_ignores_pause && self.cfg.switch_ack_high_prio {
+            // HPCC-sim `SwitchNode`'s `AckHighPrio`: ACKs and NACKs travel in the highest
+            // priority, queue 0, at every switch (`SendToDev` puts them in qIndex 0): strict
+            // priority, no ingress admission, never PFC-paused. Otherwise (HPCC-sim's
+            // default, `third.cc` never sets it) they keep the data priority at switches; the
+            // NIC still sends them ignoring the pause with `ACK_HIGH_PRIO` (`host_try_send`).
             ack.prio = 0;
         }
         *self.arena.get_mut(p) = ack;

@@ -212,6 +212,14 @@ impl SendState {
                 }
             }
             Scheme::Irn => {
+                // The cumulative ACK first: it may end the recovery episode (IRN exits when the
+                // cumulative ACK passes the recovery sequence), and a NACK's SACK then opens a
+                // new one for a fresh loss beyond it (checking the exit after the entry dropped
+                // that SACK's episode: the new hole waited for the next NACK).
+                if self.in_recovery && self.snd_una >= self.recovery_seq {
+                    self.in_recovery = false;
+                    self.retx_limit = 0;
+                }
                 if let Some((s, l)) = sack
                     && l > 0
                     && s >= self.snd_una
@@ -234,10 +242,6 @@ impl SendState {
                 }
                 if self.snd_nxt < self.snd_una {
                     self.snd_nxt = self.snd_una;
-                }
-                if self.in_recovery && self.snd_una >= self.recovery_seq {
-                    self.in_recovery = false;
-                    self.retx_limit = 0;
                 }
             }
         }
@@ -439,6 +443,40 @@ mod tests {
         let (retx, tx) = run(Scheme::Irn, 20_000, &[3000, 7000]);
         assert_eq!(retx, vec![3000, 7000]);
         assert_eq!(tx.retx_packets, 2);
+    }
+
+    /// A NACK whose cumulative ACK ends one recovery episode and whose SACK reports a fresh
+    /// hole beyond it starts the next episode at once: the hole is the next segment sent.
+    #[test]
+    fn irn_nack_ends_and_reopens_recovery() {
+        let mtu = 1000;
+        let mut tx = SendState::new(Scheme::Irn, 20_000, mtu);
+        for _ in 0..10 {
+            let seg = tx.peek(true).unwrap();
+            tx.commit(seg);
+        }
+        // 0 lost: the NACK for 1000 opens recovery up to max_sent = 10,000.
+        tx.on_ack(0, true, Some((1000, 1000)));
+        let seg = tx.peek(true).unwrap();
+        assert_eq!((seg.seq, seg.retx), (0, true));
+        tx.commit(seg);
+        // New data 10,000 and 11,000; 10,000 is lost.
+        for want in [10_000, 11_000] {
+            let seg = tx.peek(true).unwrap();
+            assert_eq!((seg.seq, seg.retx), (want, false));
+            tx.commit(seg);
+        }
+        // The retransmitted 0 filled the hole (cumulative ACK 10,000 = the recovery sequence)
+        // and 11,000 arrived out of order: end the episode, open the next one.
+        tx.on_ack(10_000, true, Some((11_000, 1000)));
+        assert_eq!(
+            tx.peek(true),
+            Some(Segment {
+                seq: 10_000,
+                len: 1000,
+                retx: true
+            })
+        );
     }
 
     #[test]

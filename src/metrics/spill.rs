@@ -1084,12 +1084,14 @@ pub fn stats_from_spill(
             .into_iter()
             .map(|(dport, p)| {
                 let slowdown = pct[p.sd as usize].clone();
+                let bins = dport_bins.then(|| finish_bins(p.bins, is_edges, &pct));
                 DportStats {
                     dport,
                     flows_total: p.total,
                     flows_completed: slowdown.count,
                     slowdown,
-                    bins: dport_bins.then(|| finish_bins(p.bins, is_edges, &pct)),
+                    bin_p99_mean: bins.as_deref().and_then(super::stats::bin_p99_mean),
+                    bins,
                 }
             })
             .collect(),

@@ -254,6 +254,20 @@ pub struct DportStats {
     /// only with [`RunStats::with_dport_bins`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bins: Option<Vec<BinStats>>,
+    /// The mean over [`Self::bins`] that hold a completed flow of their P99 slowdown (SFC
+    /// Fig. 2(b): "mean over size bins of P99", of the Hadoop flows only); with the bins only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bin_p99_mean: Option<f64>,
+}
+
+/// The mean of the P99 slowdowns of the `bins` that hold a completed flow; `None` if none does.
+pub fn bin_p99_mean(bins: &[BinStats]) -> Option<f64> {
+    let p99s: Vec<f64> = bins
+        .iter()
+        .filter(|b| b.count > 0)
+        .map(|b| b.slowdown.p99)
+        .collect();
+    (!p99s.is_empty()).then(|| p99s.iter().sum::<f64>() / p99s.len() as f64)
 }
 
 /// Summary of one run's flows.
@@ -310,6 +324,7 @@ impl RunStats {
                     flows_completed: slowdown.count,
                     slowdown,
                     bins: None,
+                    bin_p99_mean: None,
                 }
             })
             .collect();
@@ -329,7 +344,9 @@ impl RunStats {
                 .map(|i| records.record(i))
                 .filter(|r| r.dport == d.dport)
                 .collect();
-            d.bins = Some(by_size(&mine, bins));
+            let b = by_size(&mine, bins);
+            d.bin_p99_mean = bin_p99_mean(&b);
+            d.bins = Some(b);
         }
         self
     }
@@ -338,6 +355,29 @@ impl RunStats {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    /// Fig. 2(b)'s metric: flows of slowdown 1, 2, 3 in one bin (P99 at index ⌊3 · 0.99⌋ = 2:
+    /// 3) and 5 in another (5), an empty bin between: (3 + 5) / 2 = 4; the empty bin is left
+    /// out. Only port 100's flows count.
+    #[test]
+    fn bin_p99_mean_of_one_port() {
+        let mut recs = [
+            rec(0, 100, Some(1.0)),
+            rec(1, 100, Some(2.0)),
+            rec(2, 100, Some(3.0)),
+            rec(3, 5000, Some(5.0)),
+            rec(4, 5000, Some(50.0)),
+        ];
+        recs[4].dport = 200;
+        let bins = SizeBins::Edges(vec![1000, 2000, 10_000]);
+        let s = RunStats::compute(&recs[..], &bins)
+            .with_dport_breakdown(&recs[..])
+            .with_dport_bins(&recs[..], &bins);
+        assert_eq!(s.by_dport[0].dport, 100);
+        assert_eq!(s.by_dport[0].bin_p99_mean, Some(4.0));
+        assert_eq!(s.by_dport[1].bin_p99_mean, Some(50.0));
+        assert_eq!(bin_p99_mean(&[]), None);
+    }
 
     /// A completed flow with FCT = `slowdown` × 10 µs ideal.
     pub(crate) fn rec(id: u32, size: u64, slowdown: Option<f64>) -> FlowRecord {

@@ -287,6 +287,8 @@ pub struct RawNetwork {
     pub drr_quantum: Option<u32>,
     /// NIC ACK queue in the strict-priority class.
     pub ack_high_prio: Option<bool>,
+    /// Switches queue ACKs in queue 0 too (HPCC-sim `SwitchNode` `AckHighPrio`).
+    pub switch_ack_high_prio: Option<bool>,
     /// Receiver notification: `ack_echo` (HPCC-sim) or `cnp` (separate CNP packets).
     pub cnp: Option<S>,
     /// Minimum CNP spacing per flow (`cnp` mode).
@@ -605,6 +607,9 @@ pub struct RawTraffic {
     pub size: Option<S>,
     /// Incast synchronization window.
     pub sync_window: Option<S>,
+    /// Single incast: the senders start one by one, evenly over `sync_window` in list order,
+    /// instead of at random times in it.
+    pub stagger: Option<bool>,
     /// Repeated incast: one event every this long instead of Poisson events (`load` unused).
     pub period: Option<S>,
     /// Repeated incast: `degree` may exceed the hosts other than the receiver; senders then
@@ -1437,6 +1442,7 @@ fn field_key(f: NetField) -> &'static str {
         NetField::PbfsDelta => "pbfs.delta",
         NetField::PbfsMu => "pbfs.mu",
         NetField::QueueMonitorInterval => "output.queue_interval",
+        NetField::SwitchAckHighPrio => "network.switch_ack_high_prio",
         NetField::Tcd(key) | NetField::Ndp(key) | NetField::Bfc(key) | NetField::Cbfc(key) => key,
     }
 }
@@ -1878,6 +1884,7 @@ fn resolve_cc(
     net.int_enabled = setup.int_enabled;
     net.int_bytes = n.int_bytes.unwrap_or(setup.int_bytes);
     net.ack_high_prio = n.ack_high_prio.unwrap_or(setup.ack_high_prio);
+    net.switch_ack_high_prio = n.switch_ack_high_prio.unwrap_or(false);
     net.cnp = setup.cnp;
     if let Some(c) = &n.cnp {
         net.cnp = match c.get_ref().as_str() {
@@ -1887,6 +1894,16 @@ fn resolve_cc(
             },
             _ => return Err(ctx.err(c, "network.cnp", "expected `ack_echo` or `cnp`")),
         };
+        // DCTCP reads the ECN echo of every ACK and never a CNP: with separate CNPs it would
+        // see no mark and never cut.
+        if matches!(setup.cc, CcConfig::Dctcp(_)) && net.cnp != crate::config::CnpMode::AckEcho {
+            return Err(ctx.err(
+                c,
+                "network.cnp",
+                "`cnp` sends separate CNPs, which DCTCP never reads (it cuts on the ECN echo of \
+                 every ACK, so it would never slow down): use `ack_echo`",
+            ));
+        }
     }
     if let Some(iv) = &n.cnp_interval {
         match &mut net.cnp {
@@ -2603,7 +2620,11 @@ impl Generator<'_> {
                             key("receivers")
                         )));
                     }
-                    traffic::incast_once(&senders, recv, size, at, window, seed).map(Source::list)
+                    if tr.stagger == Some(true) {
+                        traffic::incast_staggered(&senders, recv, size, at, window).map(Source::list)
+                    } else {
+                        traffic::incast_once(&senders, recv, size, at, window, seed).map(Source::list)
+                    }
                 } else {
                     let d = tr.degree.as_ref().ok_or_else(|| required("degree"))?;
                     let receivers = receivers.unwrap_or_default();

@@ -683,6 +683,12 @@ impl Simulator {
         let host_rate = topo.host_rate_bps().unwrap_or(1);
         // Global base RTT / BDP (HPCC GLOBAL_T 1): maxima over host pairs.
         let mtu = cfg.mtu_bytes as u64;
+        // DCTCP's packets-per-window estimate uses the network's MTU, as HPCC-sim's NIC `Mtu`
+        // is `PACKET_PAYLOAD_SIZE` (the preset's 1000 B is only the default network's).
+        let mut cc = cc;
+        if let CcConfig::Dctcp(p) = &mut cc {
+            p.mtu_bytes = mtu;
+        }
         let bounds = routes.max_base_rtt(&topo, mtu);
         let (nodes, hosts, mut switches) = build_nodes(&topo, &cfg);
         let env = Env {

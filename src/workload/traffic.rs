@@ -595,6 +595,28 @@ pub fn incast_once(
     Ok(flows)
 }
 
+/// Flows of one incast event whose senders start one by one, evenly spread over the window in
+/// list order: sender `k` of `n` at `at_ps + ⌊k · sync_window_ps / n⌋` (the first at `at_ps`;
+/// SFC Fig. 1: "one server starts sending at time 0, the others start one by one spreading
+/// over a 50 µs synchronization window"). pg 3, dport 200; the errors of [`incast_once`].
+pub fn incast_staggered(
+    senders: &[u32],
+    receiver: u32,
+    size_bytes: u64,
+    at_ps: u64,
+    sync_window_ps: u64,
+) -> Result<Vec<FlowSpec>, String> {
+    // The checks and the flows of an unjittered event, then the staggered starts.
+    let mut flows = incast_once(senders, receiver, size_bytes, at_ps, 0, 0)?;
+    let n = senders.len() as u128;
+    for f in &mut flows {
+        let k = senders.iter().position(|&s| s == f.src).unwrap_or(0) as u128;
+        f.start_ps = at_ps.saturating_add((k * sync_window_ps as u128 / n) as u64);
+    }
+    sort_flows(&mut flows);
+    Ok(flows)
+}
+
 fn incast_flow(src: u32, dst: u32, size_bytes: u64, start_ps: u64) -> FlowSpec {
     FlowSpec {
         src,
@@ -1521,6 +1543,7 @@ mod tests {
         assert!(incast(&hosts(4), &[2, 2], 3, 10, 0.1, 100 * GBPS, 0, 0, MS, 1).is_err());
         // A receiver outside `hosts` may take every host as a sender.
         assert!(incast(&hosts(4), &[9], 4, 1000, 0.1, 100 * GBPS, 0, 0, MS, 1).is_ok());
+        assert!(incast_staggered(&[1, 2], 2, 10, 0, 100).is_err());
         assert!(incast_once(&[1, 2], 2, 10, 0, 0, 1).is_err());
         assert!(incast_once(&[1, 1], 2, 10, 0, 0, 1).is_err());
         assert!(incast_once(&[], 2, 10, 0, 0, 1).is_err());
@@ -1644,6 +1667,24 @@ mod tests {
         assert_eq!(incast_max_degree(&h, &[7]), 4);
         assert!(incast(&h, &[7], 4, 1000, 0.05, 100 * GBPS, 0, 0, MS, 2).is_ok());
         assert!(incast(&h, &[], 4, 1000, 0.05, 100 * GBPS, 0, 0, MS, 2).is_err());
+    }
+
+    /// SFC Fig. 1's start pattern: 4 senders over 50 µs from 10 µs start at 10, 22.5, 35 and
+    /// 47.5 µs, in list order (here 9, 3, 7, 5).
+    #[test]
+    fn incast_staggered_starts_one_by_one() {
+        let f = incast_staggered(&[9, 3, 7, 5], 0, 1000, 10 * US, 50 * US).unwrap();
+        let got: Vec<(u32, u64)> = f.iter().map(|x| (x.src, x.start_ps)).collect();
+        assert_eq!(
+            got,
+            vec![
+                (9, 10 * US),
+                (3, 22_500_000),
+                (7, 35 * US),
+                (5, 47_500_000)
+            ]
+        );
+        assert!(f.iter().all(|x| x.dport == DPORT_INCAST && x.size_bytes == 1000));
     }
 
     #[test]

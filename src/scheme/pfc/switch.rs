@@ -46,6 +46,9 @@ pub struct PfcSwitch {
     pub resumes: u64,
     /// Drops in lossless mode (headroom overflow): 0 with sane settings.
     pub drops_lossless: u64,
+    /// Those of [`Self::drops_lossless`] that were ACKs or NACKs (sent by a paused NIC with
+    /// `ack_high_prio` and queued in the data priority at switches, as in HPCC-sim).
+    pub drops_lossless_acks: u64,
     /// Ingress accounting and pauses follow the packet's priority, not its egress queue: under
     /// BFC's per-flow queues (BFC, SFQ, Ideal-FQ, BFC-VFID) the queue index is a physical
     /// queue, while PFC (802.1Qbb, the backstop) pauses priorities. Without BFC queue =
@@ -186,6 +189,9 @@ impl SwitchHooks for PfcSwitch {
             }
             None => {
                 self.drops_lossless += 1;
+                if matches!(ctx.arena.get(p).kind(), PktKind::Ack | PktKind::Nack) {
+                    self.drops_lossless_acks += 1;
+                }
                 Some(false)
             }
         }
@@ -285,6 +291,7 @@ impl Scheme for PfcSwitch {
             pauses: 0,
             resumes: 0,
             drops_lossless: 0,
+            drops_lossless_acks: 0,
             class_by_prio: cfg.bfc.enabled,
         })
     }
@@ -310,6 +317,7 @@ impl Scheme for PfcSwitch {
                 "paused_ps": switches.iter().map(|s| s.rx.paused_ps).sum::<u64>()
                     + host.map_or(0, |h| h.rx.paused_ps),
                 "drops_lossless": switches.iter().map(|s| s.drops_lossless).sum::<u64>(),
+                "drops_lossless_acks": switches.iter().map(|s| s.drops_lossless_acks).sum::<u64>(),
                 "frames_received": switches.iter().map(|s| s.rx.log.len()).sum::<usize>()
                     + host.map_or(0, |h| h.rx.log.len()),
             }),
