@@ -1677,14 +1677,12 @@ mod tests {
         let got: Vec<(u32, u64)> = f.iter().map(|x| (x.src, x.start_ps)).collect();
         assert_eq!(
             got,
-            vec![
-                (9, 10 * US),
-                (3, 22_500_000),
-                (7, 35 * US),
-                (5, 47_500_000)
-            ]
+            vec![(9, 10 * US), (3, 22_500_000), (7, 35 * US), (5, 47_500_000)]
         );
-        assert!(f.iter().all(|x| x.dport == DPORT_INCAST && x.size_bytes == 1000));
+        assert!(
+            f.iter()
+                .all(|x| x.dport == DPORT_INCAST && x.size_bytes == 1000)
+        );
     }
 
     #[test]
