@@ -791,7 +791,8 @@ fn resolve_cc_mode(
     warnings: &mut Vec<String>,
 ) -> Result<crate::scenario::cc::CcSetup, String> {
     // Defaults of missing keys are `third.cc`'s: `has_win = 1`, `min_rate = "100Mb/s"`,
-    // `dctcp_rate_ai = "1000Mb/s"` (`run.py`'s configs always write them).
+    // `dctcp_rate_ai = "1000Mb/s"`, `alpha_resume_interval = 55`, `fast_recovery_times = 5`
+    // (`run.py`'s configs always write them).
     let has_win = c.flag("HAS_WIN", true)?;
     let var_win = c.flag("VAR_WIN", false)?;
     let rate_key = |key: &str| -> Result<Option<u64>, String> {
@@ -859,9 +860,7 @@ fn resolve_cc_mode(
         }
         "1" => {
             let mut p = DcqcnParams::hpcc_preset(host_rate);
-            if let Some(v) = timer_key("ALPHA_RESUME_INTERVAL")? {
-                p.alpha_timer_ps = v;
-            }
+            p.alpha_timer_ps = timer_key("ALPHA_RESUME_INTERVAL")?.unwrap_or(55 * US);
             if let Some(v) = timer_key("RATE_DECREASE_INTERVAL")? {
                 p.rate_decrease_interval_ps = v;
             }
@@ -881,9 +880,7 @@ fn resolve_cc_mode(
                     warnings.push(c.err("EWMA_GAIN", "missing: HPCC-sim would use 0 (1/16 in integer division: α frozen); using 1/16"));
                 }
             }
-            if let Some(v) = c.num::<u32>("FAST_RECOVERY_TIMES")? {
-                p.fast_recovery_times = v;
-            }
+            p.fast_recovery_times = c.num::<u32>("FAST_RECOVERY_TIMES")?.unwrap_or(5);
             if let Some(v) = rate_key("RATE_AI")? {
                 p.rate_ai_bps = v;
             }

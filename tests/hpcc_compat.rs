@@ -1278,8 +1278,8 @@ fn sorted_and_unsorted_flow_files_give_the_same_fct_file() {
 }
 
 /// Keys a config leaves out take `third.cc`'s defaults: `HAS_WIN` 1, `MIN_RATE` 100 Mb/s,
-/// `DCTCP_RATE_AI` 1000 Mb/s (not the `run.py` presets' 1 Gb/s and 615 Mb/s, which its
-/// configs always write). And DCTCP counts packets per window in the config's
+/// `DCTCP_RATE_AI` 1000 Mb/s, `ALPHA_RESUME_INTERVAL` 55 µs, `FAST_RECOVERY_TIMES` 5 (not the
+/// `run.py` presets' 1 Gb/s, 615 Mb/s, 1 µs and 1, which its configs always write). And DCTCP counts packets per window in the config's
 /// `PACKET_PAYLOAD_SIZE`, HPCC-sim's NIC `Mtu`.
 #[test]
 fn missing_cc_keys_take_third_cc_defaults() {
@@ -1298,6 +1298,12 @@ fn missing_cc_keys_take_third_cc_defaults() {
         CcConfig::Dcqcn(p) => {
             assert_eq!(p.min_rate_bps, 100_000_000);
             assert!(p.has_win, "HAS_WIN defaults to 1");
+            assert_eq!(
+                p.alpha_timer_ps, 55_000_000,
+                "alpha_resume_interval = 55 µs"
+            );
+            assert_eq!(p.rate_decrease_interval_ps, 4_000_000);
+            assert_eq!(p.fast_recovery_times, 5);
         }
         other => panic!("{other:?}"),
     }

@@ -417,7 +417,7 @@ fn bts_delay_under_egress_bts_delays_the_first_pause_by_d() {
     );
 }
 
-/// The incast estimator (§3.4) at the senders' ToR, with and without a delayed BTS path. The
+/// The incast estimator (§3.4) at the senders' ToR (and only there), with and without a delayed BTS path. The
 /// C.1 dumbbell (two senders at 100 G on ToR A, the receiver behind a 400 G, 3 µs core link),
 /// both senders starting together, `Q_th` = 1000 packets so that no queue triggers: only the
 /// estimator can pause them. Their packets reach ToR A in simultaneous pairs, the `k`-th pair
@@ -454,6 +454,24 @@ fn estimator_pauses_synchronized_senders_one_dre_window_fraction_in() {
             }
         });
         let c = sfc_counters(&sim);
+        // Only the senders' ToR (node 3) estimates: the receiver's (node 4) sees 200 G arrive
+        // for a 100 G host link from the core, not from its own servers (§3.3: the estimate is
+        // the sender-side ToR's).
+        for sw in &sim.switches {
+            let e = sw
+                .schemes
+                .sfc
+                .as_ref()
+                .map_or(0, |s| s.counters.bts_from_estimator);
+            match sw.node {
+                3 => assert!(e >= 2, "senders' ToR: {e} estimator BTSs"),
+                _ => assert_eq!(
+                    e, 0,
+                    "switch {}: the receiver's ToR does not estimate",
+                    sw.node
+                ),
+            }
+        }
         let mut at = [fp.get(0), fp.get(1)];
         at.sort_unstable();
         (at, len.map(|l| l.expect("paused")), c)

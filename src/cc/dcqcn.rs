@@ -187,7 +187,10 @@ impl DcqcnParams {
     /// R_HAI = 200 Mb/s at the paper's 40 Gb/s (the paper's R_HAI is unverified; 200 Mb/s is
     /// the DCQCN-sim sample config), both scaled linearly with `host_rate_bps / 40 Gb/s` the
     /// way `run.py` scales its presets (exactly the paper's values at 40G). Min rate 100 Mb/s
-    /// (DCQCN-sim attribute default), no target clamp (attribute defaults), initial α = 1.
+    /// (DCQCN-sim attribute default), initial α = 1. Every CNP clamps the target to the
+    /// current rate (`clamp_target_rate`): the paper's Eq. (1), R_T = R_C on each CNP, and
+    /// DCQCN-sim's sample config (`CLAMP_TARGET_RATE 1`; its attribute default is 0, under
+    /// which a burst of cuts before any increase left R_T at the pre-burst rate).
     pub fn paper(host_rate_bps: u64) -> Self {
         let scale = |per_40g: u64| -> u64 {
             ((per_40g as u128 * host_rate_bps as u128) / 40_000_000_000u128).min(u64::MAX as u128)
@@ -204,7 +207,7 @@ impl DcqcnParams {
             rate_hai_bps: scale(200_000_000),
             min_rate_bps: 100_000_000,
             rate_on_first_cnp: 1.0,
-            clamp_target_rate: false,
+            clamp_target_rate: true,
             clamp_target_after_time_inc: false,
             byte_counter_bytes: 10_000_000,
             initial_alpha: 1.0,
@@ -1164,13 +1167,15 @@ mod tests {
         let mut c = Dcqcn::new(&DcqcnParams::paper(L40), L40, 0);
         assert_eq!(c.next_timer(), None);
         c.on_feedback(T0);
-        // α = (1−g)·1 + g = 1 → Rc = 40G·(1 − 1/2); ByteStage = 0 → Rt stays at line.
+        // α = (1−g)·1 + g = 1 → Rc = 40G·(1 − 1/2); Rt = the rate before the cut, line rate.
         assert_eq!(c.alpha(), 1.0);
         assert_eq!(c.rate_bps(), 20_000_000_000);
         assert_eq!(c.target_rate_bps(), L40);
         assert_eq!(c.paper_stage(), PaperStage::FastRecovery);
         c.on_ack(&ack(T0 + US, true));
         assert_eq!(c.rate_bps(), 10_000_000_000);
+        // Eq. (1): R_T = R_C (the rate before this cut) on every CNP.
+        assert_eq!(c.target_rate_bps(), 20_000_000_000);
         // K and T restarted by the last CNP; K was armed first, so it is reported first.
         assert_eq!(c.timer_deadline(TIMER_ALPHA), Some(T0 + 56 * US));
         assert_eq!(c.timer_deadline(TIMER_INCREASE), Some(T0 + 56 * US));

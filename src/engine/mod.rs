@@ -72,6 +72,14 @@ pub enum Event {
         /// Flow index.
         flow: u32,
     },
+    /// The receiver of flow `flow` owes a CNP (`network.cnp = "cnp"`) for marks that arrived
+    /// within the interval after its last one: it goes out when the interval ends.
+    CnpDue {
+        /// Flow index.
+        flow: u32,
+        /// The UE variant (TCD) instead of the CE one.
+        ue: bool,
+    },
     /// A timer of flow `flow`'s congestion controller (e.g. DCQCN rate increase).
     CcTimer {
         /// Flow index.

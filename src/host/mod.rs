@@ -145,6 +145,9 @@ pub struct FlowState {
     pub last_cnp_ps: u64,
     /// Time of the last UE CNP (TCD) sent by the receiver for this flow (`u64::MAX` = never).
     pub last_ue_cnp_ps: u64,
+    /// A CNP is owed at the end of the current interval ([`crate::engine::Event::CnpDue`]):
+    /// bit 0 the CE one, bit 1 the UE one.
+    pub cnp_pending: u8,
 }
 
 /// A flow without active state (not started, or finished).
@@ -446,6 +449,7 @@ mod tests {
             cc_timer_ps: 0,
             last_cnp_ps: u64::MAX,
             last_ue_cnp_ps: u64::MAX,
+            cnp_pending: 0,
         };
         let mut s = FlowSlab::new(3);
         let a = s.alloc(st(0));

@@ -65,6 +65,7 @@ impl Simulator {
             cc_timer_ps: 0,
             last_cnp_ps: u64::MAX,
             last_ue_cnp_ps: u64::MAX,
+            cnp_pending: 0,
         };
         let prio = d.prio;
         if self.cfg.ndp.enabled {
@@ -447,7 +448,9 @@ impl Simulator {
                 }
             }
         }
-        // DCQCN paper NP: a separate CNP, at most one per flow per interval.
+        // DCQCN paper NP: a separate CNP, at once if none went out in the last interval, else
+        // one when the interval ends ("at most one CNP packet every N microseconds for the
+        // flow, if any packet that arrives within that time window was marked").
         if d.ce
             && let crate::config::CnpMode::Cnp { interval_ps } = self.cfg.cnp
             && self.cnp_due(f, i, false, now, interval_ps)
@@ -640,25 +643,75 @@ impl Simulator {
     }
 
     /// Whether the receiver of flow `f` (slot `i`, or [`NO_FLOW_SLOT`] once the flow
-    /// finished) sends a CNP (`ue`: the UE variant) for a marked data packet arriving at
-    /// `now`: at most one per `interval_ps`. Records the time when it does.
+    /// finished) sends a CNP (`ue`: the UE variant) now for a marked data packet arriving at
+    /// `now`: yes if none went out in the last `interval_ps` (the time is recorded); otherwise
+    /// the mark is remembered and one CNP goes out when that interval ends
+    /// ([`Event::CnpDue`], [`Self::cnp_due_fire`]; DCQCN-sim keeps the mark the same way, to
+    /// its next 50 µs tick). A finished flow's late marks are not carried over.
     fn cnp_due(&mut self, f: u32, i: u32, ue: bool, now: u64, interval_ps: u64) -> bool {
-        let last = if i != NO_FLOW_SLOT {
+        let bit = if ue { 2 } else { 1 };
+        let (last, pending) = if i != NO_FLOW_SLOT {
             let fl = self.active.at_mut(i);
-            if ue {
+            let last = if ue {
                 &mut fl.last_ue_cnp_ps
             } else {
                 &mut fl.last_cnp_ps
-            }
+            };
+            (last, Some(&mut fl.cnp_pending))
         } else {
-            self.late_cnp.get_mut(f, ue)
+            (self.late_cnp.get_mut(f, ue), None)
         };
         if *last == u64::MAX || now >= *last + interval_ps {
             *last = now;
-            true
-        } else {
-            false
+            return true;
         }
+        if let Some(pending) = pending
+            && *pending & bit == 0
+        {
+            *pending |= bit;
+            let at = *last + interval_ps;
+            self.q.schedule(at, Event::CnpDue { flow: f, ue });
+        }
+        false
+    }
+
+    /// The interval after flow `f`'s last CNP (`ue`: the UE variant) ended with a mark owed:
+    /// its receiver sends that CNP now (nothing if the flow finished meanwhile).
+    pub(crate) fn cnp_due_fire(&mut self, f: u32, ue: bool) {
+        let i = self.active.slot(f);
+        if i == NO_FLOW_SLOT {
+            return;
+        }
+        let bit = if ue { 2 } else { 1 };
+        let now = self.q.now();
+        let fl = self.active.at_mut(i);
+        if fl.cnp_pending & bit == 0 {
+            return;
+        }
+        fl.cnp_pending &= !bit;
+        if ue {
+            fl.last_ue_cnp_ps = now;
+        } else {
+            fl.last_cnp_ps = now;
+        }
+        let cnp = Packet {
+            src: fl.dst,
+            dst: fl.src,
+            flow: f,
+            size: self.env.sizes.cnp(),
+            sport: fl.dport,
+            dport: fl.sport,
+            in_port: 0,
+            prio: 0,
+            ue_echo: ue,
+            hdr: Header::Cnp,
+        };
+        let dst = fl.dst;
+        let h = self.host_index(dst);
+        let cnp = self.arena.alloc(cnp);
+        self.counters.cnps += 1;
+        self.hosts[h].ctrl.push_back(cnp);
+        self.host_try_send(h);
     }
 
     /// The RTO to use for flow `f` now.
@@ -821,5 +874,68 @@ impl Simulator {
         self.counters.qp_pauses += 1;
         self.nic_refile(f);
         self.host_try_send(h);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cc::CcConfig;
+    use crate::config::{CnpMode, NetConfig};
+    use crate::sim::Simulator;
+    use crate::units::{GBPS, US};
+    use crate::workload::FlowSpec;
+
+    /// The DCQCN paper's NP (`network.cnp = "cnp"`, N = 50 µs): a mark with no CNP in the last
+    /// N goes out at once; marks within the N after it are owed one CNP, sent when N ends —
+    /// one, however many marks (not dropped, as they were until 2026-11-27). Driven by hand
+    /// on a 2-host star (1 µs links) with ECN off, so these are the only CNPs: marks at t,
+    /// t + 10 µs, t + 20 µs give CNPs at t and t + 50 µs; the second reaches the sender
+    /// (paper DCQCN) 1 µs + its serialization + 1 µs later and cuts its rate.
+    #[test]
+    fn paper_np_owes_one_cnp_for_marks_within_the_interval() {
+        let n = 50 * US;
+        let mut cfg = NetConfig {
+            cnp: CnpMode::Cnp { interval_ps: n },
+            ..NetConfig::default()
+        };
+        cfg.buffer.mode = crate::config::BufferMode::Unlimited;
+        let mut p = crate::cc::dcqcn::DcqcnParams::paper(100 * GBPS);
+        p.ce_echo_is_cnp = false;
+        let topo = crate::topology::shapes::star(2, 100 * GBPS, US).unwrap();
+        let flows = [FlowSpec {
+            src: 0,
+            dst: 1,
+            size_bytes: 100_000_000,
+            start_ps: 0,
+            prio: 3,
+            dport: 100,
+        }];
+        let mut sim = Simulator::new(topo, cfg, CcConfig::Dcqcn(p), &flows).unwrap();
+        sim.cfg.stop_ps = 5 * US;
+        sim.run_quiet();
+        let i = sim.active.slot(0);
+        let t = sim.q.now();
+        assert!(sim.cnp_due(0, i, false, t, n), "first mark: a CNP at once");
+        assert!(!sim.cnp_due(0, i, false, t + 10 * US, n));
+        assert!(!sim.cnp_due(0, i, false, t + 20 * US, n));
+        // The at-once CNP is the caller's to send; the owed one is the simulator's.
+        assert_eq!(sim.counters.cnps, 0);
+        sim.cfg.stop_ps = t + n - 1;
+        sim.run_quiet();
+        assert_eq!(sim.counters.cnps, 0, "nothing before the interval ends");
+        assert_eq!(sim.flow_cc(0).unwrap().rate_bps(), 100 * GBPS);
+        sim.cfg.stop_ps = t + n + 3 * US;
+        sim.run_quiet();
+        assert_eq!(sim.counters.cnps, 1, "one CNP for the two owed marks");
+        let st = sim.flow_state(0).unwrap();
+        assert_eq!(st.last_cnp_ps, t + n);
+        assert_eq!(st.cnp_pending, 0);
+        assert!(
+            sim.flow_cc(0).unwrap().rate_bps() < 100 * GBPS,
+            "the CNP cut the rate"
+        );
+        // A mark right after it is owed to the next interval's end.
+        assert!(!sim.cnp_due(0, i, false, t + n + 3 * US, n));
+        assert_eq!(sim.flow_state(0).unwrap().cnp_pending, 1);
     }
 }

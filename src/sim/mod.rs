@@ -1457,6 +1457,7 @@ impl Simulator {
             }
             Event::Rto { flow } => self.rto_fire(flow),
             Event::CcTimer { flow, .. } => self.cc_timer_fire(flow),
+            Event::CnpDue { flow, ue } => self.cnp_due_fire(flow, ue),
             Event::SchemeTimer {
                 node,
                 port,

@@ -44,7 +44,8 @@ pub struct PfcSwitch {
     pub pauses: u64,
     /// RESUME frames sent.
     pub resumes: u64,
-    /// Drops in lossless mode (headroom overflow): 0 with sane settings.
+    /// Drops in lossless mode (headroom overflow): 0 with sane settings, unless paused NICs
+    /// keep sending ACKs in the data priority ([`Self::drops_lossless_acks`]).
     pub drops_lossless: u64,
     /// Those of [`Self::drops_lossless`] that were ACKs or NACKs (sent by a paused NIC with
     /// `ack_high_prio` and queued in the data priority at switches, as in HPCC-sim).
