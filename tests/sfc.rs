@@ -440,6 +440,8 @@ fn estimator_pauses_synchronized_senders_one_dre_window_fraction_in() {
         let mut cfg = unlimited();
         cfg.sfc = sfc(SfcMode::Sfc, 1000 * PKT, 1);
         cfg.sfc.estimator_tau_ps = tau;
+        // The rule derived below: trigger as soon as the estimate is positive.
+        cfg.sfc.estimator_rule = sfc::scheme::sfc::EstimatorRule::Any;
         cfg.sfc.bts_delay_ps = delay_ps;
         let flows = [flow(0, 2, BIG, 0), flow(1, 2, BIG, 0)];
         let mut sim = Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap();

@@ -103,6 +103,7 @@ pub(super) fn check_applicable(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<Stri
                 ("bloom_bits", s.bloom_bits.is_some()),
                 ("cache_entries", s.cache_entries.is_some()),
                 ("estimator_tau", s.estimator_tau.is_some()),
+                ("estimator_rule", s.estimator_rule.is_some()),
                 ("pause_quantum", s.pause_quantum.is_some()),
                 ("bts_delay", s.bts_delay.is_some()),
                 ("trigger_stats", s.trigger_stats.is_some()),

@@ -515,6 +515,8 @@ pub struct RawSfc {
     pub cache_entries: Option<u32>,
     /// Incast estimator window τ (off when absent).
     pub estimator_tau: Option<S>,
+    /// Incast estimator rule: `queue` (Algorithm 1 on the estimated depth) or `any`.
+    pub estimator_rule: Option<S>,
     /// Pause granularity (default 1us).
     pub pause_quantum: Option<S>,
     /// Latency of the BTS path in the generating switch (default 600 ns).
@@ -2789,6 +2791,28 @@ fn resolve_sfc(net: &mut NetConfig, s: &RawSfc, o: &RawOnRamp, ctx: &Ctx) -> Res
     sc.bloom_bits = s.bloom_bits.unwrap_or(sc.bloom_bits).max(64);
     sc.cache_entries = s.cache_entries.unwrap_or(sc.cache_entries).max(1);
     sc.estimator_tau_ps = ctx.time(&s.estimator_tau, "sfc.estimator_tau", 0)?;
+    if let Some(r) = &s.estimator_rule {
+        use crate::scheme::sfc::EstimatorRule;
+        sc.estimator_rule = match r.get_ref().as_str() {
+            "queue" => EstimatorRule::Queue,
+            "any" => EstimatorRule::Any,
+            _ => {
+                return Err(ctx.err(
+                    r,
+                    "sfc.estimator_rule",
+                    "expected `queue` (Algorithm 1 on the estimated remote depth: above Q_th, \
+                     pause down to Q_tg) or `any` (above 0, pause it all)",
+                ));
+            }
+        };
+        if sc.estimator_tau_ps == 0 {
+            return Err(ctx.err(
+                r,
+                "sfc.estimator_rule",
+                "has no effect without the estimator (set `sfc.estimator_tau`)",
+            ));
+        }
+    }
     sc.pause_quantum_ps = ctx.time(&s.pause_quantum, "sfc.pause_quantum", sc.pause_quantum_ps)?;
     sc.bts_delay_ps = ctx.time(&s.bts_delay, "sfc.bts_delay", sc.bts_delay_ps)?;
     sc.trigger_stats = s.trigger_stats.unwrap_or(false);

@@ -72,6 +72,8 @@ pub struct SfcConfig {
     pub cache_entries: u32,
     /// Optional incast estimator window τ, picoseconds (0 = off).
     pub estimator_tau_ps: u64,
+    /// How the estimated remote queue depth triggers and sizes a BTS ([`EstimatorRule`]).
+    pub estimator_rule: EstimatorRule,
     /// BTS size on the wire, bytes (trimmed header).
     pub bts_bytes: u32,
     /// Pause-time granularity, picoseconds (paper: whole µs).
@@ -104,6 +106,7 @@ impl Default for SfcConfig {
             bloom_hashes: 3,
             cache_entries: 32 * 1024,
             estimator_tau_ps: 0,
+            estimator_rule: EstimatorRule::Queue,
             bts_bytes: 64,
             pause_quantum_ps: 1_000_000,
             bts_delay_ps: 600_000,
@@ -327,6 +330,23 @@ pub struct IncastEstimator {
     last_ps: Vec<u64>,
 }
 
+/// How the incast estimator's remote queue depth D (bytes of the last τ towards a receiver
+/// minus τ × the receiver's link rate) turns into a BTS. §3.4: "the estimated remote queue
+/// depth is used to compute the pause time … we take the max of cache_time and
+/// local_estimate in line 13" of Algorithm 1, whose trigger is a queue over Q_th and whose
+/// pause drains the queue to Q_tg.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EstimatorRule {
+    /// Algorithm 1 on D as if it were the remote queue's depth (the default since
+    /// 2026-11-27): trigger when D > Q_th, pause (D − Q_tg) / rate, with the remote port's
+    /// thresholds (2 and 1 BDP at the receiver's link rate, or `sfc.qth` / `sfc.qtg`).
+    #[default]
+    Queue,
+    /// Trigger as soon as D > 0 and pause D / rate (the rule before 2026-11-27).
+    Any,
+}
+
 impl IncastEstimator {
     /// Estimator for `n` destinations with window `tau_ps`.
     pub fn new(n: usize, tau_ps: u64) -> Self {
@@ -340,16 +360,31 @@ impl IncastEstimator {
     /// Account `size` bytes towards destination index `d` at `now_ps`; return the estimated
     /// drain time of the remote queue at rate `rate_bps`, picoseconds.
     pub fn observe(&mut self, d: usize, size: u64, now_ps: u64, rate_bps: u64) -> u64 {
+        self.observe_above(d, size, now_ps, rate_bps, 0, 0)
+    }
+
+    /// [`Self::observe`] under [`EstimatorRule::Queue`]: the time to drain the estimated
+    /// remote depth D down to `qtg_bytes` at `rate_bps`, picoseconds, when D > `qth_bytes`;
+    /// 0 otherwise.
+    pub fn observe_above(
+        &mut self,
+        d: usize,
+        size: u64,
+        now_ps: u64,
+        rate_bps: u64,
+        qth_bytes: u64,
+        qtg_bytes: u64,
+    ) -> u64 {
         let dt = now_ps.saturating_sub(self.last_ps[d]) as f64;
         let decay = (-dt / self.tau_ps as f64).exp();
         self.bytes[d] = self.bytes[d] * decay + size as f64;
         self.last_ps[d] = now_ps;
         let capacity = self.tau_ps as f64 * rate_bps as f64 / 8e12;
-        let excess = self.bytes[d] - capacity;
-        if excess <= 0.0 {
+        let depth = self.bytes[d] - capacity;
+        if depth <= qth_bytes as f64 {
             0
         } else {
-            (excess * 8e12 / rate_bps as f64) as u64
+            ((depth - qtg_bytes as f64) * 8e12 / rate_bps as f64) as u64
         }
     }
 }
@@ -753,6 +788,44 @@ mod tests {
             t += step;
         }
         let want = 3 * tau;
+        assert!(
+            (est as f64 - want as f64).abs() < 0.05 * want as f64,
+            "{est} vs {want}"
+        );
+    }
+
+    /// [`EstimatorRule::Queue`]: the estimated remote depth D = bytes − τ·R triggers only
+    /// above Q_th and pauses for the drain down to Q_tg. 4 senders at 100 G (τ = 10 µs,
+    /// τ·R = 125,000 B) in steady state: D → 3·τ·R = 375,000 B; with Q_th = 250,000 B and
+    /// Q_tg = 125,000 B the pause is (375,000 − 125,000)·8 / 100 G = 20 µs (the `any` rule's
+    /// 30 µs less one τ), and nothing triggers while D ≤ Q_th (the first packets).
+    #[test]
+    fn estimator_queue_rule_is_algorithm_1_on_the_estimate() {
+        let tau = 10_000_000u64;
+        let (qth, qtg) = (250_000, 125_000);
+        let mut e = IncastEstimator::new(1, tau);
+        let mut twin = IncastEstimator::new(1, tau);
+        let step = 83_840;
+        let (mut t, mut first_trigger, mut est) = (0u64, None, 0);
+        while t < 20 * tau {
+            for _ in 0..4 {
+                est = e.observe_above(0, 1048, t, 100_000_000_000, qth, qtg);
+                let any = twin.observe(0, 1048, t, 100_000_000_000);
+                // Same filter: D is `any`'s drain time in bytes; the rule only moves the
+                // threshold and the target.
+                let depth = any as f64 * 100e9 / 8e12;
+                if depth <= qth as f64 {
+                    assert_eq!(est, 0, "t {t}: D = {depth} B ≤ Q_th");
+                } else {
+                    first_trigger.get_or_insert(t);
+                    let want = (depth - qtg as f64) * 8e12 / 100e9;
+                    assert!((est as f64 - want).abs() <= 2.0, "t {t}: {est} vs {want}");
+                }
+            }
+            t += step;
+        }
+        assert!(first_trigger.is_some_and(|t| t > 0));
+        let want = 20 * crate::units::US;
         assert!(
             (est as f64 - want as f64).abs() < 0.05 * want as f64,
             "{est} vs {want}"

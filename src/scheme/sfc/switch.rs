@@ -5,8 +5,8 @@
 use crate::config::NetConfig;
 use crate::engine::packet::{BtsHdr, Hdr, Header, Packet, PktKind};
 use crate::scheme::sfc::{
-    Bloom, IncastEstimator, PauseCache, SfcConfig, SfcCounters, SfcDeploy, SfcMode, TriggerStats,
-    quantize,
+    Bloom, EstimatorRule, IncastEstimator, PauseCache, SfcConfig, SfcCounters, SfcDeploy, SfcMode,
+    TriggerStats, quantize,
 };
 use crate::scheme::{Emit, Env, Hop, Scheme, SwitchCtx, SwitchHooks, Verdict, hook};
 use crate::switch::EgressPort;
@@ -26,6 +26,12 @@ pub struct SfcSwitch {
     pub cache: PauseCache,
     /// Incast estimator (sender-side ToRs, optional).
     pub estimator: Option<IncastEstimator>,
+    /// How the estimate triggers and sizes a BTS.
+    pub estimator_rule: EstimatorRule,
+    /// Q_th of the remote queue the estimator models (the receiver's host port), bytes.
+    pub remote_qth_bytes: u64,
+    /// Q_tg of that queue, bytes.
+    pub remote_qtg_bytes: u64,
     /// Trigger threshold Q_th per egress port, bytes.
     pub qth_bytes: Vec<u64>,
     /// Target depth Q_tg per egress port, bytes.
@@ -91,6 +97,17 @@ impl SfcSwitch {
             cache: PauseCache::new(cfg.cache_entries),
             estimator: (cfg.estimator_tau_ps > 0 && tier == 1)
                 .then(|| IncastEstimator::new(n_hosts, cfg.estimator_tau_ps)),
+            estimator_rule: cfg.estimator_rule,
+            remote_qth_bytes: if cfg.qth_bytes > 0 {
+                cfg.qth_bytes
+            } else {
+                2 * bytes_in_ps(env.base_rtt_ps, env.host_rate_bps)
+            },
+            remote_qtg_bytes: if cfg.qtg_bytes > 0 {
+                cfg.qtg_bytes
+            } else {
+                bytes_in_ps(env.base_rtt_ps, env.host_rate_bps)
+            },
             qth_bytes: ports
                 .iter()
                 .map(|ep| {
@@ -144,7 +161,18 @@ impl SfcSwitch {
         {
             let d = ctx.routes.host_index(h.dst).unwrap_or(0) as usize;
             // The remote bottleneck is the receiver's host link (host rate).
-            estimate = est.observe(d, h.size as u64, now, ctx.env.host_rate_bps);
+            let rate = ctx.env.host_rate_bps;
+            estimate = match self.estimator_rule {
+                EstimatorRule::Queue => est.observe_above(
+                    d,
+                    h.size as u64,
+                    now,
+                    rate,
+                    self.remote_qth_bytes,
+                    self.remote_qtg_bytes,
+                ),
+                EstimatorRule::Any => est.observe(d, h.size as u64, now, rate),
+            };
         }
         if !(congested || cache_time > 0 || estimate > 0) {
             return;
