@@ -69,14 +69,23 @@ pub struct DelayedBts {
 /// [`SwitchHooks::on_timer`] kind: release the BTS whose delay ended.
 const TIMER_BTS: u8 = 0;
 
-/// 5-tuple key of a data packet for the Bloom filter.
+/// 5-tuple key of a data packet for the Bloom filter: (src, dst) and (sport, dport, UDP)
+/// packed without overlap and mixed (a 64-bit finalizer), so that distinct flows collide
+/// only by chance. (Until 2026-11-27 the fields were XORed at overlapping shifts: a sender's
+/// flows to hosts d and d ± 256 with source ports s and s ^ 1 always shared a key.)
 #[inline]
 fn flow_key(h: &Hdr) -> u64 {
-    ((h.src as u64) << 40)
-        ^ ((h.dst as u64) << 16)
-        ^ ((h.sport as u64) << 24)
-        ^ h.dport as u64
-        ^ 0x11 << 56
+    #[inline]
+    fn mix(mut x: u64) -> u64 {
+        x ^= x >> 33;
+        x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        x ^= x >> 33;
+        x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        x ^ (x >> 33)
+    }
+    let ends = ((h.src as u64) << 32) | h.dst as u64;
+    let ports = ((h.sport as u64) << 16) | h.dport as u64;
+    mix(mix(ends) ^ ports ^ (0x11 << 40))
 }
 
 impl SfcSwitch {
@@ -408,5 +417,46 @@ impl Scheme for SfcSwitch {
         cfg: &NetConfig,
     ) -> Option<(&'static str, serde_json::Value)> {
         Some(("sfc", super::summary_json(switches, host, cfg)))
+    }
+}
+
+#[cfg(test)]
+mod key_tests {
+    use super::flow_key;
+    use crate::engine::packet::{Hdr, PktKind};
+
+    fn hdr(src: u32, dst: u32, sport: u16, dport: u16) -> Hdr {
+        Hdr {
+            kind: PktKind::Data,
+            prio: 3,
+            src,
+            dst,
+            sport,
+            dport,
+            size: 1048,
+        }
+    }
+
+    /// Distinct 5-tuples get distinct keys, including the pairs the old packing always
+    /// merged (destinations d and d + 256 with source ports s and s ^ 1, 512-host ids).
+    #[test]
+    fn bloom_keys_of_distinct_flows_differ() {
+        let mut seen = std::collections::HashSet::new();
+        for src in [0u32, 7, 300] {
+            for dst in 0..600u32 {
+                for sport in [10_000u16, 10_001, 10_002, 10_003] {
+                    for dport in [100u16, 200] {
+                        assert!(
+                            seen.insert(flow_key(&hdr(src, dst, sport, dport))),
+                            "key collision at {src} → {dst}, ports {sport}/{dport}"
+                        );
+                    }
+                }
+            }
+        }
+        assert_ne!(
+            flow_key(&hdr(5, 20, 10_000, 100)),
+            flow_key(&hdr(5, 20 + 256, 10_001, 100))
+        );
     }
 }
