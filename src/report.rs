@@ -201,9 +201,7 @@ pub fn summary_json(sim: &Simulator, stats: &RunStats, name: &str, wall: f64) ->
     // samples, as the slowdown percentiles.
     let mut tput = sim.throughput.samples_gbps();
     tput.sort_by(f64::total_cmp);
-    let pct = |p: f64| -> Option<f64> {
-        (!tput.is_empty()).then(|| tput[((tput.len() as f64 * p) as usize).min(tput.len() - 1)])
-    };
+    let pct = |p: f64| (!tput.is_empty()).then(|| crate::metrics::stats::percentile(&tput, p));
     let throughput = json!({
         "samples": tput.len(),
         "p10_gbps": pct(0.10),

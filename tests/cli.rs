@@ -547,6 +547,14 @@ fn assert_bad(text: &str, needles: &[&str]) {
 
 const STAR4: &str = "[topology]\nkind = \"star\"\nhosts = 4\n";
 
+/// Write `toml` as `name` in `d`, run it with `sfc run --out o` (it must succeed) and return
+/// its `o/summary.json`.
+fn run_summary(d: &TempDir, name: &str, toml: &str) -> serde_json::Value {
+    let file = d.write(name, toml);
+    sfc(d.path(), &["run", file.to_str().unwrap(), "--out", "o"]).assert_ok();
+    serde_json::from_str(&std::fs::read_to_string(d.join("o/summary.json")).unwrap()).unwrap()
+}
+
 /// A small incast on [`STAR4`]: hosts 1–3 send 50 KB each to host 0.
 const INCAST: &str = "[[traffic]]\nkind = \"incast\"\nsenders = [1, 2, 3]\nreceivers = [0]\nsize = \"50KB\"\nat = \"1us\"\n";
 
@@ -1114,15 +1122,13 @@ fn periodic_incast_total_size_and_fan_in_keys() {
     // A valid periodic incast with repeated senders and a total size: 8 flows of 2,500 B per
     // event (3 senders, 3 + 3 + 2 flows), events at 0 and 10 µs.
     let d = TempDir::new("periodic");
-    let file = d.write(
+    let s = run_summary(
+        &d,
         "p.toml",
         &format!(
             "{STAR4}[[traffic]]\nkind = \"incast\"\ndegree = 8\ntotal_size = \"20KB\"\nperiod = \"10us\"\nrepeat_senders = true\nduration = \"20us\"\n[output]\nflows_csv = true\n"
         ),
     );
-    sfc(d.path(), &["run", file.to_str().unwrap(), "--out", "o"]).assert_ok();
-    let s: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(d.join("o/summary.json")).unwrap()).unwrap();
     assert_eq!(s["flows_total"], 16);
     assert_eq!(s["flows_completed"], 16);
     let fct = std::fs::read_to_string(d.join("o/fct.txt")).unwrap();
@@ -1140,15 +1146,13 @@ fn periodic_incast_total_size_and_fan_in_keys() {
 #[test]
 fn host_down_utilization_is_the_mean_over_ports_facing_hosts() {
     let d = TempDir::new("hostdown");
-    let file = d.write(
+    let s = run_summary(
+        &d,
         "u.toml",
         &format!(
             "{STAR4}[cc]\nkind = \"none\"\n[[traffic]]\nkind = \"long_lived\"\npairs = [[0, 1]]\nsize = \"1MB\"\n"
         ),
     );
-    sfc(d.path(), &["run", file.to_str().unwrap(), "--out", "o"]).assert_ok();
-    let s: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(d.join("o/summary.json")).unwrap()).unwrap();
     let t_ps = s["sim_time_ps"].as_f64().unwrap();
     let links = std::fs::read_to_string(d.join("o/links.csv")).unwrap();
     let mut bytes = [0f64; 4];
@@ -1181,15 +1185,13 @@ fn host_down_utilization_is_the_mean_over_ports_facing_hosts() {
 #[test]
 fn summary_throughput_percentiles_of_the_receiver_samples() {
     let d = TempDir::new("tputsum");
-    let file = d.write(
+    let s = run_summary(
+        &d,
         "u.toml",
         &format!(
             "{STAR4}[cc]\nkind = \"none\"\n[[traffic]]\nkind = \"long_lived\"\npairs = [[0, 1]]\nsize = \"5MB\"\n"
         ),
     );
-    sfc(d.path(), &["run", file.to_str().unwrap(), "--out", "o"]).assert_ok();
-    let s: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(d.join("o/summary.json")).unwrap()).unwrap();
     let t = &s["throughput"];
     let n = t["samples"].as_u64().unwrap();
     assert!((4..=6).contains(&n), "{t}");

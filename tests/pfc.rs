@@ -42,6 +42,11 @@ mod util {
     }
 
     /// `cfg` with the network features of CC preset `name`; returns the controller too.
+    /// A 12 MB lossless (PFC, default settings) switch buffer with CC preset `name`.
+    pub fn lossless_preset(name: &str) -> (NetConfig, CcConfig) {
+        with_preset(lossless(12_000_000, PfcConfig::default()), name)
+    }
+
     pub fn with_preset(mut cfg: NetConfig, name: &str) -> (NetConfig, CcConfig) {
         let s = preset(name, LINE).unwrap();
         cfg.ecn = s.ecn;
@@ -623,10 +628,7 @@ fn priority_nine_is_paused_and_resumed_like_priority_three() {
 fn switch_ack_high_prio_acks_bypass_the_data_queue_at_switches() {
     use sfc::topology::shapes;
     let fct_of_probe = |high: bool| {
-        let (mut cfg, cc) = util::with_preset(
-            util::lossless(12_000_000, sfc::config::PfcConfig::default()),
-            "dcqcn",
-        );
+        let (mut cfg, cc) = util::lossless_preset("dcqcn");
         assert!(cfg.ack_high_prio, "the DCQCN preset sets ACK_HIGH_PRIO");
         assert!(
             !cfg.switch_ack_high_prio,
@@ -666,10 +668,7 @@ fn switch_ack_high_prio_acks_bypass_the_data_queue_at_switches() {
 fn paused_nic_acks_overflow_headroom_as_in_hpcc_sim() {
     use sfc::topology::shapes;
     let run = |switch_high: bool| {
-        let (mut cfg, cc) = util::with_preset(
-            util::lossless(12_000_000, sfc::config::PfcConfig::default()),
-            "none",
-        );
+        let (mut cfg, cc) = util::lossless_preset("none");
         cfg.ack_high_prio = true;
         cfg.switch_ack_high_prio = switch_high;
         let us = sfc::units::US;

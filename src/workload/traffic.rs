@@ -565,21 +565,7 @@ pub fn incast_once(
     sync_window_ps: u64,
     seed: u64,
 ) -> Result<Vec<FlowSpec>, String> {
-    if senders.is_empty() {
-        return Err("incast needs at least one sender".to_string());
-    }
-    if size_bytes == 0 {
-        return Err("incast flow size must be ≥ 1 byte".to_string());
-    }
-    let mut seen = HashSet::with_capacity(senders.len());
-    for &s in senders {
-        if s == receiver {
-            return Err(format!("incast sender {s} is the receiver"));
-        }
-        if !seen.insert(s) {
-            return Err(format!("incast sender {s} is listed twice"));
-        }
-    }
+    check_incast(senders, receiver, size_bytes)?;
     let mut flows: Vec<FlowSpec> = senders
         .iter()
         .map(|&s| {
@@ -595,6 +581,27 @@ pub fn incast_once(
     Ok(flows)
 }
 
+/// The errors of a single incast event: no senders, duplicate senders, a sender equal to the
+/// receiver, size 0.
+fn check_incast(senders: &[u32], receiver: u32, size_bytes: u64) -> Result<(), String> {
+    if senders.is_empty() {
+        return Err("incast needs at least one sender".to_string());
+    }
+    if size_bytes == 0 {
+        return Err("incast flow size must be ≥ 1 byte".to_string());
+    }
+    let mut seen = HashSet::with_capacity(senders.len());
+    for &s in senders {
+        if s == receiver {
+            return Err(format!("incast sender {s} is the receiver"));
+        }
+        if !seen.insert(s) {
+            return Err(format!("incast sender {s} is listed twice"));
+        }
+    }
+    Ok(())
+}
+
 /// Flows of one incast event whose senders start one by one, evenly spread over the window in
 /// list order: sender `k` of `n` at `at_ps + ⌊k · sync_window_ps / n⌋` (the first at `at_ps`;
 /// SFC Fig. 1: "one server starts sending at time 0, the others start one by one spreading
@@ -606,13 +613,16 @@ pub fn incast_staggered(
     at_ps: u64,
     sync_window_ps: u64,
 ) -> Result<Vec<FlowSpec>, String> {
-    // The checks and the flows of an unjittered event, then the staggered starts.
-    let mut flows = incast_once(senders, receiver, size_bytes, at_ps, 0, 0)?;
+    check_incast(senders, receiver, size_bytes)?;
     let n = senders.len() as u128;
-    for f in &mut flows {
-        let k = senders.iter().position(|&s| s == f.src).unwrap_or(0) as u128;
-        f.start_ps = at_ps.saturating_add((k * sync_window_ps as u128 / n) as u64);
-    }
+    let mut flows: Vec<FlowSpec> = senders
+        .iter()
+        .enumerate()
+        .map(|(k, &s)| {
+            let offset = (k as u128 * sync_window_ps as u128 / n) as u64;
+            incast_flow(s, receiver, size_bytes, at_ps.saturating_add(offset))
+        })
+        .collect();
     sort_flows(&mut flows);
     Ok(flows)
 }
