@@ -263,6 +263,10 @@ pub struct PfcConfig {
     pub expiry: bool,
     /// Pause quanta in a PAUSE frame ([`MIN_PFC_QUANTA`]..=65535; one quantum = 512 bit times).
     pub quanta: u32,
+    /// The NIC rate α's doubling starts from, bits per second. `None` (TOML scenarios): the
+    /// slowest host link. `sfc hpcc` sets HPCC-sim's `get_nic_rate`: the link of the host with
+    /// the lowest node id (they differ only with host links of mixed rates).
+    pub nic_rate_bps: Option<u64>,
 }
 
 /// Fewest pause quanta a PAUSE frame may carry. A switch refreshes an XOFF every half pause
@@ -281,6 +285,7 @@ impl Default for PfcConfig {
             alpha_host: 0.125,
             expiry: true,
             quanta: 65535,
+            nic_rate_bps: None,
         }
     }
 }

@@ -476,7 +476,9 @@ fn resolve_once(c: &HpccConfig, cwd: &Path, stream: bool) -> Result<HpccRun, Str
     let mut setup = resolve_cc_mode(c, cc_mode, (host_rate, fastest), &mut warnings)?;
     resolve_ecn_maps(c, cc_mode, &topo, &mut setup)?;
     check_unimplemented(c, &mut setup)?;
-    let (net, err_rate) = resolve_net(c, &setup)?;
+    let (mut net, err_rate) = resolve_net(c, &setup)?;
+    // PFC's α scales from HPCC-sim's `get_nic_rate`: the first host's link, not the slowest.
+    net.pfc.nic_rate_bps = topo.first_host_rate_bps();
     let cc = setup.cc;
     if err_rate > 0.0 {
         // HPCC-sim: a link with error_rate 0 uses the global model.

@@ -1064,8 +1064,15 @@ fn along_path(
     out
 }
 
-/// The legend corner that covers the fewest data points (`box_w`, `box_h`: fractions).
-fn legend_corner(layout: &Layout, kind: ChartKind, box_w: f64, box_h: f64) -> SeriesLabelPosition {
+/// The legend corner that covers the fewest data points (`box_w`, `box_h`: fractions of the
+/// plotting area), and how many sampled points of the data, bars and reference lines (with
+/// their labels) it would cover there (0: the corner is free).
+fn legend_corner(
+    layout: &Layout,
+    kind: ChartKind,
+    box_w: f64,
+    box_h: f64,
+) -> (usize, SeriesLabelPosition) {
     let (xa, ya) = (&layout.x, &layout.y);
     let norm = |p: (f64, f64)| ((p.0 - xa.lo) / xa.span(), (p.1 - ya.lo) / ya.span());
     let mut samples: Vec<(f64, f64)> = Vec::new();
@@ -1128,7 +1135,28 @@ fn legend_corner(layout: &Layout, kind: ChartKind, box_w: f64, box_h: f64) -> Se
             best = (c, pos);
         }
     }
-    best.1
+    best
+}
+
+/// Where the legend goes: in the free corner of the plotting area, or — when every corner
+/// would cover data (a bar chart with many tall series, say) and the legend is narrow enough
+/// to give up its width — in a column right of the plot, reserved before the axes are laid
+/// out. `legend_px`: the legend box (width, height) in pixels; `plot_px`: the plotting area's
+/// estimated size if the legend stays inside.
+fn legend_placement(
+    layout: &Layout,
+    kind: ChartKind,
+    legend_px: (u32, u32),
+    plot_px: (u32, u32),
+) -> Option<SeriesLabelPosition> {
+    let box_w = legend_px.0 as f64 / plot_px.0.max(1) as f64;
+    let box_h = legend_px.1 as f64 / plot_px.1.max(1) as f64;
+    let (covered, pos) = legend_corner(layout, kind, box_w, box_h);
+    if covered == 0 || legend_px.0 > WIDTH / 3 {
+        Some(pos)
+    } else {
+        None
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1171,40 +1199,70 @@ fn draw<DB: DrawingBackend>(
             DESC_SIZE + 26
         };
     let margin = 15u32;
-    let plot_w = WIDTH.saturating_sub(y_area + 2 * margin + 10).max(100);
-    let mut x_tick_size = TICK_SIZE;
-    let mut x_rotate = false;
-    if xa.fmt == LabelFmt::Category && !xa.major.is_empty() {
-        let slot = plot_w as f64 / xa.major.len() as f64;
-        let widest = |size| xa.cats.iter().map(|c| text_w(c, size)).max().unwrap_or(0) as f64;
-        if widest(x_tick_size) + 8.0 > slot {
-            x_tick_size = 13;
-            if widest(x_tick_size) + 6.0 > slot {
-                x_rotate = true;
+    // The x tick labels' size, whether they are rotated, and the label area's height, for a
+    // plotting area `plot_w` pixels wide.
+    let x_labels = |plot_w: u32| -> (u32, bool, u32) {
+        let mut x_tick_size = TICK_SIZE;
+        let mut x_rotate = false;
+        if xa.fmt == LabelFmt::Category && !xa.major.is_empty() {
+            let slot = plot_w as f64 / xa.major.len() as f64;
+            let widest = |size| xa.cats.iter().map(|c| text_w(c, size)).max().unwrap_or(0) as f64;
+            if widest(x_tick_size) + 8.0 > slot {
+                x_tick_size = 13;
+                if widest(x_tick_size) + 6.0 > slot {
+                    x_rotate = true;
+                }
             }
         }
-    }
-    let x_tick_h = if x_rotate {
-        xa.cats
+        let x_tick_h = if x_rotate {
+            xa.cats
+                .iter()
+                .map(|c| text_w(c, x_tick_size))
+                .max()
+                .unwrap_or(0)
+                .min(MAX_ROTATED_LABEL)
+        } else {
+            x_tick_size
+        };
+        let x_area = x_tick_h
+            + if chart.x_label.is_empty() {
+                20
+            } else {
+                DESC_SIZE + 24
+            };
+        (x_tick_size, x_rotate, x_area)
+    };
+    let title_h = if chart.title.is_empty() {
+        0
+    } else {
+        TITLE_SIZE + 10
+    };
+    let n_series = layout.series.len();
+    let legend_px = (
+        layout
+            .series
             .iter()
-            .map(|c| text_w(c, x_tick_size))
+            .map(|s| text_w(&s.name, LEGEND_SIZE))
             .max()
             .unwrap_or(0)
-            .min(MAX_ROTATED_LABEL)
-    } else {
-        x_tick_size
-    };
-    let x_area = x_tick_h
-        + if chart.x_label.is_empty() {
-            20
-        } else {
-            DESC_SIZE + 24
-        };
+            + 36
+            + 20,
+        n_series as u32 * (LEGEND_SIZE + 4) + 20,
+    );
+    let mut plot_w = WIDTH.saturating_sub(y_area + 2 * margin + 10).max(100);
+    let plot_h = HEIGHT
+        .saturating_sub(2 * margin + x_labels(plot_w).2 + title_h)
+        .max(100);
+    let legend_outside = n_series > 0
+        && legend_placement(&layout, chart.kind, legend_px, (plot_w, plot_h)).is_none();
+    let legend_col = if legend_outside { legend_px.0 + 12 } else { 0 };
+    plot_w = plot_w.saturating_sub(legend_col).max(100);
+    let (x_tick_size, x_rotate, x_area) = x_labels(plot_w);
 
     let mut builder = ChartBuilder::on(root);
     builder
         .margin(margin)
-        .margin_right(margin + 15)
+        .margin_right(margin + 15 + legend_col)
         .x_label_area_size(x_area)
         .y_label_area_size(y_area);
     if !chart.title.is_empty() {
@@ -1269,7 +1327,6 @@ fn draw<DB: DrawingBackend>(
         .map_err(err)?;
     }
 
-    let n_series = layout.series.len();
     for (i, s) in layout.series.iter().enumerate() {
         let color = color_of(i);
         let mk = i % N_MARKERS;
@@ -1407,17 +1464,43 @@ fn draw<DB: DrawingBackend>(
         .map_err(err)?;
     }
 
-    if n_series > 0 {
+    if legend_outside {
+        // A column right of the plotting area, top-aligned with it.
+        let (px, py) = ctx.plotting_area().get_base_pixel();
+        let (pw, _) = ctx.plotting_area().dim_in_pixel();
+        let (x0, y0) = (px + pw as i32 + 12, py);
+        let (w, h) = (legend_px.0 as i32, legend_px.1 as i32);
+        root.draw(&Rectangle::new(
+            [(x0, y0), (x0 + w, y0 + h)],
+            RGBColor(160, 160, 160).stroke_width(1),
+        ))
+        .map_err(err)?;
+        for (i, s) in layout.series.iter().enumerate() {
+            let color = color_of(i);
+            let mk = i % N_MARKERS;
+            let y = y0 + 10 + i as i32 * (LEGEND_SIZE as i32 + 4) + LEGEND_SIZE as i32 / 2;
+            match chart.kind {
+                ChartKind::Bar => root.draw(&Rectangle::new(
+                    [(x0 + 14, y - 7), (x0 + 38, y + 7)],
+                    color.filled(),
+                )),
+                ChartKind::Line | ChartKind::Cdf => {
+                    root.draw(&marker(mk, (x0 + 26, y), 5, color, true))
+                }
+                ChartKind::Scatter => root.draw(&marker(mk, (x0 + 26, y), 5, color, false)),
+            }
+            .map_err(err)?;
+            let style = font(LEGEND_SIZE)
+                .color(&TEXT_COLOR)
+                .pos(Pos::new(HPos::Left, VPos::Center));
+            root.draw(&Text::new(s.name.clone(), (x0 + 46, y), style))
+                .map_err(err)?;
+        }
+    } else if n_series > 0 {
         let (pw, ph) = ctx.plotting_area().dim_in_pixel();
-        let name_w = layout
-            .series
-            .iter()
-            .map(|s| text_w(&s.name, LEGEND_SIZE))
-            .max()
-            .unwrap_or(0);
-        let box_w = (name_w + 36 + 20) as f64 / pw.max(1) as f64;
-        let box_h = (n_series as u32 * (LEGEND_SIZE + 4) + 20) as f64 / ph.max(1) as f64;
-        let pos = legend_corner(&layout, chart.kind, box_w, box_h);
+        let box_w = legend_px.0 as f64 / pw.max(1) as f64;
+        let box_h = legend_px.1 as f64 / ph.max(1) as f64;
+        let (_, pos) = legend_corner(&layout, chart.kind, box_w, box_h);
         ctx.configure_series_labels()
             .position(pos)
             .legend_area_size(36)
@@ -1509,6 +1592,43 @@ mod tests {
         bar_log.log_y = true;
         check(&bar_log, &dir, "bar_log");
         no_temp_left(&dir);
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_legend_with_no_free_corner_moves_right_of_the_plot() {
+        // Ten bar series, the first and last of each group the tallest: every corner of the
+        // plotting area has ink under a 10-entry legend.
+        let mut crowded = Chart::new(ChartKind::Bar, "t", "x", "y").with_categories(["a", "b"]);
+        for k in 0..10 {
+            let h = if k == 0 || k == 9 {
+                30.0
+            } else {
+                5.0 + k as f64
+            };
+            crowded = crowded.with_series(format!("series {k}"), vec![(0.0, h), (1.0, h)]);
+        }
+        let layout = prepare(&crowded);
+        let legend_px = (220, 10 * (LEGEND_SIZE + 4) + 20);
+        assert_eq!(
+            legend_placement(&layout, ChartKind::Bar, legend_px, (850, 520)),
+            None
+        );
+        // A legend wider than a third of the image stays inside (in the least covered corner).
+        assert!(
+            legend_placement(&layout, ChartKind::Bar, (WIDTH / 3 + 1, 100), (850, 520)).is_some()
+        );
+        // Two short bar series leave a corner free: the legend stays inside.
+        let sparse = Chart::new(ChartKind::Bar, "t", "x", "y")
+            .with_categories(["a", "b"])
+            .with_series("low", vec![(0.0, 1.0), (1.0, 1.0)])
+            .with_series("high", vec![(0.0, 2.0), (1.0, 10.0)]);
+        let layout = prepare(&sparse);
+        assert!(legend_placement(&layout, ChartKind::Bar, (150, 60), (850, 520)).is_some());
+        // The crowded chart still renders (PNG and SVG), with every series name.
+        let dir = tmpdir("legend");
+        let svg = check(&crowded, &dir, "crowded");
+        assert!(svg.contains("series 9"));
         let _ = fs::remove_dir_all(&dir);
     }
 

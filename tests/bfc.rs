@@ -364,3 +364,108 @@ fn a_lost_all_clear_frame_does_not_pause_a_flow_forever() {
         "the link did lose packets"
     );
 }
+
+/// The BFC paper's T1 (8 ToRs × 16 hosts, 8 spines, 100 G) with a Google lognormal
+/// background and a 100→1 incast, each `load` followed by `extra` (e.g. a `load_basis`).
+fn t1_loads(bg: &str, incast: &str, extra: &str) -> String {
+    format!(
+        r#"name = "t1"
+[topology]
+kind = "leaf_spine"
+spines = 8
+tors = 8
+hosts_per_tor = 16
+host_rate = "100Gbps"
+fabric_rate = "100Gbps"
+[[traffic]]
+kind = "lognormal"
+cdf = "homa_w3"
+load = {bg}
+{extra}
+duration = "200us"
+[[traffic]]
+kind = "incast"
+degree = 100
+size = "200KB"
+load = {incast}
+{extra}
+duration = "200us"
+"#
+    )
+}
+
+fn scenario(text: &str) -> Result<sfc::scenario::Scenario, String> {
+    sfc::scenario::from_str(text, "t.toml", std::path::Path::new("."), &[])
+}
+
+/// `load_basis = "fabric"`: the paper's "60 % + 5 % of the network capacity" on T1 is the
+/// same workload as 0.60 / k and 0.05 / k of each host link, k = 2 × 112/127 (a ToR's 16
+/// hosts send 112/127 of their load to other ToRs over 8 uplinks of their rate), flow for flow.
+#[test]
+fn a_fabric_load_is_the_host_load_over_the_uplink_factor() {
+    let k = 2.0 * 112.0 / 127.0;
+    let fabric = scenario(&t1_loads("0.6", "0.05", "load_basis = \"fabric\"")).unwrap();
+    let host = scenario(&t1_loads(
+        &format!("{}", 0.6 / k),
+        &format!("{}", 0.05 / k),
+        "",
+    ))
+    .unwrap();
+    let as_given = scenario(&t1_loads("0.6", "0.05", "load_basis = \"host\"")).unwrap();
+    assert!(fabric.flows.len() > 100, "{} flows", fabric.flows.len());
+    assert_eq!(fabric.flows, host.flows);
+    // 0.6 / k = 0.340 of each host link: fewer flows than at 0.6 of it.
+    assert!(
+        (fabric.flows.len() as f64) < 0.8 * as_given.flows.len() as f64,
+        "{} vs {}",
+        fabric.flows.len(),
+        as_given.flows.len()
+    );
+}
+
+#[test]
+fn fabric_load_errors_name_their_key() {
+    let err = |text: &str| scenario(text).map(|_| ()).unwrap_err();
+    let e = err(&t1_loads("0.6", "0.05", "load_basis = \"bisection\""));
+    assert!(
+        e.contains("traffic[0].load_basis") && e.contains("unknown load basis `bisection`"),
+        "{e}"
+    );
+    // On a star nothing crosses a fabric.
+    let star = r#"name = "s"
+[topology]
+kind = "star"
+hosts = 4
+host_rate = "100Gbps"
+[[traffic]]
+kind = "poisson"
+cdf = "fb_hadoop"
+load = 0.5
+load_basis = "fabric"
+duration = "100us"
+"#;
+    let e = err(star);
+    assert!(
+        e.contains("traffic[0].load_basis") && e.contains("no traffic crosses an uplink"),
+        "{e}"
+    );
+    // A periodic incast has no `load` for the basis to qualify.
+    let periodic = star.replace(
+        "kind = \"poisson\"\ncdf = \"fb_hadoop\"\nload = 0.5\n",
+        "kind = \"incast\"\ndegree = 2\nsize = \"10KB\"\nperiod = \"10us\"\n",
+    );
+    let e = err(&periodic);
+    assert!(
+        e.contains("traffic[0].load_basis") && e.contains("has no `load`"),
+        "{e}"
+    );
+    // Without oversubscription (4 hosts and 8 uplinks per ToR) all of the fabric is more
+    // than each host link can send.
+    let wide = t1_loads("1.0", "0.05", "load_basis = \"fabric\"")
+        .replace("hosts_per_tor = 16", "hosts_per_tor = 4");
+    let e = err(&wide);
+    assert!(
+        e.contains("traffic[0].load") && e.contains("more than the hosts can send"),
+        "{e}"
+    );
+}

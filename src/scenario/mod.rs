@@ -591,8 +591,12 @@ pub struct RawTraffic {
     pub cdf_format: Option<String>,
     /// Homa CDF unit in bytes (files in packets).
     pub cdf_unit_bytes: Option<f64>,
-    /// Offered load, fraction of host link capacity.
+    /// Offered load, fraction of host link capacity (or, with `load_basis = "fabric"`, of
+    /// the edge switches' uplink capacity).
     pub load: Option<Spanned<f64>>,
+    /// What `load` is a fraction of: `host` (each host link; default) or `fabric` (the
+    /// busiest edge switch's uplinks, [`crate::topology::TopologySpec::uplink_load_per_host_load`]).
+    pub load_basis: Option<S>,
     /// Lognormal σ.
     pub sigma: Option<Spanned<f64>>,
     /// Start of arrivals.
@@ -2373,6 +2377,51 @@ struct Generator<'a> {
 }
 
 impl Generator<'_> {
+    /// The load as a fraction of each host link: `load` itself with `load_basis = "host"`
+    /// (the default); with `"fabric"`, `load` divided by the uplink utilization one unit of
+    /// host load offers the busiest edge switch
+    /// ([`TopologySpec::uplink_load_per_host_load`]). Errors name `traffic[i].load_basis`
+    /// (an unknown basis, a topology without a fabric) or `traffic[i].load` (more than each
+    /// host link can offer).
+    fn host_load(
+        &self,
+        load: f64,
+        hosts: &[u32],
+        locality: Option<(&[u32], f64)>,
+    ) -> Result<f64, String> {
+        let (i, tr, ctx) = (self.i, self.tr, self.ctx);
+        let key = |k: &str| format!("traffic[{i}].{k}");
+        let Some(b) = &tr.load_basis else {
+            return Ok(load);
+        };
+        match b.get_ref().as_str() {
+            "host" => Ok(load),
+            "fabric" => {
+                let k = self
+                    .topo
+                    .uplink_load_per_host_load(hosts, self.host_rate, locality)
+                    .map_err(|e| ctx.err(b, &key("load_basis"), e))?;
+                let per_host = load / k;
+                if per_host > 1.0 {
+                    let l = tr.load.as_ref().expect("a load was read");
+                    return Err(ctx.err_val(
+                        l,
+                        &key("load"),
+                        format!(
+                            "{load} of the fabric is {per_host:.3} of each host link (one unit of host load offers the busiest edge switch's uplinks {k:.3}): more than the hosts can send"
+                        ),
+                    ));
+                }
+                Ok(per_host)
+            }
+            other => Err(ctx.err(
+                b,
+                &key("load_basis"),
+                format!("unknown load basis `{other}` (host, fabric)"),
+            )),
+        }
+    }
+
     /// Check the generator's keys and make the source of its flows (lazy for open-loop and
     /// repeated incast traffic, a list for the rest).
     fn source(&self) -> Result<Source, String> {
@@ -2481,6 +2530,13 @@ impl Generator<'_> {
                 key(b)
             )
         };
+        if let (Some(b), None) = (&tr.load_basis, &tr.load) {
+            return Err(ctx.err(
+                b,
+                &key("load_basis"),
+                "says what `load` is a fraction of, and this generator has no `load`",
+            ));
+        }
         let load_of = || -> Result<f64, String> {
             let l = tr.load.as_ref().ok_or_else(|| required("load"))?;
             let v = *l.get_ref();
@@ -2567,6 +2623,16 @@ impl Generator<'_> {
                         })
                     }
                 };
+                let load = self.host_load(
+                    load,
+                    &hosts,
+                    locality.as_ref().map(|_| {
+                        (
+                            sites.expect("locality needs sites"),
+                            *tr.remote_fraction.as_ref().expect("locality").get_ref(),
+                        )
+                    }),
+                )?;
                 traffic::open_loop_flows(
                     &hosts,
                     &cdf,
@@ -2664,7 +2730,12 @@ impl Generator<'_> {
                             }
                             traffic::IncastTiming::Periodic { period_ps }
                         }
-                        None => traffic::IncastTiming::Poisson { load: load_of()?, host_rate_bps: host_rate },
+                        None => {
+                            if tr.load_basis.as_ref().is_some_and(|b| b.get_ref().as_str() == "fabric") && !receivers.is_empty() {
+                                return Err(exclusive("load_basis", "receivers", "a fabric load assumes receivers drawn from all of `hosts`"));
+                            }
+                            traffic::IncastTiming::Poisson { load: self.host_load(load_of()?, &hosts, None)?, host_rate_bps: host_rate }
+                        }
                     };
                     traffic::incast_flows(&hosts, &receivers, degree, size, timing, repeat, window, start, dur, seed)
                         .map(Source::incast)

@@ -138,6 +138,17 @@ impl TopologySpec {
             .map(|l| l.rate_bps)
     }
 
+    /// Rate of the link of the host with the lowest node id, bits per second (HPCC-sim's
+    /// `get_nic_rate`, the rate PFC's α scaling starts from there); `None` without hosts or
+    /// links.
+    pub fn first_host_rate_bps(&self) -> Option<u64> {
+        let h = self.kinds.iter().position(|k| *k == NodeKind::Host)? as u32;
+        self.links
+            .iter()
+            .find(|l| l.a == h || l.b == h)
+            .map(|l| l.rate_bps)
+    }
+
     /// The fastest link that touches a host, bits per second (`None` when no link touches a
     /// host): the largest rate any NIC may send at.
     pub fn max_host_rate_bps(&self) -> Option<u64> {
@@ -162,6 +173,105 @@ impl TopologySpec {
             });
         }
         ports
+    }
+
+    /// Offered utilization of the busiest edge switch's uplinks per unit of host load: the
+    /// factor between a load given as a fraction of the *fabric* capacity (the BFC paper's
+    /// "65 % of the network capacity" on a 2:1-oversubscribed Clos) and the same load as a
+    /// fraction of each host link (what the generators draw arrivals from).
+    ///
+    /// Every host of `hosts` offers one unit of load at `host_rate_bps`, to destinations
+    /// drawn uniformly from the other hosts of `hosts` (with `locality = Some((site of every
+    /// node id, remote fraction))`: from the other site's hosts with that probability, else
+    /// from the own site's, as `traffic::open_loop_flows` draws them). An edge switch's
+    /// uplinks are its links to other switches; what they are offered is the part of its
+    /// hosts' load whose destination sits under another edge switch. The factor is the
+    /// largest ratio of that to the uplinks' capacity over the edge switches (all equal on a
+    /// symmetric leaf–spine). For T1 of the BFC paper (16 hosts and 8 × 100 G uplinks per
+    /// ToR, 128 hosts): 2 × 112/127 = 1.764, so 65 % of the fabric is 36.9 % of each host link.
+    ///
+    /// Errors: a host of `hosts` not on exactly one link to a switch; an edge switch whose
+    /// hosts send across the fabric but that has no uplink; no traffic crossing any uplink
+    /// (every host under one switch).
+    pub fn uplink_load_per_host_load(
+        &self,
+        hosts: &[u32],
+        host_rate_bps: u64,
+        locality: Option<(&[u32], f64)>,
+    ) -> Result<f64, String> {
+        let ports = self.ports();
+        let mut edge_of = Vec::with_capacity(hosts.len());
+        for &h in hosts {
+            self.check_host(h)?;
+            match ports[h as usize].as_slice() {
+                [p] if self.kinds[p.peer as usize] == NodeKind::Switch => edge_of.push(p.peer),
+                ps => {
+                    return Err(format!(
+                        "host {h} has {} links: a fabric load needs every host on one link to a switch",
+                        ps.len()
+                    ));
+                }
+            }
+        }
+        let site = |n: u32| locality.map_or(0, |(s, _)| s[n as usize]);
+        // Hosts of `hosts` per (edge switch, site) and per site.
+        let mut under: std::collections::BTreeMap<(u32, u32), f64> = Default::default();
+        let mut per_site: std::collections::BTreeMap<u32, f64> = Default::default();
+        for (&h, &e) in hosts.iter().zip(&edge_of) {
+            *under.entry((e, site(h))).or_default() += 1.0;
+            *per_site.entry(site(h)).or_default() += 1.0;
+        }
+        let total = hosts.len() as f64;
+        let mut offered: std::collections::BTreeMap<u32, f64> = Default::default();
+        for (&h, &e) in hosts.iter().zip(&edge_of) {
+            let s = site(h);
+            let here = under[&(e, s)];
+            let mine = per_site[&s];
+            // Share of h's destinations under another edge switch.
+            let cross = match locality {
+                None => (total - here) / (total - 1.0).max(1.0),
+                Some((_, r)) => {
+                    let local = (mine - here) / (mine - 1.0).max(1.0);
+                    let others = total - mine;
+                    let remote_here: f64 = under
+                        .iter()
+                        .filter(|((ee, ss), _)| *ee == e && *ss != s)
+                        .map(|(_, n)| n)
+                        .sum();
+                    let remote = if others > 0.0 {
+                        (others - remote_here) / others
+                    } else {
+                        0.0
+                    };
+                    r * remote + (1.0 - r) * local
+                }
+            };
+            *offered.entry(e).or_default() += host_rate_bps as f64 * cross;
+        }
+        let mut worst: f64 = 0.0;
+        for (&e, &bps) in &offered {
+            let uplinks: u64 = ports[e as usize]
+                .iter()
+                .filter(|p| self.kinds[p.peer as usize] == NodeKind::Switch)
+                .map(|p| self.links[p.link as usize].rate_bps)
+                .sum();
+            if uplinks == 0 {
+                if bps > 0.0 {
+                    return Err(format!(
+                        "switch {e} has hosts that send to hosts under other switches but no link to another switch"
+                    ));
+                }
+                continue;
+            }
+            worst = worst.max(bps / uplinks as f64);
+        }
+        if worst <= 0.0 {
+            return Err(
+                "no traffic crosses an uplink (every host under one switch): a fabric load is undefined"
+                    .into(),
+            );
+        }
+        Ok(worst)
     }
 
     /// Check structural sanity: ids in range, no self-loops, every host has exactly one link,
@@ -260,6 +370,112 @@ mod tests {
         assert!(
             e.contains("node 9 is not a host") && e.contains("5 nodes"),
             "{e}"
+        );
+    }
+
+    fn t1() -> shapes::LeafSpine {
+        // The BFC paper's T1: 8 ToRs × 16 hosts, 8 spines, every link 100 G.
+        shapes::LeafSpine {
+            spines: 8,
+            tors: 8,
+            hosts_per_tor: 16,
+            host_rate_bps: 100_000_000_000,
+            host_delay_ps: 1_000_000,
+            fabric_rate_bps: 100_000_000_000,
+            fabric_delay_ps: 1_000_000,
+            links_per_spine: 1,
+        }
+    }
+
+    #[test]
+    fn fabric_load_factor_by_hand() {
+        let g = 100_000_000_000;
+        // T1: a ToR's 16 hosts send 112/127 of their load to other ToRs, over 8 uplinks of
+        // their rate: 16 × 112/127 / 8 per unit of host load.
+        let fat = shapes::leaf_spine(t1()).unwrap();
+        let k = fat
+            .uplink_load_per_host_load(&fat.hosts(), g, None)
+            .unwrap();
+        assert!((k - 2.0 * 112.0 / 127.0).abs() < 1e-12, "{k}");
+        // T2 (4 ToRs × 16 hosts, 8 spines): 2 × 48/63.
+        let t2 = shapes::leaf_spine(shapes::LeafSpine { tors: 4, ..t1() }).unwrap();
+        let k = t2.uplink_load_per_host_load(&t2.hosts(), g, None).unwrap();
+        assert!((k - 2.0 * 48.0 / 63.0).abs() < 1e-12, "{k}");
+        // Only hosts 0..=15 (ToR 0) and 16 (ToR 1) take part: ToR 0's hosts send 1/16 of
+        // their load across, ToR 1's one host all of it; the busiest is ToR 0 with
+        // 16 × 1/16 = 1 host-rate over 8 uplinks.
+        let some: Vec<u32> = (0..=16).collect();
+        let k = fat.uplink_load_per_host_load(&some, g, None).unwrap();
+        assert!((k - 1.0 / 8.0).abs() < 1e-12, "{k}");
+        // A star has no fabric; a node that is not a host is refused.
+        let star = shapes::star(4, g, 1_000_000).unwrap();
+        let e = star
+            .uplink_load_per_host_load(&star.hosts(), g, None)
+            .unwrap_err();
+        assert!(e.contains("no traffic crosses an uplink"), "{e}");
+        assert!(fat.uplink_load_per_host_load(&[0, 128], g, None).is_err());
+    }
+
+    #[test]
+    fn fabric_load_factor_with_two_sites() {
+        // Two T2 fabrics (10 G): with 20 % of the flows to the other DC, a ToR's hosts send
+        // 0.2 + 0.8 × 48/63 of their load over 8 uplinks of 10 G.
+        let g = 10_000_000_000;
+        let dc = shapes::LeafSpine {
+            tors: 4,
+            host_rate_bps: g,
+            fabric_rate_bps: g,
+            ..t1()
+        };
+        let t = shapes::two_dc(shapes::TwoDc {
+            dc,
+            gateway_rate_bps: 100_000_000_000,
+            gateway_delay_ps: 1_000_000,
+            dci_rate_bps: 100_000_000_000,
+            dci_delay_ps: 200_000_000,
+        })
+        .unwrap();
+        let hosts = t.hosts();
+        let sites: Vec<u32> = (0..t.num_nodes() as u32)
+            .map(|n| u32::from(n >= 64 && (n as usize) < 128))
+            .collect();
+        let k = t
+            .uplink_load_per_host_load(&hosts, g, Some((&sites, 0.2)))
+            .unwrap();
+        let want = 16.0 * (0.2 + 0.8 * 48.0 / 63.0) / 8.0;
+        assert!((k - want).abs() < 1e-12, "{k} vs {want}");
+    }
+
+    #[test]
+    fn first_host_rate_is_the_lowest_host_ids_link() {
+        use NodeKind::{Host as H, Switch as W};
+        let link = |a, b, rate_bps| LinkSpec {
+            a,
+            b,
+            rate_bps,
+            delay_ps: 1_000_000,
+            error_rate: 0.0,
+        };
+        // Switch 0, hosts 1 (25 G) and 2 (100 G): HPCC-sim's NIC rate is host 1's, while the
+        // slowest and fastest host links are 25 G and 100 G.
+        let t = TopologySpec {
+            kinds: vec![W, H, H],
+            links: vec![link(2, 0, 100_000_000_000), link(0, 1, 25_000_000_000)],
+        };
+        assert_eq!(t.first_host_rate_bps(), Some(25_000_000_000));
+        let t = TopologySpec {
+            kinds: vec![W, H, H],
+            links: vec![link(1, 0, 100_000_000_000), link(0, 2, 25_000_000_000)],
+        };
+        assert_eq!(t.first_host_rate_bps(), Some(100_000_000_000));
+        assert_eq!(t.host_rate_bps(), Some(25_000_000_000));
+        assert_eq!(
+            TopologySpec {
+                kinds: vec![W],
+                links: vec![]
+            }
+            .first_host_rate_bps(),
+            None
         );
     }
 

@@ -99,14 +99,16 @@ impl PfcState {
                 // HPCC-sim `third.cc`: `while (rate > nic_rate && shift > 0) { shift--;
                 // rate /= 2; }` — α doubles while the port's rate, halved each time, is still
                 // above the NIC's (40 G hosts: a 100 G port gets 1/2, not 1/4).
+                // The doubling stops at 1 (HPCC-sim's shift stops at 0); an α configured
+                // above 1 is kept as given, not capped.
                 let mut a = cfg.alpha_host;
                 let mut r = rate;
                 let host = host_rate_bps.max(1);
                 while r > host && a < 1.0 {
                     r /= 2;
-                    a *= 2.0;
+                    a = (a * 2.0).min(1.0);
                 }
-                a.min(1.0)
+                a
             })
             .collect();
         let carved = headroom.iter().sum::<u64>() + cfg.reserve_bytes * ports.len() as u64;
@@ -551,6 +553,24 @@ mod tests {
         assert_eq!(s40.cell(0, 3).alpha, 0.5);
         assert_eq!(s40.cell(1, 3).alpha, 0.125);
         assert_eq!(quanta_ps(65535, 100_000_000_000), 335_539_200);
+        // The doubling stops at 1 (shift 0): 0.3 at a port 4× the NIC → 0.6 → 1, not 1.2;
+        // an α configured above 1 is kept, at the NIC's rate and above it.
+        let with_alpha = |alpha_host: f64| {
+            PfcState::new(
+                &PfcConfig {
+                    alpha_host,
+                    ..PfcConfig::default()
+                },
+                &[(100_000_000_000, 1_000_000), (400_000_000_000, 1_000_000)],
+                8,
+                1 << 20,
+                100_000_000_000,
+            )
+        };
+        let s = with_alpha(0.3);
+        assert_eq!((s.cell(0, 3).alpha, s.cell(1, 3).alpha), (0.3, 1.0));
+        let s = with_alpha(2.0);
+        assert_eq!((s.cell(0, 3).alpha, s.cell(1, 3).alpha), (2.0, 2.0));
     }
 
     #[test]

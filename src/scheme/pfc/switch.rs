@@ -277,7 +277,7 @@ impl Scheme for PfcSwitch {
                 &pr,
                 env.queues_per_port,
                 cfg.buffer.size_bytes,
-                env.host_rate_bps,
+                cfg.pfc.nic_rate_bps.unwrap_or(env.host_rate_bps),
             )),
             rx: PauseTimes::new(ports.len(), env.queues_per_port).with_shared_queues(
                 if cfg.bfc.enabled {
