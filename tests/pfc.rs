@@ -160,6 +160,7 @@ mod util {
 }
 
 use sfc::config::{BufferMode, PfcConfig};
+use sfc::scheme::pfc::PfcState;
 use sfc::scheme::pfc::quanta_ps;
 use sfc::sim::Simulator;
 use sfc::topology::shapes;
@@ -694,5 +695,234 @@ fn paused_nic_acks_overflow_headroom_as_in_hpcc_sim() {
     assert!(sfc::report::lossless_drop_warning(&high).is_none());
     for sim in [&hpcc_sim, &high] {
         assert!(sim.flow_records().iter().all(|r| r.fct_ps.is_some()));
+    }
+}
+
+/// Hold-mode PFC (a PAUSE lasts until its RESUME) on a link that drops packets: a lost RESUME
+/// pauses its port for good (HPCC-sim behaves the same), so the run warns; with expiring
+/// pauses, or without lossy links, it does not.
+#[test]
+fn hold_mode_on_lossy_links_warns() {
+    let build = |expiry: bool, error_rate: f64| {
+        let mut topo = shapes::star(4, 100 * GBPS, US).unwrap();
+        topo.links[1].error_rate = error_rate;
+        let cfg = lossless(
+            1_000_000,
+            PfcConfig {
+                expiry,
+                ..PfcConfig::default()
+            },
+        );
+        let flows = [flow(1, 0, 10_000, 0)];
+        Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap()
+    };
+    let w = sfc::report::lossless_drop_warning(&build(false, 0.01)).expect("a warning");
+    assert!(
+        w.contains("a RESUME lost on one pauses its port") && w.contains("1 links drop packets"),
+        "{w}"
+    );
+    assert_eq!(sfc::report::lossless_drop_warning(&build(true, 0.01)), None);
+    assert_eq!(sfc::report::lossless_drop_warning(&build(false, 0.0)), None);
+}
+
+// ------------------------------------------------------------------------------------------
+// 5. The ingress MMU against an independent transcription of HPCC-sim's `SwitchMmu`.
+
+/// HPCC-sim's `SwitchMmu` (`CheckIngressAdmission`, `UpdateIngressAdmission`,
+/// `RemoveFromIngressAdmission`, `CheckShouldPause`, `CheckShouldResume`, `GetPfcThreshold`),
+/// written out again with its `uint32` arithmetic: the oracle [`PfcState`] is compared with
+/// step by step.
+struct HpccMmu {
+    buffer_size: u32,
+    reserve: u32,
+    resume_offset: u32,
+    total_hdrm: u32,
+    total_rsrv: u32,
+    shared_used: u32,
+    headroom: Vec<u32>,
+    shift: Vec<u32>,
+    ingress: Vec<[u32; 8]>,
+    hdrm: Vec<[u32; 8]>,
+    paused: Vec<[bool; 8]>,
+}
+impl HpccMmu {
+    fn thr(&self, p: usize) -> u32 {
+        (self
+            .buffer_size
+            .wrapping_sub(self.total_hdrm)
+            .wrapping_sub(self.total_rsrv)
+            .wrapping_sub(self.shared_used))
+            >> self.shift[p]
+    }
+    fn su(&self, p: usize, q: usize) -> u32 {
+        self.ingress[p][q].saturating_sub(self.reserve)
+    }
+    fn admit(&self, p: usize, q: usize, s: u32) -> bool {
+        !(s + self.hdrm[p][q] > self.headroom[p] && s + self.su(p, q) > self.thr(p))
+    }
+    fn update(&mut self, p: usize, q: usize, s: u32) {
+        let nb = self.ingress[p][q] + s;
+        if nb <= self.reserve {
+            self.ingress[p][q] += s;
+        } else {
+            let t = self.thr(p);
+            if nb - self.reserve > t {
+                self.hdrm[p][q] += s;
+            } else {
+                self.ingress[p][q] += s;
+                self.shared_used += s.min(nb - self.reserve);
+            }
+        }
+    }
+    fn remove(&mut self, p: usize, q: usize, s: u32) {
+        let fh = self.hdrm[p][q].min(s);
+        let i = self.ingress[p][q];
+        let fs = (s - fh).min(i.saturating_sub(self.reserve));
+        self.hdrm[p][q] -= fh;
+        self.ingress[p][q] -= s - fh;
+        self.shared_used -= fs;
+    }
+    fn should_pause(&self, p: usize, q: usize) -> bool {
+        !self.paused[p][q] && (self.hdrm[p][q] > 0 || self.su(p, q) >= self.thr(p))
+    }
+    fn should_resume(&self, p: usize, q: usize) -> bool {
+        if !self.paused[p][q] {
+            return false;
+        }
+        let su = self.su(p, q);
+        self.hdrm[p][q] == 0 && (su == 0 || su + self.resume_offset <= self.thr(p))
+    }
+}
+
+/// Feed `steps` random arrivals (1048 B data, 60 B ACKs; phases of 65 % and 35 % arrivals so
+/// queues build and drain) and in-order departures on priorities 1–3 of `ports` to both MMUs;
+/// the first difference in admission, XOFF, XON or the counters, if any.
+fn mmu_difference(
+    buffer: u64,
+    ports: &[(u64, u64)],
+    host_rate: u64,
+    steps: usize,
+    seed: u64,
+) -> Option<String> {
+    let cfg = PfcConfig::default();
+    let mut ours = PfcState::new(&cfg, ports, 8, buffer, host_rate);
+    let np = ports.len();
+    let mut h = HpccMmu {
+        buffer_size: buffer as u32,
+        reserve: 4096,
+        resume_offset: 3072,
+        total_hdrm: 0,
+        total_rsrv: 0,
+        shared_used: 0,
+        headroom: ports
+            .iter()
+            .map(|&(r, d)| (r * (d / 1000) / 8 / 1_000_000_000 * 3) as u32)
+            .collect(),
+        shift: ports
+            .iter()
+            .map(|&(r, _)| {
+                let mut s = 3;
+                let mut r = r;
+                while r > host_rate && s > 0 {
+                    s -= 1;
+                    r /= 2;
+                }
+                s
+            })
+            .collect(),
+        ingress: vec![[0; 8]; np],
+        hdrm: vec![[0; 8]; np],
+        paused: vec![[false; 8]; np],
+    };
+    h.total_hdrm = h.headroom.iter().sum();
+    h.total_rsrv = 4096 * np as u32;
+    // FIFO of admitted packets per (port, q) to release in order.
+    let mut held: Vec<std::collections::VecDeque<u32>> = vec![Default::default(); np * 8];
+    let mut rng = sfc::rng::Rng::new(seed);
+    let (mut xoff, mut drops, mut headroom) = (0, 0, 0);
+    for step in 0..steps {
+        let p = rng.below(np as u64) as usize;
+        let q = 1 + rng.below(3) as usize;
+        let pr = if (step / 3000) % 2 == 0 { 65 } else { 35 };
+        let arrive = rng.below(100) < pr;
+        if arrive {
+            let s = if rng.below(4) == 0 { 60 } else { 1048 };
+            let a = h.admit(p, q, s);
+            let b = ours.admit_charge(p as u16, q, s as u64);
+            if a != b.is_some() {
+                return Some(format!("step {step}: admit hpcc {a} ours {b:?}"));
+            }
+            if !a {
+                drops += 1;
+            }
+            if a {
+                let hb = h.hdrm[p][q];
+                h.update(p, q, s);
+                if h.hdrm[p][q] > hb {
+                    headroom += 1;
+                }
+                let hp = h.should_pause(p, q);
+                if hp != b.unwrap() {
+                    return Some(format!("step {step}: pause hpcc {hp} ours {b:?}"));
+                }
+                if hp {
+                    xoff += 1;
+                    h.paused[p][q] = true;
+                    ours.set_paused(p as u16, q, true);
+                }
+                held[p * 8 + q].push_back(s);
+            }
+        } else if let Some(s) = held[p * 8 + q].pop_front() {
+            h.remove(p, q, s);
+            ours.release(p as u16, q, s as u64);
+            let hr = h.should_resume(p, q);
+            let or = ours.should_resume(p as u16, q);
+            if hr != or {
+                return Some(format!("step {step}: resume hpcc {hr} ours {or}"));
+            }
+            if hr {
+                h.paused[p][q] = false;
+                ours.set_paused(p as u16, q, false);
+            }
+        }
+        let c = ours.cell(p as u16, q);
+        if (c.ingress, c.hdrm, ours.shared_used)
+            != (
+                h.ingress[p][q] as u64,
+                h.hdrm[p][q] as u64,
+                h.shared_used as u64,
+            )
+        {
+            return Some(format!("step {step}: counters differ"));
+        }
+    }
+    // The run must have exercised every branch, or a match would prove little.
+    if xoff == 0 || drops == 0 || headroom == 0 {
+        return Some(format!(
+            "too gentle: {xoff} XOFF, {drops} drops, {headroom} headroom charges"
+        ));
+    }
+    None
+}
+
+/// Our ingress accounting, XOFF and XON decide exactly as HPCC-sim's on random traffic at
+/// four buffer sizes (100 G host ports and a 400 G uplink, 1 µs: headroom 37,500 / 150,000 B,
+/// α 1/8 and 1/2), including the small buffers where headroom is charged and packets drop.
+/// (A buffer smaller than the carve-out is where the two part: HPCC-sim's `uint32` threshold
+/// wraps to ≈ 4 GB; ours is 0.)
+#[test]
+fn ingress_mmu_matches_hpcc_sim_step_by_step() {
+    let ports = [
+        (100 * GBPS, 1_000_000),
+        (100 * GBPS, 1_000_000),
+        (100 * GBPS, 1_000_000),
+        (400 * GBPS, 1_000_000),
+    ];
+    for (buffer, seed) in [(400_000u64, 4u64), (600_000, 2), (1_000_000, 1)] {
+        assert_eq!(
+            mmu_difference(buffer, &ports, 100 * GBPS, 300_000, seed),
+            None,
+            "buffer {buffer}"
+        );
     }
 }
