@@ -1280,4 +1280,141 @@ mod tests {
         c.on_ack(&info(7000, 8000, &[big]));
         assert!(c.window_bytes() >= 1 && c.rate_bps() >= 1);
     }
+
+    /// An INT record: timestamp `ts` ps, `tx` bytes sent, queue `q` bytes, line rate `mbps`.
+    fn hop(ts: u64, tx: u64, q: u32, mbps: u32) -> IntHop {
+        IntHop {
+            ts_ps: ts,
+            tx_bytes: tx,
+            qlen_bytes: q,
+            rate_mbps: mbps,
+        }
+    }
+
+    /// Algorithm 1 line 7: τ is the sample interval of the hop with the *largest* u', not of
+    /// the last hop. By hand (paper settings, T = 10 µs, D = B·T = 125 KB):
+    /// hop 0 sends 62 500 B in 5 µs (100 Gb/s, txRate/B = 1) over a 250 KB queue
+    /// (250 000/125 000 = 2): u' = 3; hop 1 sends 12 500 B in 2 µs (0.5) with no queue:
+    /// u' = 0.5. With τ = 5 µs, `U = (1·(10 − 5) + 3·5)/10 = 2`; τ from hop 1 (2 µs) would
+    /// give `(1·8 + 3·2)/10 = 1.4`. Not committed (ack_seq below lastUpdateSeq):
+    /// `W = W^c/(U/η) + W_AI = 125 000/(2/0.95) + 80 = 59 455` B.
+    #[test]
+    fn tau_comes_from_the_max_u_hop() {
+        let mut c = paper();
+        c.on_ack(&info(
+            1000,
+            126_000,
+            &[hop(0, 0, 250_000, MBPS), hop(0, 0, 0, MBPS)],
+        ));
+        c.on_ack(&info(
+            2000,
+            127_000,
+            &[
+                hop(5_000_000, 62_500, 250_000, MBPS),
+                hop(2_000_000, 12_500, 0, MBPS),
+            ],
+        ));
+        assert!(
+            close(c.utilization(), 2.0, 1e-12),
+            "U = {}",
+            c.utilization()
+        );
+        assert!(close(
+            c.window_f64(),
+            125_000.0 / (2.0 / 0.95) + 80.0,
+            1e-12
+        ));
+        assert!(close(c.window_f64(), 59_455.0, 1e-12));
+    }
+
+    /// Eqn (2) divides by the hop's own line rate B, not the NIC's. By hand: a 25 Gb/s hop
+    /// behind a 100 Gb/s NIC sends 31 250 B in T = 10 µs (25 Gb/s: txRate/B = 1) over a
+    /// queue of 31 250 B = B·T (paper: qLen/(B·T) = 1), so u' = 2 and, with τ = T, U = 2
+    /// (with the NIC rate: 0.25 + 0.25 = 0.5). HPCC-sim's form (`rdma-hw.cc` `UpdateRateHp`)
+    /// normalises the queue by `qLen·maxRate/B/m_win` with `m_win = maxBdp` = 150 KB:
+    /// `31 250·4/150 000 = 5/6`, so U = 1 + 5/6.
+    #[test]
+    fn hop_rate_differs_from_nic_rate() {
+        let mut c = paper();
+        c.on_ack(&info(1000, 126_000, &[hop(0, 0, 31_250, 25_000)]));
+        c.on_ack(&info(2000, 127_000, &[hop(T, 31_250, 31_250, 25_000)]));
+        assert!(
+            close(c.utilization(), 2.0, 1e-12),
+            "U = {}",
+            c.utilization()
+        );
+        let p = HpccParams {
+            int_quantum: IntQuantum::exact(),
+            ..HpccParams::hpcc_sim_preset(LINE)
+        };
+        let mut c = Hpcc::new(&p, LINE, T, 150_000);
+        c.on_ack(&info(1000, 151_000, &[hop(0, 0, 31_250, 25_000)]));
+        c.on_ack(&info(2000, 152_000, &[hop(T, 31_250, 31_250, 25_000)]));
+        assert!(
+            close(c.utilization(), 1.0 + 31_250.0 * 4.0 / 150_000.0, 1e-12),
+            "U = {}",
+            c.utilization()
+        );
+    }
+
+    /// Our documented guard (neither the paper nor HPCC-sim has it): same hop count, counters
+    /// moving forward, but the hop's line rate changed (100 → 40 Gb/s, another port) is a path
+    /// change: the INT is only re-stored, W and U stay. Measured instead, the 500 000 B in
+    /// 10 µs at 40 Gb/s would give u' = 400/40 = 10 and cut W.
+    #[test]
+    fn rate_change_is_a_path_change() {
+        let mut c = paper();
+        c.on_ack(&info(1000, 126_000, &[hop(0, 0, 0, MBPS)]));
+        let (w, u) = (c.window_f64(), c.utilization());
+        c.on_ack(&info(2000, 127_000, &[hop(T, 500_000, 0, 40_000)]));
+        assert_eq!((c.window_f64(), c.utilization()), (w, u));
+        assert_eq!(c.s.last[0].rate_mbps, 40_000);
+    }
+
+    /// `MULTI_RATE`: a hop that gives no sample on this ACK still bounds W by its own `W^c`
+    /// (HPCC-sim `UpdateRateHp`: `new_rate = min(new_rate, hopState[i].Rc)` for hops not
+    /// updated). By hand: hop 0 sends 125 000 B in T (u' = 1, U = 1 ≥ η):
+    /// `W_0 = 125 000·0.95 + 80 = 118 830`; hop 1 repeats its timestamp (Δts = 0, no sample)
+    /// with `W^c_1 = 50 000`: W = min(118 830, 50 000) = 50 000.
+    #[test]
+    fn multi_rate_unsampled_hop_bounds_w() {
+        let p = HpccParams {
+            multi_rate: true,
+            ..HpccParams::paper()
+        };
+        let mut c = Hpcc::new(&p, LINE, T, BDP);
+        c.on_ack(&info(
+            1000,
+            126_000,
+            &[hop(0, 0, 0, MBPS), hop(0, 0, 0, MBPS)],
+        ));
+        c.s.hops[1].wc = 50_000.0;
+        c.on_ack(&info(
+            2000,
+            127_000,
+            &[hop(T, 125_000, 0, MBPS), hop(0, 0, 0, MBPS)],
+        ));
+        assert!(
+            close(c.window_f64(), 50_000.0, 1e-12),
+            "W = {}",
+            c.window_f64()
+        );
+        // Without hop 1's bound, hop 0's own step.
+        let mut c = Hpcc::new(&p, LINE, T, BDP);
+        c.on_ack(&info(
+            1000,
+            126_000,
+            &[hop(0, 0, 0, MBPS), hop(0, 0, 0, MBPS)],
+        ));
+        c.on_ack(&info(
+            2000,
+            127_000,
+            &[hop(T, 125_000, 0, MBPS), hop(0, 0, 0, MBPS)],
+        ));
+        assert!(
+            close(c.window_f64(), 118_830.0, 1e-12),
+            "W = {}",
+            c.window_f64()
+        );
+    }
 }
