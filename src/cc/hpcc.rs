@@ -25,6 +25,9 @@
 //! ([`Reaction::PerRtt`]) the non-committing ACKs are ignored entirely (not even their INT is
 //! stored), so the next sample spans the whole RTT.
 //!
+//! With `VAR_WIN 0` ([`HpccParams::var_win`] false) HPCC-sim's window is the fixed `maxBdp`
+//! while the rate follows the law; that is reproduced too.
+//!
 //! Additions beyond both (documented guards): a change of the hop count, or a hop whose
 //! timestamp or byte counter goes backwards or whose line rate changes, is taken as a path change
 //! (the paper's `pathID` check) and only re-seeds the stored INT; a hop with `Δts = 0` or `B = 0`
@@ -62,7 +65,10 @@ pub enum HpccAi {
     /// Bytes added to the window per step (paper: 80 B at 100 Gb/s).
     Bytes(f64),
     /// Bits per second added to the rate per step (HPCC-sim `RATE_AI`); the equivalent window
-    /// step is `RATE_AI × D/line` (= `RATE_AI × T` for the paper's D).
+    /// step is `RATE_AI × D/line`, so the rate step (`W·line/D`) is exactly `RATE_AI`, as in
+    /// HPCC-sim. That is `RATE_AI × T` for the paper's `D = line·T`, but with HPCC-sim's
+    /// `D = maxBdp` only when `maxBdp = line·maxRtt` (uniform host rates, the bottleneck of
+    /// the longest pair at the NIC rate).
     RateBps(u64),
 }
 
@@ -160,6 +166,11 @@ pub struct HpccParams {
     /// HPCC-sim's rate formulation: reference BDP D = the topology's max BDP (`maxBdp`) rather
     /// than `B_NIC·T`, window `⌊maxBdp·R/line⌋` (≥ 1 B).
     pub hpcc_sim_rate_based: bool,
+    /// The window the NIC enforces follows the rate (HPCC-sim `VAR_WIN 1`; the paper's W).
+    /// False: HPCC-sim `VAR_WIN 0` (`RdmaQueuePair::GetWin` returns `m_win`), a fixed window
+    /// of D bytes (`maxBdp` with [`Self::hpcc_sim_rate_based`], else `B_NIC·T`) while the
+    /// pacing rate still follows W.
+    pub var_win: bool,
     /// Quantisation of the INT fields (exact for the paper).
     pub int_quantum: IntQuantum,
 }
@@ -177,6 +188,7 @@ impl HpccParams {
             multi_rate: false,
             min_rate_bps: 0,
             hpcc_sim_rate_based: false,
+            var_win: true,
             int_quantum: IntQuantum::exact(),
         }
     }
@@ -196,6 +208,7 @@ impl HpccParams {
             multi_rate: false,
             min_rate_bps: 1_000_000_000,
             hpcc_sim_rate_based: true,
+            var_win: true,
             int_quantum: IntQuantum::hpcc_sim(multi),
         }
     }
@@ -225,6 +238,7 @@ pub struct HpccConst {
     reaction: Reaction,
     multi_rate: bool,
     rate_based: bool,
+    var_win: bool,
     quantum: IntQuantum,
     line_bps: u64,
     min_rate_bps: u64,
@@ -367,6 +381,7 @@ impl HpccConst {
             reaction: p.reaction,
             multi_rate: p.multi_rate,
             rate_based: p.hpcc_sim_rate_based,
+            var_win: p.var_win,
             quantum: p.int_quantum,
             line_bps,
             min_rate_bps: p.min_rate_bps,
@@ -393,9 +408,12 @@ impl HpccConst {
     }
 
     /// The window for the NIC, bytes, for window `w` and its rate `rate_bps`: W (at least
-    /// 1 B), or with HPCC-sim's VAR_WIN `maxBdp · R / line`.
+    /// 1 B), or with HPCC-sim's VAR_WIN `maxBdp · R / line`; without `var_win` the fixed D.
     fn compute_window(&self, w: f64, rate_bps: u64) -> u64 {
-        if self.rate_based {
+        if !self.var_win {
+            // HPCC-sim VAR_WIN 0: `GetWin` returns `m_win` (maxBdp) whatever the rate.
+            self.d_int
+        } else if self.rate_based {
             // HPCC-sim VAR_WIN: maxBdp · R / line, at least 1 B. The product nearly always
             // fits in 64 bits; the (same) 128-bit quotient only when it does not.
             let (d, r, line) = (self.d_int, rate_bps, self.line_bps);
@@ -1416,5 +1434,48 @@ mod tests {
             "W = {}",
             c.window_f64()
         );
+    }
+
+    /// HPCC-sim `VAR_WIN 0`: the NIC's window is the fixed maxBdp (`GetWin` returns `m_win`)
+    /// while the rate follows the control law. By hand (D = maxBdp = 150 KB, RATE_AI 40 Mb/s:
+    /// W_AI = 60 B): a one-maxBdp queue at line rate gives U = 2,
+    /// `W = 150 000·0.475 + 60 = 71 310`, rate `⌊71 310·10¹¹/150 000⌋ = 47.54 Gb/s`; the
+    /// window stays 150 000 B (with `VAR_WIN 1` it would be `⌊150 000·R/line⌋ = 71 310`).
+    #[test]
+    fn fixed_window_with_var_win_off() {
+        let p = HpccParams {
+            int_quantum: IntQuantum::exact(),
+            ..HpccParams::hpcc_sim_preset(LINE)
+        };
+        let fixed = HpccParams {
+            var_win: false,
+            ..p.clone()
+        };
+        let run = |p: &HpccParams| {
+            let mut c = Hpcc::new(p, LINE, T, 150_000);
+            c.on_ack(&info(1000, 151_000, &[hop(0, 0, 150_000, MBPS)]));
+            c.on_ack(&info(160_000, 170_000, &[hop(T, 125_000, 150_000, MBPS)]));
+            c
+        };
+        let (var, fix) = (run(&p), run(&fixed));
+        for c in [&var, &fix] {
+            assert!(close(c.window_f64(), 71_310.0, 1e-12));
+            assert_eq!(c.rate_bps(), 47_540_000_000);
+        }
+        assert_eq!(var.window_bytes(), 71_310);
+        assert_eq!(fix.window_bytes(), 150_000);
+        // Before any ACK too, and in the paper's form (D = line·T = 125 KB).
+        assert_eq!(Hpcc::new(&fixed, LINE, T, 150_000).window_bytes(), 150_000);
+        let paper_fixed = HpccParams {
+            var_win: false,
+            ..HpccParams::paper()
+        };
+        let mut c = Hpcc::new(&paper_fixed, LINE, T, BDP);
+        let mut d = Drv::new();
+        d.ack(&mut c, 80_000, 1000, 125_000);
+        d.ack(&mut c, T, 125_000, 125_000);
+        assert!(close(c.window_f64(), 125_000.0 * 0.475 + 80.0, 1e-12));
+        assert_eq!(c.window_bytes(), BDP);
+        assert!(c.rate_bps() < LINE / 2);
     }
 }
