@@ -542,7 +542,7 @@ fn resolve_once(c: &HpccConfig, cwd: &Path, stream: bool) -> Result<HpccRun, Str
             "every flow starts at or after the stop time: the run would simulate nothing",
         ));
     }
-    check_rtt(c, &topo, &net, &mut warnings)?;
+    check_rtt(c, &topo, &net, &cc, &mut warnings)?;
     warnings.extend(no_effect_warnings(c, &net));
     let inputs = vec![topo_path.clone(), flow_path.clone(), cwd.join(&c.name)];
     check_outputs(c, cwd, &inputs)?;
@@ -597,19 +597,25 @@ fn check_outputs(c: &HpccConfig, cwd: &Path, inputs: &[PathBuf]) -> Result<(), S
 
 /// Timeouts against the topology's base RTT, as for TOML scenarios
 /// ([`NetConfig::rtt_issues`]): a retransmission timeout shorter than the base RTT is an
-/// error (every packet would time out), IRN's low timeout a warning.
+/// error (every packet would time out), IRN's low timeout a warning. With HPCC, a longest path
+/// of more than five switches is a warning ([`crate::cc::hpcc::int_hop_limit_warning`]).
 fn check_rtt(
     c: &HpccConfig,
     topo: &TopologySpec,
     net: &NetConfig,
+    cc: &CcConfig,
     warnings: &mut Vec<String>,
 ) -> Result<(), String> {
     crate::runguard::check_network_memory(topo, net).map_err(|e| c.err("TOPOLOGY_FILE", e))?;
     let routes = crate::topology::routing::RouteTable::try_build(topo)
         .map_err(|e| c.err("TOPOLOGY_FILE", e))?;
-    let rtt = routes
-        .max_base_rtt(topo, net.mtu_bytes as u64)
-        .max_base_rtt_ps;
+    let bounds = routes.max_base_rtt(topo, net.mtu_bytes as u64);
+    if let CcConfig::Hpcc(_) = cc
+        && let Some(w) = crate::cc::hpcc::int_hop_limit_warning(bounds.max_switch_hops)
+    {
+        warnings.push(c.err("TOPOLOGY_FILE", w));
+    }
+    let rtt = bounds.max_base_rtt_ps;
     let (errs, warns) = net.rtt_issues(rtt);
     for w in warns {
         warnings.push(c.err(hpcc_key(w.field), w.message));

@@ -1398,3 +1398,52 @@ fn hpcc_var_win_0_runs_the_fixed_window() {
     assert_eq!(var.lines().count(), n);
     assert_ne!(fixed, var, "VAR_WIN had no effect");
 }
+
+/// A line of `n` switches between hosts 0 and `n + 1` (100 G, 1 µs links) and one 10 KB flow.
+fn switch_line_dir(tag: &str, n: u32) -> TempDir {
+    let d = TempDir::new(tag);
+    let mut topo = format!("{} {n} {}\n", n + 2, n + 1);
+    topo += &(1..=n).map(|i| i.to_string()).collect::<Vec<_>>().join(" ");
+    topo.push('\n');
+    for i in 0..=n {
+        topo += &format!("{i} {} 100Gbps 1000ns 0\n", i + 1);
+    }
+    d.write("topology.txt", &topo);
+    d.write(
+        "flow.txt",
+        &format!("1\n0 {} 3 100 10000 0.000001\n", n + 1),
+    );
+    d
+}
+
+/// INT records stop at 5 switches (HPCC-sim's `IntHeader::maxHop`): HPCC on a topology whose
+/// longest path crosses more warns, naming `TOPOLOGY_FILE` (HPCC-sim would ignore those
+/// flows' ACKs; here the first 5 switches steer them). Five switches, or another CC, do not.
+#[test]
+fn hpcc_warns_on_paths_longer_than_five_switches() {
+    let cfg = |mode: &str| {
+        format!(
+            "TOPOLOGY_FILE topology.txt\nFLOW_FILE flow.txt\nFCT_OUTPUT_FILE fct.txt\n\
+             CC_MODE {mode}\nBUFFER_MODE lossy\nEWMA_GAIN 0.00390625\nRP_TIMER 300\n"
+        )
+    };
+    let d = switch_line_dir("int-6", 6);
+    let r = hpcc(&d, &cfg("3"));
+    r.assert_ok();
+    assert!(
+        r.stderr
+            .contains("config.txt:1: `TOPOLOGY_FILE topology.txt`")
+            && r.stderr
+                .contains("crosses 6 switches, more than the 5 INT records"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(parse_fct(&d.read("fct.txt")).len(), 1);
+    let r = hpcc(&d, &cfg("1"));
+    r.assert_ok();
+    assert!(!r.stderr.contains("INT records"), "{}", r.stderr);
+    let d = switch_line_dir("int-5", 5);
+    let r = hpcc(&d, &cfg("3"));
+    r.assert_ok();
+    assert!(!r.stderr.contains("INT records"), "{}", r.stderr);
+}

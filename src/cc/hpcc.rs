@@ -26,7 +26,9 @@
 //! stored), so the next sample spans the whole RTT.
 //!
 //! With `VAR_WIN 0` ([`HpccParams::var_win`] false) HPCC-sim's window is the fixed `maxBdp`
-//! while the rate follows the law; that is reproduced too.
+//! while the rate follows the law; that is reproduced too. INT records are capped at
+//! [`MAX_INT_HOPS`] (5) switches per path, HPCC-sim's `IntHeader::maxHop`; see
+//! [`int_hop_limit_warning`] for what differs on longer paths.
 //!
 //! Additions beyond both (documented guards): a change of the hop count, or a hop whose
 //! timestamp or byte counter goes backwards or whose line rate changes, is taken as a path change
@@ -218,6 +220,26 @@ impl Default for HpccParams {
     fn default() -> Self {
         Self::paper()
     }
+}
+
+/// The warning for HPCC on a topology whose longest host-to-host path crosses
+/// `max_switch_hops` switches, when that is more than the [`MAX_INT_HOPS`] INT records a
+/// packet carries (HPCC-sim's `IntHeader::maxHop`); `None` otherwise. Here the first
+/// [`MAX_INT_HOPS`] switches of such a path stamp their records and the sender reacts to them
+/// (the later switches are not seen). HPCC-sim behaves differently: `PushHop` writes
+/// `hop[nhop % 5]` in a ring, so the records of the last switches overwrite the first ones,
+/// and `UpdateRateHp` ignores every ACK with `nhop > maxHop`, so a flow on such a path never
+/// changes its rate there.
+pub fn int_hop_limit_warning(max_switch_hops: u32) -> Option<String> {
+    (max_switch_hops as usize > MAX_INT_HOPS).then(|| {
+        format!(
+            "the longest path crosses {max_switch_hops} switches, more than the {MAX_INT_HOPS} INT \
+             records a packet carries: HPCC reacts only to the first {MAX_INT_HOPS} switches of \
+             such a path here (a congested later switch is not seen), whereas HPCC-sim writes its \
+             records in a ring (hop[nhop % {MAX_INT_HOPS}]) and ignores every ACK with more than \
+             {MAX_INT_HOPS} hops (those flows keep their rate)"
+        )
+    })
 }
 
 /// Per-hop control state for [`HpccParams::multi_rate`].
@@ -1477,5 +1499,14 @@ mod tests {
         assert!(close(c.window_f64(), 125_000.0 * 0.475 + 80.0, 1e-12));
         assert_eq!(c.window_bytes(), BDP);
         assert!(c.rate_bps() < LINE / 2);
+    }
+
+    /// The INT cap: up to 5 switches on the longest path, no warning; 6 warns, naming both.
+    #[test]
+    fn int_hop_limit_warning_above_five_switches() {
+        assert_eq!(int_hop_limit_warning(0), None);
+        assert_eq!(int_hop_limit_warning(5), None);
+        let w = int_hop_limit_warning(6).unwrap();
+        assert!(w.contains("6 switches") && w.contains("5 INT"), "{w}");
     }
 }
