@@ -542,7 +542,7 @@ fn resolve_once(c: &HpccConfig, cwd: &Path, stream: bool) -> Result<HpccRun, Str
             "every flow starts at or after the stop time: the run would simulate nothing",
         ));
     }
-    check_rtt(c, &topo, &net, &mut warnings)?;
+    check_rtt(c, &topo, &net, &cc, &mut warnings)?;
     warnings.extend(no_effect_warnings(c, &net));
     let inputs = vec![topo_path.clone(), flow_path.clone(), cwd.join(&c.name)];
     check_outputs(c, cwd, &inputs)?;
@@ -597,19 +597,25 @@ fn check_outputs(c: &HpccConfig, cwd: &Path, inputs: &[PathBuf]) -> Result<(), S
 
 /// Timeouts against the topology's base RTT, as for TOML scenarios
 /// ([`NetConfig::rtt_issues`]): a retransmission timeout shorter than the base RTT is an
-/// error (every packet would time out), IRN's low timeout a warning.
+/// error (every packet would time out), IRN's low timeout a warning. With HPCC, a longest path
+/// of more than five switches is a warning ([`crate::cc::hpcc::int_hop_limit_warning`]).
 fn check_rtt(
     c: &HpccConfig,
     topo: &TopologySpec,
     net: &NetConfig,
+    cc: &CcConfig,
     warnings: &mut Vec<String>,
 ) -> Result<(), String> {
     crate::runguard::check_network_memory(topo, net).map_err(|e| c.err("TOPOLOGY_FILE", e))?;
     let routes = crate::topology::routing::RouteTable::try_build(topo)
         .map_err(|e| c.err("TOPOLOGY_FILE", e))?;
-    let rtt = routes
-        .max_base_rtt(topo, net.mtu_bytes as u64)
-        .max_base_rtt_ps;
+    let bounds = routes.max_base_rtt(topo, net.mtu_bytes as u64);
+    if let CcConfig::Hpcc(_) = cc
+        && let Some(w) = crate::cc::hpcc::int_hop_limit_warning(bounds.max_switch_hops)
+    {
+        warnings.push(c.err("TOPOLOGY_FILE", w));
+    }
+    let rtt = bounds.max_base_rtt_ps;
     let (errs, warns) = net.rtt_issues(rtt);
     for w in warns {
         warnings.push(c.err(hpcc_key(w.field), w.message));
@@ -784,6 +790,8 @@ fn check_cc_param_types(c: &HpccConfig) -> Result<(), String> {
 const THIRD_CC_MIN_RATE_BPS: u64 = 100_000_000;
 /// `third.cc`'s `dctcp_rate_ai` when the config has no `DCTCP_RATE_AI` (1000 Mb/s).
 const THIRD_CC_DCTCP_RATE_AI_BPS: u64 = 1_000_000_000;
+/// `third.cc`'s `mi_thresh` when the config has no `MI_THRESH` (`run.py` writes 0).
+const THIRD_CC_MI_THRESH: u32 = 5;
 
 /// The controller of `CC_MODE` with its parameters (HPCC-sim presets scaled to `host_rate`).
 fn resolve_cc_mode(
@@ -792,9 +800,11 @@ fn resolve_cc_mode(
     (host_rate, fastest): (u64, u64),
     warnings: &mut Vec<String>,
 ) -> Result<crate::scenario::cc::CcSetup, String> {
-    // Defaults of missing keys are `third.cc`'s: `has_win = 1`, `min_rate = "100Mb/s"`,
-    // `dctcp_rate_ai = "1000Mb/s"`, `alpha_resume_interval = 55`, `fast_recovery_times = 5`
-    // (`run.py`'s configs always write them).
+    // Defaults of missing keys are `third.cc`'s: `has_win = 1`, `var_win = false`,
+    // `min_rate = "100Mb/s"`, `dctcp_rate_ai = "1000Mb/s"`, `alpha_resume_interval = 55`,
+    // `fast_recovery_times = 5`, and for HPCC `mi_thresh = 5`, `multi_rate = true`,
+    // `int_multi = 1` (`run.py`'s configs always write them, with other values for HPCC:
+    // `MI_THRESH 0`, `MULTI_RATE 0`, `INT_MULTI bw/25`).
     let has_win = c.flag("HAS_WIN", true)?;
     let var_win = c.flag("VAR_WIN", false)?;
     let rate_key = |key: &str| -> Result<Option<u64>, String> {
@@ -899,16 +909,25 @@ fn resolve_cc_mode(
             s
         }
         "3" => {
+            // HPCC-sim's `UpdateRateHp` divides the queue term by `m_win`, which is 0 without
+            // a window.
+            if !has_win {
+                return Err(c.err(
+                    "HAS_WIN",
+                    "HPCC (CC_MODE 3) needs the window: HPCC-sim would divide by its window \
+                     m_win = 0 in UpdateRateHp (the queue term qLen/maxBdp); use HAS_WIN 1",
+                ));
+            }
             let mut p = HpccParams::hpcc_sim_preset(host_rate);
+            // VAR_WIN 0: HPCC-sim's window is the fixed maxBdp, the rate still follows HPCC.
+            p.var_win = var_win;
             if let Some(v) = c.num::<f64>("U_TARGET")? {
                 if !(v > 0.0 && v <= 1.0) {
                     return Err(c.err("U_TARGET", "must be in (0, 1]"));
                 }
                 p.eta = v;
             }
-            if let Some(v) = c.num::<u32>("MI_THRESH")? {
-                p.max_stage = v;
-            }
+            p.max_stage = c.num::<u32>("MI_THRESH")?.unwrap_or(THIRD_CC_MI_THRESH);
             if let Some(v) = rate_key("RATE_AI")? {
                 p.ai = HpccAi::RateBps(v);
             }
@@ -918,10 +937,17 @@ fn resolve_cc_mode(
             } else {
                 Reaction::PerRtt
             };
-            p.multi_rate = c.flag("MULTI_RATE", false)?;
-            if let Some(m) = c.num::<u32>("INT_MULTI")? {
-                p.int_quantum = IntQuantum::hpcc_sim(m.max(1));
-            }
+            p.multi_rate = c.flag("MULTI_RATE", true)?;
+            p.int_quantum = match c.num::<u32>("INT_MULTI")? {
+                Some(0) => {
+                    return Err(c.err(
+                        "INT_MULTI",
+                        "must be at least 1: HPCC-sim would divide by zero (the INT fields are \
+                         stored in units of 128·INT_MULTI and 80·INT_MULTI bytes)",
+                    ));
+                }
+                m => IntQuantum::hpcc_sim(m.unwrap_or(1)),
+            };
             if c.flag("SAMPLE_FEEDBACK", false)? {
                 return Err(c.err("SAMPLE_FEEDBACK", "not implemented; use 0"));
             }
@@ -1519,4 +1545,103 @@ pub fn run_config_with(path: &Path, cwd: Option<&Path>, stream: bool) -> Result<
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const G100: u64 = 100_000_000_000;
+
+    /// `CC_MODE 3` with `extra` lines: the parsed config and the result of
+    /// [`resolve_cc_mode`] for 100 Gb/s hosts, with its warnings.
+    fn hpcc_setup(
+        extra: &str,
+    ) -> (
+        HpccConfig,
+        Result<crate::scenario::cc::CcSetup, String>,
+        Vec<String>,
+    ) {
+        let text = format!("CC_MODE 3\nRATE_AI 40Mb/s\n{extra}");
+        let (c, w) = HpccConfig::parse(&text, "config.txt").unwrap();
+        assert!(w.is_empty(), "{w:?}");
+        let mut warnings = Vec::new();
+        let s = resolve_cc_mode(&c, "3", (G100, G100), &mut warnings);
+        (c, s, warnings)
+    }
+
+    fn hpcc_params(extra: &str) -> HpccParams {
+        let (_, s, w) = hpcc_setup(extra);
+        assert!(w.is_empty(), "{w:?}");
+        match s.unwrap().cc {
+            CcConfig::Hpcc(p) => p,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// Keys an HPCC config leaves out take `third.cc`'s globals (`mi_thresh = 5`,
+    /// `multi_rate = true`, `int_multi = 1`, `var_win = false`, `u_target = 0.95`,
+    /// `fast_react = true`), silently, as HPCC-sim; not `run.py`'s preset (`MI_THRESH 0`,
+    /// `MULTI_RATE 0`, `INT_MULTI bw/25` = 4 at 100 G), which its configs always write.
+    #[test]
+    fn missing_hpcc_keys_take_third_cc_defaults() {
+        let p = hpcc_params("");
+        assert_eq!(p.max_stage, 5, "MI_THRESH");
+        assert!(p.multi_rate, "MULTI_RATE");
+        assert_eq!(p.int_quantum, IntQuantum::hpcc_sim(1), "INT_MULTI");
+        assert!(!p.var_win, "VAR_WIN");
+        assert_eq!(p.eta, 0.95);
+        assert_eq!(p.reaction, Reaction::PerAck);
+        assert_eq!(p.min_rate_bps, THIRD_CC_MIN_RATE_BPS);
+        // Given, they are used (run.py's values).
+        let p = hpcc_params("MI_THRESH 0\nMULTI_RATE 0\nINT_MULTI 4\nVAR_WIN 1\nHAS_WIN 1\n");
+        assert_eq!(p.max_stage, 0);
+        assert!(!p.multi_rate);
+        assert_eq!(p.int_quantum, IntQuantum::hpcc_sim(4));
+        assert!(p.var_win);
+        assert_eq!(
+            p,
+            HpccParams {
+                min_rate_bps: THIRD_CC_MIN_RATE_BPS,
+                ..HpccParams::hpcc_sim_preset(G100)
+            }
+        );
+    }
+
+    /// `VAR_WIN 0` gives HPCC-sim's fixed window (the controller's `var_win` off); `VAR_WIN 1`
+    /// the window that follows the rate. Nothing else changes.
+    #[test]
+    fn var_win_sets_the_hpcc_window_mode() {
+        let on = hpcc_params("VAR_WIN 1\n");
+        let off = hpcc_params("VAR_WIN 0\n");
+        assert!(on.var_win && !off.var_win);
+        assert_eq!(
+            HpccParams {
+                var_win: true,
+                ..off
+            },
+            on
+        );
+    }
+
+    /// `HAS_WIN 0` and `INT_MULTI 0` make HPCC-sim divide by zero (`m_win` in
+    /// `UpdateRateHp`, `128·multi` in `IntHop::Set`): errors naming the key and its line.
+    #[test]
+    fn has_win_0_and_int_multi_0_are_errors_for_hpcc() {
+        let (_, s, _) = hpcc_setup("HAS_WIN 0\n");
+        let e = s.unwrap_err();
+        assert!(
+            e.starts_with("config.txt:3: `HAS_WIN 0`:") && e.contains("divide by"),
+            "{e}"
+        );
+        let (_, s, _) = hpcc_setup("MI_THRESH 1\nINT_MULTI 0\n");
+        let e = s.unwrap_err();
+        assert!(
+            e.starts_with("config.txt:4: `INT_MULTI 0`:") && e.contains("divide by zero"),
+            "{e}"
+        );
+        // HAS_WIN 0 stays valid without HPCC.
+        let (c, _) = HpccConfig::parse("CC_MODE none\nHAS_WIN 0\n", "config.txt").unwrap();
+        assert!(resolve_cc_mode(&c, "none", (G100, G100), &mut Vec::new()).is_ok());
+    }
 }

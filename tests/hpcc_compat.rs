@@ -308,7 +308,7 @@ fn hpcc_mode_3_one_kb_matches_measurement() {
         &d,
         "TOPOLOGY_FILE topology.txt\nFLOW_FILE flow.txt\nFCT_OUTPUT_FILE fct.txt\n\
          CC_MODE 3\nHAS_WIN 1\nVAR_WIN 1\nU_TARGET 0.95\nMI_THRESH 0\nFAST_REACT 1\n\
-         RATE_AI 50Mb/s\nMIN_RATE 1000Mb/s\nINT_MULTI 4\nGLOBAL_T 1\n",
+         RATE_AI 50Mb/s\nMIN_RATE 1000Mb/s\nINT_MULTI 4\nMULTI_RATE 0\nGLOBAL_T 1\n",
     );
     r.assert_ok();
     let fct = parse_fct(&d.read("fct.txt"));
@@ -327,7 +327,7 @@ fn hpcc_mode_3_one_mb_matches_measurement() {
         &d,
         "TOPOLOGY_FILE topology.txt\nFLOW_FILE flow.txt\nFCT_OUTPUT_FILE fct.txt\n\
          CC_MODE 3\nHAS_WIN 1\nVAR_WIN 1\nU_TARGET 0.95\nMI_THRESH 0\nFAST_REACT 1\n\
-         RATE_AI 50Mb/s\nMIN_RATE 1000Mb/s\nINT_MULTI 4\nGLOBAL_T 1\n",
+         RATE_AI 50Mb/s\nMIN_RATE 1000Mb/s\nINT_MULTI 4\nMULTI_RATE 0\nGLOBAL_T 1\n",
     );
     r.assert_ok();
     let fct = parse_fct(&d.read("fct.txt"));
@@ -1278,8 +1278,9 @@ fn sorted_and_unsorted_flow_files_give_the_same_fct_file() {
 }
 
 /// Keys a config leaves out take `third.cc`'s defaults: `HAS_WIN` 1, `MIN_RATE` 100 Mb/s,
-/// `DCTCP_RATE_AI` 1000 Mb/s, `ALPHA_RESUME_INTERVAL` 55 µs, `FAST_RECOVERY_TIMES` 5 (not the
-/// `run.py` presets' 1 Gb/s, 615 Mb/s, 1 µs and 1, which its configs always write). And DCTCP counts packets per window in the config's
+/// `DCTCP_RATE_AI` 1000 Mb/s, `ALPHA_RESUME_INTERVAL` 55 µs, `FAST_RECOVERY_TIMES` 5, and for
+/// HPCC `MI_THRESH` 5, `MULTI_RATE` 1, `INT_MULTI` 1, `VAR_WIN` 0 (not the `run.py` presets'
+/// 1 Gb/s, 615 Mb/s, 1 µs, 1, 0, 0, bw/25 and 1, which its configs always write). And DCTCP counts packets per window in the config's
 /// `PACKET_PAYLOAD_SIZE`, HPCC-sim's NIC `Mtu`.
 #[test]
 fn missing_cc_keys_take_third_cc_defaults() {
@@ -1317,6 +1318,22 @@ fn missing_cc_keys_take_third_cc_defaults() {
         }
         other => panic!("{other:?}"),
     }
+    // HPCC: `mi_thresh = 5`, `multi_rate = true`, `int_multi = 1`, `var_win = false` (run.py
+    // writes MI_THRESH 0, MULTI_RATE 0, INT_MULTI bw/25, VAR_WIN 1).
+    match resolve("3", "").cc {
+        CcConfig::Hpcc(p) => {
+            assert_eq!(p.max_stage, 5, "MI_THRESH defaults to 5");
+            assert!(p.multi_rate, "MULTI_RATE defaults to 1");
+            assert_eq!(
+                p.int_quantum,
+                sfc::cc::hpcc::IntQuantum::hpcc_sim(1),
+                "INT_MULTI defaults to 1"
+            );
+            assert!(!p.var_win, "VAR_WIN defaults to 0: the fixed window");
+            assert_eq!(p.min_rate_bps, 100_000_000);
+        }
+        other => panic!("{other:?}"),
+    }
     match resolve("7", "MIN_RATE 1000Mb/s\nHAS_WIN 0\n").cc {
         CcConfig::Timely(p) => {
             assert_eq!(p.min_rate_bps, 1_000_000_000);
@@ -1331,4 +1348,102 @@ fn missing_cc_keys_take_third_cc_defaults() {
         CcConfig::Dctcp(p) => assert_eq!(p.mtu_bytes, 4000),
         other => panic!("{other:?}"),
     }
+}
+
+/// HPCC (`CC_MODE 3`) with `HAS_WIN 0` or `INT_MULTI 0` would make HPCC-sim divide by zero
+/// (`m_win` in `UpdateRateHp`, `128·INT_MULTI` in `IntHop::Set`): each is an error naming its
+/// key and line, both reported at once.
+#[test]
+fn error_hpcc_without_window_or_with_int_multi_0() {
+    let d = star2_dir("e-hpcc-zero");
+    let cfg = star2_config("BUFFER_MODE lossy\nINT_MULTI 0\n").replace("CC_MODE none", "CC_MODE 3");
+    let r = hpcc(&d, &cfg);
+    r.assert_error(&[
+        "config.txt:6: `HAS_WIN 0`",
+        "UpdateRateHp",
+        "config.txt:8: `INT_MULTI 0`",
+        "divide by zero",
+    ]);
+}
+
+/// `VAR_WIN 0` with HPCC runs HPCC-sim's fixed window (maxBdp) instead of the one that follows
+/// the rate: the 2 → 1 incast runs to completion either way, and the key changes the run.
+#[test]
+fn hpcc_var_win_0_runs_the_fixed_window() {
+    let run = |var_win: u32| {
+        let d = TempDir::new(&format!("hpcc-varwin{var_win}"));
+        fixture(&d, "star3_100g.txt", "topology.txt");
+        fixture(&d, "flows_incast.txt", "flow.txt");
+        let r = hpcc(
+            &d,
+            &format!(
+                "TOPOLOGY_FILE topology.txt\nFLOW_FILE flow.txt\nFCT_OUTPUT_FILE fct.txt\n\
+                 CC_MODE 3\nHAS_WIN 1\nVAR_WIN {var_win}\nMI_THRESH 0\nMULTI_RATE 0\n\
+                 INT_MULTI 4\nRATE_AI 40Mb/s\nMIN_RATE 1000Mb/s\nBUFFER_MODE lossy\n"
+            ),
+        );
+        r.assert_ok();
+        assert!(!r.stderr.contains("VAR_WIN"), "{}", r.stderr);
+        d.read("fct.txt")
+    };
+    let (fixed, var) = (run(0), run(1));
+    let n = fixture_text("flows_incast.txt")
+        .lines()
+        .next()
+        .unwrap()
+        .trim()
+        .parse::<usize>()
+        .unwrap();
+    assert_eq!(fixed.lines().count(), n);
+    assert_eq!(var.lines().count(), n);
+    assert_ne!(fixed, var, "VAR_WIN had no effect");
+}
+
+/// A line of `n` switches between hosts 0 and `n + 1` (100 G, 1 µs links) and one 10 KB flow.
+fn switch_line_dir(tag: &str, n: u32) -> TempDir {
+    let d = TempDir::new(tag);
+    let mut topo = format!("{} {n} {}\n", n + 2, n + 1);
+    topo += &(1..=n).map(|i| i.to_string()).collect::<Vec<_>>().join(" ");
+    topo.push('\n');
+    for i in 0..=n {
+        topo += &format!("{i} {} 100Gbps 1000ns 0\n", i + 1);
+    }
+    d.write("topology.txt", &topo);
+    d.write(
+        "flow.txt",
+        &format!("1\n0 {} 3 100 10000 0.000001\n", n + 1),
+    );
+    d
+}
+
+/// INT records stop at 5 switches (HPCC-sim's `IntHeader::maxHop`): HPCC on a topology whose
+/// longest path crosses more warns, naming `TOPOLOGY_FILE` (HPCC-sim would ignore those
+/// flows' ACKs; here the first 5 switches steer them). Five switches, or another CC, do not.
+#[test]
+fn hpcc_warns_on_paths_longer_than_five_switches() {
+    let cfg = |mode: &str| {
+        format!(
+            "TOPOLOGY_FILE topology.txt\nFLOW_FILE flow.txt\nFCT_OUTPUT_FILE fct.txt\n\
+             CC_MODE {mode}\nBUFFER_MODE lossy\nEWMA_GAIN 0.00390625\nRP_TIMER 300\n"
+        )
+    };
+    let d = switch_line_dir("int-6", 6);
+    let r = hpcc(&d, &cfg("3"));
+    r.assert_ok();
+    assert!(
+        r.stderr
+            .contains("config.txt:1: `TOPOLOGY_FILE topology.txt`")
+            && r.stderr
+                .contains("crosses 6 switches, more than the 5 INT records"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(parse_fct(&d.read("fct.txt")).len(), 1);
+    let r = hpcc(&d, &cfg("1"));
+    r.assert_ok();
+    assert!(!r.stderr.contains("INT records"), "{}", r.stderr);
+    let d = switch_line_dir("int-5", 5);
+    let r = hpcc(&d, &cfg("3"));
+    r.assert_ok();
+    assert!(!r.stderr.contains("INT records"), "{}", r.stderr);
 }

@@ -25,6 +25,11 @@
 //! ([`Reaction::PerRtt`]) the non-committing ACKs are ignored entirely (not even their INT is
 //! stored), so the next sample spans the whole RTT.
 //!
+//! With `VAR_WIN 0` ([`HpccParams::var_win`] false) HPCC-sim's window is the fixed `maxBdp`
+//! while the rate follows the law; that is reproduced too. INT records are capped at
+//! [`MAX_INT_HOPS`] (5) switches per path, HPCC-sim's `IntHeader::maxHop`; see
+//! [`int_hop_limit_warning`] for what differs on longer paths.
+//!
 //! Additions beyond both (documented guards): a change of the hop count, or a hop whose
 //! timestamp or byte counter goes backwards or whose line rate changes, is taken as a path change
 //! (the paper's `pathID` check) and only re-seeds the stored INT; a hop with `Δts = 0` or `B = 0`
@@ -62,7 +67,10 @@ pub enum HpccAi {
     /// Bytes added to the window per step (paper: 80 B at 100 Gb/s).
     Bytes(f64),
     /// Bits per second added to the rate per step (HPCC-sim `RATE_AI`); the equivalent window
-    /// step is `RATE_AI × D/line` (= `RATE_AI × T` for the paper's D).
+    /// step is `RATE_AI × D/line`, so the rate step (`W·line/D`) is exactly `RATE_AI`, as in
+    /// HPCC-sim. That is `RATE_AI × T` for the paper's `D = line·T`, but with HPCC-sim's
+    /// `D = maxBdp` only when `maxBdp = line·maxRtt` (uniform host rates, the bottleneck of
+    /// the longest pair at the NIC rate).
     RateBps(u64),
 }
 
@@ -160,6 +168,11 @@ pub struct HpccParams {
     /// HPCC-sim's rate formulation: reference BDP D = the topology's max BDP (`maxBdp`) rather
     /// than `B_NIC·T`, window `⌊maxBdp·R/line⌋` (≥ 1 B).
     pub hpcc_sim_rate_based: bool,
+    /// The window the NIC enforces follows the rate (HPCC-sim `VAR_WIN 1`; the paper's W).
+    /// False: HPCC-sim `VAR_WIN 0` (`RdmaQueuePair::GetWin` returns `m_win`), a fixed window
+    /// of D bytes (`maxBdp` with [`Self::hpcc_sim_rate_based`], else `B_NIC·T`) while the
+    /// pacing rate still follows W.
+    pub var_win: bool,
     /// Quantisation of the INT fields (exact for the paper).
     pub int_quantum: IntQuantum,
 }
@@ -177,6 +190,7 @@ impl HpccParams {
             multi_rate: false,
             min_rate_bps: 0,
             hpcc_sim_rate_based: false,
+            var_win: true,
             int_quantum: IntQuantum::exact(),
         }
     }
@@ -196,6 +210,7 @@ impl HpccParams {
             multi_rate: false,
             min_rate_bps: 1_000_000_000,
             hpcc_sim_rate_based: true,
+            var_win: true,
             int_quantum: IntQuantum::hpcc_sim(multi),
         }
     }
@@ -205,6 +220,26 @@ impl Default for HpccParams {
     fn default() -> Self {
         Self::paper()
     }
+}
+
+/// The warning for HPCC on a topology whose longest host-to-host path crosses
+/// `max_switch_hops` switches, when that is more than the [`MAX_INT_HOPS`] INT records a
+/// packet carries (HPCC-sim's `IntHeader::maxHop`); `None` otherwise. Here the first
+/// [`MAX_INT_HOPS`] switches of such a path stamp their records and the sender reacts to them
+/// (the later switches are not seen). HPCC-sim behaves differently: `PushHop` writes
+/// `hop[nhop % 5]` in a ring, so the records of the last switches overwrite the first ones,
+/// and `UpdateRateHp` ignores every ACK with `nhop > maxHop`, so a flow on such a path never
+/// changes its rate there.
+pub fn int_hop_limit_warning(max_switch_hops: u32) -> Option<String> {
+    (max_switch_hops as usize > MAX_INT_HOPS).then(|| {
+        format!(
+            "the longest path crosses {max_switch_hops} switches, more than the {MAX_INT_HOPS} INT \
+             records a packet carries: HPCC reacts only to the first {MAX_INT_HOPS} switches of \
+             such a path here (a congested later switch is not seen), whereas HPCC-sim writes its \
+             records in a ring (hop[nhop % {MAX_INT_HOPS}]) and ignores every ACK with more than \
+             {MAX_INT_HOPS} hops (those flows keep their rate)"
+        )
+    })
 }
 
 /// Per-hop control state for [`HpccParams::multi_rate`].
@@ -225,6 +260,7 @@ pub struct HpccConst {
     reaction: Reaction,
     multi_rate: bool,
     rate_based: bool,
+    var_win: bool,
     quantum: IntQuantum,
     line_bps: u64,
     min_rate_bps: u64,
@@ -367,6 +403,7 @@ impl HpccConst {
             reaction: p.reaction,
             multi_rate: p.multi_rate,
             rate_based: p.hpcc_sim_rate_based,
+            var_win: p.var_win,
             quantum: p.int_quantum,
             line_bps,
             min_rate_bps: p.min_rate_bps,
@@ -393,9 +430,12 @@ impl HpccConst {
     }
 
     /// The window for the NIC, bytes, for window `w` and its rate `rate_bps`: W (at least
-    /// 1 B), or with HPCC-sim's VAR_WIN `maxBdp · R / line`.
+    /// 1 B), or with HPCC-sim's VAR_WIN `maxBdp · R / line`; without `var_win` the fixed D.
     fn compute_window(&self, w: f64, rate_bps: u64) -> u64 {
-        if self.rate_based {
+        if !self.var_win {
+            // HPCC-sim VAR_WIN 0: `GetWin` returns `m_win` (maxBdp) whatever the rate.
+            self.d_int
+        } else if self.rate_based {
             // HPCC-sim VAR_WIN: maxBdp · R / line, at least 1 B. The product nearly always
             // fits in 64 bits; the (same) 128-bit quotient only when it does not.
             let (d, r, line) = (self.d_int, rate_bps, self.line_bps);
@@ -1279,5 +1319,194 @@ mod tests {
         c.on_ack(&info(5000, 6000, &[big]));
         c.on_ack(&info(7000, 8000, &[big]));
         assert!(c.window_bytes() >= 1 && c.rate_bps() >= 1);
+    }
+
+    /// An INT record: timestamp `ts` ps, `tx` bytes sent, queue `q` bytes, line rate `mbps`.
+    fn hop(ts: u64, tx: u64, q: u32, mbps: u32) -> IntHop {
+        IntHop {
+            ts_ps: ts,
+            tx_bytes: tx,
+            qlen_bytes: q,
+            rate_mbps: mbps,
+        }
+    }
+
+    /// Algorithm 1 line 7: τ is the sample interval of the hop with the *largest* u', not of
+    /// the last hop. By hand (paper settings, T = 10 µs, D = B·T = 125 KB):
+    /// hop 0 sends 62 500 B in 5 µs (100 Gb/s, txRate/B = 1) over a 250 KB queue
+    /// (250 000/125 000 = 2): u' = 3; hop 1 sends 12 500 B in 2 µs (0.5) with no queue:
+    /// u' = 0.5. With τ = 5 µs, `U = (1·(10 − 5) + 3·5)/10 = 2`; τ from hop 1 (2 µs) would
+    /// give `(1·8 + 3·2)/10 = 1.4`. Not committed (ack_seq below lastUpdateSeq):
+    /// `W = W^c/(U/η) + W_AI = 125 000/(2/0.95) + 80 = 59 455` B.
+    #[test]
+    fn tau_comes_from_the_max_u_hop() {
+        let mut c = paper();
+        c.on_ack(&info(
+            1000,
+            126_000,
+            &[hop(0, 0, 250_000, MBPS), hop(0, 0, 0, MBPS)],
+        ));
+        c.on_ack(&info(
+            2000,
+            127_000,
+            &[
+                hop(5_000_000, 62_500, 250_000, MBPS),
+                hop(2_000_000, 12_500, 0, MBPS),
+            ],
+        ));
+        assert!(
+            close(c.utilization(), 2.0, 1e-12),
+            "U = {}",
+            c.utilization()
+        );
+        assert!(close(
+            c.window_f64(),
+            125_000.0 / (2.0 / 0.95) + 80.0,
+            1e-12
+        ));
+        assert!(close(c.window_f64(), 59_455.0, 1e-12));
+    }
+
+    /// Eqn (2) divides by the hop's own line rate B, not the NIC's. By hand: a 25 Gb/s hop
+    /// behind a 100 Gb/s NIC sends 31 250 B in T = 10 µs (25 Gb/s: txRate/B = 1) over a
+    /// queue of 31 250 B = B·T (paper: qLen/(B·T) = 1), so u' = 2 and, with τ = T, U = 2
+    /// (with the NIC rate: 0.25 + 0.25 = 0.5). HPCC-sim's form (`rdma-hw.cc` `UpdateRateHp`)
+    /// normalises the queue by `qLen·maxRate/B/m_win` with `m_win = maxBdp` = 150 KB:
+    /// `31 250·4/150 000 = 5/6`, so U = 1 + 5/6.
+    #[test]
+    fn hop_rate_differs_from_nic_rate() {
+        let mut c = paper();
+        c.on_ack(&info(1000, 126_000, &[hop(0, 0, 31_250, 25_000)]));
+        c.on_ack(&info(2000, 127_000, &[hop(T, 31_250, 31_250, 25_000)]));
+        assert!(
+            close(c.utilization(), 2.0, 1e-12),
+            "U = {}",
+            c.utilization()
+        );
+        let p = HpccParams {
+            int_quantum: IntQuantum::exact(),
+            ..HpccParams::hpcc_sim_preset(LINE)
+        };
+        let mut c = Hpcc::new(&p, LINE, T, 150_000);
+        c.on_ack(&info(1000, 151_000, &[hop(0, 0, 31_250, 25_000)]));
+        c.on_ack(&info(2000, 152_000, &[hop(T, 31_250, 31_250, 25_000)]));
+        assert!(
+            close(c.utilization(), 1.0 + 31_250.0 * 4.0 / 150_000.0, 1e-12),
+            "U = {}",
+            c.utilization()
+        );
+    }
+
+    /// Our documented guard (neither the paper nor HPCC-sim has it): same hop count, counters
+    /// moving forward, but the hop's line rate changed (100 → 40 Gb/s, another port) is a path
+    /// change: the INT is only re-stored, W and U stay. Measured instead, the 500 000 B in
+    /// 10 µs at 40 Gb/s would give u' = 400/40 = 10 and cut W.
+    #[test]
+    fn rate_change_is_a_path_change() {
+        let mut c = paper();
+        c.on_ack(&info(1000, 126_000, &[hop(0, 0, 0, MBPS)]));
+        let (w, u) = (c.window_f64(), c.utilization());
+        c.on_ack(&info(2000, 127_000, &[hop(T, 500_000, 0, 40_000)]));
+        assert_eq!((c.window_f64(), c.utilization()), (w, u));
+        assert_eq!(c.s.last[0].rate_mbps, 40_000);
+    }
+
+    /// `MULTI_RATE`: a hop that gives no sample on this ACK still bounds W by its own `W^c`
+    /// (HPCC-sim `UpdateRateHp`: `new_rate = min(new_rate, hopState[i].Rc)` for hops not
+    /// updated). By hand: hop 0 sends 125 000 B in T (u' = 1, U = 1 ≥ η):
+    /// `W_0 = 125 000·0.95 + 80 = 118 830`; hop 1 repeats its timestamp (Δts = 0, no sample)
+    /// with `W^c_1 = 50 000`: W = min(118 830, 50 000) = 50 000.
+    #[test]
+    fn multi_rate_unsampled_hop_bounds_w() {
+        let p = HpccParams {
+            multi_rate: true,
+            ..HpccParams::paper()
+        };
+        let mut c = Hpcc::new(&p, LINE, T, BDP);
+        c.on_ack(&info(
+            1000,
+            126_000,
+            &[hop(0, 0, 0, MBPS), hop(0, 0, 0, MBPS)],
+        ));
+        c.s.hops[1].wc = 50_000.0;
+        c.on_ack(&info(
+            2000,
+            127_000,
+            &[hop(T, 125_000, 0, MBPS), hop(0, 0, 0, MBPS)],
+        ));
+        assert!(
+            close(c.window_f64(), 50_000.0, 1e-12),
+            "W = {}",
+            c.window_f64()
+        );
+        // Without hop 1's bound, hop 0's own step.
+        let mut c = Hpcc::new(&p, LINE, T, BDP);
+        c.on_ack(&info(
+            1000,
+            126_000,
+            &[hop(0, 0, 0, MBPS), hop(0, 0, 0, MBPS)],
+        ));
+        c.on_ack(&info(
+            2000,
+            127_000,
+            &[hop(T, 125_000, 0, MBPS), hop(0, 0, 0, MBPS)],
+        ));
+        assert!(
+            close(c.window_f64(), 118_830.0, 1e-12),
+            "W = {}",
+            c.window_f64()
+        );
+    }
+
+    /// HPCC-sim `VAR_WIN 0`: the NIC's window is the fixed maxBdp (`GetWin` returns `m_win`)
+    /// while the rate follows the control law. By hand (D = maxBdp = 150 KB, RATE_AI 40 Mb/s:
+    /// W_AI = 60 B): a one-maxBdp queue at line rate gives U = 2,
+    /// `W = 150 000·0.475 + 60 = 71 310`, rate `⌊71 310·10¹¹/150 000⌋ = 47.54 Gb/s`; the
+    /// window stays 150 000 B (with `VAR_WIN 1` it would be `⌊150 000·R/line⌋ = 71 310`).
+    #[test]
+    fn fixed_window_with_var_win_off() {
+        let p = HpccParams {
+            int_quantum: IntQuantum::exact(),
+            ..HpccParams::hpcc_sim_preset(LINE)
+        };
+        let fixed = HpccParams {
+            var_win: false,
+            ..p.clone()
+        };
+        let run = |p: &HpccParams| {
+            let mut c = Hpcc::new(p, LINE, T, 150_000);
+            c.on_ack(&info(1000, 151_000, &[hop(0, 0, 150_000, MBPS)]));
+            c.on_ack(&info(160_000, 170_000, &[hop(T, 125_000, 150_000, MBPS)]));
+            c
+        };
+        let (var, fix) = (run(&p), run(&fixed));
+        for c in [&var, &fix] {
+            assert!(close(c.window_f64(), 71_310.0, 1e-12));
+            assert_eq!(c.rate_bps(), 47_540_000_000);
+        }
+        assert_eq!(var.window_bytes(), 71_310);
+        assert_eq!(fix.window_bytes(), 150_000);
+        // Before any ACK too, and in the paper's form (D = line·T = 125 KB).
+        assert_eq!(Hpcc::new(&fixed, LINE, T, 150_000).window_bytes(), 150_000);
+        let paper_fixed = HpccParams {
+            var_win: false,
+            ..HpccParams::paper()
+        };
+        let mut c = Hpcc::new(&paper_fixed, LINE, T, BDP);
+        let mut d = Drv::new();
+        d.ack(&mut c, 80_000, 1000, 125_000);
+        d.ack(&mut c, T, 125_000, 125_000);
+        assert!(close(c.window_f64(), 125_000.0 * 0.475 + 80.0, 1e-12));
+        assert_eq!(c.window_bytes(), BDP);
+        assert!(c.rate_bps() < LINE / 2);
+    }
+
+    /// The INT cap: up to 5 switches on the longest path, no warning; 6 warns, naming both.
+    #[test]
+    fn int_hop_limit_warning_above_five_switches() {
+        assert_eq!(int_hop_limit_warning(0), None);
+        assert_eq!(int_hop_limit_warning(5), None);
+        let w = int_hop_limit_warning(6).unwrap();
+        assert!(w.contains("6 switches") && w.contains("5 INT"), "{w}");
     }
 }

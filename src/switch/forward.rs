@@ -449,4 +449,67 @@ mod tests {
             vec![d]
         );
     }
+
+    /// The INT record a switch stamps on a data packet is HPCC-sim's `SwitchNotifyDequeue`
+    /// (`PushHop(now, m_txBytes[port], queue->GetNBytesTotal(), rate)`): the dequeue time,
+    /// the port's bytes sent *before* this packet (control frames included: `m_txBytes` counts
+    /// every packet), the port's backlog *after* the dequeue, and the port's line rate. By
+    /// hand: three 1090 B data packets and one 64 B control frame queued on a 100 Gb/s port;
+    /// the control frame leaves first (strict priority, no stamp); the first data packet then
+    /// sees 64 B sent and 2 × 1090 = 2180 B still queued; the second 64 + 1090 = 1154 B sent
+    /// and 1090 B queued.
+    #[test]
+    fn int_stamp_fields() {
+        use crate::engine::packet::{DataHdr, Header};
+        let topo = shapes::star(2, 100 * GBPS, US).unwrap();
+        let cc = CcConfig::None(NoneParams {
+            window: NoneWindow::Unlimited,
+        });
+        let cfg = NetConfig {
+            int_enabled: true,
+            ..NetConfig::default()
+        };
+        let mut sim = Simulator::new(topo, cfg, cc, &[]).unwrap();
+        assert!(sim.arena.int_hops() >= 1);
+        let node = sim.switches[0].node;
+        let data = |sim: &mut Simulator| {
+            let mut pk = Packet::pfc_frame(node, 0, 1090, 3, 0);
+            pk.hdr = Header::Data(DataHdr {
+                payload: 1000,
+                ..Default::default()
+            });
+            pk.prio = 3;
+            sim.arena.alloc(pk)
+        };
+        let ps: Vec<u32> = (0..3).map(|_| data(&mut sim)).collect();
+        let ctl = sim.arena.alloc(Packet::pfc_frame(node, 0, 64, 3, 0));
+        for &p in &ps {
+            sim.switches[0].mmu.charge(1090);
+            sim.switches[0].ports[1].enqueue(3, p, 1090);
+        }
+        sim.switches[0].ports[1].enqueue(0, ctl, 64);
+        // The control frame first (queue 0), then the data packets one by one (the port made
+        // idle again by hand: the clock does not move in this test).
+        sim.switch_try_send(0, 1);
+        assert!(sim.switches[0].ports[1].queues[0].pkts.is_empty());
+        let stamp = |sim: &mut Simulator, p: u32| {
+            sim.switches[0].ports[1].tx.busy_until_ps = 0;
+            sim.switch_try_send(0, 1);
+            let n = match sim.arena.get(p).hdr {
+                Header::Data(d) => d.int_n,
+                _ => unreachable!(),
+            };
+            assert_eq!(n, 1);
+            sim.arena.int(p)[0]
+        };
+        let h = stamp(&mut sim, ps[0]);
+        assert_eq!(
+            (h.ts_ps, h.tx_bytes, h.qlen_bytes, h.rate_mbps),
+            (sim.q.now(), 64, 2180, 100_000)
+        );
+        let h = stamp(&mut sim, ps[1]);
+        assert_eq!((h.tx_bytes, h.qlen_bytes), (64 + 1090, 1090));
+        let h = stamp(&mut sim, ps[2]);
+        assert_eq!((h.tx_bytes, h.qlen_bytes), (64 + 2 * 1090, 0));
+    }
 }
