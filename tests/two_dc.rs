@@ -274,3 +274,24 @@ fn pair_window_scope_gives_each_flow_its_own_bdp() {
         "does not apply",
     );
 }
+
+/// HPCC on the two-DC topology: an inter-DC path crosses six switches (ToR, spine, gateway,
+/// gateway, spine, ToR), one more than the INT records a packet carries, so the scenario warns
+/// (as `sfc hpcc` does); DCQCN does not.
+#[test]
+fn hpcc_across_six_switches_warns_about_int_records() {
+    let hpcc = load(&format!("{TOPO}[cc]\nkind = \"hpcc\"\n")).unwrap();
+    assert!(
+        hpcc.warnings
+            .iter()
+            .any(|w| w.contains("crosses 6 switches") && w.contains("INT")),
+        "{:?}",
+        hpcc.warnings
+    );
+    let dcqcn = load(&format!("{TOPO}[cc]\nkind = \"dcqcn\"\n")).unwrap();
+    assert!(
+        !dcqcn.warnings.iter().any(|w| w.contains("INT")),
+        "{:?}",
+        dcqcn.warnings
+    );
+}

@@ -1336,7 +1336,7 @@ fn resolve(
     let mut flows = Vec::new();
     let mut stream = None;
     if let Some(topo) = &topo {
-        errs.take(check_rtt(topo, &net, ctx));
+        errs.take(check_rtt(topo, &net, cc.as_ref(), ctx));
         errs.take(check_bfc_tau(topo, &net, ctx));
         errs.take(resolve_queue_monitor(&raw.output, topo, ctx, &mut net));
         // Sites for `remote_fraction`: the data center of every host of a two-DC topology
@@ -2117,15 +2117,26 @@ fn apply_cc_tcd(
     Ok(cc)
 }
 
-/// Timeouts against the topology's base RTT (see [`NetConfig::rtt_issues`]).
-fn check_rtt(topo: &TopologySpec, net: &NetConfig, ctx: &Ctx) -> Result<(), String> {
+/// Timeouts against the topology's base RTT (see [`NetConfig::rtt_issues`]); with HPCC, a
+/// longest path of more than five switches is a warning
+/// ([`crate::cc::hpcc::int_hop_limit_warning`]), as under `sfc hpcc`.
+fn check_rtt(
+    topo: &TopologySpec,
+    net: &NetConfig,
+    cc: Option<&CcConfig>,
+    ctx: &Ctx,
+) -> Result<(), String> {
     crate::runguard::check_network_memory(topo, net)
         .map_err(|e| format!("{}: [topology]: {e}", ctx.file))?;
     let routes = crate::topology::routing::RouteTable::try_build(topo)
         .map_err(|e| format!("{}: topology: {e}", ctx.file))?;
-    let rtt = routes
-        .max_base_rtt(topo, net.mtu_bytes as u64)
-        .max_base_rtt_ps;
+    let bounds = routes.max_base_rtt(topo, net.mtu_bytes as u64);
+    if let Some(CcConfig::Hpcc(_)) = cc
+        && let Some(w) = crate::cc::hpcc::int_hop_limit_warning(bounds.max_switch_hops)
+    {
+        ctx.warn(format!("{}: [topology]: {w}", ctx.file));
+    }
+    let rtt = bounds.max_base_rtt_ps;
     let (errs, warns) = net.rtt_issues(rtt);
     for w in warns {
         ctx.warn(issue_error(&w, ctx));
