@@ -445,6 +445,14 @@ pub fn check_link_rate(rate_bps: u64) -> Result<(), String> {
     Ok(())
 }
 
+/// Largest accepted SFC pause quantum, picoseconds (1 ms): pauses are rounded up to a whole
+/// quantum, so a larger one pauses every triggered flow for hundreds of RTTs at least.
+pub const MAX_SFC_PAUSE_QUANTUM_PS: u64 = crate::units::MS;
+
+/// Largest accepted OnRamp gain K (pause = K × (OWD − T)): beyond it a pause is more than a
+/// hundred times the excess one-way delay, and huge gains overflowed the pause end time.
+pub const MAX_ONRAMP_GAIN: f64 = 100.0;
+
 /// Check a one-way link delay against [`MAX_LINK_DELAY_PS`].
 pub fn check_link_delay(delay_ps: u64) -> Result<(), String> {
     if delay_ps > MAX_LINK_DELAY_PS {
@@ -505,6 +513,10 @@ pub enum NetField {
     PfcAlpha,
     /// SFC `qth_bytes` / `qtg_bytes`.
     SfcThresholds,
+    /// SFC `bts_delay_ps`.
+    SfcBtsDelay,
+    /// SFC `pause_quantum_ps`.
+    SfcPauseQuantum,
     /// OnRamp `gain`.
     OnRampGain,
     /// OnRamp `ewma_w`.
@@ -801,11 +813,37 @@ impl NetConfig {
                 ),
             );
         }
+        if s.bts_delay_ps > MAX_LINK_DELAY_PS {
+            bad(
+                NetField::SfcBtsDelay,
+                format!(
+                    "{} is above the longest accepted delay, 1s (as for link delays: base RTTs \
+                     and timeouts must stay in range)",
+                    crate::units::fmt_time(s.bts_delay_ps)
+                ),
+            );
+        }
+        if s.pause_quantum_ps > MAX_SFC_PAUSE_QUANTUM_PS {
+            bad(
+                NetField::SfcPauseQuantum,
+                format!(
+                    "{} is above the largest accepted, 1ms: every pause is rounded up to a whole \
+                     quantum, so each BTS would pause its flow for at least that long, \
+                     hundreds of RTTs (the paper uses 1us)",
+                    crate::units::fmt_time(s.pause_quantum_ps)
+                ),
+            );
+        }
         let o = &self.onramp;
-        if !(o.gain.is_finite() && o.gain > 0.0) {
+        if !(o.gain.is_finite() && o.gain > 0.0 && o.gain <= MAX_ONRAMP_GAIN) {
             bad(
                 NetField::OnRampGain,
-                format!("must be a positive number (got {})", o.gain),
+                format!(
+                    "must be a positive number at most {MAX_ONRAMP_GAIN} (got {}): a pause is \
+                     gain × (OWD − T), and a larger gain pauses a flow for more than \
+                     {MAX_ONRAMP_GAIN} times its excess delay (the default is 1)",
+                    o.gain
+                ),
             );
         }
         if !(o.ewma_w > 0.0 && o.ewma_w <= 1.0) {

@@ -1228,6 +1228,9 @@ fn hpcc_key(f: crate::config::NetField) -> &'static str {
         F::Ecn => "KMAX_MAP",
         F::EcnPmax => "PMAX_MAP",
         F::SfcThresholds => "SFC_QTG_BYTES",
+        F::SfcBtsDelay => "SFC_BTS_DELAY_NS",
+        // No HPCC-sim key sets the pause quantum (scenario files only); never reported here.
+        F::SfcPauseQuantum => "SFC_MODE",
         F::OnRampGain => "ONRAMP_GAIN",
         F::OnRampEwma => "ONRAMP_EWMA",
         F::PfcQuanta | F::PfcHeadroomFactor | F::PfcAlpha => "PFC_EXPIRY",

@@ -1713,3 +1713,71 @@ fn bench_against_another_build_alternates_and_checks_the_run() {
     )
     .assert_error(&["cannot be used with"]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Robustness: sums past the clock, unbounded tables, oversized inputs
+// ---------------------------------------------------------------------------------------------
+
+/// Each time is capped at 1e7 s, but a start plus a window or a duration could pass the end of
+/// the u64 picosecond clock (≈ 1.8e7 s) and wrap or saturate silently: refused, naming the
+/// keys. So are an SFC BTS delay above 1 s (like link delays), a pause quantum above 1 ms and
+/// an OnRamp gain above 100 (huge gains overflowed the pause end).
+#[test]
+fn times_past_the_clock_are_refused() {
+    assert_bad(
+        &format!(
+            "{STAR4}[[traffic]]\nkind = \"incast\"\nsenders = [1, 2, 3]\nreceivers = [0]\nsize = \"50KB\"\nat = \"1e7s\"\nsync_window = \"1e7s\"\n"
+        ),
+        &["`traffic[0].at` + `traffic[0].sync_window`", "time range"],
+    );
+    assert_bad(
+        &format!(
+            "{STAR4}[[traffic]]\nkind = \"poisson\"\ncdf = \"fb_hadoop\"\nload = 1e-9\nstart = \"1e7s\"\nduration = \"1e7s\"\n"
+        ),
+        &["`traffic[0].start` + `traffic[0].duration`", "time range"],
+    );
+    assert_bad(
+        &format!(
+            "{STAR4}[[traffic]]\nkind = \"incast\"\ndegree = 2\nsize = \"1KB\"\nperiod = \"1s\"\nstart = \"5e6s\"\nduration = \"4e6s\"\nsync_window = \"2e6s\"\n"
+        ),
+        &["`traffic[0].sync_window`", "time range"],
+    );
+    for (set, needles) in [
+        ("bts_delay = \"1e7s\"", ["sfc.bts_delay", "1s"]),
+        ("pause_quantum = \"2ms\"", ["sfc.pause_quantum", "1ms"]),
+    ] {
+        assert_bad(
+            &format!("{STAR4}[sfc]\nmode = \"sfc\"\n{set}\n{INCAST}"),
+            &needles,
+        );
+    }
+    for g in ["1e14", "1e300", "101.0"] {
+        assert_bad(
+            &format!("{STAR4}[onramp]\nenabled = true\ngain = {g}\n{INCAST}"),
+            &["onramp.gain", "at most 100"],
+        );
+    }
+    // A flow file's start times have the same range.
+    let d = TempDir::new("flowclock");
+    d.write("flows.txt", "1\n1 2 3 100 1000 18446744.07370955\n");
+    let f = d.write(
+        "s.toml",
+        &format!("{STAR4}[[traffic]]\nkind = \"flow_file\"\nfile = \"flows.txt\"\n"),
+    );
+    sfc(d.path(), &["validate", f.to_str().unwrap()]).assert_error(&[
+        "flows.txt:2",
+        "field 6",
+        "time range",
+    ]);
+    // `sfc trace`: start + time past the clock, and more hosts than a topology may have.
+    sfc(
+        d.path(),
+        &[
+            "trace", "--hosts", "4", "--start", "1e7s", "--time", "1e7s", "-o", "t.txt",
+        ],
+    )
+    .assert_error(&["--start + --time", "time range"]);
+    sfc(d.path(), &["trace", "--hosts", "100000000", "-o", "t.txt"])
+        .assert_error(&["--hosts 100000000", "4194304"]);
+    assert!(!d.join("t.txt").exists());
+}

@@ -834,6 +834,24 @@ impl Ctx<'_> {
             Some(v) => parse_time_ps(v.get_ref()).map_err(|e| self.err(v, key, e)),
         }
     }
+    /// The times `parts` (`(key, picoseconds)`) added up, or an error naming every key when
+    /// the sum is beyond [`crate::units::MAX_TIME_PS`]: each value is capped on its own, but a
+    /// start plus a window or a duration could still pass the end of the simulator's clock.
+    fn time_sum(&self, parts: &[(&str, u64)]) -> Result<u64, String> {
+        let sum: u128 = parts.iter().map(|&(_, v)| v as u128).sum();
+        if sum <= crate::units::MAX_TIME_PS as u128 {
+            return Ok(sum as u64);
+        }
+        let last = parts.last().map_or("", |&(k, _)| k);
+        let names: Vec<String> = parts.iter().map(|(k, _)| format!("`{k}`")).collect();
+        Err(format!(
+            "{}: {} = {} is beyond the simulator's time range, 1e7s (about 116 days): \
+             every flow must start within it",
+            self.at(last, None),
+            names.join(" + "),
+            format_args!("{:.3}s", sum as f64 / crate::units::SEC as f64)
+        ))
+    }
     fn rate(&self, s: &Option<S>, key: &str, default: u64) -> Result<u64, String> {
         match s {
             None => Ok(default),
@@ -1442,6 +1460,8 @@ fn field_key(f: NetField) -> &'static str {
         NetField::PfcHeadroomFactor => "pfc.headroom_factor",
         NetField::PfcAlpha => "pfc.alpha",
         NetField::SfcThresholds => "sfc.qtg",
+        NetField::SfcBtsDelay => "sfc.bts_delay",
+        NetField::SfcPauseQuantum => "sfc.pause_quantum",
         NetField::OnRampGain => "onramp.gain",
         NetField::OnRampEwma => "onramp.ewma_w",
         NetField::PbfsSlots => "pbfs.n_slots",
@@ -2475,6 +2495,10 @@ impl Generator<'_> {
                         key("duration")
                     ),
                 })
+            } else if needs_dur && let Ok(st) = &start_r {
+                // The last arrival (start + duration) must stay on the simulator's clock.
+                ctx.time_sum(&[(&key("start"), *st), (&key("duration"), d)])
+                    .map(|_| d)
             } else {
                 Ok(d)
             }
@@ -2672,6 +2696,7 @@ impl Generator<'_> {
                 let window = ctx.time(&tr.sync_window, &key("sync_window"), 0)?;
                 if let Some(at) = &tr.at {
                     let at = parse_time_ps(at.get_ref()).map_err(|e| ctx.err(at, &key("at"), e))?;
+                    ctx.time_sum(&[(&key("at"), at), (&key("sync_window"), window)])?;
                     let (Some(sv), Some(senders)) = (&tr.senders, senders) else {
                         return Err(format!("{}: `{}` is required with `{}`", ctx.file, key("senders"), key("at")));
                     };
@@ -2737,6 +2762,7 @@ impl Generator<'_> {
                             traffic::IncastTiming::Poisson { load: self.host_load(load_of()?, &hosts, None)?, host_rate_bps: host_rate }
                         }
                     };
+                    ctx.time_sum(&[(&key("start"), start), (&key("duration"), dur), (&key("sync_window"), window)])?;
                     traffic::incast_flows(&hosts, &receivers, degree, size, timing, repeat, window, start, dur, seed)
                         .map(Source::incast)
                 }

@@ -23,8 +23,17 @@ const PS_PER_S: u64 = 1_000_000_000_000;
 
 /// Parse a non-negative decimal number of seconds into picoseconds, exactly for plain decimals
 /// (up to 12 fractional digits; more are rounded half-up to the picosecond) and via `f64` for
-/// exponent forms (`2e-3`).
+/// exponent forms (`2e-3`). Times past the simulator's time range
+/// ([`crate::units::MAX_TIME_PS`], 1e7 s) are refused, as in a scenario file.
 fn parse_seconds_ps(tok: &str) -> Result<u64, String> {
+    let ps = parse_seconds_ps_unchecked(tok)?;
+    if ps > crate::units::MAX_TIME_PS {
+        return Err("is beyond the simulator's time range, 1e7 s (about 116 days)".to_string());
+    }
+    Ok(ps)
+}
+
+fn parse_seconds_ps_unchecked(tok: &str) -> Result<u64, String> {
     let t = tok.strip_prefix('+').unwrap_or(tok);
     if t.starts_with('-') {
         return Err("is negative".to_string());
@@ -685,6 +694,13 @@ mod tests {
         assert_eq!(parse_seconds_ps("+1.5"), Ok(3 * SEC / 2));
         assert_eq!(parse_seconds_ps("2e-3"), Ok(2_000_000_000));
         assert_eq!(parse_seconds_ps("1.5E0"), Ok(3 * SEC / 2));
+        // The simulator's time range ends at 1e7 s (the u64 picosecond range, at 1.8e7 s,
+        // accepted 18446744.07370955 s before).
+        assert_eq!(parse_seconds_ps("10000000"), Ok(10_000_000 * SEC));
+        for bad in ["10000000.000000000001", "18446744.07370955", "1.1e7"] {
+            let e = parse_seconds_ps(bad).unwrap_err();
+            assert!(e.contains("time range"), "{bad}: {e}");
+        }
         for bad in ["-1", "1.2.3", "abc", ".", "", "1e400", "99999999999", "1x"] {
             assert!(parse_seconds_ps(bad).is_err(), "{bad}");
         }
