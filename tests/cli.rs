@@ -1781,3 +1781,35 @@ fn times_past_the_clock_are_refused() {
         .assert_error(&["--hosts 100000000", "4194304"]);
     assert!(!d.join("t.txt").exists());
 }
+
+/// Scheme tables allocated at every switch are bounded or counted: `sfc.cache_entries` above
+/// 65536 is refused (4294967295 aborted allocating 68 GB), and BFC's flow table at the
+/// documented maximum `bfc.vfid_table` (≈ 800 MB per switch, 36 GB on a k = 6 fat tree) is in
+/// the memory estimate, so the run is refused before allocating, naming the key.
+#[test]
+fn scheme_tables_are_bounded_and_counted() {
+    assert_bad(
+        &format!("{STAR4}[sfc]\nmode = \"sfc\"\ncache_entries = 4294967295\n{INCAST}"),
+        &["sfc.cache_entries", "65536"],
+    );
+    let d = TempDir::new("bfctable");
+    d.write(
+        "ft.toml",
+        "[topology]\nkind = \"fat_tree\"\nk = 6\n[buffer]\nmode = \"lossless\"\n\
+         [bfc]\nenabled = true\nvfid_table = 16777216\n\
+         [[traffic]]\nkind = \"incast\"\nsenders = [1, 2, 3]\nreceivers = [0]\nsize = \"50KB\"\nat = \"1us\"\n",
+    );
+    for cmd in ["validate ft.toml", "run ft.toml --out o"] {
+        let mut c = Command::new("sh");
+        c.args(["-c", &format!("ulimit -v 2000000 && exec {SFC} {cmd}")])
+            .current_dir(d.path());
+        run_with_timeout(c, TIMEOUT).assert_error(&["ft.toml:", "`bfc.vfid_table`", "45 switches"]);
+    }
+    assert!(!d.join("o").exists());
+    // The default table fits.
+    sfc(
+        d.path(),
+        &["validate", "ft.toml", "--set", "bfc.vfid_table=16384"],
+    )
+    .assert_ok();
+}

@@ -2139,8 +2139,12 @@ fn apply_cc_tcd(
 
 /// Timeouts against the topology's base RTT (see [`NetConfig::rtt_issues`]).
 fn check_rtt(topo: &TopologySpec, net: &NetConfig, ctx: &Ctx) -> Result<(), String> {
-    crate::runguard::check_network_memory(topo, net)
-        .map_err(|e| format!("{}: [topology]: {e}", ctx.file))?;
+    crate::runguard::check_network_memory(topo, net).map_err(|e| {
+        match crate::runguard::largest_scheme_table(topo, net) {
+            Some((key, _)) => format!("{}: {e}", ctx.at(key, None)),
+            None => format!("{}: [topology]: {e}", ctx.file),
+        }
+    })?;
     let routes = crate::topology::routing::RouteTable::try_build(topo)
         .map_err(|e| format!("{}: topology: {e}", ctx.file))?;
     let rtt = routes
@@ -2883,6 +2887,19 @@ fn resolve_sfc(net: &mut NetConfig, s: &RawSfc, o: &RawOnRamp, ctx: &Ctx) -> Res
         return Err(ctx.err_key(
             "sfc.cache_entries",
             "must be at least 1 (a pause cache with no entry caches nothing)",
+        ));
+    }
+    if let Some(n) = s.cache_entries
+        && n > crate::scheme::sfc::MAX_CACHE_ENTRIES
+    {
+        return Err(ctx.err_key(
+            "sfc.cache_entries",
+            format!(
+                "{n} is above the largest accepted, {}: the pause cache is a switch register \
+                 array (the paper's is small; the default is 32768), allocated at every SFC \
+                 switch at 16 B an entry",
+                crate::scheme::sfc::MAX_CACHE_ENTRIES
+            ),
         ));
     }
     sc.bloom_bits = s.bloom_bits.unwrap_or(sc.bloom_bits).max(64);
