@@ -606,6 +606,66 @@ impl NetConfig {
         Ok(())
     }
 
+    /// Check that every switch's lossless carve-out fits its buffer (`buffer.mode =
+    /// "lossless"` with PFC, not CBFC): the per-port PFC headroom (`headroom_factor` × rate ×
+    /// one-way delay + `headroom_extra_bytes`, as [`crate::scheme::pfc::PfcState::new`]
+    /// computes it) summed over the switch's ports, plus `reserve_bytes` per ingress port.
+    /// Beyond the buffer the shared pool is negative and occupancy exceeds the buffer (a
+    /// 2096 B lossless buffer peaked at 116 KB). The error names the field and the bytes.
+    pub fn check_lossless_carve_out(
+        &self,
+        topo: &crate::topology::TopologySpec,
+    ) -> Result<(), ConfigIssue> {
+        use crate::topology::NodeKind;
+        if self.buffer.mode != BufferMode::Lossless || self.cbfc.enabled {
+            return Ok(());
+        }
+        let p = &self.pfc;
+        // (headroom, ports) per node.
+        let mut carve = vec![(0u64, 0u64); topo.kinds.len()];
+        for l in &topo.links {
+            // HPCC-sim's integer formula, as in PfcState::new.
+            let one_way = (l.rate_bps as u128 * (l.delay_ps / 1000) as u128 / 8 / 1_000_000_000)
+                .min(u64::MAX as u128) as u64;
+            let headroom = ((one_way as f64 * p.headroom_factor) as u64)
+                .saturating_add(p.headroom_extra_bytes);
+            for n in [l.a, l.b] {
+                if let Some(c) = carve.get_mut(n as usize) {
+                    c.0 = c.0.saturating_add(headroom);
+                    c.1 += 1;
+                }
+            }
+        }
+        for (node, &(headroom, ports)) in carve.iter().enumerate() {
+            if topo.kinds[node] != NodeKind::Switch || ports == 0 {
+                continue;
+            }
+            let node = node as u32;
+            let reserve = p.reserve_bytes.saturating_mul(ports);
+            let need = headroom.saturating_add(reserve);
+            let size = self.buffer_of(node).size_bytes;
+            if need > size {
+                let field = if self.switch_buffer_bytes.iter().any(|&(n, _)| n == node) {
+                    NetField::SwitchBufferSize
+                } else {
+                    NetField::BufferSize
+                };
+                return Err(ConfigIssue {
+                    field,
+                    message: format!(
+                        "{size} B at switch {node} is smaller than its lossless carve-out, {need} B \
+                         (PFC headroom {headroom} B over its {ports} ports, {} × rate × one-way \
+                         delay each, plus the reserve {} B per ingress port, {reserve} B): the \
+                         shared pool would be negative and occupancy would exceed the buffer; \
+                         enlarge the buffer or lower the PFC headroom factor / reserve",
+                        p.headroom_factor, p.reserve_bytes
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Largest data packet on the wire that occupies buffer: MTU payload + headers + INT.
     pub fn max_packet_bytes(&self) -> u64 {
         self.mtu_bytes as u64 + self.framing.data_header_bytes() as u64 + self.int_bytes as u64
@@ -897,6 +957,27 @@ impl NetConfig {
             self.max_packet_bytes(),
         ) {
             bad(NetField::Cbfc(key), msg);
+        }
+        if self.cbfc.enabled
+            && let Some(l) = self.cbfc.limit_bytes
+        {
+            let smallest = self
+                .switch_buffer_bytes
+                .iter()
+                .map(|&(_, b)| b)
+                .chain([self.buffer.size_bytes])
+                .min()
+                .unwrap_or(self.buffer.size_bytes);
+            if l > smallest {
+                bad(
+                    NetField::Cbfc("cbfc.limit"),
+                    format!(
+                        "({l} B) is more than the switch buffer ({smallest} B): the credit limit \
+                         is ingress buffer reserved per (port, VL), and credits for space the \
+                         buffer does not have let occupancy exceed it"
+                    ),
+                );
+            }
         }
         if self.cbfc.enabled && self.bfc.enabled {
             bad(

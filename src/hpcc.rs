@@ -604,6 +604,8 @@ fn check_rtt(
     net: &NetConfig,
     warnings: &mut Vec<String>,
 ) -> Result<(), String> {
+    net.check_lossless_carve_out(topo)
+        .map_err(|i| c.err(hpcc_key(i.field), i.message))?;
     crate::runguard::check_network_memory(topo, net).map_err(|e| c.err("TOPOLOGY_FILE", e))?;
     let routes = crate::topology::routing::RouteTable::try_build(topo)
         .map_err(|e| c.err("TOPOLOGY_FILE", e))?;

@@ -1813,3 +1813,38 @@ fn scheme_tables_are_bounded_and_counted() {
     )
     .assert_ok();
 }
+
+/// A lossless buffer smaller than its PFC carve-out (every port's headroom plus the
+/// per-ingress reserves) was accepted and occupancy exceeded the buffer (2096 B peaked at
+/// 116 KB); so was a reserve or a CBFC credit limit larger than the whole buffer. Each is an
+/// error naming the key and the bytes.
+#[test]
+fn lossless_carve_out_must_fit_the_buffer() {
+    let lossless = |extra: &str| {
+        format!("{STAR4}[buffer]\nmode = \"lossless\"\n{extra}[cc]\nkind = \"dcqcn\"\n{INCAST}")
+    };
+    assert_bad(
+        &lossless("size = 2096\n"),
+        &[
+            "buffer.size",
+            "2096 B at switch 4",
+            "lossless carve-out, 166384 B",
+        ],
+    );
+    assert_bad(
+        &lossless("size = \"1MB\"\n[pfc]\nreserve = \"1GB\"\n"),
+        &["buffer.size", "lossless carve-out", "reserve 1000000000 B"],
+    );
+    assert_bad(
+        &lossless("size = \"1MB\"\nswitch_sizes = { 4 = 2096 }\n"),
+        &["buffer.switch_sizes", "2096 B at switch 4"],
+    );
+    assert_bad(
+        &lossless("size = \"1MB\"\n[cbfc]\nenabled = true\nlimit = \"1GB\"\n"),
+        &["cbfc.limit", "more than the switch buffer"],
+    );
+    // A buffer that holds the carve-out runs.
+    let d = TempDir::new("carve");
+    let s = run_summary(&d, "ok.toml", &lossless("size = \"1MB\"\n"));
+    assert!(s["peak_buffer_bytes"].as_u64().unwrap() <= 1_000_000, "{s}");
+}

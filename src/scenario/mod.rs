@@ -2139,6 +2139,9 @@ fn apply_cc_tcd(
 
 /// Timeouts against the topology's base RTT (see [`NetConfig::rtt_issues`]).
 fn check_rtt(topo: &TopologySpec, net: &NetConfig, ctx: &Ctx) -> Result<(), String> {
+    if let Err(i) = net.check_lossless_carve_out(topo) {
+        return Err(ctx.err_key(field_key(i.field), i.message));
+    }
     crate::runguard::check_network_memory(topo, net).map_err(|e| {
         match crate::runguard::largest_scheme_table(topo, net) {
             Some((key, _)) => format!("{}: {e}", ctx.at(key, None)),
