@@ -1848,3 +1848,33 @@ fn lossless_carve_out_must_fit_the_buffer() {
     let s = run_summary(&d, "ok.toml", &lossless("size = \"1MB\"\n"));
     assert!(s["peak_buffer_bytes"].as_u64().unwrap() <= 1_000_000, "{s}");
 }
+
+/// Input files are read with limits: a flow file (or one named by an HPCC config) without
+/// line breaks stops at the first line past 1 MiB, naming the file and line (`/dev/zero`
+/// grew to 16 GB before aborting).
+#[test]
+fn endless_input_files_are_refused() {
+    let d = TempDir::new("devzero");
+    let f = d.write(
+        "z.toml",
+        &format!("{STAR4}[[traffic]]\nkind = \"flow_file\"\nfile = \"/dev/zero\"\n"),
+    );
+    sfc(d.path(), &["validate", f.to_str().unwrap()]).assert_error(&[
+        "traffic[0].file",
+        "/dev/zero:1",
+        "line longer than 1048576 bytes",
+    ]);
+    d.write(
+        "topo.txt",
+        "3 1 2\n2\n0 2 100Gbps 1us 0\n1 2 100Gbps 1us 0\n",
+    );
+    let c = d.write(
+        "config.txt",
+        "TOPOLOGY_FILE topo.txt\nFLOW_FILE /dev/zero\nCC_MODE none\nFCT_OUTPUT_FILE fct.txt\n",
+    );
+    sfc(d.path(), &["hpcc", c.to_str().unwrap()]).assert_error(&[
+        "FLOW_FILE",
+        "/dev/zero:1",
+        "line longer",
+    ]);
+}

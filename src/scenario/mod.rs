@@ -2812,7 +2812,7 @@ impl Generator<'_> {
             "flow_file" => {
                 let fs = tr.file.as_ref().ok_or_else(|| required("file"))?;
                 let p = ctx.path(fs.get_ref());
-                let text = std::fs::read_to_string(&p).map_err(|e| {
+                let text = crate::fsutil::read_text_lines(&p).map_err(|e| {
                     ctx.err(fs, &key("file"), format!("cannot read {}: {e}{}", p.display(), relative_hint(fs.get_ref())))
                 })?;
                 // Checked line by line (before sorting), so errors name the flow file's line.

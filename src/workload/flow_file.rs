@@ -14,7 +14,7 @@
 use super::FlowSpec;
 use crate::runguard::FlowShape;
 use crate::topology::TopologySpec;
-use std::io::{BufRead, BufReader, Seek, SeekFrom};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -355,12 +355,23 @@ impl<R: BufRead> Lines<R> {
     fn next_line(&mut self) -> Result<Option<(usize, &str)>, String> {
         let (start, end) = loop {
             self.buf.clear();
-            let n = self
-                .r
+            // At most one line of MAX_LINE_BYTES (and its line break): a file without line
+            // breaks (`/dev/zero`) is refused at once instead of read into memory whole.
+            let max = crate::fsutil::MAX_LINE_BYTES;
+            let n = (&mut self.r)
+                .take(max as u64 + 2)
                 .read_until(b'\n', &mut self.buf)
                 .map_err(|e| crate::fsutil::describe("cannot read", Path::new(&self.name), &e))?;
             if n == 0 {
                 return Ok(None);
+            }
+            if n > max + 1 || (n == max + 1 && !self.buf.ends_with(b"\n")) {
+                return Err(format!(
+                    "{}:{}: line longer than {max} bytes, the longest accepted (is it the right \
+                     file?)",
+                    self.name,
+                    self.line + 1
+                ));
             }
             self.pos += n as u64;
             self.line += 1;
@@ -626,7 +637,7 @@ impl Iterator for FileFlows {
 /// Read and [`parse`] a flow file (errors and warnings name the path).
 pub fn load(path: &Path) -> Result<(Vec<FlowSpec>, Vec<String>), String> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: cannot read: {e}"))?;
+    let text = crate::fsutil::read_text_lines(path)?;
     parse(&text, &name)
 }
 
