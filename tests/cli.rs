@@ -1878,3 +1878,28 @@ fn endless_input_files_are_refused() {
         "line longer",
     ]);
 }
+
+/// An explicit 0 for a key whose default is derived (`sfc.qth`, `sfc.qtg`, `sfc.bloom_reset`,
+/// `onramp.threshold`) silently meant the default: now an error saying to omit the key.
+#[test]
+fn explicit_zero_is_not_the_default() {
+    for (section, kv, key) in [
+        ("[sfc]\nmode = \"sfc\"", "qth = 0", "sfc.qth"),
+        ("[sfc]\nmode = \"sfc\"", "qtg = \"0B\"", "sfc.qtg"),
+        (
+            "[sfc]\nmode = \"sfc\"",
+            "bloom_reset = \"0us\"",
+            "sfc.bloom_reset",
+        ),
+        (
+            "[onramp]\nenabled = true",
+            "threshold = \"0us\"",
+            "onramp.threshold",
+        ),
+    ] {
+        assert_bad(
+            &format!("{STAR4}{section}\n{kv}\n{INCAST}"),
+            &[key, "must be positive", "omit the key for the"],
+        );
+    }
+}

@@ -2875,12 +2875,34 @@ fn resolve_sfc(net: &mut NetConfig, s: &RawSfc, o: &RawOnRamp, ctx: &Ctx) -> Res
                 key,
                 "give bytes (e.g. \"250KB\"); omit the key for the paper's default (Q_th = 2 BDP, Q_tg = 1 BDP per port)",
             )),
-            Some(x) => parse_bytes(x.get_ref()).map_err(|e| ctx.err(x, key, e)),
+            Some(x) => match parse_bytes(x.get_ref()) {
+                Err(e) => Err(ctx.err(x, key, e)),
+                // 0 stands for the default inside the model: an explicit 0 is not taken for it.
+                Ok(0) => Err(ctx.err(
+                    x,
+                    key,
+                    "must be positive; omit the key for the paper's default (Q_th = 2 BDP, \
+                     Q_tg = 1 BDP per port)",
+                )),
+                Ok(b) => Ok(b),
+            },
+        }
+    };
+    // A time whose 0 stands for a derived default inside the model: an explicit 0 is an error
+    // (it used to give the default silently).
+    let nonzero_time = |v: &Option<S>, key: &str, default: &str| -> Result<u64, String> {
+        match (v, ctx.time(v, key, 0)?) {
+            (Some(x), 0) => Err(ctx.err(
+                x,
+                key,
+                format!("must be positive; omit the key for the default ({default})"),
+            )),
+            (_, t) => Ok(t),
         }
     };
     sc.qth_bytes = thresh(&s.qth, "sfc.qth")?;
     sc.qtg_bytes = thresh(&s.qtg, "sfc.qtg")?;
-    sc.bloom_reset_ps = ctx.time(&s.bloom_reset, "sfc.bloom_reset", 0)?;
+    sc.bloom_reset_ps = nonzero_time(&s.bloom_reset, "sfc.bloom_reset", "RTT/2")?;
     if let Some(b) = s.bloom_bits
         && b < 64
     {
@@ -2935,7 +2957,11 @@ fn resolve_sfc(net: &mut NetConfig, s: &RawSfc, o: &RawOnRamp, ctx: &Ctx) -> Res
     sc.trigger_stats = s.trigger_stats.unwrap_or(false);
     let on = &mut net.onramp;
     on.enabled = o.enabled.unwrap_or(false);
-    on.threshold_ps = ctx.time(&o.threshold, "onramp.threshold", 0)?;
+    on.threshold_ps = nonzero_time(
+        &o.threshold,
+        "onramp.threshold",
+        "the longest base one-way delay + 1 µs",
+    )?;
     on.gain = o.gain.unwrap_or(1.0);
     on.ewma_w = o.ewma_w.unwrap_or(1.0);
     on.guard = o.guard.unwrap_or(true);
