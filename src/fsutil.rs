@@ -90,7 +90,7 @@ fn read_limited(path: &Path, max_bytes: u64, max_line: Option<usize>) -> Result<
             return Err(format!(
                 "{}: larger than {}, the largest input file accepted (is it the right file?)",
                 path.display(),
-                if max_bytes % (1 << 30) == 0 {
+                if max_bytes.is_multiple_of(1 << 30) {
                     format!("{} GiB", max_bytes >> 30)
                 } else {
                     format!("{max_bytes} bytes")
