@@ -284,7 +284,7 @@ mod tests {
     /// naming the file (and the line): `/dev/zero` as an input grew to 16 GB before.
     #[test]
     fn reads_are_bounded() {
-        let dir = std::env::temp_dir().join(format!("sfc-fsutil-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("sfc-fsutil-reads-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let f = dir.join("f.txt");
         std::fs::write(&f, "ab\ncdef\n").unwrap();
