@@ -445,6 +445,14 @@ pub fn check_link_rate(rate_bps: u64) -> Result<(), String> {
     Ok(())
 }
 
+/// Largest accepted SFC pause quantum, picoseconds (1 ms): pauses are rounded up to a whole
+/// quantum, so a larger one pauses every triggered flow for hundreds of RTTs at least.
+pub const MAX_SFC_PAUSE_QUANTUM_PS: u64 = crate::units::MS;
+
+/// Largest accepted OnRamp gain K (pause = K × (OWD − T)): beyond it a pause is more than a
+/// hundred times the excess one-way delay, and huge gains overflowed the pause end time.
+pub const MAX_ONRAMP_GAIN: f64 = 100.0;
+
 /// Check a one-way link delay against [`MAX_LINK_DELAY_PS`].
 pub fn check_link_delay(delay_ps: u64) -> Result<(), String> {
     if delay_ps > MAX_LINK_DELAY_PS {
@@ -505,6 +513,10 @@ pub enum NetField {
     PfcAlpha,
     /// SFC `qth_bytes` / `qtg_bytes`.
     SfcThresholds,
+    /// SFC `bts_delay_ps`.
+    SfcBtsDelay,
+    /// SFC `pause_quantum_ps`.
+    SfcPauseQuantum,
     /// OnRamp `gain`.
     OnRampGain,
     /// OnRamp `ewma_w`.
@@ -589,6 +601,66 @@ impl NetConfig {
             }
             if !seen.insert(node) {
                 return Err(format!("per-switch buffer: switch {node} is given twice"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Check that every switch's lossless carve-out fits its buffer (`buffer.mode =
+    /// "lossless"` with PFC, not CBFC): the per-port PFC headroom (`headroom_factor` × rate ×
+    /// one-way delay + `headroom_extra_bytes`, as [`crate::scheme::pfc::PfcState::new`]
+    /// computes it) summed over the switch's ports, plus `reserve_bytes` per ingress port.
+    /// Beyond the buffer the shared pool is negative and occupancy exceeds the buffer (a
+    /// 2096 B lossless buffer peaked at 116 KB). The error names the field and the bytes.
+    pub fn check_lossless_carve_out(
+        &self,
+        topo: &crate::topology::TopologySpec,
+    ) -> Result<(), ConfigIssue> {
+        use crate::topology::NodeKind;
+        if self.buffer.mode != BufferMode::Lossless || self.cbfc.enabled {
+            return Ok(());
+        }
+        let p = &self.pfc;
+        // (headroom, ports) per node.
+        let mut carve = vec![(0u64, 0u64); topo.kinds.len()];
+        for l in &topo.links {
+            // HPCC-sim's integer formula, as in PfcState::new.
+            let one_way = (l.rate_bps as u128 * (l.delay_ps / 1000) as u128 / 8 / 1_000_000_000)
+                .min(u64::MAX as u128) as u64;
+            let headroom = ((one_way as f64 * p.headroom_factor) as u64)
+                .saturating_add(p.headroom_extra_bytes);
+            for n in [l.a, l.b] {
+                if let Some(c) = carve.get_mut(n as usize) {
+                    c.0 = c.0.saturating_add(headroom);
+                    c.1 += 1;
+                }
+            }
+        }
+        for (node, &(headroom, ports)) in carve.iter().enumerate() {
+            if topo.kinds[node] != NodeKind::Switch || ports == 0 {
+                continue;
+            }
+            let node = node as u32;
+            let reserve = p.reserve_bytes.saturating_mul(ports);
+            let need = headroom.saturating_add(reserve);
+            let size = self.buffer_of(node).size_bytes;
+            if need > size {
+                let field = if self.switch_buffer_bytes.iter().any(|&(n, _)| n == node) {
+                    NetField::SwitchBufferSize
+                } else {
+                    NetField::BufferSize
+                };
+                return Err(ConfigIssue {
+                    field,
+                    message: format!(
+                        "{size} B at switch {node} is smaller than its lossless carve-out, {need} B \
+                         (PFC headroom {headroom} B over its {ports} ports, {} × rate × one-way \
+                         delay each, plus the reserve {} B per ingress port, {reserve} B): the \
+                         shared pool would be negative and occupancy would exceed the buffer; \
+                         enlarge the buffer or lower the PFC headroom factor / reserve",
+                        p.headroom_factor, p.reserve_bytes
+                    ),
+                });
             }
         }
         Ok(())
@@ -801,11 +873,37 @@ impl NetConfig {
                 ),
             );
         }
+        if s.bts_delay_ps > MAX_LINK_DELAY_PS {
+            bad(
+                NetField::SfcBtsDelay,
+                format!(
+                    "{} is above the longest accepted delay, 1s (as for link delays: base RTTs \
+                     and timeouts must stay in range)",
+                    crate::units::fmt_time(s.bts_delay_ps)
+                ),
+            );
+        }
+        if s.pause_quantum_ps > MAX_SFC_PAUSE_QUANTUM_PS {
+            bad(
+                NetField::SfcPauseQuantum,
+                format!(
+                    "{} is above the largest accepted, 1ms: every pause is rounded up to a whole \
+                     quantum, so each BTS would pause its flow for at least that long, \
+                     hundreds of RTTs (the paper uses 1us)",
+                    crate::units::fmt_time(s.pause_quantum_ps)
+                ),
+            );
+        }
         let o = &self.onramp;
-        if !(o.gain.is_finite() && o.gain > 0.0) {
+        if !(o.gain.is_finite() && o.gain > 0.0 && o.gain <= MAX_ONRAMP_GAIN) {
             bad(
                 NetField::OnRampGain,
-                format!("must be a positive number (got {})", o.gain),
+                format!(
+                    "must be a positive number at most {MAX_ONRAMP_GAIN} (got {}): a pause is \
+                     gain × (OWD − T), and a larger gain pauses a flow for more than \
+                     {MAX_ONRAMP_GAIN} times its excess delay (the default is 1)",
+                    o.gain
+                ),
             );
         }
         if !(o.ewma_w > 0.0 && o.ewma_w <= 1.0) {
@@ -859,6 +957,27 @@ impl NetConfig {
             self.max_packet_bytes(),
         ) {
             bad(NetField::Cbfc(key), msg);
+        }
+        if self.cbfc.enabled
+            && let Some(l) = self.cbfc.limit_bytes
+        {
+            let smallest = self
+                .switch_buffer_bytes
+                .iter()
+                .map(|&(_, b)| b)
+                .chain([self.buffer.size_bytes])
+                .min()
+                .unwrap_or(self.buffer.size_bytes);
+            if l > smallest {
+                bad(
+                    NetField::Cbfc("cbfc.limit"),
+                    format!(
+                        "({l} B) is more than the switch buffer ({smallest} B): the credit limit \
+                         is ingress buffer reserved per (port, VL), and credits for space the \
+                         buffer does not have let occupancy exceed it"
+                    ),
+                );
+            }
         }
         if self.cbfc.enabled && self.bfc.enabled {
             bad(

@@ -22,11 +22,84 @@ pub fn describe(what: &str, path: &Path, e: &io::Error) -> String {
     format!("{what} {}: {e}{hint}", path.display())
 }
 
+/// Largest input file read whole (scenario, experiment, HPCC config, topology and CDF files),
+/// bytes: 1 GiB. Larger is an error naming the file instead of growing without bound (a path
+/// such as `/dev/zero` grew to 16 GB before aborting).
+pub const MAX_INPUT_FILE_BYTES: u64 = 1 << 30;
+
+/// Longest line accepted in a flow file, bytes (1 MiB; a flow line is about 40 bytes).
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
 /// Read a text file. A file that is not UTF-8 is reported with the line and column of the
-/// first bad byte; other failures name the path and the reason.
+/// first bad byte; other failures name the path and the reason. At most
+/// [`MAX_INPUT_FILE_BYTES`].
 pub fn read_text(path: &Path) -> Result<String, String> {
-    let bytes = std::fs::read(path).map_err(|e| describe("cannot read", path, &e))?;
+    let bytes = read_limited(path, MAX_INPUT_FILE_BYTES, None)?;
     text_from_bytes(bytes, &path.display().to_string())
+}
+
+/// Like [`read_text`], for line-oriented files of any size (flow files): no limit on the
+/// file, but none of its lines may be longer than [`MAX_LINE_BYTES`] (so an endless file
+/// without line breaks stops at once).
+pub fn read_text_lines(path: &Path) -> Result<String, String> {
+    let bytes = read_limited(path, u64::MAX, Some(MAX_LINE_BYTES))?;
+    text_from_bytes(bytes, &path.display().to_string())
+}
+
+/// The bytes of `path`: an error naming it beyond `max_bytes`, or (with `max_line`) at the
+/// first line longer than that.
+fn read_limited(path: &Path, max_bytes: u64, max_line: Option<usize>) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let f = std::fs::File::open(path).map_err(|e| describe("cannot read", path, &e))?;
+    let cap = f
+        .metadata()
+        .ok()
+        .filter(|m| m.is_file())
+        .map_or(0, |m| m.len().min(max_bytes) as usize);
+    let mut r = f.take(max_bytes.saturating_add(1));
+    let mut bytes = Vec::with_capacity(cap);
+    let mut chunk = vec![0u8; 1 << 16];
+    // Bytes since the last line break, and the number of that line.
+    let (mut run, mut line) = (0usize, 1usize);
+    loop {
+        let n = match r.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(describe("cannot read", path, &e)),
+        };
+        let c = &chunk[..n];
+        if let Some(max) = max_line {
+            for part in c.split_inclusive(|&b| b == b'\n') {
+                run += part.len();
+                if run > max + 1 {
+                    return Err(format!(
+                        "{}:{line}: line longer than {max} bytes, the longest accepted (is it \
+                         the right file?)",
+                        path.display()
+                    ));
+                }
+                if part.ends_with(b"\n") {
+                    run = 0;
+                    line += 1;
+                }
+            }
+        }
+        // Checked before the bytes are added: the buffer never grows past the limit.
+        if (bytes.len() + n) as u64 > max_bytes {
+            return Err(format!(
+                "{}: larger than {}, the largest input file accepted (is it the right file?)",
+                path.display(),
+                if max_bytes.is_multiple_of(1 << 30) {
+                    format!("{} GiB", max_bytes >> 30)
+                } else {
+                    format!("{max_bytes} bytes")
+                }
+            ));
+        }
+        bytes.extend_from_slice(c);
+    }
+    Ok(bytes)
 }
 
 /// UTF-8 text from `bytes` read from `name` (without a leading byte-order mark), or an error
@@ -206,6 +279,29 @@ fn probe_write(dir: &Path) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whole-file reads stop at their size limit, line readers at the first overlong line,
+    /// naming the file (and the line): `/dev/zero` as an input grew to 16 GB before.
+    #[test]
+    fn reads_are_bounded() {
+        let dir = std::env::temp_dir().join(format!("sfc-fsutil-reads-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("f.txt");
+        std::fs::write(&f, "ab\ncdef\n").unwrap();
+        assert_eq!(read_limited(&f, 8, None).unwrap(), b"ab\ncdef\n");
+        let e = read_limited(&f, 7, None).unwrap_err();
+        assert!(e.contains("f.txt: larger than 7 bytes"), "{e}");
+        // A line of `max` bytes plus its line break is accepted; one more byte is not.
+        assert!(read_limited(&f, u64::MAX, Some(4)).is_ok());
+        let e = read_limited(&f, u64::MAX, Some(3)).unwrap_err();
+        assert!(e.contains("f.txt:2: line longer than 3 bytes"), "{e}");
+        let e = read_limited(Path::new("/dev/zero"), u64::MAX, Some(1000)).unwrap_err();
+        assert!(e.contains("/dev/zero:1: line longer"), "{e}");
+        let e = read_limited(Path::new("/dev/zero"), 1 << 20, None).unwrap_err();
+        assert!(e.contains("/dev/zero: larger than 1048576 bytes"), "{e}");
+        assert!(read_text(&f).is_ok() && read_text_lines(&f).is_ok());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn non_utf8_names_line_and_column() {

@@ -606,6 +606,8 @@ fn check_rtt(
     cc: &CcConfig,
     warnings: &mut Vec<String>,
 ) -> Result<(), String> {
+    net.check_lossless_carve_out(topo)
+        .map_err(|i| c.err(hpcc_key(i.field), i.message))?;
     crate::runguard::check_network_memory(topo, net).map_err(|e| c.err("TOPOLOGY_FILE", e))?;
     let routes = crate::topology::routing::RouteTable::try_build(topo)
         .map_err(|e| c.err("TOPOLOGY_FILE", e))?;
@@ -1254,6 +1256,9 @@ fn hpcc_key(f: crate::config::NetField) -> &'static str {
         F::Ecn => "KMAX_MAP",
         F::EcnPmax => "PMAX_MAP",
         F::SfcThresholds => "SFC_QTG_BYTES",
+        F::SfcBtsDelay => "SFC_BTS_DELAY_NS",
+        // No HPCC-sim key sets the pause quantum (scenario files only); never reported here.
+        F::SfcPauseQuantum => "SFC_MODE",
         F::OnRampGain => "ONRAMP_GAIN",
         F::OnRampEwma => "ONRAMP_EWMA",
         F::PfcQuanta | F::PfcHeadroomFactor | F::PfcAlpha => "PFC_EXPIRY",

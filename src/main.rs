@@ -356,7 +356,7 @@ fn cmd_run(
 ) -> Result<(), String> {
     let (text, label, dir) = match &scenario {
         Some(p) => (
-            std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?,
+            sfc::fsutil::read_text(p)?,
             p.display().to_string(),
             p.parent().map(PathBuf::from).unwrap_or_default(),
         ),

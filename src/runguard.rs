@@ -220,11 +220,56 @@ impl MemoryEstimate {
     }
 }
 
+/// The per-switch tables of the flow-control schemes that a run allocates when it is built,
+/// whatever its traffic: `(key that sizes the table, bytes per switch)` — BFC's flow table
+/// (`bfc.vfid_table`), SFC's pause cache (`sfc.cache_entries`) and Bloom filter
+/// (`sfc.bloom_bits`). Counted at every switch (an upper bound for SFC deployed at ToRs).
+pub fn scheme_tables(net: &NetConfig) -> Vec<(&'static str, u64)> {
+    let mut v = Vec::new();
+    if net.bfc.enabled {
+        v.push((
+            "bfc.vfid_table",
+            crate::scheme::bfc::FlowTable::bytes_for(&net.bfc),
+        ));
+    }
+    if net.sfc.mode != crate::scheme::sfc::SfcMode::Off {
+        v.push((
+            "sfc.cache_entries",
+            crate::scheme::sfc::PauseCache::bytes_for(net.sfc.cache_entries),
+        ));
+        v.push((
+            "sfc.bloom_bits",
+            (net.sfc.bloom_bits as u64).div_ceil(64) * 8,
+        ));
+    }
+    v
+}
+
+/// The scheme table ([`scheme_tables`]) that takes the most memory over all switches of
+/// `topo`, with that memory, when the tables together take more than the rest of the
+/// network ([`network_bytes`]): the key to name when the network does not fit.
+pub fn largest_scheme_table(topo: &TopologySpec, net: &NetConfig) -> Option<(&'static str, u64)> {
+    let switches = topo.switches().len() as u64;
+    let tables = scheme_tables(net);
+    let all: u64 = tables
+        .iter()
+        .fold(0, |a, t| a.saturating_add(t.1.saturating_mul(switches)));
+    let rest = network_bytes(topo, net).saturating_sub(all);
+    if all <= rest {
+        return None;
+    }
+    tables
+        .into_iter()
+        .max_by_key(|t| t.1)
+        .map(|(k, b)| (k, b.saturating_mul(switches)))
+}
+
 /// Memory of the network itself, bytes: every switch port with its `queues_per_port`
 /// queues and scheduler state, every NIC's port (counted as a switch port without queues,
 /// an upper bound), and the forwarding table (two bytes per host per switch). Empty queues
 /// allocate nothing, so this is what a run holds before its first packet; a 2,000 × 2,000
-/// leaf–spine (8 M switch ports) needs about 5.7 GB of it.
+/// leaf–spine (8 M switch ports) needs about 5.7 GB of it. Plus every switch's scheme tables
+/// ([`scheme_tables`]).
 pub fn network_bytes(topo: &TopologySpec, net: &NetConfig) -> u64 {
     use crate::topology::NodeKind;
     use std::mem::size_of;
@@ -247,7 +292,12 @@ pub fn network_bytes(topo: &TopologySpec, net: &NetConfig) -> u64 {
             _ => nic_port,
         })
         .fold(0, u64::saturating_add);
-    ports.saturating_add(hosts.saturating_mul(switches).saturating_mul(2))
+    let tables = scheme_tables(net)
+        .iter()
+        .fold(0u64, |a, t| a.saturating_add(t.1));
+    ports
+        .saturating_add(hosts.saturating_mul(switches).saturating_mul(2))
+        .saturating_add(tables.saturating_mul(switches))
 }
 
 /// Estimate the memory of running `flows` on `topo` with `net`: flow state, plus one 4-byte
@@ -268,6 +318,16 @@ pub fn check_network_memory(topo: &TopologySpec, net: &NetConfig) -> Result<(), 
     let avail = available_memory_bytes();
     if need <= avail / 5 * 4 {
         return Ok(());
+    }
+    if let Some((key, bytes)) = largest_scheme_table(topo, net) {
+        return Err(format!(
+            "`{key}`: the table it sizes needs about {} at each of the {} switches, {} in all, and the network about {}, more than 80 % of the {} available: lower `{key}`",
+            fmt_bytes(bytes / (topo.switches().len() as u64).max(1)),
+            topo.switches().len(),
+            fmt_bytes(bytes),
+            fmt_bytes(need),
+            fmt_bytes(avail)
+        ));
     }
     Err(format!(
         "the network's {} ports ({} queues per switch port) and its forwarding table need about {} of memory, more than 80 % of the {} available: a smaller topology (fewer links) or fewer queues per port reduce it",

@@ -1713,3 +1713,193 @@ fn bench_against_another_build_alternates_and_checks_the_run() {
     )
     .assert_error(&["cannot be used with"]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Robustness: sums past the clock, unbounded tables, oversized inputs
+// ---------------------------------------------------------------------------------------------
+
+/// Each time is capped at 1e7 s, but a start plus a window or a duration could pass the end of
+/// the u64 picosecond clock (≈ 1.8e7 s) and wrap or saturate silently: refused, naming the
+/// keys. So are an SFC BTS delay above 1 s (like link delays), a pause quantum above 1 ms and
+/// an OnRamp gain above 100 (huge gains overflowed the pause end).
+#[test]
+fn times_past_the_clock_are_refused() {
+    assert_bad(
+        &format!(
+            "{STAR4}[[traffic]]\nkind = \"incast\"\nsenders = [1, 2, 3]\nreceivers = [0]\nsize = \"50KB\"\nat = \"1e7s\"\nsync_window = \"1e7s\"\n"
+        ),
+        &["`traffic[0].at` + `traffic[0].sync_window`", "time range"],
+    );
+    assert_bad(
+        &format!(
+            "{STAR4}[[traffic]]\nkind = \"poisson\"\ncdf = \"fb_hadoop\"\nload = 1e-9\nstart = \"1e7s\"\nduration = \"1e7s\"\n"
+        ),
+        &["`traffic[0].start` + `traffic[0].duration`", "time range"],
+    );
+    assert_bad(
+        &format!(
+            "{STAR4}[[traffic]]\nkind = \"incast\"\ndegree = 2\nsize = \"1KB\"\nperiod = \"1s\"\nstart = \"5e6s\"\nduration = \"4e6s\"\nsync_window = \"2e6s\"\n"
+        ),
+        &["`traffic[0].sync_window`", "time range"],
+    );
+    for (set, needles) in [
+        ("bts_delay = \"1e7s\"", ["sfc.bts_delay", "1s"]),
+        ("pause_quantum = \"2ms\"", ["sfc.pause_quantum", "1ms"]),
+    ] {
+        assert_bad(
+            &format!("{STAR4}[sfc]\nmode = \"sfc\"\n{set}\n{INCAST}"),
+            &needles,
+        );
+    }
+    for g in ["1e14", "1e300", "101.0"] {
+        assert_bad(
+            &format!("{STAR4}[onramp]\nenabled = true\ngain = {g}\n{INCAST}"),
+            &["onramp.gain", "at most 100"],
+        );
+    }
+    // A flow file's start times have the same range.
+    let d = TempDir::new("flowclock");
+    d.write("flows.txt", "1\n1 2 3 100 1000 18446744.07370955\n");
+    let f = d.write(
+        "s.toml",
+        &format!("{STAR4}[[traffic]]\nkind = \"flow_file\"\nfile = \"flows.txt\"\n"),
+    );
+    sfc(d.path(), &["validate", f.to_str().unwrap()]).assert_error(&[
+        "flows.txt:2",
+        "field 6",
+        "time range",
+    ]);
+    // `sfc trace`: start + time past the clock, and more hosts than a topology may have.
+    sfc(
+        d.path(),
+        &[
+            "trace", "--hosts", "4", "--start", "1e7s", "--time", "1e7s", "-o", "t.txt",
+        ],
+    )
+    .assert_error(&["--start + --time", "time range"]);
+    sfc(d.path(), &["trace", "--hosts", "100000000", "-o", "t.txt"])
+        .assert_error(&["--hosts 100000000", "4194304"]);
+    assert!(!d.join("t.txt").exists());
+}
+
+/// Scheme tables allocated at every switch are bounded or counted: `sfc.cache_entries` above
+/// 65536 is refused (4294967295 aborted allocating 68 GB), and BFC's flow table at the
+/// documented maximum `bfc.vfid_table` (≈ 800 MB per switch, 36 GB on a k = 6 fat tree) is in
+/// the memory estimate, so the run is refused before allocating, naming the key.
+#[test]
+fn scheme_tables_are_bounded_and_counted() {
+    assert_bad(
+        &format!("{STAR4}[sfc]\nmode = \"sfc\"\ncache_entries = 4294967295\n{INCAST}"),
+        &["sfc.cache_entries", "65536"],
+    );
+    let d = TempDir::new("bfctable");
+    d.write(
+        "ft.toml",
+        "[topology]\nkind = \"fat_tree\"\nk = 6\n[buffer]\nmode = \"lossless\"\n\
+         [bfc]\nenabled = true\nvfid_table = 16777216\n\
+         [[traffic]]\nkind = \"incast\"\nsenders = [1, 2, 3]\nreceivers = [0]\nsize = \"50KB\"\nat = \"1us\"\n",
+    );
+    for cmd in ["validate ft.toml", "run ft.toml --out o"] {
+        let mut c = Command::new("sh");
+        c.args(["-c", &format!("ulimit -v 2000000 && exec {SFC} {cmd}")])
+            .current_dir(d.path());
+        run_with_timeout(c, TIMEOUT).assert_error(&["ft.toml:", "`bfc.vfid_table`", "45 switches"]);
+    }
+    assert!(!d.join("o").exists());
+    // The default table fits.
+    sfc(
+        d.path(),
+        &["validate", "ft.toml", "--set", "bfc.vfid_table=16384"],
+    )
+    .assert_ok();
+}
+
+/// A lossless buffer smaller than its PFC carve-out (every port's headroom plus the
+/// per-ingress reserves) was accepted and occupancy exceeded the buffer (2096 B peaked at
+/// 116 KB); so was a reserve or a CBFC credit limit larger than the whole buffer. Each is an
+/// error naming the key and the bytes.
+#[test]
+fn lossless_carve_out_must_fit_the_buffer() {
+    let lossless = |extra: &str| {
+        format!("{STAR4}[buffer]\nmode = \"lossless\"\n{extra}[cc]\nkind = \"dcqcn\"\n{INCAST}")
+    };
+    assert_bad(
+        &lossless("size = 2096\n"),
+        &[
+            "buffer.size",
+            "2096 B at switch 4",
+            "lossless carve-out, 166384 B",
+        ],
+    );
+    assert_bad(
+        &lossless("size = \"1MB\"\n[pfc]\nreserve = \"1GB\"\n"),
+        &["buffer.size", "lossless carve-out", "reserve 1000000000 B"],
+    );
+    assert_bad(
+        &lossless("size = \"1MB\"\nswitch_sizes = { 4 = 2096 }\n"),
+        &["buffer.switch_sizes", "2096 B at switch 4"],
+    );
+    assert_bad(
+        &lossless("size = \"1MB\"\n[cbfc]\nenabled = true\nlimit = \"1GB\"\n"),
+        &["cbfc.limit", "more than the switch buffer"],
+    );
+    // A buffer that holds the carve-out runs.
+    let d = TempDir::new("carve");
+    let s = run_summary(&d, "ok.toml", &lossless("size = \"1MB\"\n"));
+    assert!(s["peak_buffer_bytes"].as_u64().unwrap() <= 1_000_000, "{s}");
+}
+
+/// Input files are read with limits: a flow file (or one named by an HPCC config) without
+/// line breaks stops at the first line past 1 MiB, naming the file and line (`/dev/zero`
+/// grew to 16 GB before aborting).
+#[test]
+fn endless_input_files_are_refused() {
+    let d = TempDir::new("devzero");
+    let f = d.write(
+        "z.toml",
+        &format!("{STAR4}[[traffic]]\nkind = \"flow_file\"\nfile = \"/dev/zero\"\n"),
+    );
+    sfc(d.path(), &["validate", f.to_str().unwrap()]).assert_error(&[
+        "traffic[0].file",
+        "/dev/zero:1",
+        "line longer than 1048576 bytes",
+    ]);
+    d.write(
+        "topo.txt",
+        "3 1 2\n2\n0 2 100Gbps 1us 0\n1 2 100Gbps 1us 0\n",
+    );
+    let c = d.write(
+        "config.txt",
+        "TOPOLOGY_FILE topo.txt\nFLOW_FILE /dev/zero\nCC_MODE none\nFCT_OUTPUT_FILE fct.txt\n",
+    );
+    sfc(d.path(), &["hpcc", c.to_str().unwrap()]).assert_error(&[
+        "FLOW_FILE",
+        "/dev/zero:1",
+        "line longer",
+    ]);
+}
+
+/// An explicit 0 for a key whose default is derived (`sfc.qth`, `sfc.qtg`, `sfc.bloom_reset`,
+/// `onramp.threshold`) silently meant the default: now an error saying to omit the key.
+#[test]
+fn explicit_zero_is_not_the_default() {
+    for (section, kv, key) in [
+        ("[sfc]\nmode = \"sfc\"", "qth = 0", "sfc.qth"),
+        ("[sfc]\nmode = \"sfc\"", "qtg = \"0B\"", "sfc.qtg"),
+        (
+            "[sfc]\nmode = \"sfc\"",
+            "bloom_reset = \"0us\"",
+            "sfc.bloom_reset",
+        ),
+        (
+            "[onramp]\nenabled = true",
+            "threshold = \"0us\"",
+            "onramp.threshold",
+        ),
+    ] {
+        assert_bad(
+            &format!("{STAR4}{section}\n{kv}\n{INCAST}"),
+            &[key, "must be positive", "omit the key for the"],
+        );
+    }
+}

@@ -335,6 +335,33 @@ fn experiment_directory_with_broken_files() {
         o.to_str().expect("utf-8"),
     ]);
     assert!(ok, "{err}");
+    // A truncated summary.json is not a complete point: the next run says so and runs it
+    // again (it was counted complete, and every later report failed "EOF while parsing").
+    let none = o.join("points/none/summary.json");
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&none)
+        .expect("summary.json");
+    f.set_len(100).expect("truncate");
+    drop(f);
+    let (ok, _, err) = sfc(&[
+        "experiment",
+        "run",
+        "tiny-53",
+        "--dir",
+        &dir,
+        "--quick",
+        "--out",
+        o.to_str().expect("utf-8"),
+    ]);
+    assert!(ok, "{err}");
+    assert!(
+        err.contains("summary.json is unusable") && err.contains("running it again"),
+        "{err}"
+    );
+    assert!(err.contains("(1 already complete)"), "{err}");
+    let text = std::fs::read_to_string(&none).expect("summary.json");
+    serde_json::from_str::<serde_json::Value>(&text).expect("summary.json re-written");
     // Asking for the broken file by its name gets its own error.
     let (ok, _, err) = sfc(&["experiment", "run", "named", "--dir", &dir]);
     assert!(!ok);

@@ -1087,6 +1087,23 @@ fn error_buffer_smaller_than_two_packets_names_the_key() {
     r.assert_error(&["config.txt:8:", "BUFFER_SIZE"]);
 }
 
+/// A lossless buffer smaller than the PFC carve-out (headroom of every port + reserves) is
+/// an error naming `BUFFER_SIZE` and the carve-out (it was accepted, and occupancy exceeded
+/// the buffer).
+#[test]
+fn error_lossless_buffer_below_its_carve_out_names_the_key() {
+    let d = star2_dir("e-carve");
+    let r = hpcc(
+        &d,
+        &star2_config(
+            "BUFFER_MODE lossless
+BUFFER_SIZE 0.002
+",
+        ),
+    );
+    r.assert_error(&["config.txt:8:", "BUFFER_SIZE", "lossless carve-out"]);
+}
+
 /// `summary.json` without the keys about wall time and memory, and the config's path.
 fn summary_stats(text: &str) -> serde_json::Value {
     fn strip(v: serde_json::Value) -> serde_json::Value {

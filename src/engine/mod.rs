@@ -361,11 +361,11 @@ impl EventQueue {
         v.reserve(1);
     }
 
-    /// Schedule `ev` at `now + delay_ps`.
-    /// Schedule `ev` `delay_ps` after now.
+    /// Schedule `ev` `delay_ps` after now. Saturates at `u64::MAX` instead of wrapping into the
+    /// past (inputs are bounded so that this is never reached: times ≤ 1e7 s, delays ≤ 1 s).
     #[inline]
     pub fn schedule_in(&mut self, delay_ps: u64, ev: Event) {
-        self.schedule(self.now_ps + delay_ps, ev);
+        self.schedule(self.now_ps.saturating_add(delay_ps), ev);
     }
 
     /// Time of the next event, if any.

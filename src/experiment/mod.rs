@@ -690,7 +690,7 @@ impl Experiment {
 
     /// Load an experiment file.
     pub fn load(path: &std::path::Path) -> Result<Experiment, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let text = crate::fsutil::read_text(path)?;
         let dir = path
             .parent()
             .map(std::path::Path::to_path_buf)

@@ -301,15 +301,22 @@ pub fn point_dir(base: &Path, p: &Point) -> PathBuf {
     base.join("points").join(&p.id)
 }
 
-/// A point is complete when its `summary.json` exists (written last, atomically) and its
-/// recorded overrides and [`Point::fingerprint`] equal the current ones.
+/// A point is complete when its `summary.json` (written last, atomically) is a JSON object and
+/// its recorded overrides and [`Point::fingerprint`] equal the current ones.
 pub fn is_complete(base: &Path, p: &Point) -> bool {
+    completeness(base, p).is_ok()
+}
+
+/// Whether point `p` is complete ([`is_complete`]): `Err(None)` when it has not run with this
+/// configuration, `Err(Some(why))` when it has but its `summary.json` cannot be used (truncated
+/// or edited by hand: a report would fail on it), so it must run again.
+fn completeness(base: &Path, p: &Point) -> Result<(), Option<String>> {
     let d = point_dir(base, p);
     let Ok(rec) = std::fs::read_to_string(d.join("point.json")) else {
-        return false;
+        return Err(None);
     };
     let Ok(v) = serde_json::from_str::<serde_json::Value>(&rec) else {
-        return false;
+        return Err(None);
     };
     let same = v["sets"].as_array().is_some_and(|a| {
         a.len() == p.sets.len()
@@ -317,8 +324,20 @@ pub fn is_complete(base: &Path, p: &Point) -> bool {
                 .zip(&p.sets)
                 .all(|(x, y)| x.as_str() == Some(y.as_str()))
     });
-    same && v["fingerprint"].as_str() == Some(p.fingerprint.as_str())
-        && d.join("summary.json").exists()
+    if !(same && v["fingerprint"].as_str() == Some(p.fingerprint.as_str())) {
+        return Err(None);
+    }
+    let f = d.join("summary.json");
+    let text = match std::fs::read_to_string(&f) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(None),
+        Err(e) => return Err(Some(format!("{}: {e}", f.display()))),
+        Ok(t) => t,
+    };
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(serde_json::Value::Object(_)) => Ok(()),
+        Ok(_) => Err(Some(format!("{}: not a JSON object", f.display()))),
+        Err(e) => Err(Some(format!("{}: {e}", f.display()))),
+    }
 }
 
 fn run_point(exp: &Experiment, base: &Path, p: &Point) -> Result<(), String> {
@@ -423,7 +442,20 @@ pub fn run(exp: &Experiment, o: &RunOpts) -> Result<PathBuf, String> {
     std::fs::create_dir_all(&base).map_err(|e| format!("{}: {e}", base.display()))?;
     let _lock = lock_dir(&base)?;
     let pts = points(exp, o.quick);
-    let todo: Vec<&Point> = pts.iter().filter(|p| !is_complete(&base, p)).collect();
+    let todo: Vec<&Point> = pts
+        .iter()
+        .filter(|p| match completeness(&base, p) {
+            Ok(()) => false,
+            Err(None) => true,
+            Err(Some(why)) => {
+                eprintln!(
+                    "{}: its summary.json is unusable ({why}): not counted as complete, running it again",
+                    p.id
+                );
+                true
+            }
+        })
+        .collect();
     eprintln!(
         "experiment `{}`{}: {} points ({} already complete), {} parallel job(s); results in {}",
         exp.meta.name,
@@ -1552,6 +1584,14 @@ tolerance = 0.1
         assert!(!is_complete(&base, p), "no summary.json yet");
         std::fs::write(d.join("summary.json"), "{}").unwrap();
         assert!(is_complete(&base, p));
+        // A truncated (or otherwise unparsable) summary.json is not complete: it runs again
+        // (it was counted complete, and every later report failed on it).
+        for bad in ["{\"flows\": {\"count\": 1", "", "[1, 2]"] {
+            std::fs::write(d.join("summary.json"), bad).unwrap();
+            assert!(!is_complete(&base, p), "{bad:?}");
+            assert!(matches!(completeness(&base, p), Err(Some(_))), "{bad:?}");
+        }
+        std::fs::write(d.join("summary.json"), "{}").unwrap();
         let edited = text.replacen("seed = 1", "seed = 2", 1);
         assert_ne!(edited, text);
         let exp2 = crate::experiment::Experiment::parse(&edited, "f", dir).unwrap();

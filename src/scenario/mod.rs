@@ -834,6 +834,24 @@ impl Ctx<'_> {
             Some(v) => parse_time_ps(v.get_ref()).map_err(|e| self.err(v, key, e)),
         }
     }
+    /// The times `parts` (`(key, picoseconds)`) added up, or an error naming every key when
+    /// the sum is beyond [`crate::units::MAX_TIME_PS`]: each value is capped on its own, but a
+    /// start plus a window or a duration could still pass the end of the simulator's clock.
+    fn time_sum(&self, parts: &[(&str, u64)]) -> Result<u64, String> {
+        let sum: u128 = parts.iter().map(|&(_, v)| v as u128).sum();
+        if sum <= crate::units::MAX_TIME_PS as u128 {
+            return Ok(sum as u64);
+        }
+        let last = parts.last().map_or("", |&(k, _)| k);
+        let names: Vec<String> = parts.iter().map(|(k, _)| format!("`{k}`")).collect();
+        Err(format!(
+            "{}: {} = {} is beyond the simulator's time range, 1e7s (about 116 days): \
+             every flow must start within it",
+            self.at(last, None),
+            names.join(" + "),
+            format_args!("{:.3}s", sum as f64 / crate::units::SEC as f64)
+        ))
+    }
     fn rate(&self, s: &Option<S>, key: &str, default: u64) -> Result<u64, String> {
         match s {
             None => Ok(default),
@@ -1442,6 +1460,8 @@ fn field_key(f: NetField) -> &'static str {
         NetField::PfcHeadroomFactor => "pfc.headroom_factor",
         NetField::PfcAlpha => "pfc.alpha",
         NetField::SfcThresholds => "sfc.qtg",
+        NetField::SfcBtsDelay => "sfc.bts_delay",
+        NetField::SfcPauseQuantum => "sfc.pause_quantum",
         NetField::OnRampGain => "onramp.gain",
         NetField::OnRampEwma => "onramp.ewma_w",
         NetField::PbfsSlots => "pbfs.n_slots",
@@ -2117,17 +2137,24 @@ fn apply_cc_tcd(
     Ok(cc)
 }
 
-/// Timeouts against the topology's base RTT (see [`NetConfig::rtt_issues`]); with HPCC, a
-/// longest path of more than five switches is a warning
-/// ([`crate::cc::hpcc::int_hop_limit_warning`]), as under `sfc hpcc`.
+/// Timeouts against the topology's base RTT (see [`NetConfig::rtt_issues`]) and the lossless
+/// carve-out against the buffers; with HPCC, a longest path of more than five switches is a
+/// warning ([`crate::cc::hpcc::int_hop_limit_warning`]), as under `sfc hpcc`.
 fn check_rtt(
     topo: &TopologySpec,
     net: &NetConfig,
     cc: Option<&CcConfig>,
     ctx: &Ctx,
 ) -> Result<(), String> {
-    crate::runguard::check_network_memory(topo, net)
-        .map_err(|e| format!("{}: [topology]: {e}", ctx.file))?;
+    if let Err(i) = net.check_lossless_carve_out(topo) {
+        return Err(ctx.err_key(field_key(i.field), i.message));
+    }
+    crate::runguard::check_network_memory(topo, net).map_err(|e| {
+        match crate::runguard::largest_scheme_table(topo, net) {
+            Some((key, _)) => format!("{}: {e}", ctx.at(key, None)),
+            None => format!("{}: [topology]: {e}", ctx.file),
+        }
+    })?;
     let routes = crate::topology::routing::RouteTable::try_build(topo)
         .map_err(|e| format!("{}: topology: {e}", ctx.file))?;
     let bounds = routes.max_base_rtt(topo, net.mtu_bytes as u64);
@@ -2486,6 +2513,10 @@ impl Generator<'_> {
                         key("duration")
                     ),
                 })
+            } else if needs_dur && let Ok(st) = &start_r {
+                // The last arrival (start + duration) must stay on the simulator's clock.
+                ctx.time_sum(&[(&key("start"), *st), (&key("duration"), d)])
+                    .map(|_| d)
             } else {
                 Ok(d)
             }
@@ -2683,6 +2714,7 @@ impl Generator<'_> {
                 let window = ctx.time(&tr.sync_window, &key("sync_window"), 0)?;
                 if let Some(at) = &tr.at {
                     let at = parse_time_ps(at.get_ref()).map_err(|e| ctx.err(at, &key("at"), e))?;
+                    ctx.time_sum(&[(&key("at"), at), (&key("sync_window"), window)])?;
                     let (Some(sv), Some(senders)) = (&tr.senders, senders) else {
                         return Err(format!("{}: `{}` is required with `{}`", ctx.file, key("senders"), key("at")));
                     };
@@ -2748,6 +2780,7 @@ impl Generator<'_> {
                             traffic::IncastTiming::Poisson { load: self.host_load(load_of()?, &hosts, None)?, host_rate_bps: host_rate }
                         }
                     };
+                    ctx.time_sum(&[(&key("start"), start), (&key("duration"), dur), (&key("sync_window"), window)])?;
                     traffic::incast_flows(&hosts, &receivers, degree, size, timing, repeat, window, start, dur, seed)
                         .map(Source::incast)
                 }
@@ -2790,7 +2823,7 @@ impl Generator<'_> {
             "flow_file" => {
                 let fs = tr.file.as_ref().ok_or_else(|| required("file"))?;
                 let p = ctx.path(fs.get_ref());
-                let text = std::fs::read_to_string(&p).map_err(|e| {
+                let text = crate::fsutil::read_text_lines(&p).map_err(|e| {
                     ctx.err(fs, &key("file"), format!("cannot read {}: {e}{}", p.display(), relative_hint(fs.get_ref())))
                 })?;
                 // Checked line by line (before sorting), so errors name the flow file's line.
@@ -2853,12 +2886,34 @@ fn resolve_sfc(net: &mut NetConfig, s: &RawSfc, o: &RawOnRamp, ctx: &Ctx) -> Res
                 key,
                 "give bytes (e.g. \"250KB\"); omit the key for the paper's default (Q_th = 2 BDP, Q_tg = 1 BDP per port)",
             )),
-            Some(x) => parse_bytes(x.get_ref()).map_err(|e| ctx.err(x, key, e)),
+            Some(x) => match parse_bytes(x.get_ref()) {
+                Err(e) => Err(ctx.err(x, key, e)),
+                // 0 stands for the default inside the model: an explicit 0 is not taken for it.
+                Ok(0) => Err(ctx.err(
+                    x,
+                    key,
+                    "must be positive; omit the key for the paper's default (Q_th = 2 BDP, \
+                     Q_tg = 1 BDP per port)",
+                )),
+                Ok(b) => Ok(b),
+            },
+        }
+    };
+    // A time whose 0 stands for a derived default inside the model: an explicit 0 is an error
+    // (it used to give the default silently).
+    let nonzero_time = |v: &Option<S>, key: &str, default: &str| -> Result<u64, String> {
+        match (v, ctx.time(v, key, 0)?) {
+            (Some(x), 0) => Err(ctx.err(
+                x,
+                key,
+                format!("must be positive; omit the key for the default ({default})"),
+            )),
+            (_, t) => Ok(t),
         }
     };
     sc.qth_bytes = thresh(&s.qth, "sfc.qth")?;
     sc.qtg_bytes = thresh(&s.qtg, "sfc.qtg")?;
-    sc.bloom_reset_ps = ctx.time(&s.bloom_reset, "sfc.bloom_reset", 0)?;
+    sc.bloom_reset_ps = nonzero_time(&s.bloom_reset, "sfc.bloom_reset", "RTT/2")?;
     if let Some(b) = s.bloom_bits
         && b < 64
     {
@@ -2868,6 +2923,19 @@ fn resolve_sfc(net: &mut NetConfig, s: &RawSfc, o: &RawOnRamp, ctx: &Ctx) -> Res
         return Err(ctx.err_key(
             "sfc.cache_entries",
             "must be at least 1 (a pause cache with no entry caches nothing)",
+        ));
+    }
+    if let Some(n) = s.cache_entries
+        && n > crate::scheme::sfc::MAX_CACHE_ENTRIES
+    {
+        return Err(ctx.err_key(
+            "sfc.cache_entries",
+            format!(
+                "{n} is above the largest accepted, {}: the pause cache is a switch register \
+                 array (the paper's is small; the default is 32768), allocated at every SFC \
+                 switch at 16 B an entry",
+                crate::scheme::sfc::MAX_CACHE_ENTRIES
+            ),
         ));
     }
     sc.bloom_bits = s.bloom_bits.unwrap_or(sc.bloom_bits).max(64);
@@ -2900,7 +2968,11 @@ fn resolve_sfc(net: &mut NetConfig, s: &RawSfc, o: &RawOnRamp, ctx: &Ctx) -> Res
     sc.trigger_stats = s.trigger_stats.unwrap_or(false);
     let on = &mut net.onramp;
     on.enabled = o.enabled.unwrap_or(false);
-    on.threshold_ps = ctx.time(&o.threshold, "onramp.threshold", 0)?;
+    on.threshold_ps = nonzero_time(
+        &o.threshold,
+        "onramp.threshold",
+        "the longest base one-way delay + 1 µs",
+    )?;
     on.gain = o.gain.unwrap_or(1.0);
     on.ewma_w = o.ewma_w.unwrap_or(1.0);
     on.guard = o.guard.unwrap_or(true);

@@ -340,8 +340,7 @@ pub fn parse_with_warnings(text: &str, name: &str) -> Result<(TopologySpec, Vec<
 /// and warnings are prefixed with the path.
 pub fn load(path: &Path) -> Result<(TopologySpec, Vec<String>), String> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{name}: cannot read topology file: {e}"))?;
+    let text = crate::fsutil::read_text(path).map_err(|e| format!("topology file: {e}"))?;
     parse_with_warnings(&text, &name)
 }
 

@@ -260,8 +260,7 @@ impl SizeCdf {
     /// Read and parse a CDF file in the given format (errors name the path and line).
     pub fn load(path: &Path, format: CdfFormat) -> Result<SizeCdf, String> {
         let name = path.display().to_string();
-        let text =
-            std::fs::read_to_string(path).map_err(|e| format!("{name}: cannot read: {e}"))?;
+        let text = crate::fsutil::read_text(path)?;
         match format {
             CdfFormat::Hpcc => SizeCdf::parse_hpcc(&text, &name),
             CdfFormat::Homa { unit_bytes } => SizeCdf::parse_homa(&text, &name, unit_bytes),

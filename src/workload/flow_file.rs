@@ -14,7 +14,7 @@
 use super::FlowSpec;
 use crate::runguard::FlowShape;
 use crate::topology::TopologySpec;
-use std::io::{BufRead, BufReader, Seek, SeekFrom};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -23,8 +23,17 @@ const PS_PER_S: u64 = 1_000_000_000_000;
 
 /// Parse a non-negative decimal number of seconds into picoseconds, exactly for plain decimals
 /// (up to 12 fractional digits; more are rounded half-up to the picosecond) and via `f64` for
-/// exponent forms (`2e-3`).
+/// exponent forms (`2e-3`). Times past the simulator's time range
+/// ([`crate::units::MAX_TIME_PS`], 1e7 s) are refused, as in a scenario file.
 fn parse_seconds_ps(tok: &str) -> Result<u64, String> {
+    let ps = parse_seconds_ps_unchecked(tok)?;
+    if ps > crate::units::MAX_TIME_PS {
+        return Err("is beyond the simulator's time range, 1e7 s (about 116 days)".to_string());
+    }
+    Ok(ps)
+}
+
+fn parse_seconds_ps_unchecked(tok: &str) -> Result<u64, String> {
     let t = tok.strip_prefix('+').unwrap_or(tok);
     if t.starts_with('-') {
         return Err("is negative".to_string());
@@ -346,12 +355,23 @@ impl<R: BufRead> Lines<R> {
     fn next_line(&mut self) -> Result<Option<(usize, &str)>, String> {
         let (start, end) = loop {
             self.buf.clear();
-            let n = self
-                .r
+            // At most one line of MAX_LINE_BYTES (and its line break): a file without line
+            // breaks (`/dev/zero`) is refused at once instead of read into memory whole.
+            let max = crate::fsutil::MAX_LINE_BYTES;
+            let n = (&mut self.r)
+                .take(max as u64 + 2)
                 .read_until(b'\n', &mut self.buf)
                 .map_err(|e| crate::fsutil::describe("cannot read", Path::new(&self.name), &e))?;
             if n == 0 {
                 return Ok(None);
+            }
+            if n > max + 1 || (n == max + 1 && !self.buf.ends_with(b"\n")) {
+                return Err(format!(
+                    "{}:{}: line longer than {max} bytes, the longest accepted (is it the right \
+                     file?)",
+                    self.name,
+                    self.line + 1
+                ));
             }
             self.pos += n as u64;
             self.line += 1;
@@ -617,7 +637,7 @@ impl Iterator for FileFlows {
 /// Read and [`parse`] a flow file (errors and warnings name the path).
 pub fn load(path: &Path) -> Result<(Vec<FlowSpec>, Vec<String>), String> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: cannot read: {e}"))?;
+    let text = crate::fsutil::read_text_lines(path)?;
     parse(&text, &name)
 }
 
@@ -685,6 +705,13 @@ mod tests {
         assert_eq!(parse_seconds_ps("+1.5"), Ok(3 * SEC / 2));
         assert_eq!(parse_seconds_ps("2e-3"), Ok(2_000_000_000));
         assert_eq!(parse_seconds_ps("1.5E0"), Ok(3 * SEC / 2));
+        // The simulator's time range ends at 1e7 s (the u64 picosecond range, at 1.8e7 s,
+        // accepted 18446744.07370955 s before).
+        assert_eq!(parse_seconds_ps("10000000"), Ok(10_000_000 * SEC));
+        for bad in ["10000000.000000000001", "18446744.07370955", "1.1e7"] {
+            let e = parse_seconds_ps(bad).unwrap_err();
+            assert!(e.contains("time range"), "{bad}: {e}");
+        }
         for bad in ["-1", "1.2.3", "abc", ".", "", "1e400", "99999999999", "1x"] {
             assert!(parse_seconds_ps(bad).is_err(), "{bad}");
         }

@@ -5,7 +5,8 @@
 
 use std::path::PathBuf;
 
-use crate::units::{parse_bytes, parse_rate_bps, parse_time_ps};
+use crate::topology::shapes::MAX_NODES;
+use crate::units::{MAX_TIME_PS, parse_bytes, parse_rate_bps, parse_time_ps};
 use crate::workload::cdf::{CdfFormat, SizeCdf, builtin};
 use crate::workload::traffic;
 
@@ -76,6 +77,12 @@ pub fn run(a: &TraceArgs) -> Result<(), String> {
             let rate = t.host_rate_bps();
             (hosts, rate)
         }
+        (None, Some(n)) if n as u64 > MAX_NODES => {
+            return Err(format!(
+                "--hosts {n}: more than the supported maximum of {MAX_NODES} nodes (the limit of \
+                 a topology, which the flow file is meant for)"
+            ));
+        }
         (None, Some(n)) => ((0..n).collect(), None),
         (None, None) => return Err("give --topology FILE or --hosts N".into()),
     };
@@ -116,12 +123,23 @@ pub fn run(a: &TraceArgs) -> Result<(), String> {
     };
     let dur = parse_time_ps(&a.time).map_err(|e| format!("--time: {e}"))?;
     let start = parse_time_ps(&a.start).map_err(|e| format!("--start: {e}"))?;
+    // The last arrival (start + time, plus an incast's sync window) must stay within the
+    // simulator's time range: a flow file's start times are checked against it when read.
+    let win = parse_time_ps(a.sync_window.as_deref().unwrap_or("0us"))
+        .map_err(|e| format!("--sync-window: {e}"))?;
+    let end = start as u128 + dur as u128 + win as u128;
+    if end > MAX_TIME_PS as u128 {
+        let with_win = if win > 0 { " + --sync-window" } else { "" };
+        return Err(format!(
+            "--start + --time{with_win} = {} is beyond the simulator's time range, 1e7s \
+             (about 116 days): every flow must start within it",
+            format_args!("{:.3}s", end as f64 / crate::units::SEC as f64)
+        ));
+    }
     let mut flows = traffic::poisson(&hosts, &cdf, a.load, bw, start, dur, a.seed)?;
     if a.incast_degree > 0 {
         let size = parse_bytes(a.incast_size.as_deref().unwrap_or("500KB"))
             .map_err(|e| format!("--incast-size: {e}"))?;
-        let win = parse_time_ps(a.sync_window.as_deref().unwrap_or("0us"))
-            .map_err(|e| format!("--sync-window: {e}"))?;
         let inc = traffic::incast(
             &hosts,
             &[],

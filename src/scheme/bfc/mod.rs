@@ -383,6 +383,22 @@ pub struct FlowTable {
 }
 
 impl FlowTable {
+    /// Memory of the flow table one switch allocates under `cfg` (the VFID buckets, one per
+    /// [`BfcConfig::vfid_table`] entry and a single one for SFQ, and the overflow cache),
+    /// bytes: for the run's memory estimate ([`crate::runguard::scheme_tables`]).
+    pub fn bytes_for(cfg: &BfcConfig) -> u64 {
+        let buckets = if cfg.mode == BfcMode::Sfq {
+            1
+        } else {
+            cfg.vfid_table as u64
+        };
+        let entry = std::mem::size_of::<FlowEntry>() as u64;
+        buckets.saturating_mul(WAYS as u64 * entry).saturating_add(
+            (cfg.overflow_cache as u64)
+                .saturating_mul(std::mem::size_of::<(u32, FlowEntry)>() as u64),
+        )
+    }
+
     /// Empty table of `buckets` buckets and `cache` overflow entries.
     pub fn new(buckets: u32, cache: usize) -> Self {
         FlowTable {

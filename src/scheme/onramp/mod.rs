@@ -69,11 +69,14 @@ impl OnRampState {
         if owd <= threshold_ps as f64 || (cfg.guard && tx_ps < self.last_pause_end_ps) {
             return None;
         }
-        let d = (cfg.gain * (owd - threshold_ps as f64)).max(0.0) as u64;
+        // `gain` is bounded at input (config::MAX_ONRAMP_GAIN); the pause is still kept within
+        // the simulator's time range so that no input can wrap its end time.
+        let d = ((cfg.gain * (owd - threshold_ps as f64)).max(0.0) as u64)
+            .min(crate::units::MAX_TIME_PS);
         if d == 0 {
             return None;
         }
-        let end = now_ps + d;
+        let end = now_ps.saturating_add(d);
         self.last_pause_end_ps = end;
         Some(end)
     }

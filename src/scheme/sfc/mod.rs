@@ -210,6 +210,11 @@ pub struct PauseCache {
     pub collisions: u64,
 }
 
+/// Largest accepted pause cache, entries ([`SfcConfig::cache_entries`]): twice the default;
+/// the cache is a switch register array, and a larger one costs 16 B an entry at every SFC
+/// switch (4294967295 entries tried to allocate 68 GB).
+pub const MAX_CACHE_ENTRIES: u32 = 1 << 16;
+
 /// One slot of a [`PauseCache`].
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(16))]
@@ -219,6 +224,13 @@ struct CacheEntry {
 }
 
 impl PauseCache {
+    /// Memory of a cache of `n` entries, bytes (for the run's memory estimate,
+    /// [`crate::runguard::scheme_tables`]).
+    pub fn bytes_for(n: u32) -> u64 {
+        let n = n.max(1) as u64;
+        n * std::mem::size_of::<CacheEntry>() as u64 + n.div_ceil(64) * 8
+    }
+
     /// Cache with `n` entries.
     pub fn new(n: u32) -> Self {
         let n = n.max(1) as usize;
