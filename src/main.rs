@@ -347,6 +347,11 @@ fn main() -> ExitCode {
     }
 }
 
+/// The error when another process holds an `sfc run` output directory's lock.
+const RUN_BUSY: &str = "another `sfc run` is writing into this directory (it would delete \
+                        this run's files, or this run its): wait for it to finish, or give \
+                        another --out";
+
 fn cmd_run(
     scenario: Option<PathBuf>,
     out: Option<PathBuf>,
@@ -379,8 +384,17 @@ fn cmd_run(
             inputs.extend(scenario.clone());
             sfc::runguard::check_outputs_spare_inputs(d, &inputs)
                 .map_err(|e| format!("{label}: {e}"))?;
-            sfc::runguard::prepare_output_dir(d).map_err(|e| format!("{label}: {e}"))?;
         }
+        // Held until the run's outputs are written: a second run into the directory stops.
+        let _lock = match &out_dir {
+            Some(d) => {
+                let l = sfc::runguard::lock_output_dir(d, RUN_BUSY)
+                    .map_err(|e| format!("{label}: {e}"))?;
+                sfc::runguard::prepare_output_dir(d).map_err(|e| format!("{label}: {e}"))?;
+                Some(l)
+            }
+            None => None,
+        };
         eprintln!(
             "running `{name}`: {} hosts, {} switches, about {} flows",
             sc.topo.hosts().len(),
@@ -477,7 +491,14 @@ fn cmd_run(
         span(&|v| v.1.topo.switches().len()),
         span(&|v| v.2.capacity_hint()),
     );
-    // Every variant's directory is checked (and its previous set invalidated) before any runs.
+    // Every variant's directory is checked (and its previous set invalidated) before any runs,
+    // under a lock on the parent directory held until all have run.
+    let _lock = match &base {
+        Some(b) => {
+            Some(sfc::runguard::lock_output_dir(b, RUN_BUSY).map_err(|e| format!("{label}: {e}"))?)
+        }
+        None => None,
+    };
     if let Some(b) = &base {
         for (vname, sc, _) in &scenarios {
             let mut inputs = sc.inputs.clone();

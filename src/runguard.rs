@@ -64,6 +64,39 @@ pub fn prepare_output_dir(dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// An exclusive lock on the output directory `dir` (`flock` on `.sfc-lock` in it, which is
+/// created with the directory if needed), held while the returned file is open; the kernel
+/// drops it when the process ends, however it ends. `busy`: the error when another process
+/// holds it. `sfc run` takes it before clearing stale outputs, so that a second run into the
+/// same directory stops at once instead of deleting the first one's spill file mid-run.
+pub fn lock_output_dir(dir: &Path, busy: &str) -> Result<std::fs::File, String> {
+    crate::fsutil::check_output_dir(dir)?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| crate::fsutil::describe("cannot create the output directory", dir, &e))?;
+    let path = dir.join(".sfc-lock");
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| {
+            crate::fsutil::describe(
+                "cannot write into the output directory: creating",
+                &path,
+                &e,
+            )
+        })?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::io::AsRawFd;
+        // SAFETY: flock on a file descriptor this function owns.
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            return Err(format!("{}: {busy}", dir.display()));
+        }
+    }
+    Ok(f)
+}
+
 /// Remove the file `p` if it exists (a missing file is fine).
 fn remove_if_present(p: &Path) -> Result<(), String> {
     match std::fs::remove_file(p) {

@@ -1903,3 +1903,28 @@ fn explicit_zero_is_not_the_default() {
         );
     }
 }
+
+/// `sfc run` locks its output directory: while another process holds it, a run into it stops
+/// at once and leaves the directory's files alone (a second run used to delete the first's
+/// spill file mid-run); once released, the same run succeeds.
+#[test]
+fn run_output_directory_is_locked() {
+    let d = TempDir::new("runlock");
+    let out = d.path().join("out");
+    let lock = sfc::runguard::lock_output_dir(&out, "held by the test").unwrap();
+    std::fs::write(out.join(".sfc-records-other.spill"), b"another run's").unwrap();
+    let r = run_tiny(&d, TINY, "out", &[]);
+    r.assert_error(&["another `sfc run` is writing into this directory"]);
+    assert!(
+        out.join(".sfc-records-other.spill").exists(),
+        "the locked-out run removed a file of the running one"
+    );
+    // Side-by-side variants lock their parent directory the same way.
+    let variants = format!(
+        "{TINY}\n[[compare]]\nname = \"a\"\n\n[[compare]]\nname = \"b\"\nset = ['cc.kind=\"dcqcn\"']\n"
+    );
+    run_tiny(&d, &variants, "out", &[])
+        .assert_error(&["another `sfc run` is writing into this directory"]);
+    drop(lock);
+    run_tiny(&d, TINY, "out", &[]).assert_ok();
+}

@@ -136,37 +136,14 @@ fn inputs_digest(exp: &Experiment) -> String {
     }
 }
 
-/// An exclusive lock on the sweep's output directory (`flock` on `.sfc-lock` in it), held
-/// while the returned file is open: two sweeps into one directory would run and overwrite
-/// each other's points. The kernel drops the lock when the process ends, however it ends.
+/// An exclusive lock on the sweep's output directory ([`crate::runguard::lock_output_dir`]):
+/// two sweeps into one directory would run and overwrite each other's points.
 fn lock_dir(base: &Path) -> Result<std::fs::File, String> {
-    let path = base.join(".sfc-lock");
-    let f = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| {
-            crate::fsutil::describe(
-                "cannot write into the output directory: creating",
-                &path,
-                &e,
-            )
-        })?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::io::AsRawFd;
-        // SAFETY: flock on a file descriptor this function owns.
-        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            return Err(format!(
-                "{}: another `sfc experiment run` is writing into this directory (two sweeps \
-                 into one directory overwrite each other's points): wait for it to finish, or \
-                 give another --out",
-                base.display()
-            ));
-        }
-    }
-    Ok(f)
+    crate::runguard::lock_output_dir(
+        base,
+        "another `sfc experiment run` is writing into this directory (two sweeps into one \
+         directory overwrite each other's points): wait for it to finish, or give another --out",
+    )
 }
 
 /// Options of `sfc experiment run`.
