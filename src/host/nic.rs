@@ -337,6 +337,9 @@ impl Simulator {
     #[inline(never)]
     pub(crate) fn host_apply(&mut self, h: usize, start: usize) {
         let mut i = start;
+        // A rate set by a scheme can make a QP sendable (a larger variable window) or move its
+        // pacing time: the NIC re-runs its arbiter afterwards, as after an ACK.
+        let mut rate_set = false;
         while i < self.host_out.len() {
             let (id, a) = self.host_out.items[i];
             i += 1;
@@ -353,6 +356,7 @@ impl Simulator {
                         self.ccs.get_mut(fl.cc_slot).set_rate(now, rate_bps);
                         self.sync_cc_timer(flow);
                         self.nic_refile(flow);
+                        rate_set = true;
                     }
                 }
                 HostAction::Timer { at_ps, which, arg } => {
@@ -371,6 +375,9 @@ impl Simulator {
             }
         }
         self.host_out.items.truncate(start);
+        if rate_set {
+            self.host_try_send(h);
+        }
     }
 
     /// A scheme timer of host `h` fired.
@@ -937,5 +944,52 @@ mod tests {
         // A mark right after it is owed to the next interval's end.
         assert!(!sim.cnp_due(0, i, false, t + n + 3 * US, n));
         assert_eq!(sim.flow_state(0).unwrap().cnp_pending, 1);
+    }
+
+    /// A rate a host scheme sets (PB-FS's `SetRate`) that makes a window-bound QP sendable
+    /// restarts the NIC at once. HPCC's window follows its rate (W = D · R / line): a flow's
+    /// first packet (1048 B, 84 ns at 100 G) leaves at 0; at 1 ns the rate drops to 1 Gb/s, so
+    /// W ≈ D / 100 < one packet in flight and the QP is window-bound, with no wake-up pending;
+    /// at 200 ns the rate goes back to 100 Gb/s (W = D). The next packet must leave then, not
+    /// at the first ACK (≈ 2.2 µs: two 1 µs hops each way).
+    #[test]
+    fn a_scheme_rate_that_frees_the_window_restarts_the_nic() {
+        use crate::scheme::HostAction;
+        let mut cfg = NetConfig::default();
+        cfg.buffer.mode = crate::config::BufferMode::Unlimited;
+        let topo = crate::topology::shapes::star(2, 100 * GBPS, US).unwrap();
+        let flows = [FlowSpec {
+            src: 0,
+            dst: 1,
+            size_bytes: 1_000_000,
+            start_ps: 0,
+            prio: 3,
+            dport: 100,
+        }];
+        let setup = crate::scenario::cc::preset("hpcc", 100 * GBPS).unwrap();
+        cfg.int_enabled = setup.int_enabled;
+        cfg.int_bytes = setup.int_bytes;
+        cfg.ack_high_prio = setup.ack_high_prio;
+        let mut sim = Simulator::new(topo, cfg, setup.cc, &flows).unwrap();
+        let set_rate = |sim: &mut Simulator, rate_bps: u64| {
+            let start = sim.host_out.len();
+            sim.host_out.push(HostAction::SetRate { flow: 0, rate_bps });
+            sim.host_apply(0, start);
+        };
+        sim.cfg.stop_ps = 1_000;
+        sim.run_quiet();
+        set_rate(&mut sim, GBPS);
+        sim.cfg.stop_ps = 200_000;
+        sim.run_quiet();
+        let now = sim.q.now();
+        assert!(
+            now < 200_000 && !sim.hosts[0].tx.busy(200_000),
+            "idle, window-bound"
+        );
+        set_rate(&mut sim, 100 * GBPS);
+        assert!(
+            sim.hosts[0].tx.busy(sim.q.now() + 1),
+            "the second packet leaves as soon as the window allows it"
+        );
     }
 }
