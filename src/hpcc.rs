@@ -1297,11 +1297,21 @@ fn resolve_sfc_keys(c: &HpccConfig, net: &mut NetConfig) -> Result<(), String> {
             _ => return Err(c.err("SFC_DEPLOY", "expected tor or all")),
         };
     }
+    // 0 in these keys is the "derive it" marker inside the model: a config that writes 0
+    // would silently get the derived default, so it is refused (omit the key instead), as
+    // for the TOML keys.
+    let positive = |key: &str, v: u64| -> Result<u64, String> {
+        if v == 0 {
+            Err(c.err(key, "must be positive; omit the key for the default"))
+        } else {
+            Ok(v)
+        }
+    };
     if let Some(v) = c.num::<u64>("SFC_QTH_BYTES")? {
-        net.sfc.qth_bytes = v;
+        net.sfc.qth_bytes = positive("SFC_QTH_BYTES", v)?;
     }
     if let Some(v) = c.num::<u64>("SFC_QTG_BYTES")? {
-        net.sfc.qtg_bytes = v;
+        net.sfc.qtg_bytes = positive("SFC_QTG_BYTES", v)?;
     }
     if net.sfc.qth_bytes > 0 && net.sfc.qtg_bytes > net.sfc.qth_bytes {
         return Err(c.err("SFC_QTG_BYTES", "must not exceed SFC_QTH_BYTES"));
@@ -1317,7 +1327,7 @@ fn resolve_sfc_keys(c: &HpccConfig, net: &mut NetConfig) -> Result<(), String> {
         }
     };
     if let Some(v) = ns_key("SFC_BLOOM_RESET_NS")? {
-        net.sfc.bloom_reset_ps = v;
+        net.sfc.bloom_reset_ps = positive("SFC_BLOOM_RESET_NS", v)?;
     }
     if let Some(v) = ns_key("SFC_BTS_DELAY_NS")? {
         net.sfc.bts_delay_ps = v;
@@ -1330,7 +1340,7 @@ fn resolve_sfc_keys(c: &HpccConfig, net: &mut NetConfig) -> Result<(), String> {
     }
     net.onramp.enabled = c.flag("ONRAMP", false)?;
     if let Some(v) = ns_key("ONRAMP_THRESHOLD_NS")? {
-        net.onramp.threshold_ps = v;
+        net.onramp.threshold_ps = positive("ONRAMP_THRESHOLD_NS", v)?;
     }
     if let Some(v) = c.num::<f64>("ONRAMP_GAIN")? {
         if !(v > 0.0 && v.is_finite()) {

@@ -639,6 +639,27 @@ fn error_missing_topology_file_key() {
     r.assert_error(&["config.txt", "TOPOLOGY_FILE"]);
 }
 
+/// SFC and OnRamp keys whose 0 would silently mean "the derived default" are refused, as the
+/// TOML keys are (`sfc.qth = 0` …): the message names the key and says to omit it.
+#[test]
+fn error_zero_sfc_and_onramp_keys_name_the_key() {
+    for (kv, key) in [
+        ("SFC_MODE sfc\nSFC_QTH_BYTES 0", "SFC_QTH_BYTES"),
+        ("SFC_MODE sfc\nSFC_QTG_BYTES 0", "SFC_QTG_BYTES"),
+        ("SFC_MODE sfc\nSFC_BLOOM_RESET_NS 0", "SFC_BLOOM_RESET_NS"),
+        ("ONRAMP 1\nONRAMP_THRESHOLD_NS 0", "ONRAMP_THRESHOLD_NS"),
+    ] {
+        let d = star2_dir("e-zero");
+        let r = hpcc(
+            &d,
+            &format!(
+                "TOPOLOGY_FILE topology.txt\nFLOW_FILE flow.txt\nCC_MODE none\nBUFFER_MODE lossy\n{kv}\n"
+            ),
+        );
+        r.assert_error(&["config.txt", key, "omit the key for the default"]);
+    }
+}
+
 #[test]
 fn error_missing_flow_file_key() {
     let d = star2_dir("e-noflow");
