@@ -278,7 +278,10 @@ fn main() -> ExitCode {
             no_output,
             json,
         } => cmd_run(scenario, out, sets, no_output, json),
-        Cmd::Validate { scenario, sets } => cmd_validate(scenario, sets),
+        Cmd::Validate { scenario, sets } => {
+            sfc::runguard::set_interrupt_note("");
+            cmd_validate(scenario, sets)
+        }
         Cmd::Hpcc { config } => {
             // `sfc hpcc config.txt | head -1`: HPCC-sim's stdout lines come before and after
             // the simulation; a closed pipe must not kill the run before it writes its output
@@ -332,7 +335,10 @@ fn main() -> ExitCode {
             None => sfc::bench::run(quick, filter.as_deref(), repeat),
         },
         Cmd::Experiment { cmd } => cmd_experiment(cmd),
-        Cmd::Trace(args) => sfc::workload::trace_cmd::run(&args),
+        Cmd::Trace(args) => {
+            sfc::runguard::set_interrupt_note("the trace file is written only when complete");
+            sfc::workload::trace_cmd::run(&args)
+        }
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

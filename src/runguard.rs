@@ -942,15 +942,16 @@ pub fn unregister_temp(p: &Path) {
     }
 }
 
-/// What the interrupt message says about the outputs (after "interrupted: temporary files
-/// removed; "), when a front end sets it ([`set_interrupt_note`]).
+/// What the interrupt message says about the outputs (after "interrupted[: N temporary files
+/// removed]; "), when a front end sets it ([`set_interrupt_note`]).
 static INTERRUPT_NOTE: Mutex<Option<String>> = Mutex::new(None);
 
 /// The default interrupt note: `sfc run`'s directory convention.
 const DEFAULT_INTERRUPT_NOTE: &str = "outputs without summary.json are incomplete";
 
 /// Replace what an interrupted run says about its outputs (by default "outputs without
-/// summary.json are incomplete", which describes `sfc run`'s output directory).
+/// summary.json are incomplete", which describes `sfc run`'s output directory; empty: nothing,
+/// for commands that write no outputs).
 pub fn set_interrupt_note(note: &str) {
     if let Ok(mut n) = INTERRUPT_NOTE.lock() {
         *n = Some(note.to_string());
@@ -962,9 +963,12 @@ pub fn set_interrupt_note(note: &str) {
 /// message is the front end's, see [`set_interrupt_note`]).
 pub fn install_signal_handlers() {
     let _ = ctrlc::set_handler(|| {
+        let mut removed = 0;
         if let Ok(v) = TEMP_FILES.lock() {
             for p in v.iter() {
-                let _ = std::fs::remove_file(p);
+                if std::fs::remove_file(p).is_ok() {
+                    removed += 1;
+                }
             }
         }
         let note = INTERRUPT_NOTE
@@ -972,10 +976,16 @@ pub fn install_signal_handlers() {
             .ok()
             .and_then(|n| n.clone())
             .unwrap_or_else(|| DEFAULT_INTERRUPT_NOTE.to_string());
-        let _ = writeln!(
-            std::io::stderr(),
-            "interrupted: temporary files removed; {note}"
-        );
+        // Say only what happened: a command that writes nothing (`validate`) has no temporary
+        // files and sets an empty note.
+        let mut msg = String::from("interrupted");
+        if removed > 0 {
+            msg.push_str(&format!(": {removed} temporary files removed"));
+        }
+        if !note.is_empty() {
+            msg.push_str(&format!("; {note}"));
+        }
+        let _ = writeln!(std::io::stderr(), "{msg}");
         std::process::exit(130);
     });
 }

@@ -666,7 +666,10 @@ pub fn write(flows: &[FlowSpec]) -> String {
 
 /// Write flows to `path` in the HPCC flow-file format (see [`write()`]).
 pub fn save(path: &Path, flows: &[FlowSpec]) -> Result<(), String> {
-    std::fs::write(path, write(flows)).map_err(|e| format!("{}: cannot write: {e}", path.display()))
+    // Atomically (temp file, then rename): an interrupted `sfc trace` leaves the old file or
+    // the complete new one, never a truncated flow file a later run would read.
+    crate::metrics::output::write_atomic(path, write(flows).as_bytes())
+        .map_err(|e| format!("{}: cannot write: {e}", path.display()))
 }
 
 /// Check one flow's endpoints against `topo`: both must be hosts, and they must differ.
