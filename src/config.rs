@@ -275,6 +275,17 @@ pub struct PfcConfig {
 /// the link (one frame per 4 quanta).
 pub const MIN_PFC_QUANTA: u32 = 8;
 
+impl PfcConfig {
+    /// PFC headroom of one port, bytes: HPCC-sim's integer `rate · delay_ns / 8 / 1e9` (the
+    /// one-way bytes in flight) times `headroom_factor`, plus `headroom_extra_bytes`. The one
+    /// formula for the switches' PFC state and the carve-out check.
+    pub fn port_headroom_bytes(&self, rate_bps: u64, delay_ps: u64) -> u64 {
+        let one_way = (rate_bps as u128 * (delay_ps / 1000) as u128 / 8 / 1_000_000_000)
+            .min(u64::MAX as u128) as u64;
+        ((one_way as f64 * self.headroom_factor) as u64).saturating_add(self.headroom_extra_bytes)
+    }
+}
+
 impl Default for PfcConfig {
     fn default() -> Self {
         PfcConfig {
@@ -624,11 +635,7 @@ impl NetConfig {
         // (headroom, ports) per node.
         let mut carve = vec![(0u64, 0u64); topo.kinds.len()];
         for l in &topo.links {
-            // HPCC-sim's integer formula, as in PfcState::new.
-            let one_way = (l.rate_bps as u128 * (l.delay_ps / 1000) as u128 / 8 / 1_000_000_000)
-                .min(u64::MAX as u128) as u64;
-            let headroom = ((one_way as f64 * p.headroom_factor) as u64)
-                .saturating_add(p.headroom_extra_bytes);
+            let headroom = p.port_headroom_bytes(l.rate_bps, l.delay_ps);
             for n in [l.a, l.b] {
                 if let Some(c) = carve.get_mut(n as usize) {
                     c.0 = c.0.saturating_add(headroom);

@@ -324,16 +324,19 @@ fn experiment_directory_with_broken_files() {
     );
     // The good one runs.
     let o = tmp.path().join("out");
-    let (ok, _, err) = sfc(&[
-        "experiment",
-        "run",
-        "tiny-53",
-        "--dir",
-        &dir,
-        "--quick",
-        "--out",
-        o.to_str().expect("utf-8"),
-    ]);
+    let run_good = || {
+        sfc(&[
+            "experiment",
+            "run",
+            "tiny-53",
+            "--dir",
+            &dir,
+            "--quick",
+            "--out",
+            o.to_str().expect("utf-8"),
+        ])
+    };
+    let (ok, _, err) = run_good();
     assert!(ok, "{err}");
     // A truncated summary.json is not a complete point: the next run says so and runs it
     // again (it was counted complete, and every later report failed "EOF while parsing").
@@ -344,16 +347,7 @@ fn experiment_directory_with_broken_files() {
         .expect("summary.json");
     f.set_len(100).expect("truncate");
     drop(f);
-    let (ok, _, err) = sfc(&[
-        "experiment",
-        "run",
-        "tiny-53",
-        "--dir",
-        &dir,
-        "--quick",
-        "--out",
-        o.to_str().expect("utf-8"),
-    ]);
+    let (ok, _, err) = run_good();
     assert!(ok, "{err}");
     assert!(
         err.contains("summary.json is unusable") && err.contains("running it again"),

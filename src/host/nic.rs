@@ -892,6 +892,22 @@ mod tests {
     use crate::units::{GBPS, US};
     use crate::workload::FlowSpec;
 
+    /// A 2-host star (100 G, 1 µs links) with an unlimited buffer and one flow 0 → 1 of
+    /// `size_bytes` at t = 0, under `cfg` (its buffer mode set) and `cc`.
+    fn one_flow_star(mut cfg: NetConfig, cc: CcConfig, size_bytes: u64) -> Simulator {
+        cfg.buffer.mode = crate::config::BufferMode::Unlimited;
+        let topo = crate::topology::shapes::star(2, 100 * GBPS, US).unwrap();
+        let flows = [FlowSpec {
+            src: 0,
+            dst: 1,
+            size_bytes,
+            start_ps: 0,
+            prio: 3,
+            dport: 100,
+        }];
+        Simulator::new(topo, cfg, cc, &flows).unwrap()
+    }
+
     /// The DCQCN paper's NP (`network.cnp = "cnp"`, N = 50 µs): a mark with no CNP in the last
     /// N goes out at once; marks within the N after it are owed one CNP, sent when N ends —
     /// one, however many marks (not dropped, as they were until 2026-11-27). Driven by hand
@@ -901,23 +917,13 @@ mod tests {
     #[test]
     fn paper_np_owes_one_cnp_for_marks_within_the_interval() {
         let n = 50 * US;
-        let mut cfg = NetConfig {
+        let cfg = NetConfig {
             cnp: CnpMode::Cnp { interval_ps: n },
             ..NetConfig::default()
         };
-        cfg.buffer.mode = crate::config::BufferMode::Unlimited;
         let mut p = crate::cc::dcqcn::DcqcnParams::paper(100 * GBPS);
         p.ce_echo_is_cnp = false;
-        let topo = crate::topology::shapes::star(2, 100 * GBPS, US).unwrap();
-        let flows = [FlowSpec {
-            src: 0,
-            dst: 1,
-            size_bytes: 100_000_000,
-            start_ps: 0,
-            prio: 3,
-            dport: 100,
-        }];
-        let mut sim = Simulator::new(topo, cfg, CcConfig::Dcqcn(p), &flows).unwrap();
+        let mut sim = one_flow_star(cfg, CcConfig::Dcqcn(p), 100_000_000);
         sim.cfg.stop_ps = 5 * US;
         sim.run_quiet();
         let i = sim.active.slot(0);
@@ -955,22 +961,14 @@ mod tests {
     #[test]
     fn a_scheme_rate_that_frees_the_window_restarts_the_nic() {
         use crate::scheme::HostAction;
-        let mut cfg = NetConfig::default();
-        cfg.buffer.mode = crate::config::BufferMode::Unlimited;
-        let topo = crate::topology::shapes::star(2, 100 * GBPS, US).unwrap();
-        let flows = [FlowSpec {
-            src: 0,
-            dst: 1,
-            size_bytes: 1_000_000,
-            start_ps: 0,
-            prio: 3,
-            dport: 100,
-        }];
         let setup = crate::scenario::cc::preset("hpcc", 100 * GBPS).unwrap();
-        cfg.int_enabled = setup.int_enabled;
-        cfg.int_bytes = setup.int_bytes;
-        cfg.ack_high_prio = setup.ack_high_prio;
-        let mut sim = Simulator::new(topo, cfg, setup.cc, &flows).unwrap();
+        let cfg = NetConfig {
+            int_enabled: setup.int_enabled,
+            int_bytes: setup.int_bytes,
+            ack_high_prio: setup.ack_high_prio,
+            ..NetConfig::default()
+        };
+        let mut sim = one_flow_star(cfg, setup.cc, 1_000_000);
         let set_rate = |sim: &mut Simulator, rate_bps: u64| {
             let start = sim.host_out.len();
             sim.host_out.push(HostAction::SetRate { flow: 0, rate_bps });

@@ -217,9 +217,11 @@ impl TopologySpec {
         // Hosts of `hosts` per (edge switch, site) and per site.
         let mut under: std::collections::BTreeMap<(u32, u32), f64> = Default::default();
         let mut per_site: std::collections::BTreeMap<u32, f64> = Default::default();
+        let mut per_edge: std::collections::BTreeMap<u32, f64> = Default::default();
         for (&h, &e) in hosts.iter().zip(&edge_of) {
             *under.entry((e, site(h))).or_default() += 1.0;
             *per_site.entry(site(h)).or_default() += 1.0;
+            *per_edge.entry(e).or_default() += 1.0;
         }
         let total = hosts.len() as f64;
         let mut offered: std::collections::BTreeMap<u32, f64> = Default::default();
@@ -233,11 +235,8 @@ impl TopologySpec {
                 Some((_, r)) => {
                     let local = (mine - here) / (mine - 1.0).max(1.0);
                     let others = total - mine;
-                    let remote_here: f64 = under
-                        .iter()
-                        .filter(|((ee, ss), _)| *ee == e && *ss != s)
-                        .map(|(_, n)| n)
-                        .sum();
+                    // Hosts of the other site under this edge switch.
+                    let remote_here = per_edge[&e] - here;
                     let remote = if others > 0.0 {
                         (others - remote_here) / others
                     } else {

@@ -87,11 +87,7 @@ impl PfcState {
     ) -> Self {
         let headroom: Vec<u64> = ports
             .iter()
-            .map(|&(rate, delay)| {
-                // HPCC-sim: (rate · delay_ns / 8 / 1e9) · 3, in integer arithmetic.
-                let one_way = (rate as u128 * (delay / 1000) as u128 / 8 / 1_000_000_000) as u64;
-                (one_way as f64 * cfg.headroom_factor) as u64 + cfg.headroom_extra_bytes
-            })
+            .map(|&(rate, delay)| cfg.port_headroom_bytes(rate, delay))
             .collect();
         let alpha: Vec<f64> = ports
             .iter()
