@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Refresh rows of docs/experiments.md's "Ours next to the paper" table from experiment reports.
+"""Refresh rows of a paper chapter's "Ours next to the paper" table from experiment reports.
 
 usage: update-claims-table.py [--by-position] [--label-prefix P] DOC OUT_DIR NAME [NAME ...]
+
+DOC is a chapter of docs/src/papers/ (sfc.md, hpcc.md, bfc.md, pbfs.md, tcd.md, ndp.md).
 
 For each experiment NAME, reads OUT_DIR/NAME/REPORT.md (full run) and OUT_DIR/NAME-quick/REPORT.md
 (quick run), when present, and rewrites the doc's rows `| NAME | claim | paper | quick | full |

@@ -1383,12 +1383,12 @@ fn class3_dangling_symlink_out_names_the_missing_target() {
     r.assert_error(&["is a symbolic link to nowhere/out, which does not exist"]);
 }
 
-/// Class 8: docs/scenario.md documents every `summary.json` key — top-level keys, the keys
+/// Class 8: docs/src/scenarios.md documents every `summary.json` key — top-level keys, the keys
 /// of every section and of their list entries — for a run of every scheme.
 #[test]
 fn class8_every_summary_key_is_documented() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let docs = std::fs::read_to_string(root.join("docs/scenario.md")).unwrap();
+    let docs = std::fs::read_to_string(root.join("docs/src/scenarios.md")).unwrap();
     let start = docs
         .find("### `summary.json` keys")
         .expect("summary key section");
