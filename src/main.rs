@@ -19,7 +19,7 @@ static ALLOC: sfc::engine::hugepage::HugePageAlloc = sfc::engine::hugepage::Huge
 /// `sfc run` writes DIR/flows.csv, DIR/summary.json, DIR/fct.txt (HPCC-sim format) and
 /// DIR/buffer.csv; `sfc hpcc` writes the files its config names.
 #[derive(Parser)]
-#[command(version, about)]
+#[command(version, about, after_help = EX_SFC)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -32,6 +32,7 @@ enum Cmd {
     /// Writes DIR/flows.csv (one row per flow), DIR/summary.json (counters, slowdown
     /// percentiles), DIR/fct.txt (HPCC-sim FCT format) and DIR/buffer.csv (per-switch shared
     /// buffer, max over each 10 µs interval).
+    #[command(after_help = EX_RUN)]
     Run {
         /// Scenario file (TOML). Omit to run the built-in default scenario
         /// (scenarios/default.toml).
@@ -51,6 +52,7 @@ enum Cmd {
         json: bool,
     },
     /// Check a scenario file without running it (reports every problem with file:line).
+    #[command(after_help = EX_VALIDATE)]
     Validate {
         /// Scenario file (TOML).
         scenario: PathBuf,
@@ -58,20 +60,25 @@ enum Cmd {
         #[arg(long = "set", value_name = "KEY=VALUE")]
         sets: Vec<String>,
     },
-    /// Run an HPCC ns-3 simulator config.txt unchanged (drop-in mode); see docs/hpcc-compat.md.
+    /// Run an HPCC ns-3 simulator config.txt unchanged (drop-in mode); see the book's chapter
+    /// "Coming from the HPCC ns-3 simulator" (docs/src/hpcc.md).
+    #[command(after_help = EX_HPCC)]
     Hpcc {
         /// The HPCC-sim config file. Paths inside are relative to the current directory.
         config: PathBuf,
     },
     /// Generate an HPCC-sim flow file (like HPCC's traffic_gen.py, but seeded): Poisson
     /// arrivals per host at a load, sizes from a CDF, uniform destinations; optionally incasts.
+    #[command(after_help = EX_TRACE)]
     Trace(sfc::workload::trace_cmd::TraceArgs),
     /// Reproduce a paper figure: `sfc experiment list`, `sfc experiment run NAME`.
+    #[command(after_help = EX_EXPERIMENT)]
     Experiment {
         #[command(subcommand)]
         cmd: ExpCmd,
     },
     /// Run the fixed benchmark scenarios and report wall time, events, packet-hops/s, peak RSS.
+    #[command(after_help = EX_BENCH)]
     Bench {
         /// Smaller scenarios (seconds instead of minutes).
         #[arg(long)]
@@ -99,9 +106,74 @@ enum Cmd {
     },
 }
 
+// Examples that end each command's `--help`.
+
+/// Examples after `sfc --help`.
+const EX_SFC: &str = "\
+Examples:
+  sfc run                                   # the built-in scenario: none vs OnRamp vs SFC
+  sfc run scenarios/incast_star.toml --set buffer.mode=lossy --set buffer.size=512KB
+  sfc experiment run sfc-fig7 --quick       # reproduce SFC Fig. 7 (small variant)
+  sfc hpcc mix/config.txt                   # an HPCC ns-3 simulator config, unchanged
+
+Documentation: `mdbook build`, then target/book/index.html (sources in docs/src/).";
+
+/// Examples after `sfc run --help`.
+const EX_RUN: &str = "\
+Examples:
+  sfc run                                   # scenarios/default.toml, outputs in out/default/
+  sfc run scenarios/incast_star.toml --out results/star
+  sfc run my.toml --set seed=2 --set traffic.0.load=0.7 --json --no-output";
+
+/// Examples after `sfc validate --help`.
+const EX_VALIDATE: &str = "\
+Examples:
+  sfc validate scenarios/default.toml       # hosts, switches, links and flows, or every error
+  sfc validate my.toml --set 'cc.kind=\"dcqcn\"' --set buffer.mode=lossless";
+
+/// Examples after `sfc hpcc --help`.
+const EX_HPCC: &str = "\
+Examples:
+  cd simulation && sfc hpcc mix/config.txt  # reads mix/topology.txt, mix/flow.txt; writes mix/fct.txt
+  sfc hpcc mix/config.txt > run.log         # HPCC-sim's stdout lines; warnings stay on stderr";
+
+/// Examples after `sfc trace --help`.
+const EX_TRACE: &str = "\
+Examples:
+  sfc trace --topology fat.txt --cdf websearch --load 0.3 --time 5ms -o flow.txt
+  sfc trace --hosts 64 --cdf fb_hadoop --load 0.5 --time 2ms --seed 2 -o flow.txt";
+
+/// Examples after `sfc experiment --help`.
+const EX_EXPERIMENT: &str = "\
+Examples:
+  sfc experiment list
+  sfc experiment run sfc-fig7 --quick       # minutes on 2 cores; without --quick: the paper's scale
+  sfc experiment run sfc-fig7 --seeds 1,2,3 --jobs 2";
+
+/// Examples after `sfc experiment list --help`.
+const EX_EXP_LIST: &str = "\
+Examples:
+  sfc experiment list                       # the experiments built into sfc
+  sfc experiment list --dir my-experiments  # the files of another directory";
+
+/// Examples after `sfc experiment run --help`.
+const EX_EXP_RUN: &str = "\
+Examples:
+  sfc experiment run hpcc-fig13             # outputs in out/experiments/hpcc-fig13/
+  sfc experiment run sfc-fig7 --quick --jobs 2
+  sfc experiment run my.toml --out results/x --seed 2";
+
+/// Examples after `sfc bench --help`.
+const EX_BENCH: &str = "\
+Examples:
+  sfc bench --quick                         # every benchmark, small variants (about a minute)
+  sfc bench --filter sec53 --repeat 3       # best of three, the SFC paper-scale runs
+  sfc bench --filter hpcc-fat --against ./old-sfc";
+
 #[derive(Subcommand)]
 enum ExpCmd {
     /// List the experiments (checked-in TOML descriptions in DIR).
+    #[command(after_help = EX_EXP_LIST)]
     List {
         /// Directory of experiment files [default: the experiments built into sfc].
         #[arg(long)]
@@ -109,6 +181,7 @@ enum ExpCmd {
     },
     /// Run an experiment's sweep in parallel (resumable), then write CSVs, PNG/SVG plots and
     /// REPORT.md into DIR (default out/experiments/NAME[-quick]).
+    #[command(after_help = EX_EXP_RUN)]
     Run {
         /// Experiment name (see `list`) or path to an experiment TOML file.
         name: String,

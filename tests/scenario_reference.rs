@@ -115,7 +115,9 @@ fn probe(dir: &Path, table: &str, key: &str) -> String {
 #[test]
 fn every_documented_scenario_key_is_accepted() {
     let doc = documented();
-    for t in ["", "topology", "network", "buffer", "cc", "traffic", "output"] {
+    for t in [
+        "", "topology", "network", "buffer", "cc", "traffic", "output",
+    ] {
         assert!(
             doc.get(t).is_some_and(|k| k.len() > 1),
             "the reference documents no keys of `[{t}]`: {doc:?}"
@@ -252,7 +254,13 @@ fn every_key_the_shipped_files_use_is_documented() {
     let missing: Vec<String> = used
         .iter()
         .filter(|(t, k)| !doc.get(t).is_some_and(|ks| ks.contains(k)))
-        .map(|(t, k)| if t.is_empty() { k.clone() } else { format!("{t}.{k}") })
+        .map(|(t, k)| {
+            if t.is_empty() {
+                k.clone()
+            } else {
+                format!("{t}.{k}")
+            }
+        })
         .collect();
     assert!(
         missing.is_empty(),
