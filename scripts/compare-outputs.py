@@ -7,7 +7,7 @@ print run times. Prints every difference; exits 1 if there is any.
 
     scripts/compare-outputs.py OLD NEW [--ignore-key KEY]... [--legacy-summary]
 
---legacy-summary: OLD was written before the scheme plug-ins (issue 9) moved the PFC, ECN
+--legacy-summary: OLD has the summary layout from before the scheme plug-ins moved the PFC, ECN
 and OnRamp counters into their own summary sections; map its keys to the new layout.
 """
 import json
@@ -29,7 +29,7 @@ def strip(v):
     return v
 
 
-# Summary layout before the scheme plug-in refactor (issue 9) → after; applied to the OLD
+# Summary layout before the scheme plug-in refactor → after; applied to the OLD
 # snapshot with --legacy-summary. Keys the refactor added are dropped from the NEW one.
 LEGACY_MOVES = {
     ("counters", "pfc_pauses"): ("pfc", "pauses"),
@@ -47,7 +47,7 @@ ADDED = {("sfc", "deploy"), ("sfc", "bts_received"), ("onramp", "threshold_ps"),
 LEGACY_CSV = {"counters.pfc_pauses": "pfc.pauses", "counters.pfc_paused_ps": "pfc.paused_ps",
               "sfc.pauses": "counters.qp_pauses"}
 ADDED_CSV = {"onramp.pauses", "time_ns", "receiver"}
-# Top-level summary keys and files added by the reliability work (issue 16).
+# Top-level summary keys and files added by the reliability checks.
 ADDED_TOP = {"complete", "flows_incomplete", "flows_not_started", "stalled", "failure",
              "stop_ps", "seed", "version", "source", "scenario"}
 ADDED_FILES = {"scenario.toml"}

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Where the §5.3 benchmark's cost per packet-hop comes from (issue 14): runs the
+# Where the §5.3 benchmark's cost per packet-hop comes from: runs the
 # `sec53-hadoop50-incast-none` scenario (512 hosts, FB_Hadoop 50 % + 8 % 128:1 incasts, HPCC,
 # IRN, 32 MiB lossy buffers, 2 ms of arrivals) and variants of it that change one factor at a
 # time, and prints wall-clock ns per packet-hop for each (one run each: this is a decomposition,

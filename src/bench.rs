@@ -50,15 +50,15 @@ pub const BENCHES: &[Bench] = &[
     },
     Bench {
         name: "bfc-t1-google-dcqcn",
-        about: "bfc-t1-google-bfc with DCQCN (Kmin 100 KB, Kmax 400 KB) instead of BFC: the issue's BFC ≤ 1.5× DCQCN per packet-hop",
+        about: "bfc-t1-google-bfc with DCQCN (Kmin 100 KB, Kmax 400 KB) instead of BFC: BFC's cost per packet-hop against DCQCN's",
     },
     Bench {
         name: "tcd-ws40-incast-dcqcn",
-        about: "tcd-workload as it was until 2026-11-27 (32 hosts, leaf-spine 4:1 with 2 spines, 100 G, lossless 2 MB PFC), WebSearch 40 % + 24:1 × 64 KB incasts at 5 %, 5 ms of arrivals (seed 1), DCQCN; PFC pauses happen. Quick: 1 ms",
+        about: "tcd-workload with 2 spines (32 hosts, leaf-spine 4:1, 100 G, lossless 2 MB PFC), WebSearch 40 % + 24:1 × 64 KB incasts at 5 %, 5 ms of arrivals (seed 1), DCQCN; PFC pauses happen. Quick: 1 ms",
     },
     Bench {
         name: "tcd-ws40-incast-dcqcn-tcd",
-        about: "tcd-ws40-incast-dcqcn with TCD on every switch and DCQCN+TCD: the issue's TCD ≤ 1.1× per packet-hop",
+        about: "tcd-ws40-incast-dcqcn with TCD on every switch and DCQCN+TCD: TCD's cost per packet-hop against the run without",
     },
     Bench {
         name: "sec53-hadoop50-incast-none",
@@ -175,9 +175,9 @@ sync_window = "100us"
 duration = "{dur}"
 "#;
 
-/// The `tcd-workload` experiment's scenario (`experiments/tcd-workload.toml`) as it was until
-/// 2026-11-27, with 2 spines (4:1; the experiment now has 4, 2:1), kept so that the benchmark's
-/// figures stay comparable; arrivals `{dur}`.
+/// The `tcd-workload` experiment's scenario (`experiments/tcd-workload.toml`) with 2 spines
+/// (4:1; the experiment has 4, 2:1), so that the benchmark's figures stay comparable;
+/// arrivals `{dur}`.
 const TCD_WS40: &str = r#"
 name = "bench-tcd-ws40"
 seed = 1
@@ -741,7 +741,7 @@ pub fn run(quick: bool, filter: Option<&str>, repeat: u32) -> Result<(), String>
             );
         }
     }
-    // The paper-scale runs against the plain fat tree, per packet-hop (issue 14's measure)
+    // The paper-scale runs against the plain fat tree, per packet-hop
     // and per packet created: the fat tree's packets cross more switches (≈ 5.6 hops
     // against ≈ 3.9 on the two-tier leaf–spine), which spreads each packet's NIC work (send,
     // receive, ACK, controller) over more hops.

@@ -1,4 +1,4 @@
-//! BFC end to end (issue 10): N long flows into one 100 G port share it fairly with no drop,
+//! BFC end to end: N long flows into one 100 G port share it fairly with no drop,
 //! no PFC, full utilization and per-queue occupancy near one hop's BDP; a first packet
 //! overtakes paused bulk traffic; queue assignment counters.
 //!
@@ -109,8 +109,8 @@ fn n_long_flows(n: u32) {
         }
     } else {
         // More flows than the 32 physical queues: flows share queues (FIFO inside), so the
-        // per-flow shares spread out; the issue's ±5 % is NOT met here (see the module
-        // docs and docs/model.md, "BFC"); only a loose fairness floor is checked.
+        // per-flow shares spread out; a ±5 % fairness bound is NOT met here (see the module
+        // docs and the book's model chapter, "BFC"); only a loose fairness floor is checked.
         assert!(jain >= 0.75, "N = {n}: Jain's index {jain:.4}");
     }
     eprintln!("N = {n}: start-up max queue {startup_max} B");
@@ -130,7 +130,7 @@ fn n_long_flows(n: u32) {
         );
     }
     // KNOWN GAP (N > 32): the P99 exceeds it too (experiment bfc-fig10: ≈ 165 KB at 64
-    // flows, ≈ 510 KB at 256); see docs/model.md "BFC". Not asserted until fixed.
+    // flows, ≈ 510 KB at 256); see the book's model chapter, "BFC". Not asserted: a known deviation.
     if n <= 32 {
         assert!(
             b.max_occupancy_bytes <= 2 * 25_000 + 2 * PKT,

@@ -1,5 +1,5 @@
 //! InfiniBand credit-based flow control (CBFC), TCD-IB and IB's FECN marking end to end
-//! (issue 11). Expected values are derived by hand in each test's comment.
+//! Expected values are derived by hand in each test's comment.
 //!
 //! HPCC framing at 100 Gb/s: a 1000 B payload is a 1048 B packet, serialized in 83 ns (83.84
 //! truncated to whole ns, as HPCC-sim), 17 credit blocks of 64 B; a 43 B flow-control packet

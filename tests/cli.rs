@@ -1176,7 +1176,7 @@ fn host_down_utilization_is_the_mean_over_ports_facing_hosts() {
 }
 
 /// `throughput` in summary.json: one 5 MB flow 0 → 1 on a 4-host 100 G star, no CC. A
-/// 1,048 B packet takes 83 ns (HPCC framing: 83.84 ns truncated to whole ns, docs/model.md),
+/// 1,048 B packet takes 83 ns (HPCC framing: 83.84 ns truncated to whole ns, the book's model chapter),
 /// so an interval of 100 µs the transfer covers whole delivers ⌊100,000 / 83⌋ or one more
 /// packet of 1,000 B: 1,204 or 1,205, 96.32 or 96.40 Gb/s. 5,000 packets last 415 µs: at most
 /// 6 intervals (the first and last cut short, with less), at least 3 whole ones, so the

@@ -1,4 +1,4 @@
-//! Property-based tests (issue 16): generated scenarios and HPCC-sim config/topology/flow
+//! Property-based tests: generated scenarios and HPCC-sim config/topology/flow
 //! files — valid, mutated and truncated — never panic and never hang: each gives either a
 //! clear error (naming a file, key or line) or a run whose invariants hold. Simulated time is
 //! capped at 20 ms per case and cases are tiny, so the suite runs in seconds.

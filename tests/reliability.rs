@@ -1,6 +1,6 @@
-//! Issue 16 ("no silently wrong result, no lost run, no unbounded resource use"): every
-//! example of the issue, driven through the library or the `sfc` binary, gives a clear error
-//! naming the file, line or key, a warning, or correct output.
+//! No silently wrong result, no lost run, no unbounded resource use: every case below, driven
+//! through the library or the `sfc` binary, gives a clear error naming the file, line or key,
+//! a warning, or correct output (the book's Reliability chapter).
 
 mod common;
 
@@ -652,7 +652,7 @@ fn bare_numbers_read_like_strings() {
     assert_invalid(&t, &["line 8", "expected a string", "or a number"]);
 }
 
-// Audit follow-ups (issue 16): outputs never overwrite inputs, names stay inside the output
+// Outputs never overwrite inputs, names stay inside the output
 // directory, `[[compare]]` cannot be half-overridden, a variant's directory re-runs alone.
 #[test]
 fn class3_outputs_never_overwrite_inputs() {
@@ -877,13 +877,13 @@ fn class2_ecn_and_buffer_keys_that_cannot_act() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Issue 16, HPCC mode and output writing (audit 16/h): D1, D2, D3, D11, D12, D13, D17, D18, D20.
+// HPCC mode and output writing.
 // ---------------------------------------------------------------------------------------------
 
-/// The audit's HPCC-sim config: 2-host star, two small flows, HPCC. Extra lines start at line 8.
+/// A small HPCC-sim config: 2-host star, two small flows, HPCC. Extra lines start at line 8.
 const HPCC_BASE: &str = "TOPOLOGY_FILE topo.txt\nFLOW_FILE flow.txt\nFCT_OUTPUT_FILE fct.txt\nCC_MODE 3\nSIMULATOR_STOP_TIME 0.01\nRP_TIMER 900\nEWMA_GAIN 0.00390625\n";
 
-/// A temp dir holding the audit's `topo.txt` (2 hosts, 1 switch) and `flow.txt` (2 flows).
+/// A temp dir holding the config's `topo.txt` (2 hosts, 1 switch) and `flow.txt` (2 flows).
 fn hpcc_dir(tag: &str) -> TempDir {
     let d = TempDir::new(tag);
     d.write(
@@ -911,7 +911,7 @@ fn mkfifo(p: &Path) {
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
 }
 
-/// D1: an output path that is a symbolic link is written through (the link stays, its target
+/// An output path that is a symbolic link is written through (the link stays, its target
 /// gets the new content); a FIFO is written in place (it stays a FIFO and its reader receives
 /// the FCT lines) — never replaced by a regular file.
 #[cfg(unix)]
@@ -957,7 +957,7 @@ fn hpcc16_d1_symlink_and_fifo_outputs_are_written_not_replaced() {
     );
 }
 
-/// D2: `sfc hpcc c.txt | head -1` — stdout closed before the first line — still writes
+/// `sfc hpcc c.txt | head -1` — stdout closed before the first line — still writes
 /// fct.txt and exits 0 (not 141, SIGPIPE).
 #[test]
 fn hpcc16_d2_closed_stdout_does_not_stop_the_run() {
@@ -988,7 +988,7 @@ fn hpcc16_d2_closed_stdout_does_not_stop_the_run() {
     assert_eq!(d.read("fct.txt").lines().count(), 2);
 }
 
-/// D3: two output keys naming one file — the same name, `./name`, an absolute path, or a
+/// Two output keys naming one file — the same name, `./name`, an absolute path, or a
 /// symbolic link to it — are refused before the run, naming both keys and both lines.
 #[test]
 fn hpcc16_d3_two_outputs_naming_one_file_are_refused() {
@@ -1017,7 +1017,7 @@ fn hpcc16_d3_two_outputs_naming_one_file_are_refused() {
     hpcc_run(&d, "SUMMARY_FILE s.json\n").assert_ok();
 }
 
-/// D11: a memory refusal in HPCC mode names the config line of SIMULATOR_STOP_TIME and gives
+/// A memory refusal in HPCC mode names the config line of SIMULATOR_STOP_TIME and gives
 /// advice in config keys, not scenario keys.
 #[test]
 fn hpcc16_d11_memory_refusal_names_the_stop_time_line() {
@@ -1039,7 +1039,7 @@ fn hpcc16_d11_memory_refusal_names_the_stop_time_line() {
     assert!(!r.stderr.contains("`stop`"), "{}", r.show());
 }
 
-/// D12: retransmission timeouts are checked against the base RTT as in TOML scenarios: a
+/// Retransmission timeouts are checked against the base RTT as in TOML scenarios: a
 /// go-back-N timeout below it is an error; IRN's low timeout below it a warning.
 #[test]
 fn hpcc16_d12_timeouts_below_the_base_rtt() {
@@ -1062,7 +1062,7 @@ fn hpcc16_d12_timeouts_below_the_base_rtt() {
     ]);
 }
 
-/// D13: every config problem is reported, in file order, each with its line — not only one.
+/// Every config problem is reported, in file order, each with its line — not only one.
 #[test]
 fn hpcc16_d13_every_config_problem_is_reported_in_file_order() {
     let d = hpcc_dir("d13");
@@ -1106,7 +1106,7 @@ fn hpcc16_d13_every_config_problem_is_reported_in_file_order() {
     assert_eq!(r.stderr.matches("error:").count(), 5, "{}", r.show());
 }
 
-/// D17: keys the chosen settings never read warn "has no effect" (the run goes on, as a TOML
+/// Keys the chosen settings never read warn "has no effect" (the run goes on, as a TOML
 /// scenario's scheme keys while the scheme is off); malformed ECN maps are errors even when
 /// the map is unused.
 #[test]
@@ -1150,7 +1150,7 @@ fn hpcc16_d17_keys_without_effect_warn_and_malformed_maps_fail() {
     .assert_error(&["c.txt:10", "PMAX_MAP", "at most 1"]);
 }
 
-/// D18: SIMULATOR_STOP_TIME above the 1e7 s limit of every duration is an error (never "no
+/// SIMULATOR_STOP_TIME above the 1e7 s limit of every duration is an error (never "no
 /// stop"); BUFFER_SIZE above the 1 PB cap of every size is an error.
 #[test]
 fn hpcc16_d18_stop_time_and_buffer_size_limits() {
@@ -1166,7 +1166,7 @@ fn hpcc16_d18_stop_time_and_buffer_size_limits() {
     hpcc_run(&d, "BUFFER_SIZE 1e30\n").assert_error(&["c.txt:8", "BUFFER_SIZE", "out of range"]);
 }
 
-/// D20: an interrupted `sfc hpcc` leaves no stale outputs of a previous run beside its own
+/// An interrupted `sfc hpcc` leaves no stale outputs of a previous run beside its own
 /// (those the config names are removed before the run), and its message does not mention a
 /// `summary.json` this mode does not write.
 #[cfg(unix)]

@@ -1269,11 +1269,10 @@ fn bts_is_triggered_by_packets_the_mmu_drops() {
 /// cached at SW1"; the mirrored copy is built at egress and leaves, it does not re-enter its
 /// own ingress). Star of 5 hosts, 4 line-rate senders into host 0: every BTS comes from the
 /// one switch, is cacheable (server-facing congested port of a ToR) and passes only that
-/// switch, so no cache entry may ever exist and every BTS is a congestion trigger. Before the
-/// fix (2026-11-25) the switch cached its own BTS; a cache hit then answered with the
-/// remaining time rounded up to 1 µs, which re-cached the entry up to 1 µs later, so the entry
-/// outlived the congestion and kept re-pausing the senders (on the §5.3 Table 2 run, 98 % of
-/// the BTS came from such hits and the Bloom reduction fell from 79 % to 28 %).
+/// switch, so no cache entry may ever exist and every BTS is a congestion trigger. A switch
+/// that cached its own BTS would answer a cache hit with the remaining time rounded up to
+/// 1 µs, which re-caches the entry up to 1 µs later, so the entry would outlive the congestion
+/// and keep re-pausing the senders.
 #[test]
 fn a_switch_does_not_cache_its_own_bts() {
     let topo = shapes::star(5, LINE, US).unwrap();
@@ -1289,7 +1288,7 @@ fn a_switch_does_not_cache_its_own_bts() {
     assert_eq!(sfc_at(&sim, 0).cache.remaining(0, PRIO as u8, 50 * US), 0);
 }
 
-/// `sfc.trigger_stats` (diagnostics, issue 15) observes without changing the run, and its
+/// `sfc.trigger_stats` (diagnostics) observes without changing the run, and its
 /// split is exact.
 ///
 /// 1. The Bloom scenario above (star, 3 line-rate senders into host 0, every data packet a

@@ -1,4 +1,4 @@
-//! TCD end to end (issue 11): pause spreading on a dumbbell makes a victim port, which TCD
+//! TCD end to end: pause spreading on a dumbbell makes a victim port, which TCD
 //! marks UE and never CE, while the truly overloaded port is marked CE; DCQCN+TCD keeps the
 //! victim's rate where plain DCQCN cuts it.
 //!

@@ -1,4 +1,4 @@
-//! Two data centers (BFC Fig. 9, issue 10): the `two_dc` topology kind, per-switch buffer
+//! Two data centers (BFC Fig. 9): the `two_dc` topology kind, per-switch buffer
 //! sizes, the destination-locality knob of the open-loop generators and per-pair windows, each
 //! through a scenario file, with expected values derived by hand.
 //!

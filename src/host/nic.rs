@@ -910,7 +910,7 @@ mod tests {
 
     /// The DCQCN paper's NP (`network.cnp = "cnp"`, N = 50 µs): a mark with no CNP in the last
     /// N goes out at once; marks within the N after it are owed one CNP, sent when N ends —
-    /// one, however many marks (not dropped, as they were until 2026-11-27). Driven by hand
+    /// one, however many marks (none is dropped). Driven by hand
     /// on a 2-host star (1 µs links) with ECN off, so these are the only CNPs: marks at t,
     /// t + 10 µs, t + 20 µs give CNPs at t and t + 50 µs; the second reaches the sender
     /// (paper DCQCN) 1 µs + its serialization + 1 µs later and cuts its rate.

@@ -169,8 +169,8 @@ const PREFETCH_DISTANCE: usize = 4;
 
 /// The event loop prefetches only while at least this many packets are alive. Below it the
 /// state the next events touch is still in cache and the prefetching is pure overhead;
-/// above it the prefetching pays. Measured 2026-11-25 on this 2-core VM (user seconds,
-/// alternated runs): without any prefetch `fattree320-websearch30 --quick` (peak 16 K live
+/// above it the prefetching pays. Measured on a 2-core machine (user seconds, alternated
+/// runs): without any prefetch `fattree320-websearch30 --quick` (peak 16 K live
 /// packets) 1.11 → 0.95 s and `scale-1024 --quick` (34 K) 0.72 → 0.64 s, but `scale-1024`
 /// full (65 K) 4.9 → 7.0 s and the §5.3 benchmark (≈ 570 K) 12.5 → 15.5 s.
 const PREFETCH_MIN_LIVE: usize = 40_000;

@@ -561,7 +561,7 @@ mod tests {
         // A multistage filter of m = 1024 bits in k_h = 4 stages of 256 bits: with n VFIDs
         // inserted, a stage bit is set with probability 1 − (1 − 1/256)^n ≈ 1 − e^(−n/256),
         // and a foreign VFID matches when its bit in all 4 stages is set:
-        // FP ≈ (1 − e^(−n/256))^4 = (1 − e^(−4n/1024))^4 (the formula).
+        // FP ≈ (1 − e^(−n/256))^4 = (1 − e^(−4n/1024))^4 (the specification's formula).
         for &n in &[32u32, 64, 128, 256] {
             let mut f = CountingBloom::new(1024, 4);
             for v in 0..n {

@@ -350,12 +350,11 @@ pub struct IncastEstimator {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EstimatorRule {
-    /// Algorithm 1 on D as if it were the remote queue's depth (the default since
-    /// 2026-11-27): trigger when D > Q_th, pause (D − Q_tg) / rate, with the remote port's
+    /// Algorithm 1 on D as if it were the remote queue's depth (the default): trigger when D > Q_th, pause (D − Q_tg) / rate, with the remote port's
     /// thresholds (2 and 1 BDP at the receiver's link rate, or `sfc.qth` / `sfc.qtg`).
     #[default]
     Queue,
-    /// Trigger as soon as D > 0 and pause D / rate (the rule before 2026-11-27).
+    /// Trigger as soon as D > 0 and pause D / rate (the other reading of §3.4).
     Any,
 }
 

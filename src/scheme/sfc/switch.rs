@@ -71,8 +71,8 @@ const TIMER_BTS: u8 = 0;
 
 /// 5-tuple key of a data packet for the Bloom filter: (src, dst) and (sport, dport, UDP)
 /// packed without overlap and mixed (a 64-bit finalizer), so that distinct flows collide
-/// only by chance. (Until 2026-11-27 the fields were XORed at overlapping shifts: a sender's
-/// flows to hosts d and d ± 256 with source ports s and s ^ 1 always shared a key.)
+/// only by chance (XORing the fields at overlapping shifts would make a sender's flows to
+/// hosts d and d ± 256 with source ports s and s ^ 1 always share a key).
 #[inline]
 fn flow_key(h: &Hdr) -> u64 {
     #[inline]
@@ -161,9 +161,8 @@ impl SfcSwitch {
         // receiver (§3.3: "aggregate traffic towards a common receiver as seen by the
         // sender-side ToR"): packets from its own servers (a server-facing ingress) to another
         // ToR (a fabric-facing egress). The receiver's ToR sees the real queue, and a local
-        // receiver's queue is this switch's own (until 2026-11-27 every ToR counted every
-        // packet, the receiver's ToR included: 59–90 % of the BTSs of a Fig. 13 run came from
-        // there, peaks within 1.3 %).
+        // receiver's queue is this switch's own (counting it too would make the receiver's ToR
+        // estimate from traffic that arrived over the fabric).
         if let Some(est) = self.estimator.as_mut()
             && ctx.ports[at.in_port as usize].host_facing
             && !ctx.ports[at.egress as usize].host_facing
