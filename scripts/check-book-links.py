@@ -5,7 +5,9 @@ usage: check-book-links.py [BOOK_DIR]   (default target/book)
 
 For every chapter page, each relative `href` / `src` must name a file of the built book, and
 each `#anchor` (on the same page or another) an element id of that page. External links
-(http:, https:, mailto:) are not fetched. Exits 1 listing every broken link, 0 otherwise.
+(http:, https:, mailto:) are not fetched. A `{{#include …}}` left in a page (mdBook keeps
+the directive when its file is missing, and still exits 0) counts as broken too. Exits 1
+listing every broken link, 0 otherwise.
 """
 import sys
 from html.parser import HTMLParser
@@ -49,6 +51,8 @@ def main():
     broken = []
     pages = sorted(p for p in root.rglob("*.html") if p.name not in SKIP_PAGES)
     for page in pages:
+        if "{{#include" in page.read_text(encoding="utf-8"):
+            broken.append(f"{page.relative_to(root)}: an {{{{#include}}}} that mdBook could not resolve")
         for tag, link in parse(page).links:
             if link.startswith(("http://", "https://", "mailto:", "javascript:")):
                 continue
