@@ -22,8 +22,9 @@ use crate::cc::hpcc::{HpccAi, HpccParams, IntQuantum, Reaction};
 use crate::cc::none::{NoneParams, NoneWindow};
 use crate::cc::timely::TimelyParams;
 use crate::config::{
-    BufferConfig, BufferMode, EcnConfig, EcnThresholds, Framing, LossRecovery, NetConfig, PfcConfig,
+    BufferConfig, BufferMode, EcnConfig, EcnThresholds, LossRecovery, NetConfig, PfcConfig,
 };
+use crate::engine::packet::Framing;
 use crate::metrics::output::{write_atomic, write_fct_file};
 use crate::metrics::spill::stats_from_spill;
 use crate::metrics::stats::{RunStats, SizeBins};

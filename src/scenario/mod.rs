@@ -16,9 +16,8 @@ use toml::Spanned;
 
 use crate::cc::CcConfig;
 use crate::cc::none::NoneWindow;
-use crate::config::{
-    BufferConfig, BufferMode, Framing, LossRecovery, NetConfig, NetField, SchedulerKind,
-};
+use crate::config::{BufferConfig, BufferMode, LossRecovery, NetConfig, NetField, SchedulerKind};
+use crate::engine::packet::Framing;
 use crate::metrics::stats::SizeBins;
 use crate::topology::TopologySpec;
 use crate::topology::shapes;

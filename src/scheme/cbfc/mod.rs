@@ -193,7 +193,7 @@ pub struct LimitRule {
     /// Credit block, bytes.
     pub block_bytes: u64,
     /// Framing (serialization times).
-    pub framing: crate::config::Framing,
+    pub framing: crate::engine::packet::Framing,
     /// Full-size data packet on the wire, bytes.
     pub packet_bytes: u64,
     /// FCP wire size, bytes.
