@@ -3,6 +3,7 @@
 //! [`crate::hpcc`]).
 
 use crate::engine::packet::Framing;
+use crate::scheme::marking::EcnThresholds;
 use crate::units::{MS, US};
 
 /// Switch buffer admission policy.
@@ -87,19 +88,6 @@ impl LossRecovery {
             bdp_cap_bytes: 0,
         }
     }
-}
-
-/// RED/ECN marking thresholds for links of one rate (HPCC-sim `KMIN_MAP`/`KMAX_MAP`/`PMAX_MAP`).
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
-pub struct EcnThresholds {
-    /// Link rate these thresholds apply to, bits per second.
-    pub rate_bps: u64,
-    /// No marking at or below this backlog, bytes.
-    pub kmin_bytes: u64,
-    /// Always mark above this backlog, bytes.
-    pub kmax_bytes: u64,
-    /// Marking probability at `kmax_bytes` (linear from 0 at `kmin_bytes`).
-    pub pmax: f64,
 }
 
 /// ECN marking at switch egress: RED on the (port, queue) backlog left behind the departing

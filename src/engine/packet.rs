@@ -5,6 +5,17 @@
 //! The whole packet is one 64 B cache line. Wire sizes are computed in one place,
 //! [`WireSizes`], from the framing convention and the INT configuration.
 
+/// HPCC convention: destination port of background flows. The workload assigns these
+/// destination ports ([`crate::workload`]); summaries and SFC's BTS statistics classify flows
+/// by them.
+pub const DPORT_BACKGROUND: u16 = 100;
+/// HPCC convention: destination port of incast flows.
+pub const DPORT_INCAST: u16 = 200;
+/// Destination port of an open-loop flow sent to a host of another site (data center) under a
+/// destination locality ([`crate::workload::traffic::Locality`]), so summaries split inter-DC
+/// flows (300) from the rest (100).
+pub const DPORT_REMOTE: u16 = 300;
+
 /// What a packet is (the discriminant of [`Header`], cheap to copy around).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[repr(u8)]

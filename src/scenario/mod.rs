@@ -1969,7 +1969,7 @@ fn resolve_cc(
         let kmax = ctx.bytes(&e.kmax, "ecn.kmax", kmin)?;
         net.ecn = crate::config::EcnConfig {
             enabled: true,
-            thresholds: vec![crate::config::EcnThresholds {
+            thresholds: vec![crate::scheme::marking::EcnThresholds {
                 rate_bps: host_rate,
                 kmin_bytes: kmin,
                 kmax_bytes: kmax,
