@@ -2,70 +2,9 @@
 //! written down (TOML scenario or HPCC-sim `config.txt`, see [`crate::scenario`] and
 //! [`crate::hpcc`]).
 
+use crate::engine::packet::Framing;
+use crate::scheme::marking::EcnThresholds;
 use crate::units::{MS, US};
-
-/// How packet sizes and serialization times are computed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Framing {
-    /// HPCC-sim conventions: data = payload + 48 B (+ INT), ACK/NACK 60 B (88 B with HPCC INT),
-    /// no preamble/IFG/FCS, serialization truncated to whole nanoseconds. Our default, so that
-    /// numbers compare with the papers.
-    Hpcc,
-    /// Realistic RoCEv2 over Ethernet: Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 +
-    /// FCS 4 = 62 B per data frame, ACK = 62 + AETH 4 = 66 B (64 B minimum frame), plus
-    /// preamble/SFD 8 B and inter-frame gap 12 B of wire time per frame; exact picosecond
-    /// serialization.
-    Ethernet,
-}
-
-impl Framing {
-    /// Header bytes of a data packet (buffer-occupying), excluding INT.
-    pub fn data_header_bytes(self) -> u32 {
-        match self {
-            Framing::Hpcc => 48,
-            Framing::Ethernet => 62,
-        }
-    }
-    /// Size of an ACK/NACK without INT.
-    pub fn ack_bytes(self) -> u32 {
-        match self {
-            Framing::Hpcc => 60,
-            Framing::Ethernet => 66,
-        }
-    }
-    /// Size of an ACK/NACK carrying `int_bytes` of INT: HPCC-sim pads the 46 B of headers
-    /// (+ INT) to at least 60 B (so 60 B without INT or with TIMELY's 8 B, 88 B with HPCC's
-    /// 42 B); Ethernet framing adds the INT to its 66 B frame.
-    pub fn ack_size(self, int_bytes: u32) -> u32 {
-        match self {
-            Framing::Hpcc => (46 + int_bytes).max(60),
-            Framing::Ethernet => 66 + int_bytes,
-        }
-    }
-    /// Minimum frame: control frames (PFC, BTS, CNP) are padded to at least this.
-    pub fn min_frame_bytes(self) -> u32 {
-        match self {
-            Framing::Hpcc => 0,
-            Framing::Ethernet => 64,
-        }
-    }
-    /// Wire-only overhead per frame (preamble, SFD, IFG): serialized but never buffered.
-    pub fn wire_overhead_bytes(self) -> u32 {
-        match self {
-            Framing::Hpcc => 0,
-            Framing::Ethernet => 20,
-        }
-    }
-    /// Serialization time of a `size_bytes` frame at `rate_bps`, picoseconds.
-    #[inline]
-    pub fn ser_ps(self, size_bytes: u32, rate_bps: u64) -> u64 {
-        match self {
-            Framing::Hpcc => crate::units::ser_time_ps_hpcc(size_bytes as u64, rate_bps),
-            Framing::Ethernet => crate::units::ser_time_ps(size_bytes as u64 + 20, rate_bps),
-        }
-    }
-}
 
 /// Switch buffer admission policy.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
@@ -149,19 +88,6 @@ impl LossRecovery {
             bdp_cap_bytes: 0,
         }
     }
-}
-
-/// RED/ECN marking thresholds for links of one rate (HPCC-sim `KMIN_MAP`/`KMAX_MAP`/`PMAX_MAP`).
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
-pub struct EcnThresholds {
-    /// Link rate these thresholds apply to, bits per second.
-    pub rate_bps: u64,
-    /// No marking at or below this backlog, bytes.
-    pub kmin_bytes: u64,
-    /// Always mark above this backlog, bytes.
-    pub kmax_bytes: u64,
-    /// Marking probability at `kmax_bytes` (linear from 0 at `kmin_bytes`).
-    pub pmax: f64,
 }
 
 /// ECN marking at switch egress: RED on the (port, queue) backlog left behind the departing

@@ -21,12 +21,12 @@ use crate::cc::dctcp::DctcpParams;
 use crate::cc::hpcc::{HpccAi, HpccParams, IntQuantum, Reaction};
 use crate::cc::none::{NoneParams, NoneWindow};
 use crate::cc::timely::TimelyParams;
-use crate::config::{
-    BufferConfig, BufferMode, EcnConfig, EcnThresholds, Framing, LossRecovery, NetConfig, PfcConfig,
-};
+use crate::config::{BufferConfig, BufferMode, EcnConfig, LossRecovery, NetConfig, PfcConfig};
+use crate::engine::packet::Framing;
 use crate::metrics::output::{write_atomic, write_fct_file};
 use crate::metrics::spill::stats_from_spill;
 use crate::metrics::stats::{RunStats, SizeBins};
+use crate::scheme::marking::EcnThresholds;
 use crate::topology::TopologySpec;
 use crate::units::{MAX_BYTES, MAX_TIME_PS, SEC, US, parse_rate_bps};
 use crate::workload::FlowSpec;

@@ -431,6 +431,53 @@ const RUN_BUSY: &str = "another `sfc run` is writing into this directory (it wou
                         this run's files, or this run its): wait for it to finish, or give \
                         another --out";
 
+/// What `sfc run` was given: the scenario's text and where it came from, the command line's
+/// overrides and which outputs are wanted.
+struct RunRequest {
+    /// The scenario file (`None`: the built-in default).
+    scenario: Option<PathBuf>,
+    /// The scenario's text.
+    text: String,
+    /// How messages name the scenario (its path, or `<built-in default>`).
+    label: String,
+    /// Directory relative input paths are taken from.
+    dir: PathBuf,
+    /// `--set` overrides, applied after a variant's own.
+    sets: Vec<String>,
+    /// `--out` (default: `out/<name>`).
+    out: Option<PathBuf>,
+    /// `--no-output`: write no files.
+    no_output: bool,
+    /// `--json`: print the summary as JSON instead of the table.
+    json: bool,
+}
+
+impl RunRequest {
+    /// The output directory of a run named `name`, unless no outputs are wanted.
+    fn out_dir(&self, name: &str) -> Option<PathBuf> {
+        (!self.no_output).then(|| {
+            self.out
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("out").join(name))
+        })
+    }
+
+    /// The input files of scenario `sc` (and the scenario file itself), which its outputs
+    /// must not overwrite.
+    fn inputs(&self, sc: &sfc::scenario::Scenario) -> Vec<PathBuf> {
+        let mut inputs = sc.inputs.clone();
+        inputs.extend(self.scenario.clone());
+        inputs
+    }
+}
+
+/// A resolved `[[compare]]` variant: its name, its scenario and the stream of its flows.
+type Variant = (
+    String,
+    sfc::scenario::Scenario,
+    sfc::workload::stream::FlowStream,
+);
+
 fn cmd_run(
     scenario: Option<PathBuf>,
     out: Option<PathBuf>,
@@ -451,106 +498,98 @@ fn cmd_run(
         ),
     };
     let variants = sfc::scenario::variants(&text, &label)?;
+    let req = RunRequest {
+        scenario,
+        text,
+        label,
+        dir,
+        sets,
+        out,
+        no_output,
+        json,
+    };
     if variants.is_empty() {
-        // The flows come from a lazy stream as the run reaches them: no workload list.
-        let (sc, stream) = sfc::scenario::from_str_streaming(&text, &label, &dir, &sets)?;
-        print_warnings(&sc.warnings);
-        let out_dir =
-            (!no_output).then(|| out.unwrap_or_else(|| PathBuf::from("out").join(&sc.name)));
-        let name = sc.name.clone();
-        if let Some(d) = &out_dir {
-            let mut inputs = sc.inputs.clone();
-            inputs.extend(scenario.clone());
-            sfc::runguard::check_outputs_spare_inputs(d, &inputs)
-                .map_err(|e| format!("{label}: {e}"))?;
+        run_single(&req)
+    } else {
+        run_variants(&req, &variants)
+    }
+}
+
+/// `sfc run` of a scenario without `[[compare]]` variants: one run, its flows from a lazy
+/// stream as the run reaches them (no workload list), its summary printed.
+fn run_single(req: &RunRequest) -> Result<(), String> {
+    let label = &req.label;
+    let (sc, stream) = sfc::scenario::from_str_streaming(&req.text, label, &req.dir, &req.sets)?;
+    print_warnings(&sc.warnings);
+    let out_dir = req.out_dir(&sc.name);
+    let name = sc.name.clone();
+    if let Some(d) = &out_dir {
+        sfc::runguard::check_outputs_spare_inputs(d, &req.inputs(&sc))
+            .map_err(|e| format!("{label}: {e}"))?;
+    }
+    // Held until the run's outputs are written: a second run into the directory stops.
+    let _lock = match &out_dir {
+        Some(d) => {
+            let l =
+                sfc::runguard::lock_output_dir(d, RUN_BUSY).map_err(|e| format!("{label}: {e}"))?;
+            sfc::runguard::prepare_output_dir(d).map_err(|e| format!("{label}: {e}"))?;
+            Some(l)
         }
-        // Held until the run's outputs are written: a second run into the directory stops.
-        let _lock = match &out_dir {
-            Some(d) => {
-                let l = sfc::runguard::lock_output_dir(d, RUN_BUSY)
-                    .map_err(|e| format!("{label}: {e}"))?;
-                sfc::runguard::prepare_output_dir(d).map_err(|e| format!("{label}: {e}"))?;
-                Some(l)
-            }
-            None => None,
-        };
-        eprintln!(
-            "running `{name}`: {} hosts, {} switches, about {} flows",
-            sc.topo.hosts().len(),
-            sc.topo.switches().len(),
-            stream.capacity_hint()
+        None => None,
+    };
+    eprintln!(
+        "running `{name}`: {} hosts, {} switches, about {} flows",
+        sc.topo.hosts().len(),
+        sc.topo.switches().len(),
+        stream.capacity_hint()
+    );
+    let r = sfc::report::run_stream(
+        sc,
+        stream,
+        &RunOptions {
+            out_dir: out_dir.clone(),
+            progress: true,
+            stream_results: true,
+        },
+    )
+    .map_err(|e| format!("{label}: {e}"))?;
+    if req.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&r.summary).map_err(|e| e.to_string())?
         );
-        let r = sfc::report::run_stream(
-            sc,
-            stream,
-            &RunOptions {
-                out_dir: out_dir.clone(),
-                progress: true,
-                stream_results: true,
-            },
-        )
-        .map_err(|e| format!("{label}: {e}"))?;
-        if json {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&r.summary).map_err(|e| e.to_string())?
-            );
-        } else {
-            print!("{}", summary_table(&name, &r.stats, &extra_lines(&r)));
-        }
-        if let Some(d) = out_dir {
-            eprintln!("outputs written to {}", d.display());
-        }
-        if let Some(n) = &r.note {
-            eprintln!("{label}: {n}");
-        }
-        return match r.failure {
-            Some(f) => Err(format!("{label}: {f}")),
-            None => Ok(()),
-        };
+    } else {
+        print!("{}", summary_table(&name, &r.stats, &extra_lines(&r)));
     }
-    // Side-by-side variants: each applies its overrides, then the command line's. Every
-    // variant is resolved and its memory estimated before any runs (an error in the last
-    // one does not wait for the first to finish).
-    let mut scenarios = Vec::new();
-    let mut estimates = Vec::new();
-    for (vname, vsets) in &variants {
-        let mut all = vsets.clone();
-        all.extend(sets.iter().cloned());
-        let vlabel = format!("{label} [{vname}]");
-        // Each variant's flows come from its own lazy stream as its run reaches them.
-        let (sc, stream) = sfc::scenario::from_str_streaming(&text, &vlabel, &dir, &all)?;
-        let est = sfc::runguard::check_memory_stream(&sc.topo, &sc.net, &stream, true)
-            .map_err(|e| format!("{vlabel}: {e}"))?;
-        estimates.push(est.total());
-        scenarios.push((vname.clone(), sc, stream));
+    if let Some(d) = out_dir {
+        eprintln!("outputs written to {}", d.display());
     }
+    if let Some(n) = &r.note {
+        eprintln!("{label}: {n}");
+    }
+    match r.failure {
+        Some(f) => Err(format!("{label}: {f}")),
+        None => Ok(()),
+    }
+}
+
+/// `sfc run` of a scenario with `[[compare]]` variants: every variant resolved, its outputs
+/// prepared, then all run side by side (as many at once as cores and memory allow) and
+/// compared in one table.
+fn run_variants(req: &RunRequest, variants: &[(String, Vec<String>)]) -> Result<(), String> {
+    let label = &req.label;
+    let (scenarios, estimates) = resolve_variants(req, variants)?;
     let mut seen = std::collections::HashSet::new();
     for (vname, sc, _) in &scenarios {
         print_warnings_once(
             &mut seen,
             &sc.warnings,
             &format!("{label} [{vname}]"),
-            &label,
+            label,
         );
     }
     let name = scenarios[0].1.name.clone();
-    let base = (!no_output).then(|| out.unwrap_or_else(|| PathBuf::from("out").join(&name)));
-    let span = |f: &dyn Fn(
-        &(
-            String,
-            sfc::scenario::Scenario,
-            sfc::workload::stream::FlowStream,
-        ),
-    ) -> usize| {
-        let lo = scenarios.iter().map(f).min().unwrap_or(0);
-        let hi = scenarios.iter().map(f).max().unwrap_or(0);
-        if lo == hi {
-            lo.to_string()
-        } else {
-            format!("{lo}–{hi}")
-        }
-    };
+    let base = req.out_dir(&name);
     // As many at once as there are cores, and no more than fit in memory together.
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let jobs = sfc::runguard::concurrent_runs(
@@ -558,18 +597,7 @@ fn cmd_run(
         sfc::runguard::available_memory_bytes(),
         threads,
     );
-    eprintln!(
-        "running `{name}` × {} variants ({}): {} hosts, {} switches, about {} flows each; {jobs} at a time",
-        scenarios.len(),
-        variants
-            .iter()
-            .map(|v| v.0.as_str())
-            .collect::<Vec<_>>()
-            .join(", "),
-        span(&|v| v.1.topo.hosts().len()),
-        span(&|v| v.1.topo.switches().len()),
-        span(&|v| v.2.capacity_hint()),
-    );
+    announce_variants(&name, &scenarios, jobs);
     // Every variant's directory is checked (and its previous set invalidated) before any runs,
     // under a lock on the parent directory held until all have run.
     let _lock = match &base {
@@ -579,55 +607,9 @@ fn cmd_run(
         None => None,
     };
     if let Some(b) = &base {
-        for (vname, sc, _) in &scenarios {
-            let mut inputs = sc.inputs.clone();
-            inputs.extend(scenario.clone());
-            sfc::runguard::check_outputs_spare_inputs(&b.join(vname), &inputs)
-                .map_err(|e| format!("{label} [{vname}]: {e}"))?;
-        }
-        for (vname, _) in &variants {
-            sfc::runguard::prepare_output_dir(&b.join(vname))
-                .map_err(|e| format!("{label} [{vname}]: {e}"))?;
-        }
+        prepare_variant_outputs(req, b, &scenarios)?;
     }
-    // What the side-by-side table shows of each run, kept instead of its simulator (a
-    // variant's network and monitors are freed as soon as it ends).
-    let mut results: Vec<Option<Result<VariantRow, String>>> =
-        (0..scenarios.len()).map(|_| None).collect();
-    type Job = (
-        usize,
-        String,
-        sfc::scenario::Scenario,
-        sfc::workload::stream::FlowStream,
-    );
-    let mut queue: Vec<Job> = scenarios
-        .into_iter()
-        .enumerate()
-        .map(|(i, (n, s, f))| (i, n, s, f))
-        .collect();
-    queue.reverse();
-    let queue = std::sync::Mutex::new(queue);
-    let slots = std::sync::Mutex::new(&mut results);
-    std::thread::scope(|sc| {
-        for _ in 0..jobs {
-            sc.spawn(|| {
-                loop {
-                    let Some((i, vname, s, flows)) = queue.lock().expect("queue").pop() else {
-                        break;
-                    };
-                    let opts = RunOptions {
-                        out_dir: base.as_ref().map(|b| b.join(&vname)),
-                        progress: false,
-                        stream_results: true,
-                    };
-                    let r = sfc::report::run_stream(s, flows, &opts)
-                        .map(|r| VariantRow::of(&r))
-                        .map_err(|e| format!("{label} [{vname}]: {e}"));
-                    slots.lock().expect("slots")[i] = Some(r);
-                }
-            });
-        }
-    });
+    let results = run_variant_jobs(scenarios, base.as_deref(), jobs, label);
     let mut cols = Vec::new();
     let mut summaries = serde_json::Map::new();
     for ((vname, _), r) in variants.iter().zip(results) {
@@ -651,13 +633,128 @@ fn cmd_run(
             Err(failures.join("\n"))
         }
     };
-    if json {
+    if req.json {
         println!(
             "{}",
             serde_json::to_string_pretty(&summaries).map_err(|e| e.to_string())?
         );
         return failures();
     }
+    print_side_by_side(&name, &cols);
+    if let Some(b) = base {
+        eprintln!("outputs written to {}/<variant>/", b.display());
+    }
+    failures()
+}
+
+/// Every variant with its overrides, then the command line's, resolved and its memory
+/// estimated before any runs (an error in the last one does not wait for the first to
+/// finish). Returns the variants and their memory estimates, bytes.
+fn resolve_variants(
+    req: &RunRequest,
+    variants: &[(String, Vec<String>)],
+) -> Result<(Vec<Variant>, Vec<u64>), String> {
+    let mut scenarios = Vec::new();
+    let mut estimates = Vec::new();
+    for (vname, vsets) in variants {
+        let mut all = vsets.clone();
+        all.extend(req.sets.iter().cloned());
+        let vlabel = format!("{} [{vname}]", req.label);
+        // Each variant's flows come from its own lazy stream as its run reaches them.
+        let (sc, stream) = sfc::scenario::from_str_streaming(&req.text, &vlabel, &req.dir, &all)?;
+        let est = sfc::runguard::check_memory_stream(&sc.topo, &sc.net, &stream, true)
+            .map_err(|e| format!("{vlabel}: {e}"))?;
+        estimates.push(est.total());
+        scenarios.push((vname.clone(), sc, stream));
+    }
+    Ok((scenarios, estimates))
+}
+
+/// The line announcing a side-by-side run: the variants, the size of their networks and
+/// workloads (a range where they differ) and how many run at a time.
+fn announce_variants(name: &str, scenarios: &[Variant], jobs: usize) {
+    let span = |f: &dyn Fn(&Variant) -> usize| {
+        let lo = scenarios.iter().map(f).min().unwrap_or(0);
+        let hi = scenarios.iter().map(f).max().unwrap_or(0);
+        if lo == hi {
+            lo.to_string()
+        } else {
+            format!("{lo}–{hi}")
+        }
+    };
+    eprintln!(
+        "running `{name}` × {} variants ({}): {} hosts, {} switches, about {} flows each; {jobs} at a time",
+        scenarios.len(),
+        scenarios
+            .iter()
+            .map(|v| v.0.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        span(&|v| v.1.topo.hosts().len()),
+        span(&|v| v.1.topo.switches().len()),
+        span(&|v| v.2.capacity_hint()),
+    );
+}
+
+/// Check that no variant's outputs (`base/<variant>/`) would overwrite its inputs, then
+/// invalidate each directory's previous set of outputs.
+fn prepare_variant_outputs(
+    req: &RunRequest,
+    base: &std::path::Path,
+    scenarios: &[Variant],
+) -> Result<(), String> {
+    let label = &req.label;
+    for (vname, sc, _) in scenarios {
+        sfc::runguard::check_outputs_spare_inputs(&base.join(vname), &req.inputs(sc))
+            .map_err(|e| format!("{label} [{vname}]: {e}"))?;
+    }
+    for (vname, _, _) in scenarios {
+        sfc::runguard::prepare_output_dir(&base.join(vname))
+            .map_err(|e| format!("{label} [{vname}]: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Run the variants on `jobs` threads, each writing into `base/<variant>/`. Returns what the
+/// side-by-side table shows of each run, in variant order, kept instead of its simulator (a
+/// variant's network and monitors are freed as soon as it ends).
+fn run_variant_jobs(
+    scenarios: Vec<Variant>,
+    base: Option<&std::path::Path>,
+    jobs: usize,
+    label: &str,
+) -> Vec<Option<Result<VariantRow, String>>> {
+    let mut results: Vec<Option<Result<VariantRow, String>>> =
+        (0..scenarios.len()).map(|_| None).collect();
+    let mut queue: Vec<(usize, Variant)> = scenarios.into_iter().enumerate().collect();
+    queue.reverse();
+    let queue = std::sync::Mutex::new(queue);
+    let slots = std::sync::Mutex::new(&mut results);
+    std::thread::scope(|sc| {
+        for _ in 0..jobs {
+            sc.spawn(|| {
+                loop {
+                    let Some((i, (vname, s, flows))) = queue.lock().expect("queue").pop() else {
+                        break;
+                    };
+                    let opts = RunOptions {
+                        out_dir: base.map(|b| b.join(&vname)),
+                        progress: false,
+                        stream_results: true,
+                    };
+                    let r = sfc::report::run_stream(s, flows, &opts)
+                        .map(|r| VariantRow::of(&r))
+                        .map_err(|e| format!("{label} [{vname}]: {e}"));
+                    slots.lock().expect("slots")[i] = Some(r);
+                }
+            });
+        }
+    });
+    results
+}
+
+/// The side-by-side table of the variants' results: slowdowns, then [`VariantRow::ROWS`].
+fn print_side_by_side(name: &str, cols: &[(String, VariantRow)]) {
     println!("== {name}: side by side ==");
     let stats: Vec<(String, sfc::metrics::stats::RunStats)> = cols
         .iter()
@@ -672,15 +769,11 @@ fn cmd_run(
         .max(10);
     for (k, row) in VariantRow::ROWS.iter().enumerate() {
         let mut line = format!("  {row:<21}");
-        for (_, r) in &cols {
+        for (_, r) in cols {
             line.push_str(&format!(" {:>w$}", r.cells[k]));
         }
         println!("{line}");
     }
-    if let Some(b) = base {
-        eprintln!("outputs written to {}/<variant>/", b.display());
-    }
-    failures()
 }
 
 /// One `[[compare]]` variant's results, as the side-by-side table and `--json` show them.

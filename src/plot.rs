@@ -1166,30 +1166,53 @@ fn font(size: u32) -> FontDesc<'static> {
     (FONT, size as f64).into_font()
 }
 
-/// Draws `chart` on `root`. `raster`: the backend is a bitmap, whose thick poly-lines get
-/// long miter spikes at sharp turns, so lines are drawn segment by segment there.
-fn draw<DB: DrawingBackend>(
+/// A drawing error as a message.
+fn plot_err<E: std::error::Error + Send + Sync>(e: DrawingAreaErrorKind<E>) -> String {
+    format!("plot: {e}")
+}
+
+/// The chart's plotting area with its two axes.
+type Plot<'a, DB> = ChartContext<'a, DB, Cartesian2d<Axis, Axis>>;
+
+/// Width of `s` in the embedded font at `size`, pixels (a rough estimate when the font cannot
+/// measure it).
+fn text_w<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, s: &str, size: u32) -> u32 {
+    root.estimate_text_size(s, &TextStyle::from(font(size)))
+        .map(|d| d.0)
+        .unwrap_or(size * s.len() as u32)
+}
+
+/// Pixel sizes around the plotting area, from the text they hold.
+struct Frame {
+    /// Outer margin.
+    margin: u32,
+    /// Height of the x label area (tick labels and axis description).
+    x_area: u32,
+    /// Width of the y label area.
+    y_area: u32,
+    /// Font size of the x tick labels.
+    x_tick_size: u32,
+    /// The x tick labels are rotated (and drawn by [`draw_rotated_x_labels`]).
+    x_rotate: bool,
+    /// Legend box (width, height).
+    legend_px: (u32, u32),
+    /// The legend is a column right of the plot instead of a box in a corner of it.
+    legend_outside: bool,
+    /// Width reserved right of the plot for that column (0 when the legend is inside).
+    legend_col: u32,
+}
+
+/// Size the label areas from the tick labels and decide where the legend goes.
+fn frame<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     chart: &Chart,
-    raster: bool,
-) -> Result<(), String> {
-    ensure_font()?;
-    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("plot: {e}");
-    let layout = prepare(chart);
-    let (xa, ya) = (&layout.x, &layout.y);
-    root.fill(&WHITE).map_err(err)?;
-
-    let text_w = |s: &str, size: u32| -> u32 {
-        root.estimate_text_size(s, &TextStyle::from(font(size)))
-            .map(|d| d.0)
-            .unwrap_or(size * s.len() as u32)
-    };
-
-    // Label areas sized from the tick labels.
-    let y_tick_w = ya
+    layout: &Layout,
+) -> Frame {
+    let y_tick_w = layout
+        .y
         .major
         .iter()
-        .map(|&t| text_w(&ya.label(t), TICK_SIZE))
+        .map(|&t| text_w(root, &layout.y.label(t), TICK_SIZE))
         .max()
         .unwrap_or(0);
     let y_area = y_tick_w
@@ -1199,39 +1222,6 @@ fn draw<DB: DrawingBackend>(
             DESC_SIZE + 26
         };
     let margin = 15u32;
-    // The x tick labels' size, whether they are rotated, and the label area's height, for a
-    // plotting area `plot_w` pixels wide.
-    let x_labels = |plot_w: u32| -> (u32, bool, u32) {
-        let mut x_tick_size = TICK_SIZE;
-        let mut x_rotate = false;
-        if xa.fmt == LabelFmt::Category && !xa.major.is_empty() {
-            let slot = plot_w as f64 / xa.major.len() as f64;
-            let widest = |size| xa.cats.iter().map(|c| text_w(c, size)).max().unwrap_or(0) as f64;
-            if widest(x_tick_size) + 8.0 > slot {
-                x_tick_size = 13;
-                if widest(x_tick_size) + 6.0 > slot {
-                    x_rotate = true;
-                }
-            }
-        }
-        let x_tick_h = if x_rotate {
-            xa.cats
-                .iter()
-                .map(|c| text_w(c, x_tick_size))
-                .max()
-                .unwrap_or(0)
-                .min(MAX_ROTATED_LABEL)
-        } else {
-            x_tick_size
-        };
-        let x_area = x_tick_h
-            + if chart.x_label.is_empty() {
-                20
-            } else {
-                DESC_SIZE + 24
-            };
-        (x_tick_size, x_rotate, x_area)
-    };
     let title_h = if chart.title.is_empty() {
         0
     } else {
@@ -1242,7 +1232,7 @@ fn draw<DB: DrawingBackend>(
         layout
             .series
             .iter()
-            .map(|s| text_w(&s.name, LEGEND_SIZE))
+            .map(|s| text_w(root, &s.name, LEGEND_SIZE))
             .max()
             .unwrap_or(0)
             + 36
@@ -1251,20 +1241,119 @@ fn draw<DB: DrawingBackend>(
     );
     let mut plot_w = WIDTH.saturating_sub(y_area + 2 * margin + 10).max(100);
     let plot_h = HEIGHT
-        .saturating_sub(2 * margin + x_labels(plot_w).2 + title_h)
+        .saturating_sub(2 * margin + x_labels(root, chart, &layout.x, plot_w).2 + title_h)
         .max(100);
-    let legend_outside = n_series > 0
-        && legend_placement(&layout, chart.kind, legend_px, (plot_w, plot_h)).is_none();
+    let legend_outside =
+        n_series > 0 && legend_placement(layout, chart.kind, legend_px, (plot_w, plot_h)).is_none();
     let legend_col = if legend_outside { legend_px.0 + 12 } else { 0 };
     plot_w = plot_w.saturating_sub(legend_col).max(100);
-    let (x_tick_size, x_rotate, x_area) = x_labels(plot_w);
+    let (x_tick_size, x_rotate, x_area) = x_labels(root, chart, &layout.x, plot_w);
+    Frame {
+        margin,
+        x_area,
+        y_area,
+        x_tick_size,
+        x_rotate,
+        legend_px,
+        legend_outside,
+        legend_col,
+    }
+}
 
+/// The x tick labels' size, whether they are rotated, and the label area's height, for a
+/// plotting area `plot_w` pixels wide: category labels too wide for their slot get a smaller
+/// font, then are rotated.
+fn x_labels<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    chart: &Chart,
+    xa: &Axis,
+    plot_w: u32,
+) -> (u32, bool, u32) {
+    let mut x_tick_size = TICK_SIZE;
+    let mut x_rotate = false;
+    if xa.fmt == LabelFmt::Category && !xa.major.is_empty() {
+        let slot = plot_w as f64 / xa.major.len() as f64;
+        let widest = |size| {
+            xa.cats
+                .iter()
+                .map(|c| text_w(root, c, size))
+                .max()
+                .unwrap_or(0) as f64
+        };
+        if widest(x_tick_size) + 8.0 > slot {
+            x_tick_size = 13;
+            if widest(x_tick_size) + 6.0 > slot {
+                x_rotate = true;
+            }
+        }
+    }
+    let x_tick_h = if x_rotate {
+        xa.cats
+            .iter()
+            .map(|c| text_w(root, c, x_tick_size))
+            .max()
+            .unwrap_or(0)
+            .min(MAX_ROTATED_LABEL)
+    } else {
+        x_tick_size
+    };
+    let x_area = x_tick_h
+        + if chart.x_label.is_empty() {
+            20
+        } else {
+            DESC_SIZE + 24
+        };
+    (x_tick_size, x_rotate, x_area)
+}
+
+/// Draws `chart` on `root`. `raster`: the backend is a bitmap, whose thick poly-lines get
+/// long miter spikes at sharp turns, so lines are drawn segment by segment there.
+fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    chart: &Chart,
+    raster: bool,
+) -> Result<(), String> {
+    ensure_font()?;
+    let layout = prepare(chart);
+    root.fill(&WHITE).map_err(plot_err)?;
+    let frame = frame(root, chart, &layout);
+    let mut plot = axes(root, chart, &layout, &frame)?;
+    for (i, s) in layout.series.iter().enumerate() {
+        match chart.kind {
+            ChartKind::Line | ChartKind::Cdf => {
+                draw_line_series(&mut plot, chart.kind, &layout, i, s, raster)?
+            }
+            ChartKind::Scatter => draw_scatter_series(&mut plot, &layout, i, s)?,
+            ChartKind::Bar => draw_bar_series(&mut plot, &layout, i, s)?,
+        }
+    }
+    draw_hlines(&mut plot, &layout)?;
+    if !layout.has_data {
+        draw_no_data(&mut plot, &layout)?;
+    }
+    if frame.legend_outside {
+        draw_legend_column(root, &plot, chart.kind, &layout, frame.legend_px)?;
+    } else if !layout.series.is_empty() {
+        draw_legend_box(&mut plot, chart.kind, &layout, frame.legend_px)?;
+    }
+    Ok(())
+}
+
+/// The title, the plotting area and its mesh: grid lines, axes, tick labels and axis
+/// descriptions.
+fn axes<'a, DB: DrawingBackend>(
+    root: &'a DrawingArea<DB, Shift>,
+    chart: &Chart,
+    layout: &Layout,
+    frame: &Frame,
+) -> Result<Plot<'a, DB>, String> {
+    let (xa, ya) = (&layout.x, &layout.y);
     let mut builder = ChartBuilder::on(root);
     builder
-        .margin(margin)
-        .margin_right(margin + 15 + legend_col)
-        .x_label_area_size(x_area)
-        .y_label_area_size(y_area);
+        .margin(frame.margin)
+        .margin_right(frame.margin + 15 + frame.legend_col)
+        .x_label_area_size(frame.x_area)
+        .y_label_area_size(frame.y_area);
     if !chart.title.is_empty() {
         builder.caption(
             &chart.title,
@@ -1272,21 +1361,21 @@ fn draw<DB: DrawingBackend>(
                 .color(&TEXT_COLOR),
         );
     }
-    let mut ctx = builder
+    let mut plot = builder
         .build_cartesian_2d(xa.clone(), ya.clone())
-        .map_err(err)?;
+        .map_err(plot_err)?;
 
     // Rotated category labels are drawn below (plotters would centre them on the tick).
     let x_fmt = |t: &f64| {
-        if x_rotate {
+        if frame.x_rotate {
             String::new()
         } else {
             xa.label(*t)
         }
     };
     let y_fmt = |t: &f64| ya.label(*t);
-    let x_style = font(x_tick_size).color(&TEXT_COLOR);
-    let mut mesh = ctx.configure_mesh();
+    let x_style = font(frame.x_tick_size).color(&TEXT_COLOR);
+    let mut mesh = plot.configure_mesh();
     mesh.bold_line_style(GRID_BOLD.stroke_width(1))
         .light_line_style(GRID_LIGHT.stroke_width(1))
         .axis_style(BLACK.stroke_width(1))
@@ -1300,131 +1389,174 @@ fn draw<DB: DrawingBackend>(
     if xa.fmt == LabelFmt::Category {
         mesh.disable_x_mesh();
     }
-    mesh.draw().map_err(err)?;
-    if x_rotate {
-        let style = font(x_tick_size)
-            .color(&TEXT_COLOR)
-            .transform(FontTransform::Rotate270)
-            .pos(Pos::new(HPos::Right, VPos::Center));
-        let labels: Vec<(f64, String)> = xa
-            .major
+    mesh.draw().map_err(plot_err)?;
+    if frame.x_rotate {
+        draw_rotated_x_labels(root, &mut plot, layout, frame.x_tick_size)?;
+    }
+    Ok(plot)
+}
+
+/// The x tick labels turned a quarter, hanging below the axis; a label longer than
+/// [`MAX_ROTATED_LABEL`] is shortened with "…".
+fn draw_rotated_x_labels<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    plot: &mut Plot<'_, DB>,
+    layout: &Layout,
+    size: u32,
+) -> Result<(), String> {
+    let (xa, ya) = (&layout.x, &layout.y);
+    let style = font(size)
+        .color(&TEXT_COLOR)
+        .transform(FontTransform::Rotate270)
+        .pos(Pos::new(HPos::Right, VPos::Center));
+    let labels: Vec<(f64, String)> = xa
+        .major
+        .iter()
+        .map(|&t| {
+            let mut l = xa.label(t);
+            while l.chars().count() > 1 && text_w(root, &l, size) > MAX_ROTATED_LABEL {
+                l.pop();
+                l.pop();
+                l.push('…');
+            }
+            (t, l)
+        })
+        .collect();
+    plot.draw_series(
+        labels
+            .into_iter()
+            .map(|(t, l)| EmptyElement::at((t, ya.lo)) + Text::new(l, (0, 8), style.clone())),
+    )
+    .map_err(plot_err)?;
+    Ok(())
+}
+
+/// Series `i` of a line or CDF chart: its pieces as poly-lines (CDF: as steps), thinned to
+/// the pixels they cover, with markers along them.
+fn draw_line_series<DB: DrawingBackend>(
+    plot: &mut Plot<'_, DB>,
+    kind: ChartKind,
+    layout: &Layout,
+    i: usize,
+    s: &Prepared,
+    raster: bool,
+) -> Result<(), String> {
+    let (xa, ya) = (&layout.x, &layout.y);
+    let color = color_of(i);
+    let mk = i % N_MARKERS;
+    let paths: Vec<Vec<(f64, f64)>> = s
+        .pieces
+        .iter()
+        .map(|p| {
+            let path = if kind == ChartKind::Cdf {
+                step_path(p)
+            } else {
+                p.clone()
+            };
+            decimate(&path, xa.lo, xa.hi)
+        })
+        .flat_map(|p| {
+            if raster && p.len() > 2 {
+                p.windows(2).map(|w| w.to_vec()).collect()
+            } else {
+                vec![p]
+            }
+        })
+        .collect();
+    plot.draw_series(
+        paths
+            .into_iter()
+            .map(|p| PathElement::new(p, color.stroke_width(2))),
+    )
+    .map_err(plot_err)?
+    .label(s.name.clone())
+    .legend(move |c| marker(mk, (c.0 + 16, c.1), 5, color, true));
+    let total: usize = s.pieces.iter().map(Vec::len).sum();
+    let marks: Vec<(f64, f64)> = if total <= 40 {
+        s.points().copied().collect()
+    } else {
+        // Offset per series so that markers of similar curves do not stack.
+        let phase = (0.5 + (i % 3) as f64) / 3.0;
+        along_path(&s.pieces, xa, ya, MARKERS_PER_LINE, phase)
+    };
+    plot.draw_series(marks.into_iter().map(|p| marker(mk, p, 5, color, false)))
+        .map_err(plot_err)?;
+    Ok(())
+}
+
+/// Series `i` of a scatter plot: a marker per point (smaller for large inputs, one per spot
+/// for very large ones).
+fn draw_scatter_series<DB: DrawingBackend>(
+    plot: &mut Plot<'_, DB>,
+    layout: &Layout,
+    i: usize,
+    s: &Prepared,
+) -> Result<(), String> {
+    let (xa, ya) = (&layout.x, &layout.y);
+    let color = color_of(i);
+    let mk = i % N_MARKERS;
+    let total: usize = s.pieces.iter().map(Vec::len).sum();
+    let r = if total > 2000 { 3 } else { 4 };
+    let mut seen = std::collections::HashSet::new();
+    let pts: Vec<(f64, f64)> = s
+        .points()
+        .copied()
+        .filter(|p| {
+            // Drop markers that would land on the same spot (large inputs).
+            total <= 5000
+                || seen.insert((
+                    ((p.0 - xa.lo) / xa.span() * 1500.0) as i64,
+                    ((p.1 - ya.lo) / ya.span() * 1000.0) as i64,
+                ))
+        })
+        .collect();
+    plot.draw_series(pts.into_iter().map(|p| marker(mk, p, r, color, false)))
+        .map_err(plot_err)?
+        .label(s.name.clone())
+        .legend(move |c| marker(mk, (c.0 + 16, c.1), 5, color, false));
+    Ok(())
+}
+
+/// Series `i` of a bar chart: its bar in each category group, outlined.
+fn draw_bar_series<DB: DrawingBackend>(
+    plot: &mut Plot<'_, DB>,
+    layout: &Layout,
+    i: usize,
+    s: &Prepared,
+) -> Result<(), String> {
+    let ya = &layout.y;
+    let color = color_of(i);
+    let group = 0.8;
+    let w = group / layout.series.len().max(1) as f64;
+    let base = if ya.log {
+        ya.lo
+    } else {
+        0.0f64.clamp(ya.lo, ya.hi)
+    };
+    let rects: Vec<[(f64, f64); 2]> = s
+        .points()
+        .map(|&(x, y)| {
+            let left = x.round() - group / 2.0 + i as f64 * w;
+            let y = y.clamp(ya.lo, ya.hi);
+            [(left + 0.04 * w, base), (left + 0.96 * w, y)]
+        })
+        .collect();
+    plot.draw_series(rects.iter().map(|r| Rectangle::new(*r, color.filled())))
+        .map_err(plot_err)?
+        .label(s.name.clone())
+        .legend(move |c| Rectangle::new([(c.0 + 4, c.1 - 7), (c.0 + 28, c.1 + 7)], color.filled()));
+    plot.draw_series(
+        rects
             .iter()
-            .map(|&t| {
-                let mut l = xa.label(t);
-                while l.chars().count() > 1 && text_w(&l, x_tick_size) > MAX_ROTATED_LABEL {
-                    l.pop();
-                    l.pop();
-                    l.push('…');
-                }
-                (t, l)
-            })
-            .collect();
-        ctx.draw_series(
-            labels
-                .into_iter()
-                .map(|(t, l)| EmptyElement::at((t, ya.lo)) + Text::new(l, (0, 8), style.clone())),
-        )
-        .map_err(err)?;
-    }
+            .map(|r| Rectangle::new(*r, RGBColor(40, 40, 40).stroke_width(1))),
+    )
+    .map_err(plot_err)?;
+    Ok(())
+}
 
-    for (i, s) in layout.series.iter().enumerate() {
-        let color = color_of(i);
-        let mk = i % N_MARKERS;
-        let label = s.name.clone();
-        match chart.kind {
-            ChartKind::Line | ChartKind::Cdf => {
-                let paths: Vec<Vec<(f64, f64)>> = s
-                    .pieces
-                    .iter()
-                    .map(|p| {
-                        let path = if chart.kind == ChartKind::Cdf {
-                            step_path(p)
-                        } else {
-                            p.clone()
-                        };
-                        decimate(&path, xa.lo, xa.hi)
-                    })
-                    .flat_map(|p| {
-                        if raster && p.len() > 2 {
-                            p.windows(2).map(|w| w.to_vec()).collect()
-                        } else {
-                            vec![p]
-                        }
-                    })
-                    .collect();
-                ctx.draw_series(
-                    paths
-                        .into_iter()
-                        .map(|p| PathElement::new(p, color.stroke_width(2))),
-                )
-                .map_err(err)?
-                .label(label)
-                .legend(move |c| marker(mk, (c.0 + 16, c.1), 5, color, true));
-                let total: usize = s.pieces.iter().map(Vec::len).sum();
-                let marks: Vec<(f64, f64)> = if total <= 40 {
-                    s.points().copied().collect()
-                } else {
-                    // Offset per series so that markers of similar curves do not stack.
-                    let phase = (0.5 + (i % 3) as f64) / 3.0;
-                    along_path(&s.pieces, xa, ya, MARKERS_PER_LINE, phase)
-                };
-                ctx.draw_series(marks.into_iter().map(|p| marker(mk, p, 5, color, false)))
-                    .map_err(err)?;
-            }
-            ChartKind::Scatter => {
-                let total: usize = s.pieces.iter().map(Vec::len).sum();
-                let r = if total > 2000 { 3 } else { 4 };
-                let mut seen = std::collections::HashSet::new();
-                let pts: Vec<(f64, f64)> = s
-                    .points()
-                    .copied()
-                    .filter(|p| {
-                        // Drop markers that would land on the same spot (large inputs).
-                        total <= 5000
-                            || seen.insert((
-                                ((p.0 - xa.lo) / xa.span() * 1500.0) as i64,
-                                ((p.1 - ya.lo) / ya.span() * 1000.0) as i64,
-                            ))
-                    })
-                    .collect();
-                ctx.draw_series(pts.into_iter().map(|p| marker(mk, p, r, color, false)))
-                    .map_err(err)?
-                    .label(label)
-                    .legend(move |c| marker(mk, (c.0 + 16, c.1), 5, color, false));
-            }
-            ChartKind::Bar => {
-                let group = 0.8;
-                let w = group / n_series.max(1) as f64;
-                let base = if ya.log {
-                    ya.lo
-                } else {
-                    0.0f64.clamp(ya.lo, ya.hi)
-                };
-                let rects: Vec<[(f64, f64); 2]> = s
-                    .points()
-                    .map(|&(x, y)| {
-                        let left = x.round() - group / 2.0 + i as f64 * w;
-                        let y = y.clamp(ya.lo, ya.hi);
-                        [(left + 0.04 * w, base), (left + 0.96 * w, y)]
-                    })
-                    .collect();
-                ctx.draw_series(rects.iter().map(|r| Rectangle::new(*r, color.filled())))
-                    .map_err(err)?
-                    .label(label)
-                    .legend(move |c| {
-                        Rectangle::new([(c.0 + 4, c.1 - 7), (c.0 + 28, c.1 + 7)], color.filled())
-                    });
-                ctx.draw_series(
-                    rects
-                        .iter()
-                        .map(|r| Rectangle::new(*r, RGBColor(40, 40, 40).stroke_width(1))),
-                )
-                .map_err(err)?;
-            }
-        }
-    }
-
-    // Reference lines: dashed, labelled at their right end.
+/// Reference lines: dashed, labelled at their right end.
+fn draw_hlines<DB: DrawingBackend>(plot: &mut Plot<'_, DB>, layout: &Layout) -> Result<(), String> {
+    let (xa, ya) = (&layout.x, &layout.y);
     for (label, y) in &layout.hlines {
         let (dash, gap) = (0.012 * xa.span(), 0.008 * xa.span());
         let mut dashes = vec![];
@@ -1433,84 +1565,106 @@ fn draw<DB: DrawingBackend>(
             dashes.push(vec![(x, *y), ((x + dash).min(xa.hi), *y)]);
             x += dash + gap;
         }
-        ctx.draw_series(
+        plot.draw_series(
             dashes
                 .into_iter()
                 .map(|d| PathElement::new(d, REF_COLOR.stroke_width(2))),
         )
-        .map_err(err)?;
+        .map_err(plot_err)?;
         if !label.is_empty() {
             let style = font(14)
                 .color(&REF_COLOR)
                 .pos(Pos::new(HPos::Right, VPos::Bottom));
-            ctx.draw_series(std::iter::once(Text::new(
+            plot.draw_series(std::iter::once(Text::new(
                 label.clone(),
                 (xa.hi - 0.01 * xa.span(), *y + 0.018 * ya.span()),
                 style,
             )))
-            .map_err(err)?;
+            .map_err(plot_err)?;
         }
     }
+    Ok(())
+}
 
-    if !layout.has_data {
-        let style = font(28)
-            .color(&RGBColor(150, 150, 150))
-            .pos(Pos::new(HPos::Center, VPos::Center));
-        ctx.draw_series(std::iter::once(Text::new(
-            "no data",
-            ((xa.lo + xa.hi) / 2.0, (ya.lo + ya.hi) / 2.0),
-            style,
-        )))
-        .map_err(err)?;
-    }
+/// The "no data" note in the middle of an empty chart.
+fn draw_no_data<DB: DrawingBackend>(
+    plot: &mut Plot<'_, DB>,
+    layout: &Layout,
+) -> Result<(), String> {
+    let (xa, ya) = (&layout.x, &layout.y);
+    let style = font(28)
+        .color(&RGBColor(150, 150, 150))
+        .pos(Pos::new(HPos::Center, VPos::Center));
+    plot.draw_series(std::iter::once(Text::new(
+        "no data",
+        ((xa.lo + xa.hi) / 2.0, (ya.lo + ya.hi) / 2.0),
+        style,
+    )))
+    .map_err(plot_err)?;
+    Ok(())
+}
 
-    if legend_outside {
-        // A column right of the plotting area, top-aligned with it.
-        let (px, py) = ctx.plotting_area().get_base_pixel();
-        let (pw, _) = ctx.plotting_area().dim_in_pixel();
-        let (x0, y0) = (px + pw as i32 + 12, py);
-        let (w, h) = (legend_px.0 as i32, legend_px.1 as i32);
-        root.draw(&Rectangle::new(
-            [(x0, y0), (x0 + w, y0 + h)],
-            RGBColor(160, 160, 160).stroke_width(1),
-        ))
-        .map_err(err)?;
-        for (i, s) in layout.series.iter().enumerate() {
-            let color = color_of(i);
-            let mk = i % N_MARKERS;
-            let y = y0 + 10 + i as i32 * (LEGEND_SIZE as i32 + 4) + LEGEND_SIZE as i32 / 2;
-            match chart.kind {
-                ChartKind::Bar => root.draw(&Rectangle::new(
-                    [(x0 + 14, y - 7), (x0 + 38, y + 7)],
-                    color.filled(),
-                )),
-                ChartKind::Line | ChartKind::Cdf => {
-                    root.draw(&marker(mk, (x0 + 26, y), 5, color, true))
-                }
-                ChartKind::Scatter => root.draw(&marker(mk, (x0 + 26, y), 5, color, false)),
+/// The legend as a column right of the plotting area, top-aligned with it.
+fn draw_legend_column<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    plot: &Plot<'_, DB>,
+    kind: ChartKind,
+    layout: &Layout,
+    legend_px: (u32, u32),
+) -> Result<(), String> {
+    let (px, py) = plot.plotting_area().get_base_pixel();
+    let (pw, _) = plot.plotting_area().dim_in_pixel();
+    let (x0, y0) = (px + pw as i32 + 12, py);
+    let (w, h) = (legend_px.0 as i32, legend_px.1 as i32);
+    root.draw(&Rectangle::new(
+        [(x0, y0), (x0 + w, y0 + h)],
+        RGBColor(160, 160, 160).stroke_width(1),
+    ))
+    .map_err(plot_err)?;
+    for (i, s) in layout.series.iter().enumerate() {
+        let color = color_of(i);
+        let mk = i % N_MARKERS;
+        let y = y0 + 10 + i as i32 * (LEGEND_SIZE as i32 + 4) + LEGEND_SIZE as i32 / 2;
+        match kind {
+            ChartKind::Bar => root.draw(&Rectangle::new(
+                [(x0 + 14, y - 7), (x0 + 38, y + 7)],
+                color.filled(),
+            )),
+            ChartKind::Line | ChartKind::Cdf => {
+                root.draw(&marker(mk, (x0 + 26, y), 5, color, true))
             }
-            .map_err(err)?;
-            let style = font(LEGEND_SIZE)
-                .color(&TEXT_COLOR)
-                .pos(Pos::new(HPos::Left, VPos::Center));
-            root.draw(&Text::new(s.name.clone(), (x0 + 46, y), style))
-                .map_err(err)?;
+            ChartKind::Scatter => root.draw(&marker(mk, (x0 + 26, y), 5, color, false)),
         }
-    } else if n_series > 0 {
-        let (pw, ph) = ctx.plotting_area().dim_in_pixel();
-        let box_w = legend_px.0 as f64 / pw.max(1) as f64;
-        let box_h = legend_px.1 as f64 / ph.max(1) as f64;
-        let (_, pos) = legend_corner(&layout, chart.kind, box_w, box_h);
-        ctx.configure_series_labels()
-            .position(pos)
-            .legend_area_size(36)
-            .margin(10)
-            .label_font(font(LEGEND_SIZE).color(&TEXT_COLOR))
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(160, 160, 160))
-            .draw()
-            .map_err(err)?;
+        .map_err(plot_err)?;
+        let style = font(LEGEND_SIZE)
+            .color(&TEXT_COLOR)
+            .pos(Pos::new(HPos::Left, VPos::Center));
+        root.draw(&Text::new(s.name.clone(), (x0 + 46, y), style))
+            .map_err(plot_err)?;
     }
+    Ok(())
+}
+
+/// The legend as a box in the corner of the plotting area that covers the fewest points.
+fn draw_legend_box<'a, DB: DrawingBackend + 'a>(
+    plot: &mut Plot<'a, DB>,
+    kind: ChartKind,
+    layout: &Layout,
+    legend_px: (u32, u32),
+) -> Result<(), String> {
+    let (pw, ph) = plot.plotting_area().dim_in_pixel();
+    let box_w = legend_px.0 as f64 / pw.max(1) as f64;
+    let box_h = legend_px.1 as f64 / ph.max(1) as f64;
+    let (_, pos) = legend_corner(layout, kind, box_w, box_h);
+    plot.configure_series_labels()
+        .position(pos)
+        .legend_area_size(36)
+        .margin(10)
+        .label_font(font(LEGEND_SIZE).color(&TEXT_COLOR))
+        .background_style(WHITE.mix(0.85))
+        .border_style(RGBColor(160, 160, 160))
+        .draw()
+        .map_err(plot_err)?;
     Ok(())
 }
 

@@ -3,7 +3,8 @@
 
 use sfc::cc::CcConfig;
 use sfc::cc::none::{NoneParams, NoneWindow};
-use sfc::config::{BufferConfig, BufferMode, Framing, LossRecovery, NetConfig};
+use sfc::config::{BufferConfig, BufferMode, LossRecovery, NetConfig};
+use sfc::engine::packet::Framing;
 use sfc::sim::Simulator;
 use sfc::topology::shapes;
 use sfc::units::{GBPS, MS, NS, US, ser_time_ps, ser_time_ps_hpcc};

@@ -5,7 +5,16 @@
 //! The whole packet is one 64 B cache line. Wire sizes are computed in one place,
 //! [`WireSizes`], from the framing convention and the INT configuration.
 
-use crate::config::Framing;
+/// HPCC convention: destination port of background flows. The workload assigns these
+/// destination ports ([`crate::workload`]); summaries and SFC's BTS statistics classify flows
+/// by them.
+pub const DPORT_BACKGROUND: u16 = 100;
+/// HPCC convention: destination port of incast flows.
+pub const DPORT_INCAST: u16 = 200;
+/// Destination port of an open-loop flow sent to a host of another site (data center) under a
+/// destination locality ([`crate::workload::traffic::Locality`]), so summaries split inter-DC
+/// flows (300) from the rest (100).
+pub const DPORT_REMOTE: u16 = 300;
 
 /// What a packet is (the discriminant of [`Header`], cheap to copy around).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -403,6 +412,69 @@ impl Hdr {
             sport: p.sport,
             dport: p.dport,
             size: p.size,
+        }
+    }
+}
+
+/// How packet sizes and serialization times are computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Framing {
+    /// HPCC-sim conventions: data = payload + 48 B (+ INT), ACK/NACK 60 B (88 B with HPCC INT),
+    /// no preamble/IFG/FCS, serialization truncated to whole nanoseconds. Our default, so that
+    /// numbers compare with the papers.
+    Hpcc,
+    /// Realistic RoCEv2 over Ethernet: Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 +
+    /// FCS 4 = 62 B per data frame, ACK = 62 + AETH 4 = 66 B (64 B minimum frame), plus
+    /// preamble/SFD 8 B and inter-frame gap 12 B of wire time per frame; exact picosecond
+    /// serialization.
+    Ethernet,
+}
+
+impl Framing {
+    /// Header bytes of a data packet (buffer-occupying), excluding INT.
+    pub fn data_header_bytes(self) -> u32 {
+        match self {
+            Framing::Hpcc => 48,
+            Framing::Ethernet => 62,
+        }
+    }
+    /// Size of an ACK/NACK without INT.
+    pub fn ack_bytes(self) -> u32 {
+        match self {
+            Framing::Hpcc => 60,
+            Framing::Ethernet => 66,
+        }
+    }
+    /// Size of an ACK/NACK carrying `int_bytes` of INT: HPCC-sim pads the 46 B of headers
+    /// (+ INT) to at least 60 B (so 60 B without INT or with TIMELY's 8 B, 88 B with HPCC's
+    /// 42 B); Ethernet framing adds the INT to its 66 B frame.
+    pub fn ack_size(self, int_bytes: u32) -> u32 {
+        match self {
+            Framing::Hpcc => (46 + int_bytes).max(60),
+            Framing::Ethernet => 66 + int_bytes,
+        }
+    }
+    /// Minimum frame: control frames (PFC, BTS, CNP) are padded to at least this.
+    pub fn min_frame_bytes(self) -> u32 {
+        match self {
+            Framing::Hpcc => 0,
+            Framing::Ethernet => 64,
+        }
+    }
+    /// Wire-only overhead per frame (preamble, SFD, IFG): serialized but never buffered.
+    pub fn wire_overhead_bytes(self) -> u32 {
+        match self {
+            Framing::Hpcc => 0,
+            Framing::Ethernet => 20,
+        }
+    }
+    /// Serialization time of a `size_bytes` frame at `rate_bps`, picoseconds.
+    #[inline]
+    pub fn ser_ps(self, size_bytes: u32, rate_bps: u64) -> u64 {
+        match self {
+            Framing::Hpcc => crate::units::ser_time_ps_hpcc(size_bytes as u64, rate_bps),
+            Framing::Ethernet => crate::units::ser_time_ps(size_bytes as u64 + 20, rate_bps),
         }
     }
 }

@@ -265,39 +265,55 @@ fn overrides<'a>(
 /// `bins` percentiles and `x` on summary plots only, filters naming an axis and one of its
 /// values, claim ranges finite with low ≤ high and a tolerance in [0, 1).
 fn check_grid(raw: &RawExperiment, sweep: &Sweep, source: &str) -> Result<(), String> {
-    let err = |m: String| Err(format!("{source}: {m}"));
-    safe_name("[experiment] name", &raw.experiment.name).or_else(err)?;
+    let in_source = |m: String| format!("{source}: {m}");
+    safe_name("[experiment] name", &raw.experiment.name).map_err(in_source)?;
     if raw.scenario.contains_key("compare") {
-        return err(
+        return Err(in_source(
             "[scenario]: `[[scenario.compare]]` variants are not run by experiments; write them \
              as `[sweep] series = [{ name, set }]`"
                 .into(),
-        );
+        ));
     }
-    let axis_keys: Vec<String> = sweep.axes.iter().map(|a| set_key(&a.key)).collect();
+    check_axes(raw, sweep).map_err(in_source)?;
+    check_grid_size(raw, sweep).map_err(in_source)?;
+    check_overrides_read(raw, sweep).map_err(in_source)?;
+    check_point_ids(raw, sweep, source).map_err(in_source)?;
+    check_plots(raw, sweep).map_err(in_source)?;
+    check_claims(raw, sweep).map_err(in_source)
+}
+
+/// The sweep's axis keys, in `--set` spelling.
+fn axis_keys(sweep: &Sweep) -> Vec<String> {
+    sweep.axes.iter().map(|a| set_key(&a.key)).collect()
+}
+
+/// Axes distinct and not empty, `[quick] axes` naming sweep axes, and no series or `[quick]`
+/// `set` overriding an axis or the sweep's seeds.
+fn check_axes(raw: &RawExperiment, sweep: &Sweep) -> Result<(), String> {
+    let axis_keys = axis_keys(sweep);
     for (i, a) in sweep.axes.iter().enumerate() {
         if axis_keys[..i].contains(&axis_keys[i]) {
-            return err(format!("[sweep]: axis `{}` is given twice", a.key));
+            return Err(format!("[sweep]: axis `{}` is given twice", a.key));
         }
         if a.values.is_empty() {
-            return err(format!("[sweep]: axis `{}` has no values", a.key));
+            return Err(format!("[sweep]: axis `{}` has no values", a.key));
         }
     }
     for q in &raw.quick.axes {
         if !axis_keys.contains(&set_key(&q.key)) {
-            return err(format!(
+            return Err(format!(
                 "[quick]: axis `{}` is not a sweep axis (its values would be ignored)",
                 q.key
             ));
         }
         if q.values.is_empty() {
-            return err(format!("[quick]: axis `{}` has no values", q.key));
+            return Err(format!("[quick]: axis `{}` has no values", q.key));
         }
     }
     for (who, x) in overrides(&sweep.series, &raw.quick) {
         let k = set_key(x);
         if k == "seed" && !sweep.seeds.is_empty() {
-            return err(format!(
+            return Err(format!(
                 "{who}: `{x}` sets the seed, which the sweep's `seeds` set for every point (the \
                  sweep's would win silently)"
             ));
@@ -306,55 +322,61 @@ fn check_grid(raw: &RawExperiment, sweep: &Sweep, source: &str) -> Result<(), St
             .iter()
             .find(|a| k == **a || a.starts_with(&format!("{k}.")))
         {
-            return err(format!(
+            return Err(format!(
                 "{who}: `{x}` sets the sweep axis `{a}`, which every point sets itself (the \
                  override would win over the axis value silently)"
             ));
         }
     }
-    // Size of the grid, before expanding it.
-    for quick in [false, true] {
-        let mut n = (sweep.series.len() as u64).saturating_mul(sweep.seeds.len().max(1) as u64);
-        for a in &sweep.axes {
-            let len = match raw
+    Ok(())
+}
+
+/// The values of each sweep axis, `[quick]`'s where it gives some and `quick` is set.
+fn axis_values<'a>(
+    raw: &'a RawExperiment,
+    sweep: &'a Sweep,
+    quick: bool,
+) -> Vec<&'a Vec<toml::Value>> {
+    sweep
+        .axes
+        .iter()
+        .map(|a| {
+            let q = raw
                 .quick
                 .axes
                 .iter()
-                .find(|q| quick && set_key(&q.key) == set_key(&a.key))
-            {
-                Some(q) => q.values.len(),
-                None => a.values.len(),
-            };
-            n = n.saturating_mul(len as u64);
+                .find(|q| quick && set_key(&q.key) == set_key(&a.key));
+            &q.unwrap_or(a).values
+        })
+        .collect()
+}
+
+/// The size of the grid, before expanding it: at most [`MAX_POINTS`], with and without
+/// `--quick`.
+fn check_grid_size(raw: &RawExperiment, sweep: &Sweep) -> Result<(), String> {
+    for quick in [false, true] {
+        let mut n = (sweep.series.len() as u64).saturating_mul(sweep.seeds.len().max(1) as u64);
+        for values in axis_values(raw, sweep, quick) {
+            n = n.saturating_mul(values.len() as u64);
         }
         if n > MAX_POINTS {
-            return err(format!(
+            return Err(format!(
                 "[sweep]: {n} points{} (series × axis values × seeds), more than the {MAX_POINTS} \
                  a sweep may have",
                 if quick { " with --quick" } else { "" }
             ));
         }
     }
-    // Every override names a scenario key and gives it a value of the right type: checked
-    // here on the scenario with each series' overrides and every axis value (with and
-    // without `[quick]`), instead of failing in every point's run.
-    // Each axis value is tried once, the other axes at their first value.
-    let axis_values = |quick: bool| -> Vec<&Vec<toml::Value>> {
-        sweep
-            .axes
-            .iter()
-            .map(|a| {
-                let q = raw
-                    .quick
-                    .axes
-                    .iter()
-                    .find(|q| quick && set_key(&q.key) == set_key(&a.key));
-                &q.unwrap_or(a).values
-            })
-            .collect()
-    };
+    Ok(())
+}
+
+/// Every override names a scenario key and gives it a value of the right type: checked here
+/// on the scenario with each series' overrides and every axis value (with and without
+/// `[quick]`), instead of failing in every point's run. Each axis value is tried once, the
+/// other axes at their first value.
+fn check_overrides_read(raw: &RawExperiment, sweep: &Sweep) -> Result<(), String> {
     for quick in [false, true] {
-        let values = axis_values(quick);
+        let values = axis_values(raw, sweep, quick);
         let mut choices: Vec<Vec<usize>> = vec![vec![0; values.len()]];
         for (i, v) in values.iter().enumerate() {
             for j in 1..v.len() {
@@ -378,16 +400,8 @@ fn check_grid(raw: &RawExperiment, sweep: &Sweep, source: &str) -> Result<(), St
                 }
             }
             sets.extend(s.set.iter().cloned());
-            let mut doc = raw.scenario.clone();
-            let read = crate::scenario::apply_overrides(&mut doc, &sets)
-                .and_then(|()| toml::to_string(&doc).map_err(|e| e.to_string()))
-                .and_then(|t| {
-                    toml::from_str::<crate::scenario::RawScenario>(&t)
-                        .map(|_| ())
-                        .map_err(|e| e.message().trim_end().to_string())
-                });
-            if let Err(e) = read {
-                return err(format!(
+            read_with_overrides(&raw.scenario, &sets).map_err(|e| {
+                format!(
                     "series `{}`{} (with {}): {e}",
                     s.name,
                     if quick { " with --quick" } else { "" },
@@ -395,11 +409,29 @@ fn check_grid(raw: &RawExperiment, sweep: &Sweep, source: &str) -> Result<(), St
                         .map(|x| format!("`{x}`"))
                         .collect::<Vec<_>>()
                         .join(", ")
-                ));
-            }
+                )
+            })?;
         }
     }
-    // Distinct point ids (ids are file names: `x y` and `x_y` would share a directory).
+    Ok(())
+}
+
+/// Whether `scenario` with the overrides `sets` still reads as a scenario (keys and types;
+/// values are checked when a point runs).
+fn read_with_overrides(scenario: &toml::Table, sets: &[String]) -> Result<(), String> {
+    let mut doc = scenario.clone();
+    crate::scenario::apply_overrides(&mut doc, sets)
+        .and_then(|()| toml::to_string(&doc).map_err(|e| e.to_string()))
+        .and_then(|t| {
+            toml::from_str::<crate::scenario::RawScenario>(&t)
+                .map(|_| ())
+                .map_err(|e| e.message().trim_end().to_string())
+        })
+}
+
+/// Distinct, usable point ids (ids are file names: `x y` and `x_y` would share a
+/// directory), with and without `--quick`.
+fn check_point_ids(raw: &RawExperiment, sweep: &Sweep, source: &str) -> Result<(), String> {
     let probe = Experiment {
         meta: raw.experiment.clone(),
         scenario_text: String::new(),
@@ -416,7 +448,7 @@ fn check_grid(raw: &RawExperiment, sweep: &Sweep, source: &str) -> Result<(), St
         let mut seen: std::collections::HashMap<String, runner::Point> = Default::default();
         for p in runner::points(&probe, quick) {
             if p.id.is_empty() || p.id == "." || p.id == ".." {
-                return err(format!(
+                return Err(format!(
                     "series `{}`: its points would be named `{}` (points/{}): give the series \
                      a name with a letter or digit",
                     p.series, p.id, p.id
@@ -429,7 +461,7 @@ fn check_grid(raw: &RawExperiment, sweep: &Sweep, source: &str) -> Result<(), St
                     v.extend(p.seed.map(|s| format!("seed {s}")));
                     v.join(", ")
                 };
-                return err(format!(
+                return Err(format!(
                     "[sweep]: two points would share the id (and directory) `{}`{}: {} and {} \
                      (repeated or look-alike series names, axis values or seeds)",
                     p.id,
@@ -441,38 +473,47 @@ fn check_grid(raw: &RawExperiment, sweep: &Sweep, source: &str) -> Result<(), St
             seen.insert(p.id.clone(), p);
         }
     }
-    // What plots and claims refer to.
-    let axis_values = |key: &str| -> Vec<&toml::Value> {
-        let k = set_key(key);
-        sweep
+    Ok(())
+}
+
+/// A plot's or claim's filter (`what` names it) names sweep axes and one of each axis's
+/// values (of the sweep or of `[quick]`).
+fn check_filter(
+    raw: &RawExperiment,
+    sweep: &Sweep,
+    what: &str,
+    filter: &toml::Table,
+) -> Result<(), String> {
+    let axis_keys = axis_keys(sweep);
+    for (k, v) in filter {
+        if !axis_keys.contains(&set_key(k)) {
+            return Err(format!("{what}: filter key `{k}` is not a sweep axis"));
+        }
+        let key = set_key(k);
+        let mut values = sweep
             .axes
             .iter()
-            .filter(|a| set_key(&a.key) == k)
-            .chain(raw.quick.axes.iter().filter(|a| set_key(&a.key) == k))
-            .flat_map(|a| a.values.iter())
-            .collect()
-    };
-    let check_filter = |what: String, filter: &toml::Table| -> Result<(), String> {
-        for (k, v) in filter {
-            if !axis_keys.contains(&set_key(k)) {
-                return Err(format!(
-                    "{source}: {what}: filter key `{k}` is not a sweep axis"
-                ));
-            }
-            if !axis_values(k).contains(&v) {
-                return Err(format!(
-                    "{source}: {what}: filter `{k} = {v}` is not one of the axis's values"
-                ));
-            }
+            .filter(|a| set_key(&a.key) == key)
+            .chain(raw.quick.axes.iter().filter(|a| set_key(&a.key) == key))
+            .flat_map(|a| a.values.iter());
+        if !values.any(|x| x == v) {
+            return Err(format!(
+                "{what}: filter `{k} = {v}` is not one of the axis's values"
+            ));
         }
-        Ok(())
-    };
+    }
+    Ok(())
+}
+
+/// Plot names usable as file names and distinct, known kinds, `x` on summary plots only,
+/// `bins` percentiles, and their filters.
+fn check_plots(raw: &RawExperiment, sweep: &Sweep) -> Result<(), String> {
     let mut plot_names: Vec<&str> = Vec::new();
     for p in &raw.plot {
         let what = format!("plot `{}`", p.name);
-        safe_name("plot", &p.name).or_else(err)?;
+        safe_name("plot", &p.name)?;
         if plot_names.contains(&p.name.as_str()) {
-            return err(format!(
+            return Err(format!(
                 "{what}: two plots have this name (one file would overwrite the other)"
             ));
         }
@@ -480,27 +521,32 @@ fn check_grid(raw: &RawExperiment, sweep: &Sweep, source: &str) -> Result<(), St
         if let Some(k) = &p.kind
             && !["line", "bar", "cdf"].contains(&k.as_str())
         {
-            return err(format!("{what}: unknown kind `{k}` (line, bar or cdf)"));
+            return Err(format!("{what}: unknown kind `{k}` (line, bar or cdf)"));
         }
         if p.x.is_some() && p.source != "summary" {
-            return err(format!("{what}: `x` applies to summary plots only"));
+            return Err(format!("{what}: `x` applies to summary plots only"));
         }
         if p.source == "bins"
             && let Some(y) = &p.y
             && !["p50", "p95", "p99", "p999"].contains(&y.as_str())
         {
-            return err(format!(
+            return Err(format!(
                 "{what}: y = `{y}`: a bins plot shows p50, p95, p99 or p999"
             ));
         }
-        check_filter(what, &p.filter)?;
+        check_filter(raw, sweep, &what, &p.filter)?;
     }
+    Ok(())
+}
+
+/// Claims: their filters, the paper's range finite with low ≤ high, a tolerance in [0, 1).
+fn check_claims(raw: &RawExperiment, sweep: &Sweep) -> Result<(), String> {
     for c in &raw.claim {
         let what = format!("claim `{}`", c.text);
-        check_filter(what.clone(), &c.filter)?;
+        check_filter(raw, sweep, &what, &c.filter)?;
         let hi = c.paper_high.unwrap_or(c.paper_low);
         if !c.paper_low.is_finite() || !hi.is_finite() || c.paper_low > hi {
-            return err(format!(
+            return Err(format!(
                 "{what}: the paper's range [{}, {hi}] must be finite with paper_low ≤ paper_high",
                 c.paper_low
             ));
@@ -508,7 +554,7 @@ fn check_grid(raw: &RawExperiment, sweep: &Sweep, source: &str) -> Result<(), St
         if let Some(t) = c.tolerance
             && !(0.0..1.0).contains(&t)
         {
-            return err(format!(
+            return Err(format!(
                 "{what}: tolerance {t} must be in [0, 1) (a relative margin)"
             ));
         }

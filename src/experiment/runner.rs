@@ -755,7 +755,6 @@ fn cdf(mut v: Vec<f64>) -> Vec<(f64, f64)> {
 
 /// Build one chart from the results.
 fn chart_for(exp: &Experiment, base: &Path, pts: &[Point], pl: &Plot) -> Result<Chart, String> {
-    let scale = pl.scale.unwrap_or(1.0);
     let mut chart = Chart {
         title: format!("{} — {}", exp.meta.figure, pl.name),
         x_label: pl.x_label.clone().unwrap_or_default(),
@@ -772,168 +771,236 @@ fn chart_for(exp: &Experiment, base: &Path, pts: &[Point], pl: &Plot) -> Result<
         .filter(|p| matches_filter(p, &pl.filter))
         .collect();
     match pl.source.as_str() {
-        "summary" => {
-            let xk = pl.x.as_deref().unwrap_or_default();
-            let yk = pl.y.as_deref().unwrap_or_default();
-            let mut groups: BTreeMap<String, Vec<(toml::Value, f64)>> = BTreeMap::new();
-            let mut order: Vec<String> = Vec::new();
-            for p in &sel {
-                let s = summary_of(base, p)?;
-                let y = json_path(&s, yk).unwrap_or(f64::NAN) * scale;
-                let x = p
-                    .axes
-                    .iter()
-                    .find(|(k, _)| k == xk)
-                    .map(|(_, v)| v.clone())
-                    .unwrap_or_else(|| {
-                        toml::Value::String(pl.y_label.clone().unwrap_or_else(|| yk.to_string()))
-                    });
-                let l = label_of(exp, p, Some(xk), &pl.filter);
-                if !groups.contains_key(&l) {
-                    order.push(l.clone());
-                }
-                groups.entry(l).or_default().push((x, y));
-            }
-            let numeric = groups
-                .values()
-                .flatten()
-                .all(|(x, _)| x.as_float().is_some() || x.as_integer().is_some());
-            let as_f = |x: &toml::Value| {
-                x.as_float()
-                    .or_else(|| x.as_integer().map(|i| i as f64))
-                    .unwrap_or(f64::NAN)
-            };
-            if numeric && pl.kind.as_deref() != Some("bar") {
-                chart.kind = ChartKind::Line;
-                for l in order {
-                    let mut pts: Vec<(f64, f64)> =
-                        groups[&l].iter().map(|(x, y)| (as_f(x), *y)).collect();
-                    pts.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal));
-                    chart.series.push(Series {
-                        name: l,
-                        points: pts,
-                    });
-                }
-            } else {
-                chart.kind = ChartKind::Bar;
-                let mut cats: Vec<String> = Vec::new();
-                for v in groups.values().flatten() {
-                    let c = value_str(&v.0);
-                    if !cats.contains(&c) {
-                        cats.push(c);
-                    }
-                }
-                for l in order {
-                    let pts = groups[&l]
-                        .iter()
-                        .map(|(x, y)| {
-                            (
-                                cats.iter().position(|c| *c == value_str(x)).unwrap_or(0) as f64,
-                                *y,
-                            )
-                        })
-                        .collect();
-                    chart.series.push(Series {
-                        name: l,
-                        points: pts,
-                    });
-                }
-                chart.x_categories = cats;
-            }
-        }
-        "bins" => {
-            let pct = pl.y.as_deref().unwrap_or("p99");
-            chart.kind = if pl.kind.as_deref() == Some("bar") {
-                ChartKind::Bar
-            } else {
-                ChartKind::Line
-            };
-            for p in &sel {
-                let s = summary_of(base, p)?;
-                let bins = s["bins"].as_array().cloned().unwrap_or_default();
-                if chart.x_categories.is_empty() {
-                    chart.x_categories = bins
-                        .iter()
-                        .map(|b| crate::units::fmt_bytes(b["hi_bytes"].as_u64().unwrap_or(0)))
-                        .collect();
-                }
-                let pts = bins
-                    .iter()
-                    .enumerate()
-                    .map(|(i, b)| {
-                        (
-                            i as f64,
-                            b["slowdown"][pct].as_f64().unwrap_or(f64::NAN) * scale,
-                        )
-                    })
-                    .collect();
-                chart.series.push(Series {
-                    name: label_of(exp, p, None, &pl.filter),
-                    points: pts,
-                });
-            }
-        }
-        "buffer_cdf" | "throughput_cdf" => {
-            chart.kind = ChartKind::Cdf;
-            for p in &sel {
-                let (file, col) = if pl.source == "buffer_cdf" {
-                    ("buffer.csv", "bytes")
-                } else {
-                    ("throughput.csv", "gbps")
-                };
-                let vals: Vec<f64> = read_csv_col(&point_dir(base, p).join(file), col)?
-                    .into_iter()
-                    .map(|(_, v)| v * scale)
-                    .collect();
-                chart.series.push(Series {
-                    name: label_of(exp, p, None, &pl.filter),
-                    points: cdf(vals),
-                });
-            }
-        }
-        "queue" | "buffer_time" | "throughput_time" => {
-            chart.kind = ChartKind::Line;
-            for p in &sel {
-                let per_t = if pl.source == "throughput_time" {
-                    if pl.senders.is_empty() {
-                        let path = point_dir(base, p).join("throughput.csv");
-                        throughput_over_time(&path, "receiver", &pl.receivers)?
-                    } else {
-                        let path = point_dir(base, p).join("sender_throughput.csv");
-                        throughput_over_time(&path, "sender", &pl.senders)?
-                    }
-                } else {
-                    let (file, col) = if pl.source == "queue" {
-                        ("queues.csv", "bytes")
-                    } else {
-                        ("buffer.csv", "bytes")
-                    };
-                    let rows = read_csv_col(&point_dir(base, p).join(file), col)?;
-                    // Sum over ports (queue) or max over switches (buffer) per time.
-                    let mut per_t: BTreeMap<u64, f64> = BTreeMap::new();
-                    for (t, v) in rows {
-                        let e = per_t.entry(t).or_insert(0.0);
-                        if pl.source == "queue" {
-                            *e += v;
-                        } else {
-                            *e = e.max(v);
-                        }
-                    }
-                    per_t
-                };
-                let pts = per_t
-                    .into_iter()
-                    .map(|(t, v)| (t as f64 / 1000.0, v * scale))
-                    .collect();
-                chart.series.push(Series {
-                    name: label_of(exp, p, None, &pl.filter),
-                    points: pts,
-                });
-            }
-        }
+        "summary" => summary_chart(&mut chart, exp, base, &sel, pl)?,
+        "bins" => bins_chart(&mut chart, exp, base, &sel, pl)?,
+        "buffer_cdf" | "throughput_cdf" => cdf_chart(&mut chart, exp, base, &sel, pl)?,
+        "queue" | "buffer_time" | "throughput_time" => time_chart(&mut chart, exp, base, &sel, pl)?,
         other => return Err(format!("unknown plot source {other}")),
     }
     Ok(chart)
+}
+
+/// Points of a `summary` plot grouped by series label (in first-seen order): each point's
+/// x (its value of the `x` axis, else the y label as a category) and `y` metric × `scale`.
+type SummaryGroups = (BTreeMap<String, Vec<(toml::Value, f64)>>, Vec<String>);
+
+/// `source = "summary"`: one value of `summary.json` per point against a sweep axis. A line
+/// chart when every x is a number (unless `kind = "bar"`), else grouped bars with the x
+/// values as categories.
+fn summary_chart(
+    chart: &mut Chart,
+    exp: &Experiment,
+    base: &Path,
+    sel: &[&Point],
+    pl: &Plot,
+) -> Result<(), String> {
+    let (groups, order) = summary_groups(exp, base, sel, pl)?;
+    let numeric = groups
+        .values()
+        .flatten()
+        .all(|(x, _)| x.as_float().is_some() || x.as_integer().is_some());
+    if numeric && pl.kind.as_deref() != Some("bar") {
+        chart.kind = ChartKind::Line;
+        let as_f = |x: &toml::Value| {
+            x.as_float()
+                .or_else(|| x.as_integer().map(|i| i as f64))
+                .unwrap_or(f64::NAN)
+        };
+        for l in order {
+            let mut pts: Vec<(f64, f64)> = groups[&l].iter().map(|(x, y)| (as_f(x), *y)).collect();
+            pts.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal));
+            chart.series.push(Series {
+                name: l,
+                points: pts,
+            });
+        }
+    } else {
+        chart.kind = ChartKind::Bar;
+        let mut cats: Vec<String> = Vec::new();
+        for v in groups.values().flatten() {
+            let c = value_str(&v.0);
+            if !cats.contains(&c) {
+                cats.push(c);
+            }
+        }
+        for l in order {
+            let pts = groups[&l]
+                .iter()
+                .map(|(x, y)| {
+                    (
+                        cats.iter().position(|c| *c == value_str(x)).unwrap_or(0) as f64,
+                        *y,
+                    )
+                })
+                .collect();
+            chart.series.push(Series {
+                name: l,
+                points: pts,
+            });
+        }
+        chart.x_categories = cats;
+    }
+    Ok(())
+}
+
+/// The points of a `summary` plot, grouped (see [`SummaryGroups`]).
+fn summary_groups(
+    exp: &Experiment,
+    base: &Path,
+    sel: &[&Point],
+    pl: &Plot,
+) -> Result<SummaryGroups, String> {
+    let scale = pl.scale.unwrap_or(1.0);
+    let xk = pl.x.as_deref().unwrap_or_default();
+    let yk = pl.y.as_deref().unwrap_or_default();
+    let mut groups: BTreeMap<String, Vec<(toml::Value, f64)>> = BTreeMap::new();
+    let mut order: Vec<String> = Vec::new();
+    for p in sel {
+        let s = summary_of(base, p)?;
+        let y = json_path(&s, yk).unwrap_or(f64::NAN) * scale;
+        let x = p
+            .axes
+            .iter()
+            .find(|(k, _)| k == xk)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| {
+                toml::Value::String(pl.y_label.clone().unwrap_or_else(|| yk.to_string()))
+            });
+        let l = label_of(exp, p, Some(xk), &pl.filter);
+        if !groups.contains_key(&l) {
+            order.push(l.clone());
+        }
+        groups.entry(l).or_default().push((x, y));
+    }
+    Ok((groups, order))
+}
+
+/// `source = "bins"`: a slowdown percentile (`y`, default p99) per flow-size bin, one series
+/// per point, the bins' upper bounds as categories.
+fn bins_chart(
+    chart: &mut Chart,
+    exp: &Experiment,
+    base: &Path,
+    sel: &[&Point],
+    pl: &Plot,
+) -> Result<(), String> {
+    let scale = pl.scale.unwrap_or(1.0);
+    let pct = pl.y.as_deref().unwrap_or("p99");
+    chart.kind = if pl.kind.as_deref() == Some("bar") {
+        ChartKind::Bar
+    } else {
+        ChartKind::Line
+    };
+    for p in sel {
+        let s = summary_of(base, p)?;
+        let bins = s["bins"].as_array().cloned().unwrap_or_default();
+        if chart.x_categories.is_empty() {
+            chart.x_categories = bins
+                .iter()
+                .map(|b| crate::units::fmt_bytes(b["hi_bytes"].as_u64().unwrap_or(0)))
+                .collect();
+        }
+        let pts = bins
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                (
+                    i as f64,
+                    b["slowdown"][pct].as_f64().unwrap_or(f64::NAN) * scale,
+                )
+            })
+            .collect();
+        chart.series.push(Series {
+            name: label_of(exp, p, None, &pl.filter),
+            points: pts,
+        });
+    }
+    Ok(())
+}
+
+/// `source = "buffer_cdf"` / `"throughput_cdf"`: the distribution of a point's buffer
+/// samples or receiver throughputs, one CDF per point.
+fn cdf_chart(
+    chart: &mut Chart,
+    exp: &Experiment,
+    base: &Path,
+    sel: &[&Point],
+    pl: &Plot,
+) -> Result<(), String> {
+    let scale = pl.scale.unwrap_or(1.0);
+    chart.kind = ChartKind::Cdf;
+    for p in sel {
+        let (file, col) = if pl.source == "buffer_cdf" {
+            ("buffer.csv", "bytes")
+        } else {
+            ("throughput.csv", "gbps")
+        };
+        let vals: Vec<f64> = read_csv_col(&point_dir(base, p).join(file), col)?
+            .into_iter()
+            .map(|(_, v)| v * scale)
+            .collect();
+        chart.series.push(Series {
+            name: label_of(exp, p, None, &pl.filter),
+            points: cdf(vals),
+        });
+    }
+    Ok(())
+}
+
+/// `source = "queue"` / `"buffer_time"` / `"throughput_time"`: a time series per point (x in
+/// nanoseconds).
+fn time_chart(
+    chart: &mut Chart,
+    exp: &Experiment,
+    base: &Path,
+    sel: &[&Point],
+    pl: &Plot,
+) -> Result<(), String> {
+    let scale = pl.scale.unwrap_or(1.0);
+    chart.kind = ChartKind::Line;
+    for p in sel {
+        let pts = time_series(base, p, pl)?
+            .into_iter()
+            .map(|(t, v)| (t as f64 / 1000.0, v * scale))
+            .collect();
+        chart.series.push(Series {
+            name: label_of(exp, p, None, &pl.filter),
+            points: pts,
+        });
+    }
+    Ok(())
+}
+
+/// Point `p`'s values per sample time (picoseconds) for a time-series plot: the throughput
+/// of the plot's receivers (or senders), the queue bytes summed over ports, or the buffer
+/// bytes of the fullest switch.
+fn time_series(base: &Path, p: &Point, pl: &Plot) -> Result<BTreeMap<u64, f64>, String> {
+    if pl.source == "throughput_time" {
+        return if pl.senders.is_empty() {
+            let path = point_dir(base, p).join("throughput.csv");
+            throughput_over_time(&path, "receiver", &pl.receivers)
+        } else {
+            let path = point_dir(base, p).join("sender_throughput.csv");
+            throughput_over_time(&path, "sender", &pl.senders)
+        };
+    }
+    let (file, col) = if pl.source == "queue" {
+        ("queues.csv", "bytes")
+    } else {
+        ("buffer.csv", "bytes")
+    };
+    let rows = read_csv_col(&point_dir(base, p).join(file), col)?;
+    // Sum over ports (queue) or max over switches (buffer) per time.
+    let mut per_t: BTreeMap<u64, f64> = BTreeMap::new();
+    for (t, v) in rows {
+        let e = per_t.entry(t).or_insert(0.0);
+        if pl.source == "queue" {
+            *e += v;
+        } else {
+            *e = e.max(v);
+        }
+    }
+    Ok(per_t)
 }
 
 /// A claim's value: [`fmt_num`], with a ratio of two zeros shown as `0 / 0` and one over
@@ -973,6 +1040,29 @@ fn fmt_num(v: f64) -> String {
     }
 }
 
+/// The `summary.json` values of each point in `results.csv`, in column order.
+const RESULT_METRICS: [&str; 19] = [
+    "flows_total",
+    "flows_completed",
+    "slowdown.p50",
+    "slowdown.p95",
+    "slowdown.p99",
+    "slowdown.p999",
+    "peak_buffer_bytes",
+    "drops",
+    "pfc.pauses",
+    "pfc.paused_ps",
+    "sfc.bts_generated",
+    "sfc.bts_suppressed",
+    "sfc.bts_reduction",
+    "sfc.max_bloom_occupancy",
+    "sfc.max_cache_occupancy",
+    "counters.qp_pauses",
+    "onramp.pauses",
+    "events",
+    "wall_seconds",
+];
+
 /// Write results.csv, bins.csv, plots and REPORT.md. Returns the points whose run reported a
 /// failure (`failure` in their `summary.json`: a stalled run, or flows left unfinished without
 /// a deliberate `stop`), as `id: reason` — they are aggregated like the others and listed at
@@ -984,36 +1074,36 @@ pub fn aggregate(
     quick: bool,
     wall: f64,
 ) -> Result<Vec<String>, String> {
-    // results.csv
+    let (failed, sum_wall) = write_tables(exp, base, pts)?;
+    let mut report = report_header(exp, pts, quick, sum_wall, wall);
+    report.push_str(&plots_section(exp, base, pts)?);
+    if !exp.claims.is_empty() {
+        report.push_str(&claims_section(exp, base, pts));
+    }
+    report.push_str("Data: `results.csv` (one row per point), `bins.csv` (slowdown per size bin), `points/<id>/` (each run's outputs).\n");
+    if !failed.is_empty() {
+        report = with_failure_warning(&report, &failed);
+    }
+    write_atomic(&base.join("REPORT.md"), report.as_bytes()).map_err(|e| e.to_string())?;
+    Ok(failed)
+}
+
+/// Write `results.csv` (one row per point: id, series, axis values, seed, [`RESULT_METRICS`])
+/// and `bins.csv` (the slowdown of each flow-size bin of each point). Returns the failed
+/// points (`id: reason`) and the points' total simulation wall time, seconds.
+fn write_tables(
+    exp: &Experiment,
+    base: &Path,
+    pts: &[Point],
+) -> Result<(Vec<String>, f64), String> {
     let axis_keys: Vec<String> = exp.sweep.axes.iter().map(|a| a.key.clone()).collect();
-    let metrics = [
-        "flows_total",
-        "flows_completed",
-        "slowdown.p50",
-        "slowdown.p95",
-        "slowdown.p99",
-        "slowdown.p999",
-        "peak_buffer_bytes",
-        "drops",
-        "pfc.pauses",
-        "pfc.paused_ps",
-        "sfc.bts_generated",
-        "sfc.bts_suppressed",
-        "sfc.bts_reduction",
-        "sfc.max_bloom_occupancy",
-        "sfc.max_cache_occupancy",
-        "counters.qp_pauses",
-        "onramp.pauses",
-        "events",
-        "wall_seconds",
-    ];
     let mut csv = String::from("id,series,");
     for k in &axis_keys {
         csv.push_str(k);
         csv.push(',');
     }
     csv.push_str("seed,");
-    csv.push_str(&metrics.join(","));
+    csv.push_str(&RESULT_METRICS.join(","));
     csv.push('\n');
     let mut bins_csv = String::from("id,series,bin,lo_bytes,hi_bytes,count,p50,p95,p99,p999\n");
     let mut sum_wall = 0.0;
@@ -1024,49 +1114,67 @@ pub fn aggregate(
             failed.push(format!("{}: {f}", p.id));
         }
         sum_wall += json_path(&s, "wall_seconds").unwrap_or(0.0);
-        csv.push_str(&format!("{},{},", csv_field(&p.id), csv_field(&p.series)));
-        for k in &axis_keys {
-            let v = p
-                .axes
-                .iter()
-                .find(|(ak, _)| ak == k)
-                .map(|(_, v)| value_str(v))
-                .unwrap_or_default();
-            csv.push_str(&csv_field(&v));
-            csv.push(',');
-        }
-        csv.push_str(&p.seed.map(|s| s.to_string()).unwrap_or_default());
-        for m in metrics {
-            csv.push(',');
-            if let Some(v) = json_path(&s, m) {
-                csv.push_str(&format!("{v}"));
-            }
-        }
-        csv.push('\n');
-        for (i, b) in s["bins"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
-            .iter()
-            .enumerate()
-        {
-            bins_csv.push_str(&format!(
-                "{},{},{i},{},{},{},{},{},{},{}\n",
-                csv_field(&p.id),
-                csv_field(&p.series),
-                b["lo_bytes"],
-                b["hi_bytes"],
-                b["count"],
-                b["slowdown"]["p50"],
-                b["slowdown"]["p95"],
-                b["slowdown"]["p99"],
-                b["slowdown"]["p999"]
-            ));
-        }
+        csv.push_str(&results_row(p, &s, &axis_keys));
+        bins_csv.push_str(&bins_rows(p, &s));
     }
     write_atomic(&base.join("results.csv"), csv.as_bytes()).map_err(|e| e.to_string())?;
     write_atomic(&base.join("bins.csv"), bins_csv.as_bytes()).map_err(|e| e.to_string())?;
-    // Plots and their data tables.
+    Ok((failed, sum_wall))
+}
+
+/// The `results.csv` row of point `p` with summary `s`.
+fn results_row(p: &Point, s: &serde_json::Value, axis_keys: &[String]) -> String {
+    let mut row = format!("{},{},", csv_field(&p.id), csv_field(&p.series));
+    for k in axis_keys {
+        let v = p
+            .axes
+            .iter()
+            .find(|(ak, _)| ak == k)
+            .map(|(_, v)| value_str(v))
+            .unwrap_or_default();
+        row.push_str(&csv_field(&v));
+        row.push(',');
+    }
+    row.push_str(&p.seed.map(|s| s.to_string()).unwrap_or_default());
+    for m in RESULT_METRICS {
+        row.push(',');
+        if let Some(v) = json_path(s, m) {
+            row.push_str(&format!("{v}"));
+        }
+    }
+    row.push('\n');
+    row
+}
+
+/// The `bins.csv` rows of point `p` with summary `s`, one per flow-size bin.
+fn bins_rows(p: &Point, s: &serde_json::Value) -> String {
+    let mut rows = String::new();
+    for (i, b) in s["bins"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+    {
+        rows.push_str(&format!(
+            "{},{},{i},{},{},{},{},{},{},{}\n",
+            csv_field(&p.id),
+            csv_field(&p.series),
+            b["lo_bytes"],
+            b["hi_bytes"],
+            b["count"],
+            b["slowdown"]["p50"],
+            b["slowdown"]["p95"],
+            b["slowdown"]["p99"],
+            b["slowdown"]["p999"]
+        ));
+    }
+    rows
+}
+
+/// REPORT.md's title, description, the command that re-runs it and the wall times
+/// (`sum_wall`: the points' simulations, `wall`: this invocation), seconds.
+fn report_header(exp: &Experiment, pts: &[Point], quick: bool, sum_wall: f64, wall: f64) -> String {
     let mut report = String::new();
     report.push_str(&format!("# {}\n\n", exp.meta.title));
     report.push_str(&format!(
@@ -1093,6 +1201,13 @@ pub fn aggregate(
     if quick {
         report.push_str("**Quick variant**: smaller or shorter than the paper's setting (same structure); numbers are indicative only.\n\n");
     }
+    report
+}
+
+/// Render every plot of the experiment next to the report and return their REPORT.md
+/// sections: the figure, and for line and bar charts of per-point values its data table.
+fn plots_section(exp: &Experiment, base: &Path, pts: &[Point]) -> Result<String, String> {
+    let mut report = String::new();
     for pl in &exp.plots {
         let chart = chart_for(exp, base, pts, pl)?;
         crate::plot::render(&chart, &base.join(&pl.name))?;
@@ -1104,143 +1219,162 @@ pub fn aggregate(
             && pl.source != "queue"
             && pl.source != "buffer_time"
         {
-            // Table: rows = x (or category), columns = series.
-            let mut xs: Vec<f64> = chart
-                .series
-                .iter()
-                .flat_map(|s| s.points.iter().map(|p| p.0))
-                .collect();
-            xs.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
-            xs.dedup();
-            report.push_str(&format!(
-                "| {} |",
-                if pl.x_label.is_some() {
-                    pl.x_label.clone().unwrap_or_default()
-                } else {
-                    "x".into()
-                }
-            ));
-            for s in &chart.series {
-                report.push_str(&format!(" {} |", s.name));
-            }
-            report.push_str("\n|---|");
-            for _ in &chart.series {
-                report.push_str("---|");
-            }
-            report.push('\n');
-            for x in xs {
-                let xl = if !chart.x_categories.is_empty() {
-                    chart
-                        .x_categories
-                        .get(x as usize)
-                        .cloned()
-                        .unwrap_or_default()
-                } else {
-                    fmt_num(x)
-                };
-                report.push_str(&format!("| {xl} |"));
-                for s in &chart.series {
-                    let v = s.points.iter().find(|p| p.0 == x).map_or(f64::NAN, |p| p.1);
-                    report.push_str(&format!(" {} |", fmt_num(v)));
-                }
-                report.push('\n');
-            }
-            report.push('\n');
+            report.push_str(&data_table(pl, &chart));
         }
     }
-    if !exp.claims.is_empty() {
-        // With several seeds, "ours" is the claim on the seeds' mean of each metric, and a
-        // fifth column gives the claim at each seed alone and how many of them match (a
-        // verdict that flips with the seed is a sampling question, not a model one).
-        let seeds = &exp.sweep.seeds;
-        let per_seed = seeds.len() > 1;
-        report.push_str("## Ours next to the paper\n\n");
-        if per_seed {
-            report.push_str(&format!(
-                "\"ours\" is the claim on the mean of each metric over the {} seeds ({}); the last \
-                 column is the claim at each seed alone.\n\n| claim | ours | paper | verdict | per seed |\n|---|---|---|---|---|\n",
-                seeds.len(),
-                seeds
-                    .iter()
-                    .map(|s| s.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
+    Ok(report)
+}
+
+/// A chart's data as a Markdown table: rows = x (or category), columns = series.
+fn data_table(pl: &Plot, chart: &Chart) -> String {
+    let mut report = String::new();
+    let mut xs: Vec<f64> = chart
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .collect();
+    xs.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    xs.dedup();
+    report.push_str(&format!(
+        "| {} |",
+        if pl.x_label.is_some() {
+            pl.x_label.clone().unwrap_or_default()
         } else {
-            report.push_str("| claim | ours | paper | verdict |\n|---|---|---|---|\n");
+            "x".into()
         }
-        for c in &exp.claims {
-            let val = |series: &str, metric: &str, seed: Option<u64>| -> Option<f64> {
-                let vals: Vec<f64> = pts
-                    .iter()
-                    .filter(|p| p.series == series && matches_filter(p, &c.filter))
-                    .filter(|p| seed.is_none() || p.seed == seed)
-                    .filter_map(|p| summary_of(base, p).ok().and_then(|s| json_path(&s, metric)))
-                    .collect();
-                (!vals.is_empty()).then(|| vals.iter().sum::<f64>() / vals.len() as f64)
-            };
-            let ours = claim_value(c, |series, metric| val(series, metric, None));
-            let hi = c.paper_high.unwrap_or(c.paper_low);
-            let paper = if (hi - c.paper_low).abs() < f64::EPSILON {
-                fmt_num(c.paper_low)
-            } else {
-                format!("{}–{}", fmt_num(c.paper_low), fmt_num(hi))
-            };
-            let mut verdict = claim_verdict(c, ours);
-            if ours.is_none() {
-                let summaries: Vec<serde_json::Value> = pts
-                    .iter()
-                    .filter_map(|p| summary_of(base, p).ok())
-                    .collect();
-                if let Some(why) = no_data_reason(c, &summaries) {
-                    verdict.push_str(&format!(" ({why})"));
-                }
-            }
-            report.push_str(&format!(
-                "| {} | {} | {} | {} |",
-                c.text,
-                ours.map_or("-".into(), fmt_ours),
-                paper,
-                verdict
-            ));
-            if per_seed {
-                let each: Vec<Option<f64>> = seeds
-                    .iter()
-                    .map(|&sd| claim_value(c, |series, metric| val(series, metric, Some(sd))))
-                    .collect();
-                let ok = each
-                    .iter()
-                    .filter(|&&v| claim_verdict(c, v) == "matches")
-                    .count();
-                report.push_str(&format!(
-                    " {} ({ok} of {} match) |",
-                    each.iter()
-                        .map(|v| v.map_or("-".into(), fmt_ours))
-                        .collect::<Vec<_>>()
-                        .join(" / "),
-                    each.len()
-                ));
-            }
-            report.push('\n');
+    ));
+    for s in &chart.series {
+        report.push_str(&format!(" {} |", s.name));
+    }
+    report.push_str("\n|---|");
+    for _ in &chart.series {
+        report.push_str("---|");
+    }
+    report.push('\n');
+    for x in xs {
+        let xl = if !chart.x_categories.is_empty() {
+            chart
+                .x_categories
+                .get(x as usize)
+                .cloned()
+                .unwrap_or_default()
+        } else {
+            fmt_num(x)
+        };
+        report.push_str(&format!("| {xl} |"));
+        for s in &chart.series {
+            let v = s.points.iter().find(|p| p.0 == x).map_or(f64::NAN, |p| p.1);
+            report.push_str(&format!(" {} |", fmt_num(v)));
         }
         report.push('\n');
     }
-    report.push_str("Data: `results.csv` (one row per point), `bins.csv` (slowdown per size bin), `points/<id>/` (each run's outputs).\n");
-    if !failed.is_empty() {
-        let mut warn = String::from(
-            "> **Warning: some points did not finish** — their numbers below are from incomplete runs:\n",
-        );
-        for f in &failed {
-            warn.push_str(&format!(">\n> - {f}\n"));
-        }
-        warn.push('\n');
-        report = match report.find("\n\n") {
-            Some(i) => format!("{}\n\n{warn}{}", &report[..i], &report[i + 2..]),
-            None => format!("{warn}{report}"),
-        };
+    report.push('\n');
+    report
+}
+
+/// REPORT.md's "Ours next to the paper" table: each claim's value in our runs, the paper's
+/// value and the verdict. With several seeds, "ours" is the claim on the seeds' mean of each
+/// metric, and a fifth column gives the claim at each seed alone and how many of them match
+/// (a verdict that flips with the seed is a sampling question, not a model one).
+fn claims_section(exp: &Experiment, base: &Path, pts: &[Point]) -> String {
+    let mut report = String::new();
+    let seeds = &exp.sweep.seeds;
+    let per_seed = seeds.len() > 1;
+    report.push_str("## Ours next to the paper\n\n");
+    if per_seed {
+        report.push_str(&format!(
+            "\"ours\" is the claim on the mean of each metric over the {} seeds ({}); the last \
+             column is the claim at each seed alone.\n\n| claim | ours | paper | verdict | per seed |\n|---|---|---|---|---|\n",
+            seeds.len(),
+            seeds
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    } else {
+        report.push_str("| claim | ours | paper | verdict |\n|---|---|---|---|\n");
     }
-    write_atomic(&base.join("REPORT.md"), report.as_bytes()).map_err(|e| e.to_string())?;
-    Ok(failed)
+    for c in &exp.claims {
+        report.push_str(&claim_row(c, seeds, per_seed, base, pts));
+    }
+    report.push('\n');
+    report
+}
+
+/// The row of claim `c` in the claims table (with the per-seed column when `per_seed`).
+fn claim_row(c: &Claim, seeds: &[u64], per_seed: bool, base: &Path, pts: &[Point]) -> String {
+    // The mean of `metric` over the points of `series` that pass the claim's filter (and
+    // have `seed`, when given).
+    let val = |series: &str, metric: &str, seed: Option<u64>| -> Option<f64> {
+        let vals: Vec<f64> = pts
+            .iter()
+            .filter(|p| p.series == series && matches_filter(p, &c.filter))
+            .filter(|p| seed.is_none() || p.seed == seed)
+            .filter_map(|p| summary_of(base, p).ok().and_then(|s| json_path(&s, metric)))
+            .collect();
+        (!vals.is_empty()).then(|| vals.iter().sum::<f64>() / vals.len() as f64)
+    };
+    let ours = claim_value(c, |series, metric| val(series, metric, None));
+    let hi = c.paper_high.unwrap_or(c.paper_low);
+    let paper = if (hi - c.paper_low).abs() < f64::EPSILON {
+        fmt_num(c.paper_low)
+    } else {
+        format!("{}–{}", fmt_num(c.paper_low), fmt_num(hi))
+    };
+    let mut verdict = claim_verdict(c, ours);
+    if ours.is_none() {
+        let summaries: Vec<serde_json::Value> = pts
+            .iter()
+            .filter_map(|p| summary_of(base, p).ok())
+            .collect();
+        if let Some(why) = no_data_reason(c, &summaries) {
+            verdict.push_str(&format!(" ({why})"));
+        }
+    }
+    let mut row = format!(
+        "| {} | {} | {} | {} |",
+        c.text,
+        ours.map_or("-".into(), fmt_ours),
+        paper,
+        verdict
+    );
+    if per_seed {
+        let each: Vec<Option<f64>> = seeds
+            .iter()
+            .map(|&sd| claim_value(c, |series, metric| val(series, metric, Some(sd))))
+            .collect();
+        let ok = each
+            .iter()
+            .filter(|&&v| claim_verdict(c, v) == "matches")
+            .count();
+        row.push_str(&format!(
+            " {} ({ok} of {} match) |",
+            each.iter()
+                .map(|v| v.map_or("-".into(), fmt_ours))
+                .collect::<Vec<_>>()
+                .join(" / "),
+            each.len()
+        ));
+    }
+    row.push('\n');
+    row
+}
+
+/// `report` with a warning listing the `failed` points after its first paragraph (the
+/// title).
+fn with_failure_warning(report: &str, failed: &[String]) -> String {
+    let mut warn = String::from(
+        "> **Warning: some points did not finish** — their numbers below are from incomplete runs:\n",
+    );
+    for f in failed {
+        warn.push_str(&format!(">\n> - {f}\n"));
+    }
+    warn.push('\n');
+    match report.find("\n\n") {
+        Some(i) => format!("{}\n\n{warn}{}", &report[..i], &report[i + 2..]),
+        None => format!("{warn}{report}"),
+    }
 }
 
 #[cfg(test)]

@@ -918,6 +918,235 @@ fn finish_bins(bins: Vec<BinMeta>, edges: bool, pct: &[Percentiles]) -> Vec<BinS
         .collect()
 }
 
+/// The statistics of a spill while they are computed: the external sorts, the value groups,
+/// and what is counted for the run and per destination port.
+struct SpillStats {
+    /// Edge binning: the edges, sorted and deduplicated (`None`: equal-count bins).
+    edges: Option<Vec<u64>>,
+    /// Number of equal-count bins (unused with edges).
+    k: usize,
+    /// Statistics per destination port.
+    dport_breakdown: bool,
+    /// Size bins per destination port (only with `dport_breakdown`).
+    dport_bins: bool,
+    /// Every value, keyed by its group.
+    values: ExtSort<Val>,
+    /// Completed flows by size (equal-count bins of the run).
+    by_size: Option<ExtSort<SizeItem>>,
+    /// Completed flows by port and size (equal-count bins per port).
+    by_port_size: Option<ExtSort<SizeItem>>,
+    /// The groups and their value counts.
+    groups: Groups,
+    /// The run's slowdown group.
+    g_sd: u32,
+    /// The run's FCT group.
+    g_fct: u32,
+    /// The run's size bins.
+    run_bins: Vec<BinMeta>,
+    /// Per destination port.
+    ports: BTreeMap<u16, PortInfo>,
+    /// Flows read.
+    flows_total: usize,
+    /// Completed flows read.
+    flows_done: usize,
+}
+
+impl SpillStats {
+    /// Empty statistics with sorts next to `base`. Budget split: the size sorts (equal-count
+    /// bins only) get a quarter of `budget_items` each, the value sort the rest.
+    fn new(
+        base: &Path,
+        bins: &SizeBins,
+        dport_breakdown: bool,
+        dport_bins: bool,
+        budget_items: usize,
+    ) -> io::Result<SpillStats> {
+        let (edges, k) = match bins {
+            SizeBins::Edges(e) => {
+                let mut e = e.clone();
+                e.sort_unstable();
+                e.dedup();
+                (Some(e), 0)
+            }
+            SizeBins::EqualCount(k) => (None, *k),
+        };
+        let equal = edges.is_none();
+        let size_sorts = if equal { 1 + dport_bins as usize } else { 0 };
+        let size_budget = (budget_items / 4).max(1);
+        let value_budget = budget_items.saturating_sub(size_sorts * size_budget).max(1);
+        let values = ExtSort::<Val>::new(base, value_budget);
+        let by_size = equal.then(|| ExtSort::<SizeItem>::new(base, size_budget));
+        let by_port_size =
+            (equal && dport_bins).then(|| ExtSort::<SizeItem>::new(base, size_budget));
+        let mut groups = Groups::default();
+        let g_sd = groups.new_group()?;
+        let g_fct = groups.new_group()?;
+        let run_bins = match &edges {
+            Some(e) => edge_bins(e, &mut groups)?,
+            None => Vec::new(),
+        };
+        Ok(SpillStats {
+            edges,
+            k,
+            dport_breakdown,
+            dport_bins,
+            values,
+            by_size,
+            by_port_size,
+            groups,
+            g_sd,
+            g_fct,
+            run_bins,
+            ports: BTreeMap::new(),
+            flows_total: 0,
+            flows_done: 0,
+        })
+    }
+
+    /// Pass 1, one record: counts, values of the groups known from one record, size sorts.
+    fn add(&mut self, r: &FlowRecord) -> io::Result<()> {
+        self.flows_total += 1;
+        let port = if self.dport_breakdown {
+            let p = port_info(
+                &mut self.ports,
+                r.dport,
+                self.edges.as_deref().filter(|_| self.dport_bins),
+                &mut self.groups,
+            )?;
+            p.total += 1;
+            Some(p)
+        } else {
+            None
+        };
+        let Some(sd) = r.slowdown() else {
+            return Ok(());
+        };
+        let fct = fct_us(r).unwrap_or(f64::NAN);
+        self.flows_done += 1;
+        let (groups, values) = (&mut self.groups, &mut self.values);
+        groups.add(values, self.g_sd, sd)?;
+        groups.add(values, self.g_fct, fct)?;
+        let item = |port| SizeItem {
+            port,
+            size: r.size_bytes,
+            id: r.id,
+            sd,
+            fct,
+        };
+        match &self.edges {
+            Some(e) => {
+                add_to_edge_bin(&mut self.run_bins, e, r.size_bytes, sd, fct, groups, values)?
+            }
+            None => {
+                if let Some(s) = &mut self.by_size {
+                    s.push(item(0))?;
+                }
+            }
+        }
+        let Some(p) = port else {
+            return Ok(());
+        };
+        p.done += 1;
+        groups.add(values, p.sd, sd)?;
+        if self.dport_bins {
+            match &self.edges {
+                Some(e) => add_to_edge_bin(&mut p.bins, e, r.size_bytes, sd, fct, groups, values)?,
+                None => {
+                    if let Some(s) = &mut self.by_port_size {
+                        s.push(item(r.dport))?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Pass 2: the equal-count bins, by rank in the size sorts.
+    fn cut_equal_count_bins(&mut self) -> io::Result<()> {
+        let (k, flows_done) = (self.k, self.flows_done);
+        if let Some(s) = self.by_size.take() {
+            let mut cut =
+                equal_count_bins(s, k, |_| flows_done, &mut self.groups, &mut self.values)?;
+            self.run_bins = cut.remove(&0).unwrap_or_default();
+        }
+        if let Some(s) = self.by_port_size.take() {
+            let done: BTreeMap<u16, usize> = self.ports.iter().map(|(&d, p)| (d, p.done)).collect();
+            let n_of = |d: u16| done.get(&d).copied().unwrap_or(0);
+            let cut = equal_count_bins(s, k, n_of, &mut self.groups, &mut self.values)?;
+            for (d, b) in cut {
+                if let Some(p) = self.ports.get_mut(&d) {
+                    p.bins = b;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Pass 3: every group's summary from its ascending values, then the statistics.
+    fn finish(self) -> io::Result<RunStats> {
+        let mut sorted = self.values.finish()?;
+        let mut pct = Vec::with_capacity(self.groups.counts.len());
+        for (g, &n) in self.groups.counts.iter().enumerate() {
+            pct.push(take_group(&mut sorted, g as u32, n)?);
+        }
+        match sorted.next() {
+            None => {}
+            Some(Err(e)) => return Err(e),
+            Some(Ok(_)) => return Err(invalid_data("value sort holds more values than counted")),
+        }
+        drop(sorted);
+
+        let is_edges = self.edges.is_some();
+        let dport_bins = self.dport_bins;
+        let slowdown = pct[self.g_sd as usize].clone();
+        Ok(RunStats {
+            flows_total: self.flows_total,
+            flows_completed: slowdown.count,
+            slowdown,
+            fct_us: pct[self.g_fct as usize].clone(),
+            bins: finish_bins(self.run_bins, is_edges, &pct),
+            by_dport: self
+                .ports
+                .into_iter()
+                .map(|(dport, p)| {
+                    let slowdown = pct[p.sd as usize].clone();
+                    let bins = dport_bins.then(|| finish_bins(p.bins, is_edges, &pct));
+                    DportStats {
+                        dport,
+                        flows_total: p.total,
+                        flows_completed: slowdown.count,
+                        slowdown,
+                        bin_p99_mean: bins.as_deref().and_then(super::stats::bin_p99_mean),
+                        bins,
+                    }
+                })
+                .collect(),
+        })
+    }
+}
+
+/// The counts of destination port `dport`, created (with its slowdown group, and its edge
+/// bins when `edges` is given) on its first flow.
+fn port_info<'a>(
+    ports: &'a mut BTreeMap<u16, PortInfo>,
+    dport: u16,
+    edges: Option<&[u64]>,
+    groups: &mut Groups,
+) -> io::Result<&'a mut PortInfo> {
+    Ok(match ports.entry(dport) {
+        Entry::Occupied(o) => o.into_mut(),
+        Entry::Vacant(v) => v.insert(PortInfo {
+            total: 0,
+            done: 0,
+            sd: groups.new_group()?,
+            bins: match edges {
+                Some(e) => edge_bins(e, groups)?,
+                None => Vec::new(),
+            },
+        }),
+    })
+}
+
 /// The run statistics of the records in `spill`, computed with bounded memory: equal, field for
 /// field and bit for bit, to
 /// `RunStats::compute(&records, bins)` followed by `.with_dport_breakdown(&records)` if
@@ -937,165 +1166,12 @@ pub fn stats_from_spill(
 ) -> io::Result<RunStats> {
     let dport_bins = dport_bins && dport_breakdown;
     let base = spill.path().to_path_buf();
-    let (edges, k) = match bins {
-        SizeBins::Edges(e) => {
-            let mut e = e.clone();
-            e.sort_unstable();
-            e.dedup();
-            (Some(e), 0)
-        }
-        SizeBins::EqualCount(k) => (None, *k),
-    };
-    let equal = edges.is_none();
-
-    // Budget split: the size sorts (equal-count bins only) get a quarter each, the value sort
-    // the rest.
-    let size_sorts = if equal { 1 + dport_bins as usize } else { 0 };
-    let size_budget = (budget_items / 4).max(1);
-    let value_budget = budget_items.saturating_sub(size_sorts * size_budget).max(1);
-    let mut values = ExtSort::<Val>::new(&base, value_budget);
-    let mut by_size = equal.then(|| ExtSort::<SizeItem>::new(&base, size_budget));
-    let mut by_port_size =
-        (equal && dport_bins).then(|| ExtSort::<SizeItem>::new(&base, size_budget));
-
-    let mut groups = Groups::default();
-    let g_sd = groups.new_group()?;
-    let g_fct = groups.new_group()?;
-    let mut run_bins = match &edges {
-        Some(e) => edge_bins(e, &mut groups)?,
-        None => Vec::new(),
-    };
-    let mut ports: BTreeMap<u16, PortInfo> = BTreeMap::new();
-    let mut flows_total = 0usize;
-    let mut flows_done = 0usize;
-
-    // Pass 1: counts, values of the groups known from one record, size sorts.
+    let mut stats = SpillStats::new(&base, bins, dport_breakdown, dport_bins, budget_items)?;
     for r in spill.read()? {
-        let r = r?;
-        flows_total += 1;
-        let port = if dport_breakdown {
-            let p = match ports.entry(r.dport) {
-                Entry::Occupied(o) => o.into_mut(),
-                Entry::Vacant(v) => v.insert(PortInfo {
-                    total: 0,
-                    done: 0,
-                    sd: groups.new_group()?,
-                    bins: match (&edges, dport_bins) {
-                        (Some(e), true) => edge_bins(e, &mut groups)?,
-                        _ => Vec::new(),
-                    },
-                }),
-            };
-            p.total += 1;
-            Some(p)
-        } else {
-            None
-        };
-        let Some(sd) = r.slowdown() else { continue };
-        let fct = fct_us(&r).unwrap_or(f64::NAN);
-        flows_done += 1;
-        groups.add(&mut values, g_sd, sd)?;
-        groups.add(&mut values, g_fct, fct)?;
-        let item = |port| SizeItem {
-            port,
-            size: r.size_bytes,
-            id: r.id,
-            sd,
-            fct,
-        };
-        match &edges {
-            Some(e) => add_to_edge_bin(
-                &mut run_bins,
-                e,
-                r.size_bytes,
-                sd,
-                fct,
-                &mut groups,
-                &mut values,
-            )?,
-            None => {
-                if let Some(s) = &mut by_size {
-                    s.push(item(0))?;
-                }
-            }
-        }
-        if let Some(p) = port {
-            p.done += 1;
-            groups.add(&mut values, p.sd, sd)?;
-            if dport_bins {
-                match &edges {
-                    Some(e) => add_to_edge_bin(
-                        &mut p.bins,
-                        e,
-                        r.size_bytes,
-                        sd,
-                        fct,
-                        &mut groups,
-                        &mut values,
-                    )?,
-                    None => {
-                        if let Some(s) = &mut by_port_size {
-                            s.push(item(r.dport))?;
-                        }
-                    }
-                }
-            }
-        }
+        stats.add(&r?)?;
     }
-
-    // Pass 2: equal-count bins by rank.
-    if let Some(s) = by_size {
-        let mut cut = equal_count_bins(s, k, |_| flows_done, &mut groups, &mut values)?;
-        run_bins = cut.remove(&0).unwrap_or_default();
-    }
-    if let Some(s) = by_port_size {
-        let done: BTreeMap<u16, usize> = ports.iter().map(|(&d, p)| (d, p.done)).collect();
-        let n_of = |d: u16| done.get(&d).copied().unwrap_or(0);
-        let cut = equal_count_bins(s, k, n_of, &mut groups, &mut values)?;
-        for (d, b) in cut {
-            if let Some(p) = ports.get_mut(&d) {
-                p.bins = b;
-            }
-        }
-    }
-
-    // Pass 3: every group's summary from its ascending values.
-    let mut sorted = values.finish()?;
-    let mut pct = Vec::with_capacity(groups.counts.len());
-    for (g, &n) in groups.counts.iter().enumerate() {
-        pct.push(take_group(&mut sorted, g as u32, n)?);
-    }
-    match sorted.next() {
-        None => {}
-        Some(Err(e)) => return Err(e),
-        Some(Ok(_)) => return Err(invalid_data("value sort holds more values than counted")),
-    }
-    drop(sorted);
-
-    let is_edges = edges.is_some();
-    let slowdown = pct[g_sd as usize].clone();
-    Ok(RunStats {
-        flows_total,
-        flows_completed: slowdown.count,
-        slowdown,
-        fct_us: pct[g_fct as usize].clone(),
-        bins: finish_bins(run_bins, is_edges, &pct),
-        by_dport: ports
-            .into_iter()
-            .map(|(dport, p)| {
-                let slowdown = pct[p.sd as usize].clone();
-                let bins = dport_bins.then(|| finish_bins(p.bins, is_edges, &pct));
-                DportStats {
-                    dport,
-                    flows_total: p.total,
-                    flows_completed: slowdown.count,
-                    slowdown,
-                    bin_p99_mean: bins.as_deref().and_then(super::stats::bin_p99_mean),
-                    bins,
-                }
-            })
-            .collect(),
-    })
+    stats.cut_equal_count_bins()?;
+    stats.finish()
 }
 
 /// All records of `spill` in ascending id order (records with equal ids, which a run does not

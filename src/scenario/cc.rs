@@ -8,7 +8,8 @@ use crate::cc::dctcp::DctcpParams;
 use crate::cc::hpcc::HpccParams;
 use crate::cc::none::{NoneParams, NoneWindow};
 use crate::cc::timely::TimelyParams;
-use crate::config::{CnpMode, EcnConfig, EcnThresholds};
+use crate::config::{CnpMode, EcnConfig};
+use crate::scheme::marking::EcnThresholds;
 
 /// A controller and the features it needs.
 #[derive(Clone, Debug)]

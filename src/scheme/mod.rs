@@ -48,6 +48,7 @@
 pub mod bfc;
 pub mod cbfc;
 pub mod ecn;
+pub mod marking;
 pub mod ndp;
 pub mod onramp;
 pub mod pbfs;

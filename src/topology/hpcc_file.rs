@@ -173,39 +173,71 @@ pub fn parse(text: &str, name: &str) -> Result<TopologySpec, String> {
 /// also passes [`TopologySpec::validate`] (whose errors are prefixed with `name`).
 pub fn parse_with_warnings(text: &str, name: &str) -> Result<(TopologySpec, Vec<String>), String> {
     let mut r = Reader::new(text, name);
-    let (node_num, t) = r.count("node count", || "node count".into())?;
-    if node_num == 0 {
-        return Err(r.err(t, "node count is 0"));
-    }
-    if node_num > MAX_NODES {
-        return Err(r.err(
-            t,
-            format_args!("node count {node_num} exceeds the supported maximum of {MAX_NODES}"),
-        ));
-    }
-    let (switch_num, t) = r.count("switch count", || "switch count".into())?;
-    if switch_num > node_num {
-        return Err(r.err(
-            t,
-            format_args!("switch count {switch_num} exceeds the node count {node_num}"),
-        ));
-    }
-    let (link_num, _) = r.count("link count", || "link count".into())?;
-
-    let mut kinds = vec![NodeKind::Host; node_num as usize];
-    for i in 0..switch_num {
-        let (id, t) = r.node("switch id", node_num, || {
-            format!("switch id {} of {switch_num}", i + 1)
-        })?;
-        if kinds[id as usize] == NodeKind::Switch {
-            return Err(r.err(t, format_args!("switch id {id} is listed twice")));
-        }
-        kinds[id as usize] = NodeKind::Switch;
-    }
-
+    let (node_num, switch_num, link_num) = r.header()?;
+    let kinds = r.node_kinds(node_num, switch_num)?;
     let mut links = Vec::with_capacity(link_num.min(1 << 20) as usize);
     let mut warnings = Vec::new();
     for i in 0..link_num {
+        links.push(r.link(i, link_num, &kinds, &mut warnings)?);
+    }
+    r.link_start = None;
+    warnings.extend(r.layout_warnings(link_num));
+    let spec = TopologySpec { kinds, links };
+    check_limits(&spec).map_err(|e| format!("{name}: {e}"))?;
+    spec.validate().map_err(|e| format!("{name}: {e}"))?;
+    Ok((spec, warnings))
+}
+
+impl<'a> Reader<'a> {
+    /// The first line, `<node_num> <switch_num> <link_num>`: at least one node, at most
+    /// [`MAX_NODES`], no more switches than nodes.
+    fn header(&mut self) -> Result<(u64, u64, u64), String> {
+        let (node_num, t) = self.count("node count", || "node count".into())?;
+        if node_num == 0 {
+            return Err(self.err(t, "node count is 0"));
+        }
+        if node_num > MAX_NODES {
+            return Err(self.err(
+                t,
+                format_args!("node count {node_num} exceeds the supported maximum of {MAX_NODES}"),
+            ));
+        }
+        let (switch_num, t) = self.count("switch count", || "switch count".into())?;
+        if switch_num > node_num {
+            return Err(self.err(
+                t,
+                format_args!("switch count {switch_num} exceeds the node count {node_num}"),
+            ));
+        }
+        let (link_num, _) = self.count("link count", || "link count".into())?;
+        Ok((node_num, switch_num, link_num))
+    }
+
+    /// The switch list: the kind of every node (the listed ids are switches, each once).
+    fn node_kinds(&mut self, node_num: u64, switch_num: u64) -> Result<Vec<NodeKind>, String> {
+        let mut kinds = vec![NodeKind::Host; node_num as usize];
+        for i in 0..switch_num {
+            let (id, t) = self.node("switch id", node_num, || {
+                format!("switch id {} of {switch_num}", i + 1)
+            })?;
+            if kinds[id as usize] == NodeKind::Switch {
+                return Err(self.err(t, format_args!("switch id {id} is listed twice")));
+            }
+            kinds[id as usize] = NodeKind::Switch;
+        }
+        Ok(kinds)
+    }
+
+    /// Link `i` (0-based) of the `link_num` declared: two distinct nodes, not both hosts, a
+    /// rate, a delay and an error rate. A dead link (error rate 1) adds a warning.
+    fn link(
+        &mut self,
+        i: u64,
+        link_num: u64,
+        kinds: &[NodeKind],
+        warnings: &mut Vec<String>,
+    ) -> Result<LinkSpec, String> {
+        let node_num = kinds.len() as u64;
         let k = i + 1;
         let expecting = |field: &'static str| {
             move || {
@@ -214,126 +246,138 @@ pub fn parse_with_warnings(text: &str, name: &str) -> Result<(TopologySpec, Vec<
                 )
             }
         };
-        r.link_start = r.toks.get(r.pos).map(|t| (k, t.line));
-        let (a, ta) = r.node(
+        self.link_start = self.toks.get(self.pos).map(|t| (k, t.line));
+        let (a, ta) = self.node(
             &format!("link {k}: source"),
             node_num,
             expecting("the source node"),
         )?;
-        let (b, _) = r.node(
+        let (b, _) = self.node(
             &format!("link {k}: destination"),
             node_num,
             expecting("the destination node"),
         )?;
         if a == b {
-            return Err(r.err(ta, format_args!("link {k}: node {a} is linked to itself")));
+            return Err(self.err(ta, format_args!("link {k}: node {a} is linked to itself")));
         }
         if kinds[a as usize] == NodeKind::Host && kinds[b as usize] == NodeKind::Host {
-            return Err(r.err(
+            return Err(self.err(
                 ta,
                 format_args!("link {k}: nodes {a} and {b} are both hosts (not in the switch list); hosts must connect to a switch"),
             ));
         }
-        let t = r.next(expecting("the rate"))?;
-        let rate_bps = parse_rate_bps(t.text)
-            .and_then(|v| {
-                crate::config::check_link_rate(v)
-                    .map(|()| v)
-                    .map_err(crate::units::UnitError)
-            })
-            .map_err(|e| r.err(t, format_args!("link {k} ({a} - {b}): bad rate: {e}")))?;
-        let t = r.next(expecting("the delay"))?;
-        let delay_ps = parse_time_ps(t.text)
-            .map_err(|e| r.err(t, format_args!("link {k} ({a} - {b}): bad delay: {e}")))?;
-        if let Err(e) = crate::config::check_link_delay(delay_ps) {
-            return Err(r.err(
-                t,
-                format_args!(
-                    "link {k} ({a} - {b}): delay `{}`: {e}; check the unit",
-                    t.text
-                ),
-            ));
-        }
-        let t = r.next(expecting("the error rate"))?;
-        let error_rate = match t.text.parse::<f64>() {
-            Ok(v) if (0.0..=1.0).contains(&v) => v,
-            Ok(_) => {
-                return Err(r.err(
-                    t,
-                    format_args!(
-                        "link {k} ({a} - {b}): error rate `{}` is not in [0, 1]",
-                        t.text
-                    ),
-                ));
-            }
-            Err(_) => {
-                return Err(r.err(
-                    t,
-                    format_args!(
-                        "link {k} ({a} - {b}): error rate `{}` is not a number",
-                        t.text
-                    ),
-                ));
-            }
-        };
-        if r.split.is_none() && t.line != ta.line {
-            r.split = Some((k, ta.line, t.line));
-        }
-        if r.shared.is_none() && r.prev_end == Some(ta.line) {
-            r.shared = Some((k, ta.line));
-        }
-        r.prev_end = Some(t.line);
+        let what = format!("link {k} ({a} - {b})");
+        let t = self.next(expecting("the rate"))?;
+        let rate_bps = self.link_rate(t, &what)?;
+        let t = self.next(expecting("the delay"))?;
+        let delay_ps = self.link_delay(t, &what)?;
+        let t = self.next(expecting("the error rate"))?;
+        let error_rate = self.error_rate(t, &what)?;
+        self.note_layout(k, ta, t);
         if error_rate == 1.0 {
             // Legal (a dead link), but rarely meant: flows routed over it never finish.
             warnings.push(format!(
-                "{name}:{}: link {k} ({a} - {b}): error rate 1 drops every packet: flows routed \
+                "{}:{}: {what}: error rate 1 drops every packet: flows routed \
                  over it never finish (a run stops only at its stop time)",
-                t.line
+                self.name, t.line
             ));
         }
-        links.push(LinkSpec {
+        Ok(LinkSpec {
             a,
             b,
             rate_bps,
             delay_ps,
             error_rate,
-        });
-    }
-    r.link_start = None;
-    if let Some((k, a, b)) = r.split {
-        warnings.push(format!(
-            "{name}:{a}: link {k}'s fields run from line {a} to line {b} (HPCC-sim reads the \
-             file as a stream of tokens, so it is accepted; is a field missing on line {a}?)"
-        ));
-    }
-    if let Some((k, line)) = r.shared {
-        warnings.push(format!(
-            "{name}:{line}: link {k} starts on the line where link {} ends (HPCC-sim reads the \
-             file as a stream of tokens, so it is accepted; one link per line is the format)",
-            k - 1
-        ));
+        })
     }
 
-    if let Some(first) = r.toks.get(r.pos) {
-        let mut lines = 0usize;
-        let mut prev = 0usize;
-        for t in &r.toks[r.pos..] {
-            if t.line != prev {
-                lines += 1;
-                prev = t.line;
-            }
+    /// A link's rate field (`what` names the link), in the range a link may have.
+    fn link_rate(&self, t: Tok<'_>, what: &str) -> Result<u64, String> {
+        parse_rate_bps(t.text)
+            .and_then(|v| {
+                crate::config::check_link_rate(v)
+                    .map(|()| v)
+                    .map_err(crate::units::UnitError)
+            })
+            .map_err(|e| self.err(t, format_args!("{what}: bad rate: {e}")))
+    }
+
+    /// A link's delay field (`what` names the link), in the range a link may have.
+    fn link_delay(&self, t: Tok<'_>, what: &str) -> Result<u64, String> {
+        let delay_ps = parse_time_ps(t.text)
+            .map_err(|e| self.err(t, format_args!("{what}: bad delay: {e}")))?;
+        if let Err(e) = crate::config::check_link_delay(delay_ps) {
+            return Err(self.err(
+                t,
+                format_args!("{what}: delay `{}`: {e}; check the unit", t.text),
+            ));
         }
-        warnings.push(format!(
-            "{name}:{}: ignored {lines} non-empty line(s) after the {link_num} declared links \
-             (HPCC-sim reads only the declared count)",
-            first.line
-        ));
+        Ok(delay_ps)
     }
 
-    let spec = TopologySpec { kinds, links };
-    check_limits(&spec).map_err(|e| format!("{name}: {e}"))?;
-    spec.validate().map_err(|e| format!("{name}: {e}"))?;
-    Ok((spec, warnings))
+    /// A link's error-rate field (`what` names the link): a number in [0, 1].
+    fn error_rate(&self, t: Tok<'_>, what: &str) -> Result<f64, String> {
+        match t.text.parse::<f64>() {
+            Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
+            Ok(_) => Err(self.err(
+                t,
+                format_args!("{what}: error rate `{}` is not in [0, 1]", t.text),
+            )),
+            Err(_) => Err(self.err(
+                t,
+                format_args!("{what}: error rate `{}` is not a number", t.text),
+            )),
+        }
+    }
+
+    /// Record how link `k`, from its first field `first` to its last `last`, sits on the
+    /// lines (see [`Reader::split`] and [`Reader::shared`]).
+    fn note_layout(&mut self, k: u64, first: Tok<'_>, last: Tok<'_>) {
+        if self.split.is_none() && last.line != first.line {
+            self.split = Some((k, first.line, last.line));
+        }
+        if self.shared.is_none() && self.prev_end == Some(first.line) {
+            self.shared = Some((k, first.line));
+        }
+        self.prev_end = Some(last.line);
+    }
+
+    /// Warnings about the file's layout once the `link_num` declared links are read: a link
+    /// split over lines, a link starting where the previous one ended, and lines after the
+    /// declared links (ignored).
+    fn layout_warnings(&self, link_num: u64) -> Vec<String> {
+        let name = self.name;
+        let mut warnings = Vec::new();
+        if let Some((k, a, b)) = self.split {
+            warnings.push(format!(
+                "{name}:{a}: link {k}'s fields run from line {a} to line {b} (HPCC-sim reads the \
+                 file as a stream of tokens, so it is accepted; is a field missing on line {a}?)"
+            ));
+        }
+        if let Some((k, line)) = self.shared {
+            warnings.push(format!(
+                "{name}:{line}: link {k} starts on the line where link {} ends (HPCC-sim reads the \
+                 file as a stream of tokens, so it is accepted; one link per line is the format)",
+                k - 1
+            ));
+        }
+        if let Some(first) = self.toks.get(self.pos) {
+            let mut lines = 0usize;
+            let mut prev = 0usize;
+            for t in &self.toks[self.pos..] {
+                if t.line != prev {
+                    lines += 1;
+                    prev = t.line;
+                }
+            }
+            warnings.push(format!(
+                "{name}:{}: ignored {lines} non-empty line(s) after the {link_num} declared links \
+                 (HPCC-sim reads only the declared count)",
+                first.line
+            ));
+        }
+        warnings
+    }
 }
 
 /// Read and parse an HPCC-sim topology file from disk (see [`parse_with_warnings`]); errors

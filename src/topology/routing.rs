@@ -58,6 +58,112 @@ pub struct RouteTable {
 /// Flag of a forwarding entry holding its single egress port directly.
 const DIRECT: u16 = 0x8000;
 
+/// Node id → host index and switch index (`NONE` where the node is not one), and the node
+/// ids of the hosts and of the switches, each in ascending node id.
+fn classify_nodes(kinds: &[NodeKind]) -> (Vec<u32>, Vec<u32>, Vec<u32>, Vec<u32>) {
+    let n = kinds.len();
+    let mut host_idx = vec![NONE; n];
+    let mut switch_idx = vec![NONE; n];
+    let mut hosts = Vec::new();
+    let mut switches = Vec::new();
+    for (i, &k) in kinds.iter().enumerate() {
+        match k {
+            NodeKind::Host => {
+                host_idx[i] = hosts.len() as u32;
+                hosts.push(i as u32);
+            }
+            NodeKind::Switch => {
+                switch_idx[i] = switches.len() as u32;
+                switches.push(i as u32);
+            }
+        }
+    }
+    (host_idx, switch_idx, hosts, switches)
+}
+
+/// The adjacency in CSR form, in port order (the numbering of [`TopologySpec::ports`]):
+/// offsets per node, far-end node per port, link index per port.
+fn port_adjacency(spec: &TopologySpec) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
+    let n = spec.kinds.len();
+    let mut port_off = vec![0u32; n + 1];
+    for l in &spec.links {
+        port_off[l.a as usize + 1] += 1;
+        port_off[l.b as usize + 1] += 1;
+    }
+    for i in 0..n {
+        port_off[i + 1] += port_off[i];
+    }
+    let total = port_off[n] as usize;
+    let mut fill: Vec<u32> = port_off[..n].to_vec();
+    let mut port_peer = vec![0u32; total];
+    let mut port_link = vec![0u32; total];
+    for (i, l) in spec.links.iter().enumerate() {
+        for (from, to) in [(l.a, l.b), (l.b, l.a)] {
+            let slot = fill[from as usize] as usize;
+            port_peer[slot] = to;
+            port_link[slot] = i as u32;
+            fill[from as usize] += 1;
+        }
+    }
+    (port_off, port_peer, port_link)
+}
+
+/// The distinct ECMP port sets of a table being built, numbered in order of first use (set
+/// 0 is the empty set).
+struct EcmpSets {
+    /// Set `k` is `ports[off[k]..off[k + 1]]`.
+    off: Vec<u32>,
+    /// The sets, concatenated.
+    ports: Vec<u16>,
+    /// Set → its id.
+    ids: HashMap<Vec<u16>, u16>,
+    /// Per switch index: the set id it was given last (0: none yet).
+    last: Vec<u16>,
+}
+
+impl EcmpSets {
+    /// No set but the empty one, for `switches` switches.
+    fn new(switches: usize) -> Self {
+        let mut ids = HashMap::new();
+        ids.insert(Vec::new(), 0);
+        EcmpSets {
+            off: vec![0, 0],
+            ports: Vec::new(),
+            ids,
+            last: vec![0; switches],
+        }
+    }
+
+    /// The id of set `ports` (numbered if new), given to switch index `si`. A switch usually
+    /// has the same set toward many hosts: compare with the set it got last before hashing
+    /// (the same id either way). Errors when the ids run out.
+    fn id(&mut self, si: usize, ports: &[u16]) -> Result<u16, String> {
+        let last = self.last[si] as usize;
+        if last != 0 && self.ports[self.off[last] as usize..self.off[last + 1] as usize] == *ports {
+            return Ok(last as u16);
+        }
+        let id = match self.ids.get(ports) {
+            Some(&id) => id,
+            None => {
+                let id = self.off.len() - 1;
+                if id >= DIRECT as usize {
+                    return Err(format!(
+                        "topology has more than {} distinct ECMP port sets; the \
+                         forwarding tables support at most that many",
+                        DIRECT - 1
+                    ));
+                }
+                self.ports.extend_from_slice(ports);
+                self.off.push(self.ports.len() as u32);
+                self.ids.insert(ports.to_vec(), id as u16);
+                id as u16
+            }
+        };
+        self.last[si] = id;
+        Ok(id)
+    }
+}
+
 /// One shortest path between two hosts (see [`RouteTable::path`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PathInfo {
@@ -149,79 +255,44 @@ impl RouteTable {
             }
         }
         check_limits(spec)?;
-
-        // Node classification.
-        let mut host_idx = vec![NONE; n];
-        let mut switch_idx = vec![NONE; n];
-        let mut hosts = Vec::new();
-        let mut switches = Vec::new();
-        for (i, &k) in spec.kinds.iter().enumerate() {
-            match k {
-                NodeKind::Host => {
-                    host_idx[i] = hosts.len() as u32;
-                    hosts.push(i as u32);
-                }
-                NodeKind::Switch => {
-                    switch_idx[i] = switches.len() as u32;
-                    switches.push(i as u32);
-                }
-            }
-        }
-
-        // CSR adjacency in port order (same numbering as `TopologySpec::ports`).
-        let mut port_off = vec![0u32; n + 1];
-        for l in &spec.links {
-            port_off[l.a as usize + 1] += 1;
-            port_off[l.b as usize + 1] += 1;
-        }
-        for i in 0..n {
-            port_off[i + 1] += port_off[i];
-        }
-        let total = port_off[n] as usize;
-        let mut fill: Vec<u32> = port_off[..n].to_vec();
-        let mut port_peer = vec![0u32; total];
-        let mut port_link = vec![0u32; total];
-        for (i, l) in spec.links.iter().enumerate() {
-            for (from, to) in [(l.a, l.b), (l.b, l.a)] {
-                let slot = fill[from as usize] as usize;
-                port_peer[slot] = to;
-                port_link[slot] = i as u32;
-                fill[from as usize] += 1;
-            }
-        }
-
-        let s_count = switches.len();
+        let (host_idx, switch_idx, hosts, switches) = classify_nodes(&spec.kinds);
+        let (port_off, port_peer, port_link) = port_adjacency(spec);
         let max_ports = (0..n)
             .map(|u| (port_off[u + 1] - port_off[u]) as usize)
             .max()
             .unwrap_or(0);
-        let mut entry = vec![0u16; hosts.len() * s_count];
-        let mut set_off = vec![0u32, 0u32];
-        let mut set_ports: Vec<u16> = Vec::new();
-        let mut set_ids: HashMap<Vec<u16>, u16> = HashMap::new();
-        set_ids.insert(Vec::new(), 0);
+        let mut table = RouteTable {
+            host_idx,
+            switch_idx,
+            hosts,
+            switches,
+            port_off,
+            port_peer,
+            port_link,
+            entry: Vec::new(),
+            port_ids: (0..=max_ports.min(DIRECT as usize) as u16).collect(),
+            set_off: Vec::new(),
+            set_ports: Vec::new(),
+        };
+        table.fill_entries(share)?;
+        Ok(table)
+    }
 
+    /// Compute the forwarding entries (`entry`) and the ECMP sets (`set_off`, `set_ports`):
+    /// one BFS per destination host, or with `share` a copy of an earlier host's row where
+    /// that gives the same answer (see [`RouteTable::try_build_with`]).
+    fn fill_entries(&mut self, share: bool) -> Result<(), String> {
+        let n = self.switch_idx.len();
+        let s_count = self.switches.len();
+        let mut entry = vec![0u16; self.hosts.len() * s_count];
+        let mut sets = EcmpSets::new(s_count);
         let mut dist = vec![u32::MAX; n];
         let mut queue: Vec<u32> = Vec::with_capacity(n);
         let mut scratch: Vec<u16> = Vec::new();
         // Per switch index: the first host attached only to it whose row was computed.
         let mut first_row: Vec<u32> = vec![NONE; s_count];
-        // Per switch index: the ECMP set id it was given last (0: none yet).
-        let mut last_set: Vec<u16> = vec![0; s_count];
-        for (hi, &h) in hosts.iter().enumerate() {
-            // The host's only port leads to switch `t`; `tp` is `t`'s port back to it.
-            let (a, b) = (
-                port_off[h as usize] as usize,
-                port_off[h as usize + 1] as usize,
-            );
-            let single = (b - a == 1 && switch_idx[port_peer[a] as usize] != NONE).then(|| {
-                let t = port_peer[a] as usize;
-                let link = port_link[a];
-                let tp = (port_off[t] as usize..port_off[t + 1] as usize)
-                    .position(|k| port_link[k] == link)
-                    .unwrap_or(usize::MAX);
-                (switch_idx[t] as usize, tp)
-            });
+        for (hi, &h) in self.hosts.iter().enumerate() {
+            let single = self.single_switch_port(h);
             if share
                 && let Some((ti, tp)) = single
                 && tp < DIRECT as usize
@@ -237,92 +308,89 @@ impl RouteTable {
             {
                 first_row[ti] = hi as u32;
             }
-            // BFS from the destination host; only it and switches are expanded.
-            dist.fill(u32::MAX);
-            queue.clear();
-            dist[h as usize] = 0;
-            queue.push(h);
-            let mut head = 0;
-            while head < queue.len() {
-                let u = queue[head] as usize;
-                head += 1;
-                if u != h as usize && switch_idx[u] == NONE {
-                    continue;
-                }
-                let du = dist[u] + 1;
-                for &v in &port_peer[port_off[u] as usize..port_off[u + 1] as usize] {
-                    if dist[v as usize] == u32::MAX {
-                        dist[v as usize] = du;
-                        queue.push(v);
-                    }
-                }
-            }
-            // Next hops of every switch toward `h`.
+            self.bfs_to_host(h, &mut dist, &mut queue);
             let row = &mut entry[hi * s_count..(hi + 1) * s_count];
-            for (si, &s) in switches.iter().enumerate() {
-                let ds = dist[s as usize];
-                if ds == u32::MAX {
-                    continue; // unreachable: empty set (id 0)
+            self.fill_row(h, &dist, row, &mut sets, &mut scratch)?;
+        }
+        self.entry = entry;
+        self.set_off = sets.off;
+        self.set_ports = sets.ports;
+        Ok(())
+    }
+
+    /// For a host whose only port leads to a switch `t`: `t`'s switch index and `t`'s port
+    /// back to the host (`usize::MAX` if not found).
+    fn single_switch_port(&self, h: u32) -> Option<(usize, usize)> {
+        let (a, b) = (
+            self.port_off[h as usize] as usize,
+            self.port_off[h as usize + 1] as usize,
+        );
+        (b - a == 1 && self.switch_idx[self.port_peer[a] as usize] != NONE).then(|| {
+            let t = self.port_peer[a] as usize;
+            let link = self.port_link[a];
+            let tp = (self.port_off[t] as usize..self.port_off[t + 1] as usize)
+                .position(|k| self.port_link[k] == link)
+                .unwrap_or(usize::MAX);
+            (self.switch_idx[t] as usize, tp)
+        })
+    }
+
+    /// Hop counts to host `h` in `dist` (`u32::MAX`: unreachable), by a BFS from `h` that
+    /// expands only `h` and switches. `queue` is scratch space.
+    fn bfs_to_host(&self, h: u32, dist: &mut [u32], queue: &mut Vec<u32>) {
+        dist.fill(u32::MAX);
+        queue.clear();
+        dist[h as usize] = 0;
+        queue.push(h);
+        let mut head = 0;
+        while head < queue.len() {
+            let u = queue[head] as usize;
+            head += 1;
+            if u != h as usize && self.switch_idx[u] == NONE {
+                continue;
+            }
+            let du = dist[u] + 1;
+            for &v in &self.port_peer[self.port_off[u] as usize..self.port_off[u + 1] as usize] {
+                if dist[v as usize] == u32::MAX {
+                    dist[v as usize] = du;
+                    queue.push(v);
                 }
-                scratch.clear();
-                let base = port_off[s as usize] as usize;
-                let end = port_off[s as usize + 1] as usize;
-                for (p, &v) in port_peer[base..end].iter().enumerate() {
-                    let dv = dist[v as usize];
-                    if dv != u32::MAX && dv + 1 == ds && (v == h || switch_idx[v as usize] != NONE)
-                    {
-                        scratch.push(p as u16);
-                    }
-                }
-                if let [p] = scratch[..]
-                    && p < DIRECT
-                {
-                    row[si] = DIRECT | p;
-                    continue;
-                }
-                // A switch usually has the same set toward many hosts: compare with the set
-                // it got last before hashing (the same id either way).
-                let last = last_set[si] as usize;
-                if last != 0
-                    && set_ports[set_off[last] as usize..set_off[last + 1] as usize] == scratch[..]
-                {
-                    row[si] = last as u16;
-                    continue;
-                }
-                row[si] = match set_ids.get(scratch.as_slice()) {
-                    Some(&id) => id,
-                    None => {
-                        let id = set_off.len() - 1;
-                        if id >= DIRECT as usize {
-                            return Err(format!(
-                                "topology has more than {} distinct ECMP port sets; the \
-                                 forwarding tables support at most that many",
-                                DIRECT - 1
-                            ));
-                        }
-                        set_ports.extend_from_slice(&scratch);
-                        set_off.push(set_ports.len() as u32);
-                        set_ids.insert(scratch.clone(), id as u16);
-                        id as u16
-                    }
-                };
-                last_set[si] = row[si];
             }
         }
+    }
 
-        Ok(RouteTable {
-            host_idx,
-            switch_idx,
-            hosts,
-            switches,
-            port_off,
-            port_peer,
-            port_link,
-            entry,
-            port_ids: (0..=max_ports.min(DIRECT as usize) as u16).collect(),
-            set_off,
-            set_ports,
-        })
+    /// Next hops of every switch toward host `h` (hop counts `dist`) into `row` (one entry
+    /// per switch index): every port whose far end (`h` or a switch) is one hop closer.
+    /// `scratch` is scratch space.
+    fn fill_row(
+        &self,
+        h: u32,
+        dist: &[u32],
+        row: &mut [u16],
+        sets: &mut EcmpSets,
+        scratch: &mut Vec<u16>,
+    ) -> Result<(), String> {
+        for (si, &s) in self.switches.iter().enumerate() {
+            let ds = dist[s as usize];
+            if ds == u32::MAX {
+                continue; // unreachable: empty set (id 0)
+            }
+            scratch.clear();
+            let base = self.port_off[s as usize] as usize;
+            let end = self.port_off[s as usize + 1] as usize;
+            for (p, &v) in self.port_peer[base..end].iter().enumerate() {
+                let dv = dist[v as usize];
+                if dv != u32::MAX && dv + 1 == ds && (v == h || self.switch_idx[v as usize] != NONE)
+                {
+                    scratch.push(p as u16);
+                }
+            }
+            row[si] = match scratch[..] {
+                [p] if p < DIRECT => DIRECT | p,
+                _ => sets.id(si, scratch)?,
+            };
+        }
+        Ok(())
     }
 
     /// ECMP egress ports (indices into `spec.ports()[switch_node]`, ascending) of switch

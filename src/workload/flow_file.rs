@@ -691,8 +691,8 @@ pub fn check_endpoints(f: &FlowSpec, topo: &TopologySpec) -> Result<(), String> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::packet::{DPORT_BACKGROUND, DPORT_INCAST};
     use crate::units::{NS, SEC};
-    use crate::workload::{DPORT_BACKGROUND, DPORT_INCAST};
 
     #[test]
     fn seconds_exact() {

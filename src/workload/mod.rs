@@ -8,6 +8,8 @@ pub mod stream;
 pub mod trace_cmd;
 pub mod traffic;
 
+use crate::engine::packet::DPORT_BACKGROUND;
+
 /// One flow (an RDMA message on its own QP) to be simulated.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FlowSpec {
@@ -38,12 +40,3 @@ impl FlowSpec {
         }
     }
 }
-
-/// HPCC convention: destination port of background flows.
-pub const DPORT_BACKGROUND: u16 = 100;
-/// HPCC convention: destination port of incast flows.
-pub const DPORT_INCAST: u16 = 200;
-/// Destination port of an open-loop flow sent to a host of another site (data center) under a
-/// destination locality ([`traffic::Locality`]), so summaries split inter-DC flows (300) from
-/// the rest (100).
-pub const DPORT_REMOTE: u16 = 300;

@@ -12,8 +12,9 @@
 //! demand; their list versions ([`open_loop`], [`incast_with`]) collect them. The other
 //! patterns are small and only come as lists. [`super::stream`] merges several generators.
 
+use super::FlowSpec;
 use super::cdf::SizeCdf;
-use super::{DPORT_INCAST, DPORT_REMOTE, FlowSpec};
+use crate::engine::packet::{DPORT_INCAST, DPORT_REMOTE};
 use crate::rng::Rng;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
@@ -1307,8 +1308,8 @@ pub(crate) mod reference {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::packet::DPORT_BACKGROUND;
     use crate::units::{GBPS, MS, NS, SEC, US};
-    use crate::workload::DPORT_BACKGROUND;
     use crate::workload::cdf::{Interp, builtin};
 
     fn hosts(n: u32) -> Vec<u32> {

@@ -693,8 +693,8 @@ impl Scheme for BfcSwitch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Framing;
     use crate::engine::arena::PacketArena;
+    use crate::engine::packet::Framing;
     use crate::engine::packet::{DataHdr, WireSizes};
     use crate::link::PortLink;
     use crate::rng::Rng;

@@ -138,11 +138,14 @@ pub fn ib_period_ps(rate_bps: u64) -> u64 {
     (65_536u128 * 40 * SEC as u128 / rate_bps.max(1) as u128) as u64
 }
 
-/// `T_c` of a port of `rate_bps` under `cfg`, picoseconds (≥ 1).
-pub fn period_ps(cfg: &CbfcConfig, rate_bps: u64) -> u64 {
-    cfg.period_ps
-        .unwrap_or_else(|| ib_period_ps(rate_bps))
-        .max(1)
+impl CbfcConfig {
+    /// `T_c` of a port of `rate_bps` under this configuration, picoseconds (≥ 1): the
+    /// configured period, else the IB default ([`ib_period_ps`]).
+    pub fn port_period_ps(&self, rate_bps: u64) -> u64 {
+        self.period_ps
+            .unwrap_or_else(|| ib_period_ps(rate_bps))
+            .max(1)
+    }
 }
 
 /// What the default credit limit of a hop depends on.
@@ -193,7 +196,7 @@ pub struct LimitRule {
     /// Credit block, bytes.
     pub block_bytes: u64,
     /// Framing (serialization times).
-    pub framing: crate::config::Framing,
+    pub framing: crate::engine::packet::Framing,
     /// Full-size data packet on the wire, bytes.
     pub packet_bytes: u64,
     /// FCP wire size, bytes.

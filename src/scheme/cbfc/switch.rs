@@ -16,7 +16,7 @@
 
 use crate::config::{BufferMode, NetConfig};
 use crate::engine::packet::{Header, Packet, PktKind};
-use crate::scheme::cbfc::{Credits, LimitRule, blocks, fcp_bytes, period_ps};
+use crate::scheme::cbfc::{Credits, LimitRule, blocks, fcp_bytes};
 use crate::scheme::{Emit, Env, Hop, Scheme, SwitchCtx, SwitchHooks, Verdict, hook};
 use crate::switch::EgressPort;
 
@@ -267,7 +267,7 @@ impl Scheme for CbfcSwitch {
             fcp_bytes: fcp_bytes(c, env),
             period_ps: ports
                 .iter()
-                .map(|e| period_ps(c, e.tx.link.rate_bps))
+                .map(|e| c.port_period_ps(e.tx.link.rate_bps))
                 .collect(),
             limit,
             limited: ports.iter().map(|e| !e.host_facing).collect(),

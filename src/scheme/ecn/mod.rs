@@ -6,30 +6,11 @@
 //! their ACKs or send CNPs, which is the NIC's congestion-notification mode
 //! ([`crate::config::CnpMode`]), not part of this scheme.
 
-use crate::config::{EcnThresholds, NetConfig};
+use crate::config::NetConfig;
 use crate::engine::packet::Header;
-use crate::rng::Rng;
+use crate::scheme::marking::{EcnThresholds, should_mark};
 use crate::scheme::{Env, Hop, NoHost, Scheme, SwitchCtx, SwitchHooks, hook};
 use crate::switch::EgressPort;
-
-/// Marking probability for a backlog of `q_bytes`.
-#[inline]
-pub fn mark_probability(q_bytes: u64, t: &EcnThresholds) -> f64 {
-    if q_bytes > t.kmax_bytes {
-        1.0
-    } else if q_bytes <= t.kmin_bytes {
-        0.0
-    } else {
-        t.pmax * (q_bytes - t.kmin_bytes) as f64 / (t.kmax_bytes - t.kmin_bytes) as f64
-    }
-}
-
-/// Decide whether to mark (draws from `rng` only in the probabilistic band).
-#[inline]
-pub fn should_mark(q_bytes: u64, t: &EcnThresholds, rng: &mut Rng) -> bool {
-    let p = mark_probability(q_bytes, t);
-    p >= 1.0 || (p > 0.0 && rng.f64() < p)
-}
 
 /// ECN marking on one switch: the thresholds of each egress port (by its rate). Stored as a
 /// byte per port indexing a few distinct threshold sets. The bytes of the first
@@ -227,35 +208,5 @@ mod tests {
         assert_eq!(e.thresholds(1), None);
         assert_eq!(e.thresholds(2), Some(&set(9)));
         assert_eq!(e.thresholds(3), None);
-    }
-
-    #[test]
-    fn red_curve() {
-        let t = EcnThresholds {
-            rate_bps: 0,
-            kmin_bytes: 400_000,
-            kmax_bytes: 1_600_000,
-            pmax: 0.2,
-        };
-        assert_eq!(mark_probability(400_000, &t), 0.0);
-        assert!((mark_probability(1_000_000, &t) - 0.1).abs() < 1e-12);
-        assert!((mark_probability(1_600_000, &t) - 0.2).abs() < 1e-12);
-        assert_eq!(mark_probability(1_600_001, &t), 1.0);
-        // Kmin = Kmax (DCTCP): a step at K.
-        let d = EcnThresholds {
-            rate_bps: 0,
-            kmin_bytes: 300_000,
-            kmax_bytes: 300_000,
-            pmax: 1.0,
-        };
-        assert_eq!(mark_probability(300_000, &d), 0.0);
-        assert_eq!(mark_probability(300_001, &d), 1.0);
-        // Empirical frequency in the band.
-        let mut rng = Rng::new(5);
-        let n = 100_000;
-        let m = (0..n)
-            .filter(|_| should_mark(1_000_000, &t, &mut rng))
-            .count();
-        assert!((m as f64 / n as f64 - 0.1).abs() < 0.005);
     }
 }

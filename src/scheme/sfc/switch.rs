@@ -3,7 +3,7 @@
 //! incast estimator (Algorithm 1 of the SFC paper).
 
 use crate::config::NetConfig;
-use crate::engine::packet::{BtsHdr, Hdr, Header, Packet, PktKind};
+use crate::engine::packet::{BtsHdr, DPORT_INCAST, Hdr, Header, Packet, PktKind};
 use crate::scheme::sfc::{
     Bloom, EstimatorRule, IncastEstimator, PauseCache, SfcConfig, SfcCounters, SfcDeploy, SfcMode,
     TriggerStats, quantize,
@@ -11,7 +11,6 @@ use crate::scheme::sfc::{
 use crate::scheme::{Emit, Env, Hop, Scheme, SwitchCtx, SwitchHooks, Verdict, hook};
 use crate::switch::EgressPort;
 use crate::units::{bytes_in_ps, drain_time_ps};
-use crate::workload::DPORT_INCAST;
 
 /// SFC state of one switch where it runs.
 #[derive(Clone, Debug)]

@@ -1,9 +1,9 @@
 //! The switch half of TCD: Figure 9 at every dequeue from a data queue, CE/UE marking of data
 //! packets, and the per-(port, priority) counters of the `tcd` summary section.
 
-use crate::config::{BufferMode, EcnThresholds, NetConfig};
+use crate::config::{BufferMode, NetConfig};
 use crate::engine::packet::Header;
-use crate::scheme::ecn::should_mark;
+use crate::scheme::marking::{EcnThresholds, should_mark};
 use crate::scheme::tcd::{CeMarking, Mark, TcdParams, TcdQueue, max_ton_ps, pfc_tau_ps};
 use crate::scheme::{Env, Hop, NoHost, Scheme, SwitchCtx, SwitchHooks, hook};
 use crate::switch::EgressPort;
@@ -55,7 +55,7 @@ impl TcdSwitch {
                 // TCD-IB (fragment §4.4): the ON period of a CBFC-regulated port is cut in
                 // units of the credit-update period, T_on = R_d·T_c/(R_d + ε·C) < T_c: T_c
                 // is the upper bound.
-                return crate::scheme::cbfc::period_ps(&cfg.cbfc, rate_bps);
+                return cfg.cbfc.port_period_ps(rate_bps);
             }
             let tau = t
                 .tau_ps
