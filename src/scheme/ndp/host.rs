@@ -135,16 +135,6 @@ impl Simulator {
         }
     }
 
-    /// A starting flow's QP state `st` becomes NDP's: a receiver-credited sender and an
-    /// out-of-order (IRN) receiver.
-    #[inline(never)]
-    pub(crate) fn ndp_init_flow(&mut self, st: &mut crate::host::FlowState) {
-        let n = self.ndp_host();
-        let (mtu, iw, bc) = (n.mtu, n.iw_bytes, n.byte_credits);
-        st.tx.ndp = Some(Box::new(NdpSender::new(st.size_bytes, mtu, iw, bc)));
-        st.rx = crate::host::recovery::RecvState::new(crate::host::recovery::Scheme::Irn);
-    }
-
     /// Receiver progress of flow `f`: (next in-order byte expected, payload bytes delivered).
     /// A finished flow's receiver holds every byte.
     fn ndp_rx_progress(&self, f: u32) -> (u64, u64) {
@@ -294,7 +284,7 @@ impl Simulator {
         let (newly, cum) = match self.active.get_for_mut(f) {
             Some(fl) => {
                 let before = fl.rx.delivered_bytes;
-                fl.rx.on_data(d.seq, d.payload, now, 0);
+                crate::host::transport::irn::on_data(&mut fl.rx, d.seq, d.payload, now, 0);
                 (fl.rx.delivered_bytes - before, fl.rx.expected)
             }
             None => (0, size),
@@ -371,12 +361,12 @@ impl Simulator {
         };
         let mtu = fl.tx.mtu;
         let size = fl.size_bytes;
-        let Some(s) = fl.tx.ndp.as_deref_mut() else {
+        let Some(s) = fl.transport.ndp_mut() else {
             return;
         };
         match n.kind {
             NdpKind::Header => s.on_return(n.seq, n.payload, mtu),
-            NdpKind::Ack => s.on_ack(n.seq, mtu),
+            NdpKind::Ack => s.on_acked(n.seq, mtu),
             NdpKind::Nack => s.on_nack(n.seq, mtu),
             NdpKind::Pull => {}
         }
