@@ -5,6 +5,7 @@
 
 pub mod arbiter;
 pub mod nic;
+pub mod pulled;
 pub mod transport;
 
 use std::collections::VecDeque;

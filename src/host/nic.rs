@@ -265,10 +265,10 @@ impl Simulator {
         let pkt = *self.arena.get(p);
         match pkt.hdr {
             Header::Data(d) if self.transport.receiver_driven => {
-                self.ndp_receive_data(h, p, &pkt, &d)
+                self.pulled_receive_data(h, p, &pkt, &d)
             }
             Header::Data(d) => self.host_receive_data(h, p, &pkt, &d),
-            Header::Ndp(n) => self.ndp_receive(h, p, &pkt, &n),
+            Header::Ndp(n) => self.pulled_receive_control(h, p, &pkt, &n),
             Header::Ack(a) | Header::Nack(a) => {
                 self.host_receive_ack(p, &pkt, &a);
                 self.counters.packets_consumed += 1;
@@ -376,9 +376,9 @@ impl Simulator {
 
     /// A scheme timer of host `h` fired.
     pub(crate) fn host_timer(&mut self, h: usize, id: SchemeId, which: u8, arg: u8) {
-        if id == SchemeId::Ndp {
-            // NDP's pull pacer sends packets: it runs on the simulator, not a host context.
-            self.ndp_pacer_fire(h);
+        if self.transport.receiver_driven && id == SchemeId::Ndp {
+            // The transport's own timer (NDP's pull pacer) sends packets: the NIC drives it.
+            self.pulled_timer(h);
             return;
         }
         if let Some(i) = self.host_schemes.iter().position(|s| s.id() == id) {
@@ -781,7 +781,7 @@ impl Simulator {
         self.ccs.get_mut(fl.cc_slot).on_timeout(now);
         self.counters.timeouts += 1;
         if self.transport.receiver_driven {
-            self.ndp_count_timeout();
+            self.pulled_timeout();
         }
         self.arm_rto(f);
         self.sync_cc_timer(f);

@@ -883,7 +883,9 @@ impl Simulator {
             outbox: Outbox::new(),
             host_out: Outbox::new(),
         };
-        sim.ndp_install();
+        if sim.cfg.ndp.enabled {
+            crate::scheme::ndp::host::install_wrr(&mut sim.cfg, &mut sim.switches);
+        }
         Ok(sim)
     }
 

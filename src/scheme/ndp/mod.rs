@@ -23,6 +23,7 @@ mod transport;
 
 use std::collections::VecDeque;
 
+use crate::engine::packet::{NdpHdr, NdpKind};
 use crate::units::MS;
 
 /// Data queue holding NDP's header/control packets (the high queue) on every port.
@@ -452,6 +453,23 @@ impl NdpSender {
         self.requeue(seq, mtu, true);
         if self.outstanding == 0 && self.credit <= 0 {
             self.credit += self.cost(len, mtu);
+        }
+    }
+
+    /// An ACK, NACK, PULL or returned header `n` of this flow reached the sender, whose
+    /// sequence state is `tx`: the segment's fate, then (all but a returned header) the
+    /// receiver's cumulative credit and cumulative ACK.
+    pub fn on_control(&mut self, tx: &mut crate::host::transport::SendState, n: &NdpHdr) {
+        let mtu = tx.mtu;
+        match n.kind {
+            NdpKind::Header => self.on_return(n.seq, n.payload, mtu),
+            NdpKind::Ack => self.on_acked(n.seq, mtu),
+            NdpKind::Nack => self.on_nack(n.seq, mtu),
+            NdpKind::Pull => {}
+        }
+        if n.kind != NdpKind::Header {
+            self.on_pull(n.pull_bytes);
+            tx.snd_una = tx.snd_una.max(n.cum_ack.min(tx.size));
         }
     }
 
