@@ -12,7 +12,7 @@
 //! PFC frames) and every ACK after the CC; their requests (pause a QP, restart the arbiter,
 //! set a timer) are carried out by `Simulator::host_apply`.
 
-use crate::cc::{AckInfo, CongestionControl};
+use crate::cc::{AckInfo, CongestionControl, SchemeSignal};
 use crate::engine::Event;
 use crate::engine::packet::{AckHdr, DataHdr, Header, Packet, PktKind};
 use crate::host::arbiter::{Class, NO_POS};
@@ -281,7 +281,7 @@ impl Simulator {
                 if let Some(fl) = self.active.get_for(f) {
                     let mut cc = self.ccs.get_mut(fl.cc_slot);
                     if pkt.ue_echo {
-                        cc.on_feedback_ue(now);
+                        cc.on_scheme_signal(now, SchemeSignal::Undetermined);
                     } else {
                         cc.on_feedback(now);
                     }
@@ -347,7 +347,9 @@ impl Simulator {
                 HostAction::SetRate { flow, rate_bps } => {
                     if let Some(fl) = self.active.get_for(flow) {
                         let now = self.q.now();
-                        self.ccs.get_mut(fl.cc_slot).set_rate(now, rate_bps);
+                        self.ccs
+                            .get_mut(fl.cc_slot)
+                            .on_scheme_signal(now, SchemeSignal::SetRate(rate_bps));
                         self.sync_cc_timer(flow);
                         self.nic_refile(flow);
                         rate_set = true;
