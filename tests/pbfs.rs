@@ -301,7 +301,7 @@ fn each_controller_takes_the_rate() {
         let s = preset(name, LINE).unwrap();
         let mut c = s.cc.build(LINE, 16 * US, bdp);
         assert_eq!(c.rate_bps(), LINE, "{name} starts at line rate");
-        c.set_rate(0, 10 * GBPS);
+        c.on_scheme_signal(0, sfc::cc::SchemeSignal::SetRate(10 * GBPS));
         let r = c.rate_bps();
         assert!(r.abs_diff(10 * GBPS) <= 1, "{name}: {r}");
         if let sfc::cc::Cc::Dcqcn(d) = &c {
@@ -309,7 +309,7 @@ fn each_controller_takes_the_rate() {
             assert_eq!(d.target_rate_bps(), LINE);
         }
         // Never above the line rate.
-        c.set_rate(0, 2 * LINE);
+        c.on_scheme_signal(0, sfc::cc::SchemeSignal::SetRate(2 * LINE));
         assert_eq!(c.rate_bps(), LINE, "{name}");
     }
 }

@@ -28,7 +28,8 @@
 //! Rate arithmetic follows ns-3's `DataRate` (integer bit/s): `rate × double` truncates toward
 //! zero, and the averaging step is `Rc/2 + Rt/2` with each half truncated.
 
-use super::{AckInfo, CongestionControl};
+use super::{AckInfo, CongestionControl, SchemeSignal};
+use crate::scheme::tcd::rp::TcdEchoes;
 use crate::units::{NS, US};
 
 /// `which` of the α timer (HPCC-sim: α sampling every `t_alpha`; paper: α decay timer K).
@@ -276,13 +277,12 @@ pub struct DcqcnState {
     byte_left: i64,
     timers: [Timer; 3],
     arm_count: u64,
-    /// TCD: a UE echo arrived since the last increase event, or since the cut that (re)started
-    /// the increase timer (a UE seen before a cut does not hold the first recovery step after
-    /// it: HPCC-sim's variant has no increase timer before its first cut, so "since the last
-    /// expiry" would otherwise reach back to the flow's start).
-    ue_seen: bool,
-    /// TCD: increase events held because of UE.
-    held: u64,
+    /// TCD ([`TcdEchoes`]): a UE echo arrived since the last increase event, or since the cut
+    /// that (re)started the increase timer (a UE seen before a cut does not hold the first
+    /// recovery step after it: HPCC-sim's variant has no increase timer before its first cut,
+    /// so "since the last expiry" would otherwise reach back to the flow's start); the
+    /// increase events held because of UE.
+    tcd: TcdEchoes,
     /// Index of its [`DcqcnConst`] in the slab that stores it (0 in an owning [`Dcqcn`]).
     k: u32,
 }
@@ -349,8 +349,7 @@ impl Dcqcn {
             byte_left: clamp_i64(p.byte_counter_bytes),
             timers: [Timer::default(); 3],
             arm_count: 0,
-            ue_seen: false,
-            held: 0,
+            tcd: TcdEchoes::default(),
             k: 0,
         };
         Dcqcn { k, s }
@@ -400,7 +399,7 @@ impl Dcqcn {
 impl DcqcnRef<'_> {
     /// TCD: increase events held (skipped) because a UE echo had arrived.
     pub fn held_increases(&self) -> u64 {
-        self.s.held
+        self.s.tcd.held
     }
 
     /// Current α.
@@ -473,15 +472,38 @@ impl DcqcnRef<'_> {
 }
 
 impl DcqcnMut<'_> {
-    /// TCD: consume the UE seen since the last increase event; true = hold this one.
-    fn hold_for_ue(&mut self) -> bool {
-        if self.k.p.tcd && self.s.ue_seen {
-            self.s.ue_seen = false;
-            self.s.held += 1;
-            true
-        } else {
-            false
+    /// PB-FS: the corrected rate is handled as a DCQCN rate cut that no CNP caused (α is
+    /// untouched): R_T keeps the rate the flow had (or its target, if higher), R_C = the new
+    /// rate, and the recovery restarts from it — HPCC-sim: stage 0 and the increase timer from
+    /// now; paper: fast recovery with the timer T and byte counter B reset. PB-FS says the
+    /// controller "updates the transmission rate relative to the corrected rate" and that the
+    /// flows keep "maintaining throughput"; DCQCN's timers only run after a CNP, so a flow
+    /// corrected before its first CNP otherwise kept the corrected rate for good (a 2 MB
+    /// flow alone on a 25 G path after a 60 KB one left: 22 % of the link, 4.5× its FCT).
+    /// A study on `pbfs-fig5 --quick` (R_T = the corrected rate with or without the timer
+    /// armed, against this) moved its claims by ≤ 3 %.
+    pub fn set_rate(&mut self, now_ps: u64, rate_bps: u64) {
+        let r = rate_bps.clamp(self.k.min_rate_bps.max(1), self.k.line_rate_bps.max(1));
+        self.s.target = self.s.target.max(self.s.rate);
+        self.s.rate = r;
+        self.s.tcd.clear();
+        let t = now_ps.saturating_add(self.k.p.rate_increase_timer_ps.max(1));
+        match self.k.p.variant {
+            Variant::HpccSim => self.s.stage = 0,
+            Variant::Paper => {
+                self.s.byte_stage = 0;
+                self.s.time_stage = 0;
+                self.s.byte_left = clamp_i64(self.k.p.byte_counter_bytes);
+                self.s.paper_stage = PaperStage::FastRecovery;
+            }
         }
+        self.arm(TIMER_INCREASE, t);
+    }
+
+    /// TCD: consume the UE seen since the last increase event; true = hold this one
+    /// ([`TcdEchoes::hold_increase`]).
+    fn hold_for_ue(&mut self) -> bool {
+        self.k.p.tcd && self.s.tcd.hold_increase()
     }
 
     /// Cancel all timers (HPCC-sim does this at flow completion, `rdma-hw.cc:501-505`).
@@ -563,7 +585,7 @@ impl DcqcnMut<'_> {
             self.s.rate = mul_rate(self.s.rate, 1.0 - self.s.alpha / 2.0).max(self.k.min_rate_bps);
             self.s.stage = 0;
             self.s.cnp_for_decrease = false;
-            self.s.ue_seen = false;
+            self.s.tcd.clear();
             self.arm(
                 TIMER_INCREASE,
                 now.saturating_add(self.k.p.rate_increase_timer_ps.max(1)),
@@ -615,7 +637,7 @@ impl DcqcnMut<'_> {
         }
         self.s.byte_stage = 0;
         self.s.time_stage = 0;
-        self.s.ue_seen = false;
+        self.s.tcd.clear();
         let g = self.k.p.g;
         self.s.alpha = (1.0 - g) * self.s.alpha + g;
         self.s.rate = mul_rate(self.s.rate, 1.0 - self.s.alpha / 2.0).max(self.k.min_rate_bps);
@@ -769,18 +791,12 @@ impl CongestionControl for DcqcnMut<'_> {
         if info.ce_echo && self.k.p.ce_echo_is_cnp {
             self.cnp(info.now_ps);
         } else if info.ue_echo && self.k.p.ce_echo_is_cnp && self.k.p.tcd {
-            self.s.ue_seen = true;
+            self.s.tcd.note_ue();
         }
     }
 
     fn on_feedback(&mut self, now_ps: u64) {
         self.cnp(now_ps);
-    }
-
-    fn on_feedback_ue(&mut self, _now_ps: u64) {
-        if self.k.p.tcd {
-            self.s.ue_seen = true;
-        }
     }
 
     fn on_timer(&mut self, now_ps: u64, which: u8) {
@@ -817,32 +833,17 @@ impl CongestionControl for DcqcnMut<'_> {
         }
     }
 
-    /// PB-FS: the corrected rate is handled as a DCQCN rate cut that no CNP caused (α is
-    /// untouched): R_T keeps the rate the flow had (or its target, if higher), R_C = the new
-    /// rate, and the recovery restarts from it — HPCC-sim: stage 0 and the increase timer from
-    /// now; paper: fast recovery with the timer T and byte counter B reset. PB-FS says the
-    /// controller "updates the transmission rate relative to the corrected rate" and that the
-    /// flows keep "maintaining throughput"; DCQCN's timers only run after a CNP, so a flow
-    /// corrected before its first CNP otherwise kept the corrected rate for good (a 2 MB
-    /// flow alone on a 25 G path after a 60 KB one left: 22 % of the link, 4.5× its FCT).
-    /// A study on `pbfs-fig5 --quick` (R_T = the corrected rate with or without the timer
-    /// armed, against this) moved its claims by ≤ 3 %.
-    fn set_rate(&mut self, now_ps: u64, rate_bps: u64) {
-        let r = rate_bps.clamp(self.k.min_rate_bps.max(1), self.k.line_rate_bps.max(1));
-        self.s.target = self.s.target.max(self.s.rate);
-        self.s.rate = r;
-        self.s.ue_seen = false;
-        let t = now_ps.saturating_add(self.k.p.rate_increase_timer_ps.max(1));
-        match self.k.p.variant {
-            Variant::HpccSim => self.s.stage = 0,
-            Variant::Paper => {
-                self.s.byte_stage = 0;
-                self.s.time_stage = 0;
-                self.s.byte_left = clamp_i64(self.k.p.byte_counter_bytes);
-                self.s.paper_stage = PaperStage::FastRecovery;
+    /// TCD's UE CNP: noted, it holds the next increase event (DCQCN+TCD only); PB-FS's rate:
+    /// [`DcqcnMut::set_rate`].
+    fn on_scheme_signal(&mut self, now_ps: u64, signal: SchemeSignal) {
+        match signal {
+            SchemeSignal::Undetermined => {
+                if self.k.p.tcd {
+                    self.s.tcd.note_ue();
+                }
             }
+            SchemeSignal::SetRate(rate_bps) => self.set_rate(now_ps, rate_bps),
         }
-        self.arm(TIMER_INCREASE, t);
     }
 
     fn next_timer(&self) -> Option<(u64, u8)> {
@@ -867,10 +868,6 @@ impl CongestionControl for Dcqcn {
         self.view_mut().on_feedback(now_ps)
     }
 
-    fn on_feedback_ue(&mut self, now_ps: u64) {
-        self.view_mut().on_feedback_ue(now_ps)
-    }
-
     fn on_timer(&mut self, now_ps: u64, which: u8) {
         self.view_mut().on_timer(now_ps, which)
     }
@@ -887,10 +884,8 @@ impl CongestionControl for Dcqcn {
         self.view().rate_bps()
     }
 
-    /// PB-FS: R_C = R_T = the new rate (the recovery then climbs from it, not back towards
-    /// the line rate).
-    fn set_rate(&mut self, now_ps: u64, rate_bps: u64) {
-        self.view_mut().set_rate(now_ps, rate_bps)
+    fn on_scheme_signal(&mut self, now_ps: u64, signal: SchemeSignal) {
+        self.view_mut().on_scheme_signal(now_ps, signal)
     }
 
     fn window_bytes(&self) -> u64 {
@@ -1373,7 +1368,7 @@ mod tests {
         let mut victim = Dcqcn::new(&tcd(p.clone()), L, 0);
         for k in 0..100 {
             victim.on_ack(&ack_ue(T0 + k * US));
-            victim.on_feedback_ue(T0 + k * US);
+            victim.on_scheme_signal(T0 + k * US, crate::cc::SchemeSignal::Undetermined);
             pump(&mut victim, T0 + (k + 1) * US);
         }
         assert_eq!(victim.rate_bps(), L);
@@ -1449,7 +1444,7 @@ mod tests {
         c.on_feedback(T0);
         // Paper: α = (1 − g)·α + g = 1 → Rc = L/2 at once; Rt = L (ByteStage was 0).
         assert_eq!(c.rate_bps(), L / 2);
-        c.on_feedback_ue(T0 + US);
+        c.on_scheme_signal(T0 + US, crate::cc::SchemeSignal::Undetermined);
         // 10 001 B sent: a byte-counter event, held.
         c.on_send(T0 + 2 * US, 10_001);
         assert_eq!(c.rate_bps(), L / 2);
@@ -1459,7 +1454,7 @@ mod tests {
         assert_eq!(c.rate_bps(), 75_000_000_000);
         assert_eq!(c.byte_stage(), 1);
         // Timer T (55 µs after the CNP), with UE since: held, timer re-armed 55 µs later.
-        c.on_feedback_ue(T0 + 4 * US);
+        c.on_scheme_signal(T0 + 4 * US, crate::cc::SchemeSignal::Undetermined);
         pump(&mut c, T0 + 55 * US);
         assert_eq!(c.rate_bps(), 75_000_000_000);
         assert_eq!(c.stage(), 0);

@@ -18,7 +18,7 @@
 //! per round trip), without the per-window additive increase, until the first CE echo, NACK
 //! or timeout, or the line rate; then the DCTCP rules above apply.
 
-use super::{AckInfo, CongestionControl};
+use super::{AckInfo, CongestionControl, SchemeSignal};
 
 /// Parameters of [`Dctcp`]. Rates are bit/s, sizes bytes.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -319,9 +319,12 @@ impl CongestionControl for DctcpMut<'_> {
         }
     }
 
-    fn set_rate(&mut self, _now_ps: u64, rate_bps: u64) {
-        self.s.rate = rate_bps.clamp(self.k.min_rate_bps.max(1), self.k.line_rate_bps.max(1));
-        self.s.ss = false;
+    /// PB-FS's rate: it becomes the rate (slow start ends); TCD's UE: no TCD mode.
+    fn on_scheme_signal(&mut self, _now_ps: u64, signal: SchemeSignal) {
+        if let SchemeSignal::SetRate(rate_bps) = signal {
+            self.s.rate = rate_bps.clamp(self.k.min_rate_bps.max(1), self.k.line_rate_bps.max(1));
+            self.s.ss = false;
+        }
     }
 
     fn on_timeout(&mut self, _now_ps: u64) {
@@ -342,8 +345,8 @@ impl CongestionControl for Dctcp {
         self.view_mut().on_ack(info)
     }
 
-    fn set_rate(&mut self, now_ps: u64, rate_bps: u64) {
-        self.view_mut().set_rate(now_ps, rate_bps)
+    fn on_scheme_signal(&mut self, now_ps: u64, signal: SchemeSignal) {
+        self.view_mut().on_scheme_signal(now_ps, signal)
     }
 
     fn on_timeout(&mut self, now_ps: u64) {

@@ -37,7 +37,7 @@
 //! `[max(MinRate·D/line, 1 B), D]` (HPCC-sim clamps the rate to `[MinRate, line]`; the paper
 //! states no bound).
 
-use super::{AckInfo, CongestionControl};
+use super::{AckInfo, CongestionControl, SchemeSignal};
 use crate::engine::packet::{IntHop, MAX_INT_HOPS};
 
 /// Initial value of the utilisation EWMA `U` (HPCC-sim `hp.u = 1`).
@@ -666,7 +666,7 @@ impl HpccState {
         }
     }
 
-    /// [`CongestionControl::set_rate`] with constants `k`: PB-FS's W = W^c = rate × D / line
+    /// [`crate::cc::SchemeSignal::SetRate`] with constants `k`: PB-FS's W = W^c = rate × D / line
     /// (clamped to [W_min, W_max]), every hop's W^c too, so the next updates start from the
     /// corrected window.
     fn set_rate(&mut self, k: &HpccConst, rate_bps: u64) {
@@ -766,8 +766,12 @@ impl CongestionControl for HpccMut<'_> {
         true
     }
 
-    fn set_rate(&mut self, _now_ps: u64, rate_bps: u64) {
-        self.s.set_rate(self.k, rate_bps)
+    /// PB-FS's rate: W = W^c = rate × D / line (clamped to [W_min, W_max]), every hop's W^c
+    /// too, so the next updates start from the corrected window; TCD's UE: no TCD mode.
+    fn on_scheme_signal(&mut self, _now_ps: u64, signal: SchemeSignal) {
+        if let SchemeSignal::SetRate(rate_bps) = signal {
+            self.s.set_rate(self.k, rate_bps)
+        }
     }
 }
 
@@ -790,10 +794,8 @@ impl CongestionControl for Hpcc {
         self.view().adjusts_pacing()
     }
 
-    /// PB-FS: W = W^c = rate × D / line (clamped to [W_min, W_max]), every hop's W^c too,
-    /// so the next updates start from the corrected window.
-    fn set_rate(&mut self, now_ps: u64, rate_bps: u64) {
-        self.view_mut().set_rate(now_ps, rate_bps)
+    fn on_scheme_signal(&mut self, now_ps: u64, signal: SchemeSignal) {
+        self.view_mut().on_scheme_signal(now_ps, signal)
     }
 }
 

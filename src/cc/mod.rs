@@ -134,6 +134,22 @@ pub struct AckInfo<'a> {
     pub int: &'a [IntHop],
 }
 
+/// What a scheme tells a QP's congestion controller
+/// ([`CongestionControl::on_scheme_signal`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SchemeSignal {
+    /// TCD: the UE variant of a CNP — the flow crosses a port in the undetermined state
+    /// ([`crate::scheme::tcd::rp`]). Controllers without a TCD mode ignore it.
+    Undetermined,
+    /// Make this the current sending rate, bits per second, as a rate-initialization scheme
+    /// (PB-FS) corrects a line-rate start; the controller carries on from it under its own
+    /// rules. Each controller clamps it to its own [min, line] range and sets the state its
+    /// rate derives from: DCQCN a cut without a CNP (R_C = rate, R_T the rate before,
+    /// recovery restarted: [`dcqcn::DcqcnMut::set_rate`]); TIMELY and DCTCP the rate; HPCC
+    /// W = W^c (and each hop's W^c) = rate × D / line; the line-rate controller the rate.
+    SetRate(u64),
+}
+
 /// A per-QP congestion controller.
 pub trait CongestionControl {
     /// Process an ACK (or a NACK: `info.nack`).
@@ -142,9 +158,6 @@ pub trait CongestionControl {
     fn on_timeout(&mut self, _now_ps: u64) {}
     /// Explicit congestion feedback that is not an ACK (e.g. a DCQCN CNP).
     fn on_feedback(&mut self, _now_ps: u64) {}
-    /// TCD: the UE variant of a CNP (the flow crosses a port in the undetermined state).
-    /// Controllers without a TCD mode ignore it.
-    fn on_feedback_ue(&mut self, _now_ps: u64) {}
     /// One of the controller's own timers fired (`which` as returned by [`Self::next_timer`]).
     fn on_timer(&mut self, _now_ps: u64, _which: u8) {}
     /// Earliest pending timer of the controller, if any: (absolute time ps, which).
@@ -157,13 +170,9 @@ pub trait CongestionControl {
     fn rate_bps(&self) -> u64;
     /// Current window (bytes of payload in flight); `u64::MAX` = no window.
     fn window_bytes(&self) -> u64;
-    /// Make `rate_bps` the current sending rate, as a rate-initialization scheme (PB-FS)
-    /// corrects a line-rate start; the controller carries on from it under its own rules.
-    /// Each controller clamps it to its own [min, line] range and sets the state its rate
-    /// derives from: DCQCN a cut without a CNP (R_C = rate, R_T the rate before, recovery
-    /// restarted: [`dcqcn::Dcqcn`]); TIMELY and DCTCP the rate; HPCC W = W^c (and
-    /// each hop's W^c) = rate × D / line; the line-rate controller the rate.
-    fn set_rate(&mut self, _now_ps: u64, _rate_bps: u64) {}
+    /// A scheme's signal to this QP's controller (TCD's UE CNP, PB-FS's rate): the one way
+    /// schemes reach controllers; each controller decides how it reacts ([`SchemeSignal`]).
+    fn on_scheme_signal(&mut self, _now_ps: u64, _signal: SchemeSignal) {}
     /// Whether a rate change also moves the already-computed next send time (HPCC-sim does
     /// this only for HPCC: `nextAvail += tx(last, new) − tx(last, old)`).
     fn adjusts_pacing(&self) -> bool {
@@ -691,10 +700,6 @@ impl CongestionControl for CcMut<'_> {
         dispatch_mut!(self, c => c.on_feedback(now_ps))
     }
     #[inline]
-    fn on_feedback_ue(&mut self, now_ps: u64) {
-        dispatch_mut!(self, c => c.on_feedback_ue(now_ps))
-    }
-    #[inline]
     fn on_timer(&mut self, now_ps: u64, which: u8) {
         dispatch_mut!(self, c => c.on_timer(now_ps, which))
     }
@@ -719,8 +724,8 @@ impl CongestionControl for CcMut<'_> {
         dispatch_mut!(self, c => c.adjusts_pacing())
     }
     #[inline]
-    fn set_rate(&mut self, now_ps: u64, rate_bps: u64) {
-        dispatch_mut!(self, c => c.set_rate(now_ps, rate_bps))
+    fn on_scheme_signal(&mut self, now_ps: u64, signal: SchemeSignal) {
+        dispatch_mut!(self, c => c.on_scheme_signal(now_ps, signal))
     }
 }
 
@@ -765,10 +770,6 @@ impl CongestionControl for Cc {
         dispatch!(self, c => c.on_feedback(now_ps))
     }
     #[inline]
-    fn on_feedback_ue(&mut self, now_ps: u64) {
-        dispatch!(self, c => c.on_feedback_ue(now_ps))
-    }
-    #[inline]
     fn on_timer(&mut self, now_ps: u64, which: u8) {
         dispatch!(self, c => c.on_timer(now_ps, which))
     }
@@ -793,8 +794,8 @@ impl CongestionControl for Cc {
         dispatch!(self, c => c.adjusts_pacing())
     }
     #[inline]
-    fn set_rate(&mut self, now_ps: u64, rate_bps: u64) {
-        dispatch!(self, c => c.set_rate(now_ps, rate_bps))
+    fn on_scheme_signal(&mut self, now_ps: u64, signal: SchemeSignal) {
+        dispatch!(self, c => c.on_scheme_signal(now_ps, signal))
     }
 }
 
@@ -835,10 +836,12 @@ mod tests {
         let b = s.alloc(dctcp_cc());
         let c = s.alloc(dctcp_cc());
         assert_eq!((a, b, c), (0, 1, 2));
-        s.get_mut(b).set_rate(0, LINE / 4);
+        s.get_mut(b)
+            .on_scheme_signal(0, crate::cc::SchemeSignal::SetRate(LINE / 4));
         assert_eq!(s.get(b).rate_bps(), LINE / 4);
         assert_eq!(s.get(a).rate_bps(), LINE);
-        s.get_mut(a).set_rate(0, LINE / 3);
+        s.get_mut(a)
+            .on_scheme_signal(0, crate::cc::SchemeSignal::SetRate(LINE / 3));
         s.release(a);
         s.release(c);
         assert_eq!(s.alloc(dctcp_cc()), c);
@@ -856,7 +859,8 @@ mod tests {
     fn another_kind_is_stored_alongside() {
         let mut s = CcSlab::default();
         let a = s.alloc(dctcp_cc());
-        s.get_mut(a).set_rate(0, LINE / 2);
+        s.get_mut(a)
+            .on_scheme_signal(0, crate::cc::SchemeSignal::SetRate(LINE / 2));
         let b = s.alloc(none_cc());
         assert_eq!(s.slot_bytes(), std::mem::size_of::<Cc>());
         assert!(matches!(s.get(a), CcRef::Dctcp(_)));
@@ -867,10 +871,11 @@ mod tests {
         // The DCTCP slot kept its constants: its window (from the base window and line rate)
         // and its next rate change are those of an owning twin.
         let mut twin = dctcp_cc();
-        twin.set_rate(0, LINE / 2);
+        twin.on_scheme_signal(0, crate::cc::SchemeSignal::SetRate(LINE / 2));
         assert_eq!(s.get(a).window_bytes(), twin.window_bytes());
-        s.get_mut(a).set_rate(0, LINE * 2);
-        twin.set_rate(0, LINE * 2);
+        s.get_mut(a)
+            .on_scheme_signal(0, crate::cc::SchemeSignal::SetRate(LINE * 2));
+        twin.on_scheme_signal(0, crate::cc::SchemeSignal::SetRate(LINE * 2));
         assert_eq!(s.get(a).rate_bps(), twin.rate_bps());
     }
 
@@ -991,15 +996,17 @@ mod tests {
         // The run moved the rates (the comparison is not of untouched controllers).
         assert!(slots.iter().any(|&i| s.get(i).rate_bps() < LINE / 4));
         // PB-FS's rate setting goes through the shared constants too.
-        s.get_mut(slots[2]).set_rate(0, LINE / 10);
-        owned[2].set_rate(0, LINE / 10);
+        s.get_mut(slots[2])
+            .on_scheme_signal(0, crate::cc::SchemeSignal::SetRate(LINE / 10));
+        owned[2].on_scheme_signal(0, crate::cc::SchemeSignal::SetRate(LINE / 10));
         assert_eq!(s.get(slots[2]).rate_bps(), owned[2].rate_bps());
         // Mixed with another kind, each HPCC slot keeps its own constants: a rate set now
         // goes through them (line rate, D) and gives its twin's window and rate.
         let d = s.alloc(dctcp_cc());
         for (&i, o) in slots.iter().zip(owned.iter_mut()) {
-            s.get_mut(i).set_rate(0, LINE / 3);
-            o.set_rate(0, LINE / 3);
+            s.get_mut(i)
+                .on_scheme_signal(0, crate::cc::SchemeSignal::SetRate(LINE / 3));
+            o.on_scheme_signal(0, crate::cc::SchemeSignal::SetRate(LINE / 3));
             let got = (s.get(i).rate_bps(), s.get(i).window_bytes());
             assert_eq!(got, (o.rate_bps(), o.window_bytes()));
         }
@@ -1101,8 +1108,9 @@ mod tests {
                         o.on_timeout(now);
                     }
                     if step == 200 {
-                        s.get_mut(i).set_rate(now, LINE / 7);
-                        o.set_rate(now, LINE / 7);
+                        s.get_mut(i)
+                            .on_scheme_signal(now, crate::cc::SchemeSignal::SetRate(LINE / 7));
+                        o.on_scheme_signal(now, crate::cc::SchemeSignal::SetRate(LINE / 7));
                     }
                     while let Some((at, w)) = o.next_timer().filter(|&(at, _)| at <= now) {
                         assert_eq!(s.get(i).next_timer(), Some((at, w)), "{name}");

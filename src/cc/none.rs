@@ -1,7 +1,7 @@
 //! The `none` controller: send at line rate, optionally limited by a fixed window. Used for
 //! flow-control-only experiments (SFC Fig. 1, 2, 13) and as the simplest test subject.
 
-use super::{AckInfo, CongestionControl};
+use super::{AckInfo, CongestionControl, SchemeSignal};
 
 /// Parameters of [`NoneCc`].
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -58,8 +58,10 @@ impl CongestionControl for NoneCc {
         self.rate_bps
     }
     /// PB-FS on a line-rate sender: the new rate replaces the line rate.
-    fn set_rate(&mut self, _now_ps: u64, rate_bps: u64) {
-        self.rate_bps = rate_bps.max(1);
+    fn on_scheme_signal(&mut self, _now_ps: u64, signal: SchemeSignal) {
+        if let SchemeSignal::SetRate(rate_bps) = signal {
+            self.rate_bps = rate_bps.max(1);
+        }
     }
     fn window_bytes(&self) -> u64 {
         self.window_bytes

@@ -19,7 +19,8 @@
 //! The optional window (TIMELY+win, HPCC-sim `HAS_WIN`/`VAR_WIN`) is the BDP, or with `VAR_WIN`
 //! `BDP × R/line` (at least 1 B).
 
-use super::{AckInfo, CongestionControl};
+use super::{AckInfo, CongestionControl, SchemeSignal};
+use crate::scheme::tcd::rp::TcdEchoes;
 
 /// Parameters of [`Timely`].
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -116,11 +117,9 @@ pub struct TimelyState {
     inc_stage: u32,
     last_update_seq: u64,
     started: bool,
-    /// TCD: CE / UE echoes since the last update.
-    ce_seen: bool,
-    ue_seen: bool,
-    /// TCD: updates that held the rate because of UE.
-    held: u64,
+    /// TCD ([`TcdEchoes`]): CE / UE echoes since the last update; updates that held the
+    /// rate because of UE.
+    tcd: TcdEchoes,
     /// Index of its [`TimelyConst`] in the slab that stores it (0 in an owning [`Timely`]).
     k: u32,
 }
@@ -175,9 +174,7 @@ impl Timely {
             inc_stage: 0,
             last_update_seq: 0,
             started: false,
-            ce_seen: false,
-            ue_seen: false,
-            held: 0,
+            tcd: TcdEchoes::default(),
             k: 0,
         };
         Timely { k, s }
@@ -212,7 +209,7 @@ impl Timely {
 impl TimelyRef<'_> {
     /// TCD: updates that held the rate because of a UE echo.
     pub fn held_updates(&self) -> u64 {
-        self.s.held
+        self.s.tcd.held
     }
 
     /// EWMA of RTT differences `rttDiff`, picoseconds.
@@ -269,9 +266,8 @@ impl TimelyMut<'_> {
         let new_diff = rtt as f64 - self.s.last_rtt_ps as f64;
         let d = (1.0 - self.k.p.alpha) * self.s.rtt_diff_ps + self.k.p.alpha * new_diff;
         let gradient = d / self.k.p.min_rtt_ps.max(1) as f64;
-        if self.k.p.tcd && self.s.ue_seen && !self.s.ce_seen {
+        if self.k.p.tcd && self.s.tcd.hold_update() {
             // TCD: only PFC-affected ports on the path: hold the rate.
-            self.s.held += 1;
             if d.is_finite() {
                 self.s.rtt_diff_ps = d;
             }
@@ -312,8 +308,7 @@ impl TimelyMut<'_> {
 impl CongestionControl for TimelyMut<'_> {
     fn on_ack(&mut self, info: &AckInfo<'_>) {
         if self.k.p.tcd {
-            self.s.ce_seen |= info.ce_echo;
-            self.s.ue_seen |= info.ue_echo;
+            self.s.tcd.note_ack(info.ce_echo, info.ue_echo);
         }
         if info.ack_seq <= self.s.last_update_seq {
             return;
@@ -321,8 +316,7 @@ impl CongestionControl for TimelyMut<'_> {
         if self.s.started {
             self.update(info.rtt_ps);
         }
-        self.s.ce_seen = false;
-        self.s.ue_seen = false;
+        self.s.tcd.clear();
         self.s.started = true;
         if info.snd_nxt > self.s.last_update_seq {
             self.s.last_update_seq = info.snd_nxt;
@@ -330,11 +324,15 @@ impl CongestionControl for TimelyMut<'_> {
         }
     }
 
-    fn set_rate(&mut self, _now_ps: u64, rate_bps: u64) {
-        self.s.rate_bps = rate_bps.clamp(
-            self.k.p.min_rate_bps.clamp(1, self.k.line_bps),
-            self.k.line_bps,
-        );
+    /// PB-FS's rate becomes the rate. TCD's UE reaches TIMELY as ACK echoes only
+    /// ([`TcdEchoes`]): a UE CNP changes nothing.
+    fn on_scheme_signal(&mut self, _now_ps: u64, signal: SchemeSignal) {
+        if let SchemeSignal::SetRate(rate_bps) = signal {
+            self.s.rate_bps = rate_bps.clamp(
+                self.k.p.min_rate_bps.clamp(1, self.k.line_bps),
+                self.k.line_bps,
+            );
+        }
     }
 
     fn rate_bps(&self) -> u64 {
@@ -351,8 +349,8 @@ impl CongestionControl for Timely {
         self.view_mut().on_ack(info)
     }
 
-    fn set_rate(&mut self, now_ps: u64, rate_bps: u64) {
-        self.view_mut().set_rate(now_ps, rate_bps)
+    fn on_scheme_signal(&mut self, now_ps: u64, signal: SchemeSignal) {
+        self.view_mut().on_scheme_signal(now_ps, signal)
     }
 
     fn rate_bps(&self) -> u64 {

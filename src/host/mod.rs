@@ -1,10 +1,12 @@
 //! Hosts: the RDMA NIC ([`nic`]: arbiter, per-QP pacing/window/pause, ACK generation, the
 //! host halves of flow-control schemes), per-flow description and result ([`Flow`]), the
-//! active flows' QP state ([`FlowState`] in a [`FlowSlab`]) and loss recovery ([`recovery`]).
+//! active flows' QP state ([`FlowState`] in a [`FlowSlab`]) and the transports ([`transport`]:
+//! Go-Back-N, IRN, NDP).
 
 pub mod arbiter;
 pub mod nic;
-pub mod recovery;
+pub mod pulled;
+pub mod transport;
 
 use std::collections::VecDeque;
 
@@ -133,10 +135,12 @@ pub struct FlowState {
     pub rto_start_ps: u64,
     /// Message size, payload bytes.
     pub size_bytes: u64,
-    /// Sender reliability state.
-    pub tx: recovery::SendState,
+    /// Sender sequence state.
+    pub tx: transport::SendState,
+    /// The QP's transport state (Go-Back-N, IRN or NDP: the run's transport).
+    pub transport: transport::QpTransport,
     /// Receiver reliability state.
-    pub rx: recovery::RecvState,
+    pub rx: transport::RecvState,
     /// Time of the pending RTO check event (0 = none).
     pub rto_event_ps: u64,
     /// Time of the pending congestion-control timer event (0 = none).
@@ -195,14 +199,14 @@ impl FlowSlab {
         let i = match self.free.pop() {
             Some(i) => {
                 let old = &mut self.slots[i as usize];
-                let (mut sacked, mut ooo) = (
-                    std::mem::take(&mut old.tx.sacked),
-                    std::mem::take(&mut old.rx.ooo),
+                let mut ooo = std::mem::take(&mut old.rx.ooo);
+                let mut prev = std::mem::replace(
+                    &mut old.transport,
+                    transport::QpTransport::Gbn(transport::gbn::Gbn),
                 );
                 *old = st;
-                sacked.clear();
+                old.transport.reuse_buffers(&mut prev);
                 ooo.clear();
-                old.tx.sacked = sacked;
                 old.rx.ooo = ooo;
                 i
             }
@@ -254,7 +258,7 @@ impl FlowSlab {
         let i = std::mem::replace(&mut self.slot_of[f as usize], NO_FLOW_SLOT);
         debug_assert_ne!(i, NO_FLOW_SLOT);
         self.slots[i as usize].flow = NO_FLOW_SLOT;
-        self.slots[i as usize].tx.ndp = None;
+        self.slots[i as usize].transport.release();
         self.free.push(i);
     }
 
@@ -443,8 +447,9 @@ mod tests {
             rto_deadline_ps: 0,
             rto_start_ps: 0,
             size_bytes: 1000,
-            tx: recovery::SendState::new(recovery::Scheme::Gbn, 1000, 1000),
-            rx: recovery::RecvState::new(recovery::Scheme::Gbn),
+            tx: transport::SendState::new(1000, 1000),
+            transport: transport::QpTransport::Gbn(transport::gbn::Gbn),
+            rx: transport::RecvState::new(),
             rto_event_ps: 0,
             cc_timer_ps: 0,
             last_cnp_ps: u64::MAX,

@@ -12,11 +12,11 @@
 //! PFC frames) and every ACK after the CC; their requests (pause a QP, restart the arbiter,
 //! set a timer) are carried out by `Simulator::host_apply`.
 
-use crate::cc::{AckInfo, CongestionControl};
+use crate::cc::{AckInfo, CongestionControl, SchemeSignal};
 use crate::engine::Event;
 use crate::engine::packet::{AckHdr, DataHdr, Header, Packet, PktKind};
 use crate::host::arbiter::{Class, NO_POS};
-use crate::host::recovery::{RecvState, Response, Scheme, SendState};
+use crate::host::transport::{RecvState, Response, SendState, Transport};
 use crate::host::{FlowState, NO_FLOW_SLOT};
 use crate::scheme::{AckEvent, HostAction, HostCtx, HostHooks, HostScheme, SchemeId};
 use crate::sim::Simulator;
@@ -39,11 +39,7 @@ impl Simulator {
         let cc = self.cc_cfg.build(line, self.base_rtt_ps, bdp);
         let cc_slot = self.ccs.alloc(cc);
         let mtu = self.cfg.mtu_bytes as u64;
-        let scheme = match self.cfg.loss_recovery {
-            crate::config::LossRecovery::Gbn { .. } => Scheme::Gbn,
-            crate::config::LossRecovery::Irn { .. } => Scheme::Irn,
-        };
-        let mut st = FlowState {
+        let st = FlowState {
             flow: f,
             src: d.src,
             dst: d.dst,
@@ -59,8 +55,9 @@ impl Simulator {
             rto_deadline_ps: 0,
             rto_start_ps: 0,
             size_bytes: d.size_bytes,
-            tx: SendState::new(scheme, d.size_bytes, mtu),
-            rx: RecvState::new(scheme),
+            tx: SendState::new(d.size_bytes, mtu),
+            transport: self.transport.new_qp(d.size_bytes, mtu),
+            rx: RecvState::new(),
             rto_event_ps: 0,
             cc_timer_ps: 0,
             last_cnp_ps: u64::MAX,
@@ -68,9 +65,6 @@ impl Simulator {
             cnp_pending: 0,
         };
         let prio = d.prio;
-        if self.cfg.ndp.enabled {
-            self.ndp_init_flow(&mut st);
-        }
         let i = self.active.alloc(st);
         self.active.at_mut(i).nic_pos = self.hosts[h].arb.add(f, prio, i);
         self.nic_refile_at(h, i);
@@ -97,15 +91,13 @@ impl Simulator {
     }
 
     /// The segment the active flow in slot `i` would send next, if its window (the
-    /// controller's, capped for IRN) allows one.
+    /// controller's, as its transport caps it) allows one.
     #[inline]
-    fn next_segment(&self, i: u32) -> Option<crate::host::recovery::Segment> {
+    fn next_segment(&self, i: u32) -> Option<crate::host::transport::Segment> {
         let fl = self.active.at(i);
-        let mut win = self.ccs.get(fl.cc_slot).window_bytes();
-        if fl.tx.scheme == Scheme::Irn {
-            win = win.min(self.irn_cap_bytes);
-        }
-        fl.tx.peek(fl.tx.inflight() < win)
+        let cc_win = self.ccs.get(fl.cc_slot).window_bytes();
+        let win = fl.transport.window_bytes(cc_win, &self.transport);
+        fl.transport.peek(&fl.tx, fl.tx.inflight() < win)
     }
 
     /// Re-file flow `f` in its sender's arbiter after something that decides whether it may
@@ -195,14 +187,14 @@ impl Simulator {
                 self.nic_refile(f);
                 return self.host_try_send(h);
             };
-            // Send it. (NDP without sender round robin: the flow keeps the NIC while it has
-            // credit and data, the original NDP's FIFO send queue.)
-            let stay = self.cfg.ndp.enabled && !self.cfg.ndp.sender_rr;
+            // Send it. (A FIFO transport, NDP without sender round robin: the flow keeps the
+            // NIC while it has credit and data, the original NDP's FIFO send queue.)
+            let stay = self.transport.sender_fifo;
             self.hosts[h].arb.served(pos, stay);
             let size = self.env.sizes.data(seg.len);
             let fl = self.active.at_mut(i);
             let mut cc = self.ccs.get_mut(fl.cc_slot);
-            fl.tx.commit(seg);
+            fl.transport.commit(&mut fl.tx, seg);
             let rate = cc.rate_bps().max(1);
             fl.next_avail_ps = now + self.cfg.framing.ser_ps(size, rate);
             fl.last_pkt_bytes = size;
@@ -272,9 +264,11 @@ impl Simulator {
     pub(crate) fn host_receive(&mut self, h: usize, p: u32) {
         let pkt = *self.arena.get(p);
         match pkt.hdr {
-            Header::Data(d) if self.cfg.ndp.enabled => self.ndp_receive_data(h, p, &pkt, &d),
+            Header::Data(d) if self.transport.receiver_driven => {
+                self.pulled_receive_data(h, p, &pkt, &d)
+            }
             Header::Data(d) => self.host_receive_data(h, p, &pkt, &d),
-            Header::Ndp(n) => self.ndp_receive(h, p, &pkt, &n),
+            Header::Ndp(n) => self.pulled_receive_control(h, p, &pkt, &n),
             Header::Ack(a) | Header::Nack(a) => {
                 self.host_receive_ack(p, &pkt, &a);
                 self.counters.packets_consumed += 1;
@@ -287,7 +281,7 @@ impl Simulator {
                 if let Some(fl) = self.active.get_for(f) {
                     let mut cc = self.ccs.get_mut(fl.cc_slot);
                     if pkt.ue_echo {
-                        cc.on_feedback_ue(now);
+                        cc.on_scheme_signal(now, SchemeSignal::Undetermined);
                     } else {
                         cc.on_feedback(now);
                     }
@@ -353,7 +347,9 @@ impl Simulator {
                 HostAction::SetRate { flow, rate_bps } => {
                     if let Some(fl) = self.active.get_for(flow) {
                         let now = self.q.now();
-                        self.ccs.get_mut(fl.cc_slot).set_rate(now, rate_bps);
+                        self.ccs
+                            .get_mut(fl.cc_slot)
+                            .on_scheme_signal(now, SchemeSignal::SetRate(rate_bps));
                         self.sync_cc_timer(flow);
                         self.nic_refile(flow);
                         rate_set = true;
@@ -382,9 +378,9 @@ impl Simulator {
 
     /// A scheme timer of host `h` fired.
     pub(crate) fn host_timer(&mut self, h: usize, id: SchemeId, which: u8, arg: u8) {
-        if id == SchemeId::Ndp {
-            // NDP's pull pacer sends packets: it runs on the simulator, not a host context.
-            self.ndp_pacer_fire(h);
+        if self.transport.receiver_driven && id == SchemeId::Ndp {
+            // The transport's own timer (NDP's pull pacer) sends packets: the NIC drives it.
+            self.pulled_timer(h);
             return;
         }
         if let Some(i) = self.host_schemes.iter().position(|s| s.id() == id) {
@@ -419,23 +415,19 @@ impl Simulator {
 
     fn host_receive_data(&mut self, h: usize, p: u32, pkt: &Packet, d: &DataHdr) {
         let now = self.q.now();
-        let nack_interval = match self.cfg.loss_recovery {
-            crate::config::LossRecovery::Gbn {
-                nack_interval_ps, ..
-            } => nack_interval_ps,
-            crate::config::LossRecovery::Irn { .. } => 0,
-        };
         let f = pkt.flow;
         let i = self.active.slot(f);
         let (resp, newly) = if i != NO_FLOW_SLOT {
             let fl = self.active.at_mut(i);
             let before = fl.rx.delivered_bytes;
-            let resp = fl.rx.on_data(d.seq, d.payload, now, nack_interval);
+            let resp = fl
+                .transport
+                .on_data(&mut fl.rx, d.seq, d.payload, now, &self.transport);
             (resp, fl.rx.delivered_bytes - before)
         } else {
             // The sender finished (all bytes acknowledged), so the receiver holds every byte:
             // a late (duplicate) data packet gets the cumulative ACK, as the released state
-            // would have answered (see `RecvState::on_data`).
+            // would have answered (see `Transport::on_data`).
             // (A retired flow's description is gone with its page, in a run streaming its
             // results: its sender ignores the ACK whatever it acknowledges, and switches do
             // not read ACK sequence numbers, so `u64::MAX` changes nothing.)
@@ -551,7 +543,7 @@ impl Simulator {
         let fl = self.active.at_mut(i);
         let nack = pkt.kind() == PktKind::Nack;
         let sack = nack.then(|| a.sack());
-        let newly = fl.tx.on_ack(a.ack_seq, nack, sack);
+        let newly = fl.transport.on_ack(&mut fl.tx, a.ack_seq, nack, sack);
         let mut cc = self.ccs.get_mut(fl.cc_slot);
         let old_rate = cc.rate_bps();
         let info = AckInfo {
@@ -599,11 +591,12 @@ impl Simulator {
             self.finish_flow(f);
         } else {
             let fl = self.active.at(i);
-            let idle = fl.tx.max_sent <= fl.tx.snd_una && fl.tx.ndp.is_none();
+            let idle = fl.tx.max_sent <= fl.tx.snd_una && !fl.transport.timer_runs_idle();
             if idle {
                 // Nothing outstanding: the timer stops (it restarts with the next send), so a
                 // flow held back by a pause, its pacing or its window cannot time out.
-                // (NDP keeps its timer: it is the last resort when a pull is lost.)
+                // (Unless the transport keeps it: NDP's is the last resort when a pull is
+                // lost.)
                 let fl = self.active.at_mut(i);
                 fl.rto_deadline_ps = 0;
             } else if newly > 0 || nack {
@@ -721,28 +714,10 @@ impl Simulator {
         self.host_try_send(h);
     }
 
-    /// The RTO to use for flow `f` now.
-    fn rto_for(&self, f: u32) -> u64 {
-        if self.cfg.ndp.enabled {
-            return self.cfg.ndp.rto_ps;
-        }
-        match self.cfg.loss_recovery {
-            crate::config::LossRecovery::Gbn { rto_ps, .. } => rto_ps,
-            crate::config::LossRecovery::Irn {
-                rto_low_ps,
-                rto_high_ps,
-                ..
-            } => {
-                let Some(tx) = self.active.get_for(f).map(|s| &s.tx) else {
-                    return rto_high_ps;
-                };
-                if tx.max_sent.saturating_sub(tx.snd_una) <= 3 * self.cfg.mtu_bytes as u64 {
-                    rto_low_ps
-                } else {
-                    rto_high_ps
-                }
-            }
-        }
+    /// The RTO to use now for the active flow in slot `i` (its transport's timer).
+    fn rto_for(&self, i: u32) -> u64 {
+        let fl = self.active.at(i);
+        fl.transport.rto_ps(&fl.tx, &self.transport)
     }
 
     /// (Re)arm flow `f`'s retransmission timer. Lazy scheme: at most one pending check event
@@ -759,7 +734,7 @@ impl Simulator {
     fn arm_rto_at(&mut self, i: u32) {
         let now = self.q.now();
         let f = self.active.at(i).flow;
-        let deadline = now.saturating_add(self.rto_for(f)).min(u64::MAX - 1);
+        let deadline = now.saturating_add(self.rto_for(i)).min(u64::MAX - 1);
         let fl = self.active.at_mut(i);
         fl.rto_deadline_ps = deadline;
         fl.rto_start_ps = now;
@@ -772,6 +747,7 @@ impl Simulator {
     /// An RTO check event for flow `f` fired.
     pub(crate) fn rto_fire(&mut self, f: u32) {
         let now = self.q.now();
+        let i = self.active.slot(f);
         let Some(fl) = self.active.get_for_mut(f) else {
             return; // finished: its state (and timers) are gone
         };
@@ -787,7 +763,7 @@ impl Simulator {
             // timer started make it RTO_high — "RTO_low is used when at most N packets are
             // in flight").
             let start = fl.rto_start_ps;
-            let d = start.saturating_add(self.rto_for(f)).min(u64::MAX - 1);
+            let d = start.saturating_add(self.rto_for(i)).min(u64::MAX - 1);
             let Some(fl) = self.active.get_for_mut(f) else {
                 return;
             };
@@ -803,12 +779,11 @@ impl Simulator {
             return;
         }
         // Timeout.
-        let ndp = fl.tx.ndp.is_some();
-        fl.tx.on_timeout();
+        fl.transport.on_timeout(&mut fl.tx);
         self.ccs.get_mut(fl.cc_slot).on_timeout(now);
         self.counters.timeouts += 1;
-        if ndp {
-            self.ndp_count_timeout();
+        if self.transport.receiver_driven {
+            self.pulled_timeout();
         }
         self.arm_rto(f);
         self.sync_cc_timer(f);

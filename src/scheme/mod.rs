@@ -328,7 +328,7 @@ pub enum HostAction {
     /// Re-run the NIC arbiter (e.g. a port pause was lifted).
     Kick,
     /// Set flow `flow`'s current sending rate (PB-FS), handed to its congestion controller
-    /// with [`crate::cc::CongestionControl::set_rate`].
+    /// as [`crate::cc::SchemeSignal::SetRate`].
     SetRate {
         /// Flow index.
         flow: u32,

@@ -131,8 +131,8 @@ pub struct Simulator {
     pub base_rtt_ps: u64,
     /// Max BDP over host pairs (HPCC-sim definition), bytes.
     pub bdp_bytes: u64,
-    /// IRN BDP-FC cap on outstanding bytes.
-    pub irn_cap_bytes: u64,
+    /// The run's transport and its parameters (every QP runs it).
+    pub transport: crate::host::transport::TransportParams,
     /// Congestion control in use.
     pub cc_cfg: CcConfig,
     /// Static environment of the schemes' hooks.
@@ -577,6 +577,43 @@ fn install_schemes(cfg: &NetConfig, env: &Env, switches: &mut [Switch]) {
 
 /// Build step of [`Simulator::new`]: check the queue-monitor entries (switch, port) and tag
 /// those ports.
+/// The run's transport: NDP's when NDP is on, else the configured loss recovery (IRN's cap
+/// on outstanding bytes defaulting to `max_bdp_bytes`).
+fn transport_params(
+    cfg: &NetConfig,
+    env: &Env,
+    max_bdp_bytes: u64,
+) -> crate::host::transport::TransportParams {
+    use crate::host::transport::TransportParams;
+    if cfg.ndp.enabled {
+        return TransportParams::ndp(
+            cfg.ndp.rto_ps,
+            crate::scheme::ndp::host::initial_window(cfg, env),
+            cfg.ndp.byte_credits,
+            cfg.ndp.sender_rr,
+        );
+    }
+    match cfg.loss_recovery {
+        LossRecovery::Gbn {
+            rto_ps,
+            nack_interval_ps,
+        } => TransportParams::gbn(rto_ps, nack_interval_ps),
+        LossRecovery::Irn {
+            rto_low_ps,
+            rto_high_ps,
+            bdp_cap_bytes,
+        } => TransportParams::irn(
+            rto_low_ps,
+            rto_high_ps,
+            if bdp_cap_bytes > 0 {
+                bdp_cap_bytes
+            } else {
+                max_bdp_bytes
+            },
+        ),
+    }
+}
+
 fn tag_monitored_ports(
     cfg: &NetConfig,
     nodes: &[NodeRef],
@@ -752,10 +789,7 @@ impl Simulator {
                 Event::FlowStart { flow: first },
             );
         }
-        let irn_cap_bytes = match cfg.loss_recovery {
-            LossRecovery::Irn { bdp_cap_bytes, .. } if bdp_cap_bytes > 0 => bdp_cap_bytes,
-            _ => bounds.max_bdp_bytes.max(mtu),
-        };
+        let transport = transport_params(&cfg, &env, bounds.max_bdp_bytes.max(mtu));
         // The time series start at the interval holding the first flow's start: idle time
         // before it (HPCC flow files start at 2 s) costs no memory and no output rows.
         let first_start_ps = match &stream {
@@ -828,7 +862,7 @@ impl Simulator {
             completion_order: Vec::with_capacity(n_flows),
             base_rtt_ps: bounds.max_base_rtt_ps,
             bdp_bytes: bounds.max_bdp_bytes,
-            irn_cap_bytes,
+            transport,
             cc_cfg: cc,
             env,
             host_send_hooks: {
@@ -849,7 +883,9 @@ impl Simulator {
             outbox: Outbox::new(),
             host_out: Outbox::new(),
         };
-        sim.ndp_install();
+        if sim.cfg.ndp.enabled {
+            crate::scheme::ndp::host::install_wrr(&mut sim.cfg, &mut sim.switches);
+        }
         Ok(sim)
     }
 

@@ -19,9 +19,11 @@ pub mod host;
 pub mod switch;
 #[cfg(test)]
 mod tests_e2e;
+mod transport;
 
 use std::collections::VecDeque;
 
+use crate::engine::packet::{NdpHdr, NdpKind};
 use crate::units::MS;
 
 /// Data queue holding NDP's header/control packets (the high queue) on every port.
@@ -290,7 +292,8 @@ impl NdpRecv {
     }
 }
 
-/// Sender-side NDP state of one flow (held by [`crate::host::recovery::SendState`]).
+/// Sender-side NDP state of one flow: NDP's [`crate::host::transport::Transport`] (a QP's
+/// [`crate::host::transport::QpTransport::Ndp`]).
 /// Sequence numbers are MTU-aligned payload offsets, as in the rest of the NIC.
 #[derive(Clone, Debug)]
 pub struct NdpSender {
@@ -371,7 +374,7 @@ impl NdpSender {
     /// The next segment to send, `(seq, retransmission)`: a queued retransmission first, else
     /// new data from `snd_nxt` (below `size`); `None` without credit.
     #[inline]
-    pub fn peek(&self, snd_nxt: u64, size: u64) -> Option<(u64, bool)> {
+    pub fn next_to_send(&self, snd_nxt: u64, size: u64) -> Option<(u64, bool)> {
         if self.credit <= 0 {
             return None;
         }
@@ -381,9 +384,9 @@ impl NdpSender {
         (snd_nxt < size).then_some((snd_nxt, false))
     }
 
-    /// A segment of `len` bytes at `seq` (from [`Self::peek`]) was sent.
+    /// A segment of `len` bytes at `seq` (from [`Self::next_to_send`]) was sent.
     #[inline]
-    pub fn commit(&mut self, seq: u64, len: u32, retx: bool, mtu: u64) {
+    pub fn record_send(&mut self, seq: u64, len: u32, retx: bool, mtu: u64) {
         if retx && self.retx.front() == Some(&seq) {
             self.retx.pop_front();
             Self::set(&mut self.queued, (seq / mtu) as usize, false);
@@ -408,7 +411,7 @@ impl NdpSender {
 
     /// The receiver got segment `seq` in full.
     #[inline]
-    pub fn on_ack(&mut self, seq: u64, mtu: u64) {
+    pub fn on_acked(&mut self, seq: u64, mtu: u64) {
         let i = (seq / mtu) as usize;
         if !Self::bit(&self.acked, i) {
             Self::set(&mut self.acked, i, true);
@@ -453,10 +456,27 @@ impl NdpSender {
         }
     }
 
+    /// An ACK, NACK, PULL or returned header `n` of this flow reached the sender, whose
+    /// sequence state is `tx`: the segment's fate, then (all but a returned header) the
+    /// receiver's cumulative credit and cumulative ACK.
+    pub fn on_control(&mut self, tx: &mut crate::host::transport::SendState, n: &NdpHdr) {
+        let mtu = tx.mtu;
+        match n.kind {
+            NdpKind::Header => self.on_return(n.seq, n.payload, mtu),
+            NdpKind::Ack => self.on_acked(n.seq, mtu),
+            NdpKind::Nack => self.on_nack(n.seq, mtu),
+            NdpKind::Pull => {}
+        }
+        if n.kind != NdpKind::Header {
+            self.on_pull(n.pull_bytes);
+            tx.snd_una = tx.snd_una.max(n.cum_ack.min(tx.size));
+        }
+    }
+
     /// Retransmission timeout: every segment in `[una, max_sent)` that is neither
     /// acknowledged nor queued is presumed lost and queued; nothing is outstanding any more
     /// and the credit becomes at least one initial window. Returns the segments queued.
-    pub fn on_timeout(&mut self, una: u64, max_sent: u64, mtu: u64) -> u64 {
+    pub fn requeue_outstanding(&mut self, una: u64, max_sent: u64, mtu: u64) -> u64 {
         let mut n = 0;
         let mut s = una - una % mtu;
         while s < max_sent {
@@ -567,19 +587,19 @@ mod tests {
         // 5 segments of 1000 B (last 500 B), IW 2 packets, packet-level credits.
         let mtu = 1000;
         let mut s = NdpSender::new(4500, mtu, 2000, false);
-        assert_eq!(s.peek(0, 4500), Some((0, false)));
-        s.commit(0, 1000, false, mtu);
-        assert_eq!(s.peek(1000, 4500), Some((1000, false)));
-        s.commit(1000, 1000, false, mtu);
-        assert_eq!(s.peek(2000, 4500), None, "IW used up");
+        assert_eq!(s.next_to_send(0, 4500), Some((0, false)));
+        s.record_send(0, 1000, false, mtu);
+        assert_eq!(s.next_to_send(1000, 4500), Some((1000, false)));
+        s.record_send(1000, 1000, false, mtu);
+        assert_eq!(s.next_to_send(2000, 4500), None, "IW used up");
         // Segment 0 trimmed (NACK) and a pull of 1 packet: the retransmission goes first.
         s.on_nack(0, mtu);
         assert_eq!(s.on_pull(1000), 1000);
-        assert_eq!(s.peek(2000, 4500), Some((0, true)));
-        s.commit(0, 1000, true, mtu);
+        assert_eq!(s.next_to_send(2000, 4500), Some((0, true)));
+        s.record_send(0, 1000, true, mtu);
         // A stale cumulative pull gives nothing; a NACK for an ACKed segment is ignored.
         assert_eq!(s.on_pull(1000), 0);
-        s.on_ack(0, mtu);
+        s.on_acked(0, mtu);
         assert!(!s.requeue(0, mtu, false));
         // Segment 1 is still outstanding; its header comes back (RTS) and nothing else is
         // outstanding: no pull will come, so the sender credits itself one packet.
@@ -587,14 +607,14 @@ mod tests {
         assert_eq!(s.credit, 0);
         s.on_return(1000, 1000, mtu);
         assert_eq!(s.outstanding, 0);
-        assert_eq!(s.peek(2000, 4500), Some((1000, true)));
+        assert_eq!(s.next_to_send(2000, 4500), Some((1000, true)));
         // With another packet outstanding, a returned header waits for that one's pull.
         let mut s = NdpSender::new(4500, mtu, 2000, false);
-        s.commit(0, 1000, false, mtu);
-        s.commit(1000, 1000, false, mtu);
+        s.record_send(0, 1000, false, mtu);
+        s.record_send(1000, 1000, false, mtu);
         s.on_return(0, 1000, mtu);
         assert_eq!(s.outstanding, 1);
-        assert_eq!(s.peek(2000, 4500), None);
+        assert_eq!(s.next_to_send(2000, 4500), None);
         assert_eq!(s.retx.front(), Some(&0));
     }
 
@@ -603,10 +623,10 @@ mod tests {
         let mtu = 1000;
         let mut s = NdpSender::new(5000, mtu, 3000, true);
         for k in 0..3 {
-            s.commit(k * 1000, 1000, false, mtu);
+            s.record_send(k * 1000, 1000, false, mtu);
         }
-        s.on_ack(1000, mtu);
-        assert_eq!(s.on_timeout(0, 3000, mtu), 2);
+        s.on_acked(1000, mtu);
+        assert_eq!(s.requeue_outstanding(0, 3000, mtu), 2);
         assert_eq!(s.retx.iter().copied().collect::<Vec<_>>(), vec![0, 2000]);
         assert_eq!(s.outstanding, 0);
         assert_eq!(s.credit, 3000);

@@ -1,6 +1,6 @@
 //! The host half of PB-FS: sender marking (paper Fig. 2) and the reaction to CC-postcards
 //! (Algorithm 1). The new rate is handed to the flow's congestion controller with
-//! [`HostAction::SetRate`] (see [`crate::cc::CongestionControl::set_rate`] for what each
+//! [`HostAction::SetRate`] (see [`crate::cc::SchemeSignal::SetRate`] for what each
 //! controller does with it).
 
 use crate::engine::packet::{Header, Packet, PktKind};

@@ -14,7 +14,7 @@
 //!
 //! Host half ([`host`]): Algorithm 1 ([`reaction`]) turns a postcard into a reduction factor
 //! `c` and a rate `MaxRate / c`, and hands the rate to its congestion controller
-//! ([`crate::cc::CongestionControl::set_rate`]). Which postcard sets the rate follows
+//! ([`crate::cc::SchemeSignal::SetRate`]). Which postcard sets the rate follows
 //! Algorithm 1, not §III's prose: the prose has the sender take "the minimum of these rates",
 //! the pseudo-code (`if ID == nil or ID == p.sID or c > L[ID]`) lets the switch that set the
 //! rate (`ID`) change it either way, so a switch whose congestion eases can raise the rate past

@@ -15,13 +15,16 @@
 //! - [`switch::TcdSwitch`]: the switch half — detection and CE/UE marking at dequeue.
 //!
 //! Receivers echo CE and UE separately (`DataHdr::ue`, `Packet::ue_echo`; the NIC), and
-//! DCQCN+TCD / TIMELY+TCD react to them (`cc.tcd`; [`crate::cc::dcqcn`], [`crate::cc::timely`]).
+//! DCQCN+TCD / TIMELY+TCD react to them (`cc.tcd`): the reaction point's state and rules are
+//! [`rp::TcdEchoes`], which [`crate::cc::dcqcn`] and [`crate::cc::timely`] hold per QP; a UE
+//! CNP reaches a controller as [`crate::cc::SchemeSignal::Undetermined`].
 //! The end of the latest OFF period of each egress queue is kept by the core in
 //! [`crate::switch::PktQueue::off_end_ps`], written by PFC when a pause of that priority is
 //! lifted (RESUME or expiry), or by CBFC when a VL blocked for lack of credits gets room
 //! again (TCD-IB, fragment §4.4, with max(T_on) = the credit-update period T_c) — the one
 //! register per port and priority of the fragment's §4.5.
 
+pub mod rp;
 pub mod switch;
 
 use crate::units::SEC;

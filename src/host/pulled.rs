@@ -1,0 +1,256 @@
+//! The NIC side of a receiver-pulled transport (NDP, [`crate::scheme::ndp`]): the NIC drives
+//! NDP's host half ([`NdpHost`], a pure state machine) at the points where the run's
+//! transport says the receiver answers and pulls itself
+//! ([`crate::host::transport::TransportParams::receiver_driven`]): data arriving at a
+//! receiver, NDP control packets arriving at a host, the pull pacer's timer and a sender's
+//! timeout. The host half works on the NIC's narrow context ([`HostCtx`]) and returns the
+//! credit to carry; the NIC builds and queues the ACK, NACK and PULL packets, delivers data,
+//! and completes flows.
+
+use crate::engine::packet::{DataHdr, Header, NdpHdr, NdpKind, Packet};
+use crate::host::FlowState;
+use crate::host::transport::Transport;
+use crate::scheme::ndp::host::{NdpHost, RxProgress};
+use crate::scheme::{HostCtx, HostScheme, SchemeId};
+use crate::sim::Simulator;
+
+/// The NDP host half among the host halves (present when NDP is the transport).
+fn ndp_of(hs: &mut [HostScheme]) -> &mut NdpHost {
+    hs.iter_mut()
+        .find_map(|h| match h {
+            HostScheme::Ndp(n) => Some(n),
+            #[allow(unreachable_patterns)]
+            _ => None,
+        })
+        .expect("NDP host state exists when NDP is the transport")
+}
+
+impl Simulator {
+    /// The NDP host half (present when NDP is the transport).
+    #[inline]
+    pub fn ndp_host(&mut self) -> &mut NdpHost {
+        ndp_of(&mut self.host_schemes)
+    }
+
+    /// Receiver progress of flow `f` (a finished flow's receiver holds every byte).
+    fn rx_progress(&self, f: u32) -> RxProgress {
+        let size = self.flows[f as usize].size_bytes;
+        match self.active.get_for(f) {
+            Some(s) => RxProgress {
+                size_bytes: size,
+                expected: s.rx.expected,
+                delivered_bytes: s.rx.delivered_bytes,
+            },
+            None => RxProgress {
+                size_bytes: size,
+                expected: size,
+                delivered_bytes: size,
+            },
+        }
+    }
+
+    /// Run `f` on the NDP host half with a context on host `h`, then carry out its requests
+    /// (the pacer's timer).
+    #[inline(never)]
+    fn ndp_hook<R>(&mut self, h: usize, f: impl FnOnce(&mut NdpHost, &mut HostCtx<'_>) -> R) -> R {
+        let start = self.host_out.len();
+        let now_ps = self.q.now();
+        let event_no = self.q.events();
+        let nic = &mut self.hosts[h];
+        self.host_out.current = SchemeId::Ndp;
+        let mut ctx = HostCtx {
+            now_ps,
+            node: nic.node,
+            host: h,
+            port: &mut nic.tx,
+            out: &mut self.host_out,
+            event_no,
+        };
+        let r = f(ndp_of(&mut self.host_schemes), &mut ctx);
+        self.host_apply(h, start);
+        r
+    }
+
+    /// A full data packet `p` reached its receiver `h`: deliver it, answer with an ACK
+    /// (built in place of the data packet) carrying the credit the host half grants.
+    #[inline(never)]
+    pub(crate) fn pulled_receive_data(&mut self, h: usize, p: u32, pkt: &Packet, d: &DataHdr) {
+        let now = self.q.now();
+        let f = pkt.flow;
+        let size = self.flows[f as usize].size_bytes;
+        // A finished flow's receiver holds every byte: nothing to deliver.
+        let (newly, rx) = match self.active.get_for_mut(f) {
+            Some(fl) => {
+                let before = fl.rx.delivered_bytes;
+                fl.transport
+                    .on_data(&mut fl.rx, d.seq, d.payload, now, &self.transport);
+                let rx = RxProgress {
+                    size_bytes: size,
+                    expected: fl.rx.expected,
+                    delivered_bytes: fl.rx.delivered_bytes,
+                };
+                (fl.rx.delivered_bytes - before, rx)
+            }
+            None => (
+                0,
+                RxProgress {
+                    size_bytes: size,
+                    expected: size,
+                    delivered_bytes: size,
+                },
+            ),
+        };
+        self.counters.delivered_bytes += newly;
+        if newly > 0 {
+            self.throughput.record(self.host_index(pkt.dst), now, newly);
+        }
+        let pull_bytes = self.ndp_hook(h, |n, ctx| n.on_data(ctx, f, rx));
+        self.counters.acks += 1;
+        self.pulled_reply(
+            h,
+            p,
+            pkt,
+            d.seq,
+            d.payload,
+            rx.expected,
+            pull_bytes,
+            NdpKind::Ack,
+        );
+    }
+
+    /// Answer packet `p` (consumed; its slot is reused) with an NDP ACK or NACK for segment
+    /// `seq` of `payload` bytes, queued as control at host `h`.
+    #[allow(clippy::too_many_arguments)]
+    fn pulled_reply(
+        &mut self,
+        h: usize,
+        p: u32,
+        pkt: &Packet,
+        seq: u64,
+        payload: u32,
+        cum_ack: u64,
+        pull_bytes: u64,
+        kind: NdpKind,
+    ) {
+        self.counters.packets_consumed += 1;
+        self.arena.reuse(p);
+        let reply = Packet::reverse_of(
+            pkt,
+            Header::Ndp(NdpHdr {
+                seq,
+                cum_ack,
+                pull_bytes,
+                payload,
+                kind,
+                bounced: false,
+            }),
+            self.env.sizes.ndp(),
+        );
+        *self.arena.get_mut(p) = reply;
+        self.hosts[h].ctrl.push_back(p);
+        self.host_try_send(h);
+    }
+
+    /// An NDP control packet `p` reached host `h`: a trimmed header at its receiver (NACKed
+    /// in place and pulled again), or an ACK, NACK, PULL or returned header at its sender.
+    #[inline(never)]
+    pub(crate) fn pulled_receive_control(&mut self, h: usize, p: u32, pkt: &Packet, n: &NdpHdr) {
+        let f = pkt.flow;
+        if n.kind == NdpKind::Header && !n.bounced {
+            let rx = self.rx_progress(f);
+            let pull_bytes = self.ndp_hook(h, |nd, ctx| nd.on_header(ctx, f, rx));
+            self.counters.nacks += 1;
+            self.pulled_reply(
+                h,
+                p,
+                pkt,
+                n.seq,
+                n.payload,
+                rx.expected,
+                pull_bytes,
+                NdpKind::Nack,
+            );
+            return;
+        }
+        self.counters.packets_consumed += 1;
+        self.arena.free(p);
+        let qp = self.active.get_for_mut(f).and_then(|fl| {
+            let FlowState { transport, tx, .. } = fl;
+            transport.ndp_mut().map(|s| (s, tx))
+        });
+        ndp_of(&mut self.host_schemes).on_sender_packet(qp, n);
+        let Some(fl) = self.active.get_for(f) else {
+            return; // finished
+        };
+        if fl.tx.done() {
+            self.finish_flow(f);
+        } else {
+            self.arm_rto(f);
+            self.nic_refile(f);
+            self.host_try_send(h);
+        }
+    }
+
+    /// Host `h`'s pull pacer fires: send the next pull (round robin over flows), re-arm.
+    #[inline(never)]
+    pub(crate) fn pulled_timer(&mut self, h: usize) {
+        let start = self.host_out.len();
+        let now_ps = self.q.now();
+        let event_no = self.q.events();
+        self.host_out.current = SchemeId::Ndp;
+        let pull = {
+            let nic = &mut self.hosts[h];
+            let mut ctx = HostCtx {
+                now_ps,
+                node: nic.node,
+                host: h,
+                port: &mut nic.tx,
+                out: &mut self.host_out,
+                event_no,
+            };
+            let (flows, active) = (&self.flows, &self.active);
+            ndp_of(&mut self.host_schemes).on_pacer(&mut ctx, |f| {
+                let size = flows[f as usize].size_bytes;
+                let (expected, delivered_bytes) = active
+                    .get_for(f)
+                    .map_or((size, size), |s| (s.rx.expected, s.rx.delivered_bytes));
+                RxProgress {
+                    size_bytes: size,
+                    expected,
+                    delivered_bytes,
+                }
+            })
+        };
+        self.host_apply(h, start);
+        if let Some(pull) = pull {
+            let fl = &self.flows[pull.flow as usize];
+            let pkt = Packet {
+                src: fl.dst,
+                dst: fl.src,
+                flow: pull.flow,
+                size: self.env.sizes.ndp(),
+                sport: fl.dport,
+                dport: fl.sport,
+                in_port: 0,
+                prio: fl.prio,
+                ue_echo: false,
+                hdr: Header::Ndp(NdpHdr {
+                    cum_ack: pull.cum_ack,
+                    pull_bytes: pull.granted,
+                    kind: NdpKind::Pull,
+                    ..NdpHdr::default()
+                }),
+            };
+            let slot = self.arena.alloc(pkt);
+            self.hosts[h].ctrl.push_back(slot);
+            self.host_try_send(h);
+        }
+        self.ndp_hook(h, |n, ctx| n.pacer_rearm(ctx));
+    }
+
+    /// A sender of the receiver-pulled transport timed out (counted by its host half).
+    #[inline(never)]
+    pub(crate) fn pulled_timeout(&mut self) {
+        self.ndp_host().on_timeout();
+    }
+}

@@ -1,0 +1,93 @@
+//! TCD at the reaction point (`specs/tcd.md` §7): what a rate controller keeps of the ternary
+//! state its ACKs and CNPs echo, and the two rules by which it holds its rate. A controller
+//! with a TCD mode (`cc.tcd`: DCQCN, TIMELY) holds one [`TcdEchoes`] per QP and decides only
+//! *when* it asks: DCQCN before each rate-increase event ([`TcdEchoes::hold_increase`]),
+//! TIMELY at its once-per-RTT update ([`TcdEchoes::hold_update`]). The UE variant of a CNP
+//! reaches a controller as [`crate::cc::SchemeSignal::Undetermined`].
+
+/// The TCD echoes a QP's controller saw since its last increase event or update, and the
+/// events it held because of them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TcdEchoes {
+    /// A CE echo arrived (congestion on the path).
+    pub ce: bool,
+    /// A UE echo or UE CNP arrived (an undetermined port, PFC residue, on the path).
+    pub ue: bool,
+    /// Increase events or updates held because of UE.
+    pub held: u64,
+}
+
+impl TcdEchoes {
+    /// An ACK echoed `ce` / `ue`.
+    #[inline]
+    pub fn note_ack(&mut self, ce: bool, ue: bool) {
+        self.ce |= ce;
+        self.ue |= ue;
+    }
+
+    /// A UE signal (the UE variant of a CNP, or a UE echo on an ACK).
+    #[inline]
+    pub fn note_ue(&mut self) {
+        self.ue = true;
+    }
+
+    /// Forget the echoes: a new interval starts (a cut, a rate update, a rate set).
+    #[inline]
+    pub fn clear(&mut self) {
+        self.ce = false;
+        self.ue = false;
+    }
+
+    /// DCQCN+TCD: an increase event is due. If UE arrived since the last one it is held
+    /// (skipped, and counted) and the UE is consumed: only CE cuts, UE stops the climb.
+    #[inline]
+    pub fn hold_increase(&mut self) -> bool {
+        if self.ue {
+            self.ue = false;
+            self.held += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// TIMELY+TCD: the once-per-RTT update is due. If UE and no CE were echoed since the
+    /// last update (only PFC-affected ports on the path) the rate holds (counted); the caller
+    /// clears the echoes after the update either way.
+    #[inline]
+    pub fn hold_update(&mut self) -> bool {
+        if self.ue && !self.ce {
+            self.held += 1;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dcqcn_rule_consumes_ue_per_increase() {
+        let mut e = TcdEchoes::default();
+        assert!(!e.hold_increase());
+        e.note_ue();
+        assert!(e.hold_increase());
+        assert!(!e.hold_increase(), "one UE holds one increase");
+        assert_eq!(e.held, 1);
+    }
+
+    #[test]
+    fn timely_rule_holds_on_ue_without_ce() {
+        let mut e = TcdEchoes::default();
+        e.note_ack(false, true);
+        assert!(e.hold_update());
+        e.clear();
+        e.note_ack(true, false);
+        e.note_ack(false, true);
+        assert!(!e.hold_update(), "CE on the path: the controller reacts");
+        assert_eq!(e.held, 1);
+    }
+}
