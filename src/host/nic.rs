@@ -68,7 +68,7 @@ impl Simulator {
             cnp_pending: 0,
         };
         let prio = d.prio;
-        if self.cfg.ndp.enabled {
+        if self.cfg.schemes.ndp.enabled {
             self.ndp_init_flow(&mut st);
         }
         let i = self.active.alloc(st);
@@ -197,7 +197,7 @@ impl Simulator {
             };
             // Send it. (NDP without sender round robin: the flow keeps the NIC while it has
             // credit and data, the original NDP's FIFO send queue.)
-            let stay = self.cfg.ndp.enabled && !self.cfg.ndp.sender_rr;
+            let stay = self.cfg.schemes.ndp.enabled && !self.cfg.schemes.ndp.sender_rr;
             self.hosts[h].arb.served(pos, stay);
             let size = self.env.sizes.data(seg.len);
             let fl = self.active.at_mut(i);
@@ -272,7 +272,9 @@ impl Simulator {
     pub(crate) fn host_receive(&mut self, h: usize, p: u32) {
         let pkt = *self.arena.get(p);
         match pkt.hdr {
-            Header::Data(d) if self.cfg.ndp.enabled => self.ndp_receive_data(h, p, &pkt, &d),
+            Header::Data(d) if self.cfg.schemes.ndp.enabled => {
+                self.ndp_receive_data(h, p, &pkt, &d)
+            }
             Header::Data(d) => self.host_receive_data(h, p, &pkt, &d),
             Header::Ndp(n) => self.ndp_receive(h, p, &pkt, &n),
             Header::Ack(a) | Header::Nack(a) => {
@@ -723,8 +725,8 @@ impl Simulator {
 
     /// The RTO to use for flow `f` now.
     fn rto_for(&self, f: u32) -> u64 {
-        if self.cfg.ndp.enabled {
-            return self.cfg.ndp.rto_ps;
+        if self.cfg.schemes.ndp.enabled {
+            return self.cfg.schemes.ndp.rto_ps;
         }
         match self.cfg.loss_recovery {
             crate::config::LossRecovery::Gbn { rto_ps, .. } => rto_ps,

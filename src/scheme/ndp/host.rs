@@ -67,8 +67,8 @@ pub struct NdpHost {
 
 /// Initial window: `iw_bytes`, or 1 BDP (max base RTT × host line rate) when 0.
 pub fn initial_window(cfg: &NetConfig, env: &Env) -> u64 {
-    if cfg.ndp.iw_bytes > 0 {
-        cfg.ndp.iw_bytes
+    if cfg.schemes.ndp.iw_bytes > 0 {
+        cfg.schemes.ndp.iw_bytes
     } else {
         ((env.base_rtt_ps as u128 * env.host_rate_bps as u128) / 8_000_000_000_000) as u64
     }
@@ -81,8 +81,8 @@ impl NdpHost {
         NdpHost {
             mtu: cfg.mtu_bytes as u64,
             iw_bytes: initial_window(cfg, env),
-            byte_credits: cfg.ndp.byte_credits,
-            pull_rate: cfg.ndp.pull_rate,
+            byte_credits: cfg.schemes.ndp.byte_credits,
+            pull_rate: cfg.schemes.ndp.pull_rate,
             pacers: vec![PullPacer::default(); hosts],
             recv: vec![NdpRecv::default(); flows],
             pending: vec![0; flows],
@@ -122,11 +122,11 @@ impl Simulator {
     /// header and data queues (called once at build). Each flow gets its NDP sender and
     /// out-of-order receiver at its start ([`Self::ndp_init_flow`]).
     pub(crate) fn ndp_install(&mut self) {
-        if !self.cfg.ndp.enabled {
+        if !self.cfg.schemes.ndp.enabled {
             return;
         }
         self.cfg.scheduler = crate::config::SchedulerKind::Wrr;
-        let hw = self.cfg.ndp.high_weight;
+        let hw = self.cfg.schemes.ndp.high_weight;
         for sw in &mut self.switches {
             for p in &mut sw.ports {
                 p.weights = vec![1; p.queues.len()];
