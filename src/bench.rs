@@ -253,9 +253,9 @@ pub fn build(name: &str, quick: bool) -> Result<Simulator, String> {
         let flows =
             std::mem::replace(&mut r.flows, crate::hpcc::HpccFlows::List(Vec::new())).into_vec()?;
         let _ = std::fs::remove_dir_all(&dir);
-        r.net.pbfs.enabled = pbfs;
+        r.net.schemes.pbfs.enabled = pbfs;
         if tcd {
-            r.net.tcd.enabled = true;
+            r.net.schemes.tcd.enabled = true;
             if let CcConfig::Dcqcn(p) = &mut r.cc {
                 p.tcd = true;
             }

@@ -290,21 +290,9 @@ pub struct NetConfig {
     pub int_enabled: bool,
     /// PFC parameters (used in [`BufferMode::Lossless`]).
     pub pfc: PfcConfig,
-    /// SFC (switch-side flow control) parameters.
-    pub sfc: crate::scheme::sfc::SfcConfig,
-    /// OnRamp (end-to-end flow control) parameters.
-    pub onramp: crate::scheme::onramp::OnRampConfig,
-    /// PB-FS (postcard-based fast start) parameters.
-    pub pbfs: crate::scheme::pbfs::PbfsConfig,
-    /// TCD (ternary congestion detection) parameters.
-    pub tcd: crate::scheme::tcd::TcdConfig,
-    /// NDP (trimming switches, receiver-pulled transport) parameters.
-    pub ndp: crate::scheme::ndp::NdpConfig,
-    /// BFC (backpressure flow control) parameters.
-    pub bfc: crate::scheme::bfc::BfcConfig,
-    /// CBFC (InfiniBand credit-based flow control, the lossless buffer's alternative to PFC)
-    /// and FECN parameters.
-    pub cbfc: crate::scheme::cbfc::CbfcConfig,
+    /// The schemes' own configurations (a field per scheme with a scenario table, built by
+    /// the scheme registry, [`crate::scheme::SchemeConfigs`]).
+    pub schemes: crate::scheme::SchemeConfigs,
     /// Switch egress ports whose queue (all priorities, bytes) is recorded as a time series:
     /// (switch node id, port number).
     pub queue_monitor: Vec<(u32, u32)>,
@@ -347,13 +335,7 @@ impl Default for NetConfig {
             cnp: CnpMode::AckEcho,
             int_enabled: false,
             pfc: PfcConfig::default(),
-            sfc: crate::scheme::sfc::SfcConfig::default(),
-            onramp: crate::scheme::onramp::OnRampConfig::default(),
-            pbfs: crate::scheme::pbfs::PbfsConfig::default(),
-            tcd: crate::scheme::tcd::TcdConfig::default(),
-            ndp: crate::scheme::ndp::NdpConfig::default(),
-            bfc: crate::scheme::bfc::BfcConfig::default(),
-            cbfc: crate::scheme::cbfc::CbfcConfig::default(),
+            schemes: Default::default(),
             queue_monitor: Vec::new(),
             queue_monitor_ps: US,
             sender_throughput: false,
@@ -381,14 +363,6 @@ pub fn check_link_rate(rate_bps: u64) -> Result<(), String> {
     }
     Ok(())
 }
-
-/// Largest accepted SFC pause quantum, picoseconds (1 ms): pauses are rounded up to a whole
-/// quantum, so a larger one pauses every triggered flow for hundreds of RTTs at least.
-pub const MAX_SFC_PAUSE_QUANTUM_PS: u64 = crate::units::MS;
-
-/// Largest accepted OnRamp gain K (pause = K × (OWD − T)): beyond it a pause is more than a
-/// hundred times the excess one-way delay, and huge gains overflowed the pause end time.
-pub const MAX_ONRAMP_GAIN: f64 = 100.0;
 
 /// Check a one-way link delay against [`MAX_LINK_DELAY_PS`].
 pub fn check_link_delay(delay_ps: u64) -> Result<(), String> {
@@ -448,33 +422,11 @@ pub enum NetField {
     PfcHeadroomFactor,
     /// [`PfcConfig::alpha_host`].
     PfcAlpha,
-    /// SFC `qth_bytes` / `qtg_bytes`.
-    SfcThresholds,
-    /// SFC `bts_delay_ps`.
-    SfcBtsDelay,
-    /// SFC `pause_quantum_ps`.
-    SfcPauseQuantum,
-    /// OnRamp `gain`.
-    OnRampGain,
-    /// OnRamp `ewma_w`.
-    OnRampEwma,
-    /// PB-FS `n_slots`.
-    PbfsSlots,
-    /// PB-FS `delta`.
-    PbfsDelta,
-    /// PB-FS `mu`.
-    PbfsMu,
     /// [`NetConfig::queue_monitor_ps`].
     QueueMonitorInterval,
-    /// A [`crate::scheme::tcd::TcdConfig`] value: its scenario key.
-    Tcd(&'static str),
-    /// A [`crate::scheme::ndp::NdpConfig`] value (or a setting NDP needs): its scenario key.
-    Ndp(&'static str),
-    /// A [`crate::scheme::bfc::BfcConfig`] value: its scenario key.
-    Bfc(&'static str),
-    /// A [`crate::scheme::cbfc::CbfcConfig`] value (or a setting CBFC excludes): its
-    /// scenario key.
-    Cbfc(&'static str),
+    /// A value of a scheme's configuration ([`crate::scheme::SchemeConfig::issues`]), or a
+    /// core setting a scheme needs: its scenario key.
+    Scheme(&'static str),
     /// [`NetConfig::switch_ack_high_prio`] (needs [`NetConfig::ack_high_prio`]).
     SwitchAckHighPrio,
 }
@@ -554,7 +506,7 @@ impl NetConfig {
         topo: &crate::topology::TopologySpec,
     ) -> Result<(), ConfigIssue> {
         use crate::topology::NodeKind;
-        if self.buffer.mode != BufferMode::Lossless || self.cbfc.enabled {
+        if self.buffer.mode != BufferMode::Lossless || self.schemes.replaces_pfc().is_some() {
             return Ok(());
         }
         let p = &self.pfc;
@@ -604,6 +556,23 @@ impl NetConfig {
         self.mtu_bytes as u64 + self.framing.data_header_bytes() as u64 + self.int_bytes as u64
     }
 
+    /// The core settings a scheme's validation reads ([`crate::scheme::SchemeConfig::issues`]).
+    pub fn core_view(&self) -> crate::scheme::CoreView {
+        crate::scheme::CoreView {
+            lossless: self.buffer.mode == BufferMode::Lossless,
+            has_ecn: self.ecn.enabled && !self.ecn.thresholds.is_empty(),
+            queues_per_port: self.queues_per_port,
+            max_packet_bytes: self.max_packet_bytes(),
+            smallest_buffer_bytes: self
+                .switch_buffer_bytes
+                .iter()
+                .map(|&(_, b)| b)
+                .chain([self.buffer.size_bytes])
+                .min()
+                .unwrap_or(self.buffer.size_bytes),
+        }
+    }
+
     /// Check every value of this configuration on its own (no topology needed): the first
     /// problem found, in field order. See [`NetConfig::issues`] for all of them.
     pub fn validate(&self) -> Result<(), ConfigIssue> {
@@ -618,6 +587,21 @@ impl NetConfig {
     /// [`NetField`] to the key the user wrote.
     pub fn issues(&self) -> Vec<ConfigIssue> {
         let mut v = Vec::new();
+        self.packet_issues(&mut v);
+        self.buffer_issues(&mut v);
+        self.timing_issues(&mut v);
+        self.marking_issues(&mut v);
+        for (key, message) in self.schemes.issues(&self.core_view()) {
+            v.push(ConfigIssue {
+                field: NetField::Scheme(key),
+                message,
+            });
+        }
+        v
+    }
+
+    /// [`Self::issues`]: Packet size, queues and scheduler.
+    fn packet_issues(&self, v: &mut Vec<ConfigIssue>) {
         let mut bad = |field: NetField, message: String| v.push(ConfigIssue { field, message });
         if !(MIN_MTU_BYTES..=9000).contains(&self.mtu_bytes) {
             bad(
@@ -656,6 +640,11 @@ impl NetConfig {
         if let SchedulerKind::Drr { quantum_bytes: 0 } = self.scheduler {
             bad(NetField::DrrQuantum, "must be at least 1 byte".into());
         }
+    }
+
+    /// [`Self::issues`]: The shared buffer: sizes and the dynamic threshold.
+    fn buffer_issues(&self, v: &mut Vec<ConfigIssue>) {
+        let mut bad = |field: NetField, message: String| v.push(ConfigIssue { field, message });
         let pkt = self.max_packet_bytes();
         let b = &self.buffer;
         if b.size_bytes == 0 {
@@ -701,6 +690,11 @@ impl NetConfig {
                 ),
             );
         }
+    }
+
+    /// [`Self::issues`]: Loss-recovery timers, monitor intervals and the stop time.
+    fn timing_issues(&self, v: &mut Vec<ConfigIssue>) {
+        let mut bad = |field: NetField, message: String| v.push(ConfigIssue { field, message });
         match self.loss_recovery {
             LossRecovery::Gbn {
                 rto_ps,
@@ -750,6 +744,11 @@ impl NetConfig {
                 "must be positive: a run stopped at time 0 simulates nothing".into(),
             );
         }
+    }
+
+    /// [`Self::issues`]: ECN thresholds, CNP spacing and PFC.
+    fn marking_issues(&self, v: &mut Vec<ConfigIssue>) {
+        let mut bad = |field: NetField, message: String| v.push(ConfigIssue { field, message });
         for t in &self.ecn.thresholds {
             if !(0.0..=1.0).contains(&t.pmax) {
                 bad(
@@ -796,143 +795,6 @@ impl NetConfig {
                 format!("must be a positive number (got {})", p.alpha_host),
             );
         }
-        let s = &self.sfc;
-        if s.qth_bytes > 0 && s.qtg_bytes > s.qth_bytes {
-            bad(
-                NetField::SfcThresholds,
-                format!(
-                    "Q_tg ({} B) must not exceed Q_th ({} B)",
-                    s.qtg_bytes, s.qth_bytes
-                ),
-            );
-        }
-        if s.bts_delay_ps > MAX_LINK_DELAY_PS {
-            bad(
-                NetField::SfcBtsDelay,
-                format!(
-                    "{} is above the longest accepted delay, 1s (as for link delays: base RTTs \
-                     and timeouts must stay in range)",
-                    crate::units::fmt_time(s.bts_delay_ps)
-                ),
-            );
-        }
-        if s.pause_quantum_ps > MAX_SFC_PAUSE_QUANTUM_PS {
-            bad(
-                NetField::SfcPauseQuantum,
-                format!(
-                    "{} is above the largest accepted, 1ms: every pause is rounded up to a whole \
-                     quantum, so each BTS would pause its flow for at least that long, \
-                     hundreds of RTTs (the paper uses 1us)",
-                    crate::units::fmt_time(s.pause_quantum_ps)
-                ),
-            );
-        }
-        let o = &self.onramp;
-        if !(o.gain.is_finite() && o.gain > 0.0 && o.gain <= MAX_ONRAMP_GAIN) {
-            bad(
-                NetField::OnRampGain,
-                format!(
-                    "must be a positive number at most {MAX_ONRAMP_GAIN} (got {}): a pause is \
-                     gain × (OWD − T), and a larger gain pauses a flow for more than \
-                     {MAX_ONRAMP_GAIN} times its excess delay (the default is 1)",
-                    o.gain
-                ),
-            );
-        }
-        if !(o.ewma_w > 0.0 && o.ewma_w <= 1.0) {
-            bad(
-                NetField::OnRampEwma,
-                format!("must be in (0, 1] (got {})", o.ewma_w),
-            );
-        }
-        let pb = &self.pbfs;
-        let max_n = crate::scheme::pbfs::MAX_SLOTS;
-        if !(1..=max_n).contains(&pb.n_slots) {
-            bad(
-                NetField::PbfsSlots,
-                format!("must be in 1..={max_n} (got {})", pb.n_slots),
-            );
-        }
-        if !(1..=1_000_000).contains(&pb.delta) {
-            bad(
-                NetField::PbfsDelta,
-                format!("must be in 1..=1000000 packets (got {})", pb.delta),
-            );
-        }
-        if !(pb.mu > 0.0 && pb.mu <= 1.0) {
-            bad(
-                NetField::PbfsMu,
-                format!("must be in (0, 1] (got {})", pb.mu),
-            );
-        }
-        let has_ecn = self.ecn.enabled && !self.ecn.thresholds.is_empty();
-        for (key, msg) in self
-            .tcd
-            .issues(self.buffer.mode == BufferMode::Lossless, has_ecn)
-        {
-            bad(NetField::Tcd(key), msg);
-        }
-        for (key, msg) in self.bfc.issues(self.queues_per_port) {
-            bad(NetField::Bfc(key), msg);
-        }
-        for (key, msg) in self.ndp.issues(self.queues_per_port) {
-            bad(NetField::Ndp(key), msg);
-        }
-        if self.ndp.enabled && self.bfc.enabled {
-            bad(
-                NetField::Bfc("bfc.enabled"),
-                "BFC and NDP both own the switch queues and scheduler: enable one of them".into(),
-            );
-        }
-        for (key, msg) in self.cbfc.issues(
-            self.buffer.mode == BufferMode::Lossless,
-            has_ecn,
-            self.max_packet_bytes(),
-        ) {
-            bad(NetField::Cbfc(key), msg);
-        }
-        if self.cbfc.enabled
-            && let Some(l) = self.cbfc.limit_bytes
-        {
-            let smallest = self
-                .switch_buffer_bytes
-                .iter()
-                .map(|&(_, b)| b)
-                .chain([self.buffer.size_bytes])
-                .min()
-                .unwrap_or(self.buffer.size_bytes);
-            if l > smallest {
-                bad(
-                    NetField::Cbfc("cbfc.limit"),
-                    format!(
-                        "({l} B) is more than the switch buffer ({smallest} B): the credit limit \
-                         is ingress buffer reserved per (port, VL), and credits for space the \
-                         buffer does not have let occupancy exceed it"
-                    ),
-                );
-            }
-        }
-        if self.cbfc.enabled && self.bfc.enabled {
-            bad(
-                NetField::Cbfc("bfc.enabled"),
-                "BFC and CBFC both hold switch queues back hop by hop: enable one of them".into(),
-            );
-        }
-        if self.cbfc.enabled && self.sfc.mode != crate::scheme::sfc::SfcMode::Off {
-            bad(
-                NetField::Cbfc("sfc.mode"),
-                "SFC is not modelled on a CBFC fabric (its pauses share the NICs' pause bits \
-                 with CBFC's credit blocking): set `sfc.mode = \"off\"` or disable CBFC"
-                    .into(),
-            );
-        }
-        if self.ndp.enabled && self.buffer.mode == BufferMode::Lossless {
-            bad(
-                NetField::Ndp("buffer.mode"),
-                "NDP trims instead of pausing: use a lossy or unlimited buffer".into(),
-            );
-        }
-        v
     }
 }
 
@@ -990,10 +852,10 @@ impl NetConfig {
             }
             _ => {}
         }
-        if self.ndp.enabled && self.ndp.rto_ps > 0 && self.ndp.rto_ps < base_rtt_ps {
+        for (key, message) in self.schemes.rtt_issues(base_rtt_ps, &short) {
             errs.push(ConfigIssue {
-                field: NetField::Ndp("ndp.rto"),
-                message: short(self.ndp.rto_ps),
+                field: NetField::Scheme(key),
+                message,
             });
         }
         (errs, warns)
@@ -1045,11 +907,11 @@ mod tests {
             rto_high_ps: 3 * MS,
             bdp_cap_bytes: 0,
         };
-        c.ndp.enabled = true;
-        c.ndp.rto_ps = 1;
+        c.schemes.ndp.enabled = true;
+        c.schemes.ndp.rto_ps = 1;
         let (e, _) = c.rtt_issues(10 * US);
         assert_eq!(e.len(), 1);
-        assert_eq!(e[0].field, NetField::Ndp("ndp.rto"));
+        assert_eq!(e[0].field, NetField::Scheme("ndp.rto"));
     }
 
     #[test]

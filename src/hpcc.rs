@@ -83,6 +83,8 @@ enum KeyUse {
     CcParam,
 }
 
+/// The core's keys; the schemes' own (`SFC_*`, `ONRAMP*`) are theirs
+/// ([`crate::scheme::SchemeConfig::HPCC_KEYS`]).
 const KEYS: &[(&str, KeyUse)] = &[
     ("PACKET_PAYLOAD_SIZE", KeyUse::Used),
     ("TOPOLOGY_FILE", KeyUse::Used),
@@ -134,7 +136,7 @@ const KEYS: &[(&str, KeyUse)] = &[
     ("KMAX_MAP", KeyUse::CcParam),
     ("KMIN_MAP", KeyUse::CcParam),
     ("PMAX_MAP", KeyUse::CcParam),
-    // Extensions.
+    // Extensions (the schemes' keys: `SchemeConfig::HPCC_KEYS`).
     ("BUFFER_MODE", KeyUse::Used),
     ("DT_ALPHA", KeyUse::Used),
     ("LOSS_RECOVERY", KeyUse::Used),
@@ -146,18 +148,6 @@ const KEYS: &[(&str, KeyUse)] = &[
     ("IRN_RTO_HIGH_US", KeyUse::Used),
     ("GBN_RTO_US", KeyUse::Used),
     ("PFC_EXPIRY", KeyUse::Used),
-    ("SFC_MODE", KeyUse::Used),
-    ("SFC_DEPLOY", KeyUse::Used),
-    ("SFC_QTH_BYTES", KeyUse::Used),
-    ("SFC_QTG_BYTES", KeyUse::Used),
-    ("SFC_BLOOM_RESET_NS", KeyUse::Used),
-    ("SFC_BTS_DELAY_NS", KeyUse::Used),
-    ("SFC_ESTIMATOR", KeyUse::Used),
-    ("SFC_ESTIMATOR_TAU_NS", KeyUse::Used),
-    ("ONRAMP", KeyUse::Used),
-    ("ONRAMP_THRESHOLD_NS", KeyUse::Used),
-    ("ONRAMP_GAIN", KeyUse::Used),
-    ("ONRAMP_EWMA", KeyUse::Used),
 ];
 
 impl HpccConfig {
@@ -178,7 +168,9 @@ impl HpccConfig {
                 continue;
             }
             let values: Vec<String> = toks.map(str::to_string).collect();
-            if !KEYS.iter().any(|(k, _)| *k == key) {
+            if !KEYS.iter().any(|(k, _)| *k == key)
+                && !crate::scheme::SchemeConfigs::is_hpcc_key(key)
+            {
                 warnings.push(format!("{name}:{}: unknown key `{key}` ignored", i + 1));
                 continue;
             }
@@ -274,6 +266,24 @@ impl HpccConfig {
 
     fn path(&self, key: &str) -> Result<Option<PathBuf>, String> {
         Ok(self.str(key).map(PathBuf::from))
+    }
+}
+
+impl crate::scheme::HpccFields for HpccConfig {
+    fn str(&self, key: &str) -> Option<&str> {
+        HpccConfig::str(self, key)
+    }
+    fn u64(&self, key: &str) -> Result<Option<u64>, String> {
+        self.num::<u64>(key)
+    }
+    fn f64(&self, key: &str) -> Result<Option<f64>, String> {
+        self.num::<f64>(key)
+    }
+    fn flag(&self, key: &str, default: bool) -> Result<bool, String> {
+        HpccConfig::flag(self, key, default)
+    }
+    fn err(&self, key: &str, msg: impl std::fmt::Display) -> String {
+        HpccConfig::err(self, key, msg)
     }
 }
 
@@ -425,8 +435,8 @@ fn check_memory(c: &HpccConfig, r: &HpccRun) -> Result<(), String> {
             &r.topo,
             &r.net,
             // The results stream too (`run_config`): flows cost nothing past completion,
-            // except with OnRamp (the list path keeps them).
-            if r.net.onramp.enabled || r.net.pbfs.enabled || r.net.ndp.enabled {
+            // except with a scheme that needs the list (the list path keeps them).
+            if r.net.schemes.needs_flow_list() {
                 crate::runguard::bytes_per_flow()
             } else {
                 0
@@ -631,7 +641,6 @@ fn check_rtt(
 /// Keys present that the chosen settings never read (warnings, as a TOML scenario's scheme
 /// keys while the scheme is off: "has no effect").
 fn no_effect_warnings(c: &HpccConfig, net: &NetConfig) -> Vec<String> {
-    use crate::scheme::sfc::SfcMode;
     let mut w = Vec::new();
     let mut unused = |keys: &[&str], why: &str| {
         for k in keys {
@@ -662,30 +671,8 @@ fn no_effect_warnings(c: &HpccConfig, net: &NetConfig) -> Vec<String> {
             "go-back-N's timeout applies only with LOSS_RECOVERY gbn (the default)",
         ),
     }
-    if net.sfc.mode == SfcMode::Off {
-        unused(
-            &[
-                "SFC_DEPLOY",
-                "SFC_QTH_BYTES",
-                "SFC_QTG_BYTES",
-                "SFC_BLOOM_RESET_NS",
-                "SFC_BTS_DELAY_NS",
-                "SFC_ESTIMATOR",
-                "SFC_ESTIMATOR_TAU_NS",
-            ],
-            "SFC is off (set SFC_MODE)",
-        );
-    } else if net.sfc.estimator_tau_ps == 0 {
-        unused(
-            &["SFC_ESTIMATOR_TAU_NS"],
-            "the estimator is off (set SFC_ESTIMATOR 1)",
-        );
-    }
-    if !net.onramp.enabled {
-        unused(
-            &["ONRAMP_THRESHOLD_NS", "ONRAMP_GAIN", "ONRAMP_EWMA"],
-            "OnRamp is off (set ONRAMP 1)",
-        );
+    for (keys, why) in net.schemes.hpcc_inert() {
+        unused(keys, why);
     }
     let maps = ["KMIN_MAP", "KMAX_MAP", "PMAX_MAP"];
     let given = maps.iter().filter(|k| c.get(k).is_some()).count();
@@ -807,64 +794,18 @@ fn resolve_cc_mode(
     // `fast_recovery_times = 5`, and for HPCC `mi_thresh = 5`, `multi_rate = true`,
     // `int_multi = 1` (`run.py`'s configs always write them, with other values for HPCC:
     // `MI_THRESH 0`, `MULTI_RATE 0`, `INT_MULTI bw/25`).
-    let has_win = c.flag("HAS_WIN", true)?;
-    let var_win = c.flag("VAR_WIN", false)?;
-    let rate_key = |key: &str| -> Result<Option<u64>, String> {
-        let v = c
-            .str(key)
-            .map(|v| parse_rate_bps(v).map_err(|e| c.err(key, e)))
-            .transpose()?;
-        match v {
-            // As `cc.min_rate` in a scenario: a floor above the line rate never lets the
-            // controller slow down.
-            Some(m) if key == "MIN_RATE" && m > host_rate => Err(c.err(
-                key,
-                format!(
-                    "{} is above the host link rate {}: the controller could never slow down",
-                    crate::units::fmt_rate(m),
-                    crate::units::fmt_rate(host_rate)
-                ),
-            )),
-            // As `cc.ai`/`cc.hai` in a scenario: one increase step past line rate is a unit
-            // slip (`1000Tb/s`).
-            Some(a) if key != "MIN_RATE" && a > fastest => Err(c.err(
-                key,
-                format!(
-                    "{} is above the fastest host link rate {}: a single increase step would pass line rate",
-                    crate::units::fmt_rate(a),
-                    crate::units::fmt_rate(fastest)
-                ),
-            )),
-            v => Ok(v),
-        }
-    };
-    let us_key = |key: &str| -> Result<Option<u64>, String> {
-        match c.num::<f64>(key)? {
-            None => Ok(None),
-            Some(v) if v > 0.0 && v.is_finite() => Ok(Some((v * US as f64).round() as u64)),
-            Some(_) => Err(c.err(key, "must be a positive number of microseconds")),
-        }
-    };
-    // DCQCN's timers: as `us_key`, but refused below the shortest accepted timer.
-    let timer_key = |key: &str| -> Result<Option<u64>, String> {
-        match us_key(key)? {
-            Some(v) if v < crate::cc::dcqcn::MIN_TIMER_PS => Err(c.err(
-                key,
-                format!(
-                    "below the shortest accepted DCQCN timer, {} µs (HPCC-sim's configs use \
-                     1–1500 µs; a timer firing every few picoseconds for every flow makes the run \
-                     take hours)",
-                    crate::cc::dcqcn::MIN_TIMER_PS as f64 / US as f64
-                ),
-            )),
-            v => Ok(v),
-        }
+    let k = CcKeys {
+        c,
+        host_rate,
+        fastest,
+        has_win: c.flag("HAS_WIN", true)?,
+        var_win: c.flag("VAR_WIN", false)?,
     };
     let setup = match cc_mode {
         "none" => {
             let mut s = crate::scenario::cc::preset("none", host_rate)?;
             s.cc = CcConfig::None(NoneParams {
-                window: if has_win {
+                window: if k.has_win {
                     NoneWindow::Bdp(1.0)
                 } else {
                     NoneWindow::Unlimited
@@ -872,125 +813,10 @@ fn resolve_cc_mode(
             });
             s
         }
-        "1" => {
-            let mut p = DcqcnParams::hpcc_preset(host_rate);
-            p.alpha_timer_ps = timer_key("ALPHA_RESUME_INTERVAL")?.unwrap_or(55 * US);
-            if let Some(v) = timer_key("RATE_DECREASE_INTERVAL")? {
-                p.rate_decrease_interval_ps = v;
-            }
-            match timer_key("RP_TIMER")? {
-                Some(v) => p.rate_increase_timer_ps = v,
-                None => {
-                    // HPCC-sim leaves rp_timer uninitialised (0 µs: an event storm).
-                    p.rate_increase_timer_ps = 1500 * US;
-                    warnings.push(c.err("RP_TIMER", "missing: HPCC-sim would use 0 µs (an event storm); using the attribute default 1500 µs"));
-                }
-            }
-            match c.num::<f64>("EWMA_GAIN")? {
-                Some(g) if g > 0.0 && g <= 1.0 => p.g = g,
-                Some(_) => return Err(c.err("EWMA_GAIN", "must be in (0, 1]")),
-                None => {
-                    p.g = 1.0 / 16.0;
-                    warnings.push(c.err("EWMA_GAIN", "missing: HPCC-sim would use 0 (1/16 in integer division: α frozen); using 1/16"));
-                }
-            }
-            p.fast_recovery_times = c.num::<u32>("FAST_RECOVERY_TIMES")?.unwrap_or(5);
-            if let Some(v) = rate_key("RATE_AI")? {
-                p.rate_ai_bps = v;
-            }
-            if let Some(v) = rate_key("RATE_HAI")? {
-                p.rate_hai_bps = v;
-            }
-            p.min_rate_bps = rate_key("MIN_RATE")?.unwrap_or(THIRD_CC_MIN_RATE_BPS);
-            p.clamp_target_rate = c.flag("CLAMP_TARGET_RATE", false)?;
-            if has_win {
-                p = p.with_window(0, var_win);
-            }
-            let mut s = crate::scenario::cc::preset("dcqcn", host_rate)?;
-            s.cc = CcConfig::Dcqcn(p);
-            s
-        }
-        "3" => {
-            // HPCC-sim's `UpdateRateHp` divides the queue term by `m_win`, which is 0 without
-            // a window.
-            if !has_win {
-                return Err(c.err(
-                    "HAS_WIN",
-                    "HPCC (CC_MODE 3) needs the window: HPCC-sim would divide by its window \
-                     m_win = 0 in UpdateRateHp (the queue term qLen/maxBdp); use HAS_WIN 1",
-                ));
-            }
-            let mut p = HpccParams::hpcc_sim_preset(host_rate);
-            // VAR_WIN 0: HPCC-sim's window is the fixed maxBdp, the rate still follows HPCC.
-            p.var_win = var_win;
-            if let Some(v) = c.num::<f64>("U_TARGET")? {
-                if !(v > 0.0 && v <= 1.0) {
-                    return Err(c.err("U_TARGET", "must be in (0, 1]"));
-                }
-                p.eta = v;
-            }
-            p.max_stage = c.num::<u32>("MI_THRESH")?.unwrap_or(THIRD_CC_MI_THRESH);
-            if let Some(v) = rate_key("RATE_AI")? {
-                p.ai = HpccAi::RateBps(v);
-            }
-            p.min_rate_bps = rate_key("MIN_RATE")?.unwrap_or(THIRD_CC_MIN_RATE_BPS);
-            p.reaction = if c.flag("FAST_REACT", true)? {
-                Reaction::PerAck
-            } else {
-                Reaction::PerRtt
-            };
-            p.multi_rate = c.flag("MULTI_RATE", true)?;
-            p.int_quantum = match c.num::<u32>("INT_MULTI")? {
-                Some(0) => {
-                    return Err(c.err(
-                        "INT_MULTI",
-                        "must be at least 1: HPCC-sim would divide by zero (the INT fields are \
-                         stored in units of 128·INT_MULTI and 80·INT_MULTI bytes)",
-                    ));
-                }
-                m => IntQuantum::hpcc_sim(m.unwrap_or(1)),
-            };
-            if c.flag("SAMPLE_FEEDBACK", false)? {
-                return Err(c.err("SAMPLE_FEEDBACK", "not implemented; use 0"));
-            }
-            let mut s = crate::scenario::cc::preset("hpcc_sim", host_rate)?;
-            s.cc = CcConfig::Hpcc(p);
-            s
-        }
-        "7" => {
-            let mut p = TimelyParams::hpcc_preset(host_rate);
-            if let Some(v) = rate_key("RATE_AI")? {
-                p.rate_ai_bps = v;
-            }
-            if let Some(v) = rate_key("RATE_HAI")? {
-                p.rate_hai_bps = v;
-            }
-            p.min_rate_bps = rate_key("MIN_RATE")?.unwrap_or(THIRD_CC_MIN_RATE_BPS);
-            if has_win {
-                p = p.with_window(0, var_win);
-            }
-            let mut s = crate::scenario::cc::preset("timely", host_rate)?;
-            s.cc = CcConfig::Timely(p);
-            s
-        }
-        "8" => {
-            let mut p = DctcpParams::hpcc_preset(host_rate, 0);
-            match c.num::<f64>("EWMA_GAIN")? {
-                Some(g) if g > 0.0 && g <= 1.0 => p.g = g,
-                Some(_) => return Err(c.err("EWMA_GAIN", "must be in (0, 1]")),
-                None => warnings.push(c.err(
-                    "EWMA_GAIN",
-                    "missing: HPCC-sim would use 0 (α frozen); using 1/16",
-                )),
-            }
-            p.rate_ai_bps = rate_key("DCTCP_RATE_AI")?.unwrap_or(THIRD_CC_DCTCP_RATE_AI_BPS);
-            p.min_rate_bps = rate_key("MIN_RATE")?.unwrap_or(THIRD_CC_MIN_RATE_BPS);
-            p.has_win = has_win;
-            p.var_win = var_win;
-            let mut s = crate::scenario::cc::preset("dctcp", host_rate)?;
-            s.cc = CcConfig::Dctcp(p);
-            s
-        }
+        "1" => dcqcn_mode(&k, warnings)?,
+        "3" => hpcc_mode(&k)?,
+        "7" => timely_mode(&k)?,
+        "8" => dctcp_mode(&k, warnings)?,
         "10" => {
             return Err(c.err(
                 "CC_MODE",
@@ -1005,6 +831,218 @@ fn resolve_cc_mode(
         }
     };
     Ok(setup)
+}
+
+/// The CC keys of an HPCC-sim config as the modes read them: rates checked against the host
+/// links, microsecond timers, and `HAS_WIN` / `VAR_WIN`.
+struct CcKeys<'a> {
+    c: &'a HpccConfig,
+    /// The slowest host link, bits per second.
+    host_rate: u64,
+    /// The fastest host link, bits per second.
+    fastest: u64,
+    /// `HAS_WIN` (default 1).
+    has_win: bool,
+    /// `VAR_WIN` (default 0).
+    var_win: bool,
+}
+
+impl CcKeys<'_> {
+    /// A rate key: `MIN_RATE` must not exceed the host link rate (as `cc.min_rate` in a
+    /// scenario: the controller could never slow down); an increase step (`RATE_AI`, …) must
+    /// not exceed the fastest host link (a unit slip, `1000Tb/s`).
+    fn rate(&self, key: &str) -> Result<Option<u64>, String> {
+        let (c, host_rate, fastest) = (self.c, self.host_rate, self.fastest);
+        let v = c
+            .str(key)
+            .map(|v| parse_rate_bps(v).map_err(|e| c.err(key, e)))
+            .transpose()?;
+        match v {
+            Some(m) if key == "MIN_RATE" && m > host_rate => Err(c.err(
+                key,
+                format!(
+                    "{} is above the host link rate {}: the controller could never slow down",
+                    crate::units::fmt_rate(m),
+                    crate::units::fmt_rate(host_rate)
+                ),
+            )),
+            Some(a) if key != "MIN_RATE" && a > fastest => Err(c.err(
+                key,
+                format!(
+                    "{} is above the fastest host link rate {}: a single increase step would pass line rate",
+                    crate::units::fmt_rate(a),
+                    crate::units::fmt_rate(fastest)
+                ),
+            )),
+            v => Ok(v),
+        }
+    }
+
+    /// A positive number of microseconds, in picoseconds.
+    fn us(&self, key: &str) -> Result<Option<u64>, String> {
+        match self.c.num::<f64>(key)? {
+            None => Ok(None),
+            Some(v) if v > 0.0 && v.is_finite() => Ok(Some((v * US as f64).round() as u64)),
+            Some(_) => Err(self.c.err(key, "must be a positive number of microseconds")),
+        }
+    }
+
+    /// A DCQCN timer: as [`Self::us`], but refused below the shortest accepted timer.
+    fn timer(&self, key: &str) -> Result<Option<u64>, String> {
+        match self.us(key)? {
+            Some(v) if v < crate::cc::dcqcn::MIN_TIMER_PS => Err(self.c.err(
+                key,
+                format!(
+                    "below the shortest accepted DCQCN timer, {} µs (HPCC-sim's configs use \
+                     1–1500 µs; a timer firing every few picoseconds for every flow makes the run \
+                     take hours)",
+                    crate::cc::dcqcn::MIN_TIMER_PS as f64 / US as f64
+                ),
+            )),
+            v => Ok(v),
+        }
+    }
+}
+
+/// [`resolve_cc_mode`]: DCQCN (`CC_MODE 1`).
+fn dcqcn_mode(
+    k: &CcKeys<'_>,
+    warnings: &mut Vec<String>,
+) -> Result<crate::scenario::cc::CcSetup, String> {
+    let c = k.c;
+    let mut p = DcqcnParams::hpcc_preset(k.host_rate);
+    p.alpha_timer_ps = k.timer("ALPHA_RESUME_INTERVAL")?.unwrap_or(55 * US);
+    if let Some(v) = k.timer("RATE_DECREASE_INTERVAL")? {
+        p.rate_decrease_interval_ps = v;
+    }
+    match k.timer("RP_TIMER")? {
+        Some(v) => p.rate_increase_timer_ps = v,
+        None => {
+            // HPCC-sim leaves rp_timer uninitialised (0 µs: an event storm).
+            p.rate_increase_timer_ps = 1500 * US;
+            warnings.push(c.err("RP_TIMER", "missing: HPCC-sim would use 0 µs (an event storm); using the attribute default 1500 µs"));
+        }
+    }
+    match c.num::<f64>("EWMA_GAIN")? {
+        Some(g) if g > 0.0 && g <= 1.0 => p.g = g,
+        Some(_) => return Err(c.err("EWMA_GAIN", "must be in (0, 1]")),
+        None => {
+            p.g = 1.0 / 16.0;
+            warnings.push(c.err(
+                "EWMA_GAIN",
+                "missing: HPCC-sim would use 0 (1/16 in integer division: α frozen); using 1/16",
+            ));
+        }
+    }
+    p.fast_recovery_times = c.num::<u32>("FAST_RECOVERY_TIMES")?.unwrap_or(5);
+    if let Some(v) = k.rate("RATE_AI")? {
+        p.rate_ai_bps = v;
+    }
+    if let Some(v) = k.rate("RATE_HAI")? {
+        p.rate_hai_bps = v;
+    }
+    p.min_rate_bps = k.rate("MIN_RATE")?.unwrap_or(THIRD_CC_MIN_RATE_BPS);
+    p.clamp_target_rate = c.flag("CLAMP_TARGET_RATE", false)?;
+    if k.has_win {
+        p = p.with_window(0, k.var_win);
+    }
+    let mut s = crate::scenario::cc::preset("dcqcn", k.host_rate)?;
+    s.cc = CcConfig::Dcqcn(p);
+    Ok(s)
+}
+
+/// [`resolve_cc_mode`]: HPCC (`CC_MODE 3`).
+fn hpcc_mode(k: &CcKeys<'_>) -> Result<crate::scenario::cc::CcSetup, String> {
+    let c = k.c;
+    // HPCC-sim's `UpdateRateHp` divides the queue term by `m_win`, which is 0 without
+    // a window.
+    if !k.has_win {
+        return Err(c.err(
+            "HAS_WIN",
+            "HPCC (CC_MODE 3) needs the window: HPCC-sim would divide by its window \
+             m_win = 0 in UpdateRateHp (the queue term qLen/maxBdp); use HAS_WIN 1",
+        ));
+    }
+    let mut p = HpccParams::hpcc_sim_preset(k.host_rate);
+    // VAR_WIN 0: HPCC-sim's window is the fixed maxBdp, the rate still follows HPCC.
+    p.var_win = k.var_win;
+    if let Some(v) = c.num::<f64>("U_TARGET")? {
+        if !(v > 0.0 && v <= 1.0) {
+            return Err(c.err("U_TARGET", "must be in (0, 1]"));
+        }
+        p.eta = v;
+    }
+    p.max_stage = c.num::<u32>("MI_THRESH")?.unwrap_or(THIRD_CC_MI_THRESH);
+    if let Some(v) = k.rate("RATE_AI")? {
+        p.ai = HpccAi::RateBps(v);
+    }
+    p.min_rate_bps = k.rate("MIN_RATE")?.unwrap_or(THIRD_CC_MIN_RATE_BPS);
+    p.reaction = if c.flag("FAST_REACT", true)? {
+        Reaction::PerAck
+    } else {
+        Reaction::PerRtt
+    };
+    p.multi_rate = c.flag("MULTI_RATE", true)?;
+    p.int_quantum = match c.num::<u32>("INT_MULTI")? {
+        Some(0) => {
+            return Err(c.err(
+                "INT_MULTI",
+                "must be at least 1: HPCC-sim would divide by zero (the INT fields are \
+                 stored in units of 128·INT_MULTI and 80·INT_MULTI bytes)",
+            ));
+        }
+        m => IntQuantum::hpcc_sim(m.unwrap_or(1)),
+    };
+    if c.flag("SAMPLE_FEEDBACK", false)? {
+        return Err(c.err("SAMPLE_FEEDBACK", "not implemented; use 0"));
+    }
+    let mut s = crate::scenario::cc::preset("hpcc_sim", k.host_rate)?;
+    s.cc = CcConfig::Hpcc(p);
+    Ok(s)
+}
+
+/// [`resolve_cc_mode`]: TIMELY (`CC_MODE 7`).
+fn timely_mode(k: &CcKeys<'_>) -> Result<crate::scenario::cc::CcSetup, String> {
+    let mut p = TimelyParams::hpcc_preset(k.host_rate);
+    if let Some(v) = k.rate("RATE_AI")? {
+        p.rate_ai_bps = v;
+    }
+    if let Some(v) = k.rate("RATE_HAI")? {
+        p.rate_hai_bps = v;
+    }
+    p.min_rate_bps = k.rate("MIN_RATE")?.unwrap_or(THIRD_CC_MIN_RATE_BPS);
+    if k.has_win {
+        p = p.with_window(0, k.var_win);
+    }
+    let mut s = crate::scenario::cc::preset("timely", k.host_rate)?;
+    s.cc = CcConfig::Timely(p);
+    Ok(s)
+}
+
+/// [`resolve_cc_mode`]: DCTCP (`CC_MODE 8`).
+fn dctcp_mode(
+    k: &CcKeys<'_>,
+    warnings: &mut Vec<String>,
+) -> Result<crate::scenario::cc::CcSetup, String> {
+    let c = k.c;
+    let mut p = DctcpParams::hpcc_preset(k.host_rate, 0);
+    match c.num::<f64>("EWMA_GAIN")? {
+        Some(g) if g > 0.0 && g <= 1.0 => p.g = g,
+        Some(_) => return Err(c.err("EWMA_GAIN", "must be in (0, 1]")),
+        None => warnings.push(c.err(
+            "EWMA_GAIN",
+            "missing: HPCC-sim would use 0 (α frozen); using 1/16",
+        )),
+    }
+    p.rate_ai_bps = k
+        .rate("DCTCP_RATE_AI")?
+        .unwrap_or(THIRD_CC_DCTCP_RATE_AI_BPS);
+    p.min_rate_bps = k.rate("MIN_RATE")?.unwrap_or(THIRD_CC_MIN_RATE_BPS);
+    p.has_win = k.has_win;
+    p.var_win = k.var_win;
+    let mut s = crate::scenario::cc::preset("dctcp", k.host_rate)?;
+    s.cc = CcConfig::Dctcp(p);
+    Ok(s)
 }
 
 /// ECN maps (`KMIN_MAP`/`KMAX_MAP`/`PMAX_MAP`, K in units of 1000 B) and `ENABLE_QCN`.
@@ -1107,8 +1145,8 @@ fn check_unimplemented(
     Ok(())
 }
 
-/// The network model: stop time, packet size, buffer, loss recovery, framing, PFC and the SFC
-/// keys; then every value is range-checked by [`NetConfig::issues`], each problem named by
+/// The network model: stop time, packet size, buffer, loss recovery, framing, PFC and the
+/// schemes' keys; then every value is range-checked by [`NetConfig::issues`], each problem named by
 /// its config key. Returns the model and `ERROR_RATE_PER_LINK`.
 fn resolve_net(
     c: &HpccConfig,
@@ -1235,7 +1273,7 @@ fn resolve_net(
         ..NetConfig::default()
     };
     let mut net = net;
-    resolve_sfc_keys(c, &mut net)?;
+    net.schemes.resolve_hpcc(c)?;
     if let Some(i) = net.issues().into_iter().next() {
         return Err(c.err(hpcc_key(i.field), i.message));
     }
@@ -1255,15 +1293,7 @@ fn hpcc_key(f: crate::config::NetField) -> &'static str {
         F::Stop => "SIMULATOR_STOP_TIME",
         F::Ecn => "KMAX_MAP",
         F::EcnPmax => "PMAX_MAP",
-        F::SfcThresholds => "SFC_QTG_BYTES",
-        F::SfcBtsDelay => "SFC_BTS_DELAY_NS",
-        // No HPCC-sim key sets the pause quantum (scenario files only); never reported here.
-        F::SfcPauseQuantum => "SFC_MODE",
-        F::OnRampGain => "ONRAMP_GAIN",
-        F::OnRampEwma => "ONRAMP_EWMA",
         F::PfcQuanta | F::PfcHeadroomFactor | F::PfcAlpha => "PFC_EXPIRY",
-        // PB-FS has no HPCC-sim config keys (scenario files only); never reported here.
-        F::PbfsSlots | F::PbfsDelta | F::PbfsMu => "PBFS",
         F::IntBytes
         | F::QueuesPerPort
         | F::DrrQuantum
@@ -1272,89 +1302,10 @@ fn hpcc_key(f: crate::config::NetField) -> &'static str {
         | F::CnpInterval
         | F::QueueMonitorInterval
         | F::SwitchAckHighPrio => "CC_MODE",
-        // TCD has no HPCC-sim key (it is never enabled from an HPCC config): its own name.
-        F::Tcd(key) | F::Ndp(key) | F::Bfc(key) | F::Cbfc(key) => key,
+        // A scheme's key ([`crate::scheme::SchemeConfig::hpcc_key`]); a scheme without HPCC-sim
+        // keys is never enabled from an HPCC config: its own name.
+        F::Scheme(key) => crate::scheme::SchemeConfigs::hpcc_key(key),
     }
-}
-
-/// SFC / OnRamp extension keys (see `docs/hpcc-compat.md`).
-fn resolve_sfc_keys(c: &HpccConfig, net: &mut NetConfig) -> Result<(), String> {
-    use crate::scheme::sfc::{SfcDeploy, SfcMode};
-    if let Some(m) = c.str("SFC_MODE") {
-        net.sfc.mode = match m {
-            "off" => SfcMode::Off,
-            "sfc" => SfcMode::Sfc,
-            "ingress" => SfcMode::Ingress,
-            "egress" => SfcMode::Egress,
-            "sfcp" => SfcMode::SfcP,
-            _ => return Err(c.err("SFC_MODE", "expected off, sfc, ingress, egress or sfcp")),
-        };
-    }
-    if let Some(d) = c.str("SFC_DEPLOY") {
-        net.sfc.deploy = match d {
-            "tor" => SfcDeploy::Tor,
-            "all" => SfcDeploy::All,
-            _ => return Err(c.err("SFC_DEPLOY", "expected tor or all")),
-        };
-    }
-    // 0 in these keys is the "derive it" marker inside the model: a config that writes 0
-    // would silently get the derived default, so it is refused (omit the key instead), as
-    // for the TOML keys.
-    let positive = |key: &str, v: u64| -> Result<u64, String> {
-        if v == 0 {
-            Err(c.err(key, "must be positive; omit the key for the default"))
-        } else {
-            Ok(v)
-        }
-    };
-    if let Some(v) = c.num::<u64>("SFC_QTH_BYTES")? {
-        net.sfc.qth_bytes = positive("SFC_QTH_BYTES", v)?;
-    }
-    if let Some(v) = c.num::<u64>("SFC_QTG_BYTES")? {
-        net.sfc.qtg_bytes = positive("SFC_QTG_BYTES", v)?;
-    }
-    if net.sfc.qth_bytes > 0 && net.sfc.qtg_bytes > net.sfc.qth_bytes {
-        return Err(c.err("SFC_QTG_BYTES", "must not exceed SFC_QTH_BYTES"));
-    }
-    // A nanosecond key in picoseconds, refused past the simulator's time range (instead of
-    // wrapping around).
-    let ns_key = |key: &str| -> Result<Option<u64>, String> {
-        match c.num::<u64>(key)? {
-            Some(v) if v > MAX_TIME_PS / 1000 => {
-                Err(c.err(key, "longer than the simulator's time range"))
-            }
-            v => Ok(v.map(|v| v * 1000)),
-        }
-    };
-    if let Some(v) = ns_key("SFC_BLOOM_RESET_NS")? {
-        net.sfc.bloom_reset_ps = positive("SFC_BLOOM_RESET_NS", v)?;
-    }
-    if let Some(v) = ns_key("SFC_BTS_DELAY_NS")? {
-        net.sfc.bts_delay_ps = v;
-    }
-    if c.flag("SFC_ESTIMATOR", false)? {
-        // Default window τ: 10 µs (about one base RTT of the paper's Clos).
-        net.sfc.estimator_tau_ps = ns_key("SFC_ESTIMATOR_TAU_NS")?
-            .unwrap_or(10_000_000)
-            .max(1000);
-    }
-    net.onramp.enabled = c.flag("ONRAMP", false)?;
-    if let Some(v) = ns_key("ONRAMP_THRESHOLD_NS")? {
-        net.onramp.threshold_ps = positive("ONRAMP_THRESHOLD_NS", v)?;
-    }
-    if let Some(v) = c.num::<f64>("ONRAMP_GAIN")? {
-        if !(v > 0.0 && v.is_finite()) {
-            return Err(c.err("ONRAMP_GAIN", "must be positive"));
-        }
-        net.onramp.gain = v;
-    }
-    if let Some(v) = c.num::<f64>("ONRAMP_EWMA")? {
-        if !(v > 0.0 && v <= 1.0) {
-            return Err(c.err("ONRAMP_EWMA", "must be in (0, 1]"));
-        }
-        net.onramp.ewma_w = v;
-    }
-    Ok(())
 }
 
 /// Keys present in the config that have no effect for the chosen CC mode (for the banner).
@@ -1379,6 +1330,51 @@ fn tell(line: &str) {
 
 /// What an interrupted `sfc hpcc` says about its outputs.
 const INTERRUPT_NOTE: &str = "this run's output files (the config's FCT_OUTPUT_FILE, PFC_OUTPUT_FILE, BUFFER_MON_FILE, SUMMARY_FILE) are absent or incomplete: those of a previous run were removed before it started";
+
+/// The resolved config's warnings, and the CC keys `CC_MODE none` ignores, on stderr.
+fn tell_notes(c: &HpccConfig, r: &HpccRun) {
+    for w in &r.warnings {
+        tell(&format!("warning: {w}"));
+    }
+    if matches!(r.cc, CcConfig::None(_)) {
+        let ign = ignored_cc_keys(c);
+        if !ign.is_empty() {
+            tell(&format!("note: CC_MODE none ignores {}", ign.join(", ")));
+        }
+    }
+}
+
+/// Every output location was checked by [`resolve`]; the previous run's files go before the
+/// run, the completion record (SUMMARY_FILE) first.
+fn remove_previous_outputs(c: &HpccConfig, r: &HpccRun) -> Result<(), String> {
+    let outputs: Vec<&Path> = [
+        &r.summary_file,
+        &r.fct_file,
+        &r.pfc_file,
+        &r.buffer_mon_file,
+    ]
+    .into_iter()
+    .filter_map(|p| p.as_deref())
+    .collect();
+    crate::runguard::remove_stale_outputs(&outputs).map_err(|e| format!("{}: {e}", c.name))
+}
+
+/// `PFC_OUTPUT_FILE`: one line per PFC frame received: time_ns node_id node_type if_index
+/// type (1 = pause).
+fn write_pfc_file(p: &Path, sim: &crate::sim::Simulator) -> Result<(), String> {
+    let mut out = String::new();
+    for rec in &sim.pfc_log() {
+        out.push_str(&format!(
+            "{} {} {} {} {}\n",
+            rec.time_ps / 1000,
+            rec.node,
+            u8::from(rec.is_switch),
+            rec.port + 1,
+            u8::from(rec.pause)
+        ));
+    }
+    write_atomic(p, out.as_bytes()).map_err(|e| format!("{}: {e}", p.display()))
+}
 
 /// `sfc hpcc CONFIG`: run and write HPCC-format outputs.
 ///
@@ -1410,28 +1406,9 @@ pub fn run_config_with(path: &Path, cwd: Option<&Path>, stream: bool) -> Result<
         None => std::env::current_dir().map_err(|e| e.to_string())?,
     };
     let r = resolve_with(&c, &cwd, stream)?;
-    for w in &r.warnings {
-        tell(&format!("warning: {w}"));
-    }
-    if matches!(r.cc, CcConfig::None(_)) {
-        let ign = ignored_cc_keys(&c);
-        if !ign.is_empty() {
-            tell(&format!("note: CC_MODE none ignores {}", ign.join(", ")));
-        }
-    }
+    tell_notes(&c, &r);
     let nflows = r.flows.len();
-    // Every output location was checked by `resolve`; the previous run's files go now, the
-    // completion record (SUMMARY_FILE) first.
-    let outputs: Vec<&Path> = [
-        &r.summary_file,
-        &r.fct_file,
-        &r.pfc_file,
-        &r.buffer_mon_file,
-    ]
-    .into_iter()
-    .filter_map(|p| p.as_deref())
-    .collect();
-    crate::runguard::remove_stale_outputs(&outputs).map_err(|e| format!("{}: {e}", c.name))?;
+    remove_previous_outputs(&c, &r)?;
     crate::runguard::set_interrupt_note(INTERRUPT_NOTE);
     let seed = r.net.seed;
     let (mut sim, streamed) = match r.flows {
@@ -1497,19 +1474,7 @@ pub fn run_config_with(path: &Path, cwd: Option<&Path>, stream: bool) -> Result<
         }
     }
     if let Some(p) = &r.pfc_file {
-        // One line per PFC frame received: time_ns node_id node_type if_index type(1 = pause).
-        let mut out = String::new();
-        for rec in &sim.pfc_log() {
-            out.push_str(&format!(
-                "{} {} {} {} {}\n",
-                rec.time_ps / 1000,
-                rec.node,
-                u8::from(rec.is_switch),
-                rec.port + 1,
-                u8::from(rec.pause)
-            ));
-        }
-        write_atomic(p, out.as_bytes()).map_err(|e| format!("{}: {e}", p.display()))?;
+        write_pfc_file(p, &sim)?;
     }
     if let Some(w) = crate::report::lossless_drop_warning(&sim) {
         tell(&w);

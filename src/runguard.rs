@@ -254,28 +254,10 @@ impl MemoryEstimate {
 }
 
 /// The per-switch tables of the flow-control schemes that a run allocates when it is built,
-/// whatever its traffic: `(key that sizes the table, bytes per switch)` — BFC's flow table
-/// (`bfc.vfid_table`), SFC's pause cache (`sfc.cache_entries`) and Bloom filter
-/// (`sfc.bloom_bits`). Counted at every switch (an upper bound for SFC deployed at ToRs).
+/// whatever its traffic: `(key that sizes the table, bytes per switch)`, as each scheme
+/// declares them ([`crate::scheme::SchemeConfig::tables`]), counted at every switch.
 pub fn scheme_tables(net: &NetConfig) -> Vec<(&'static str, u64)> {
-    let mut v = Vec::new();
-    if net.bfc.enabled {
-        v.push((
-            "bfc.vfid_table",
-            crate::scheme::bfc::FlowTable::bytes_for(&net.bfc),
-        ));
-    }
-    if net.sfc.mode != crate::scheme::sfc::SfcMode::Off {
-        v.push((
-            "sfc.cache_entries",
-            crate::scheme::sfc::PauseCache::bytes_for(net.sfc.cache_entries),
-        ));
-        v.push((
-            "sfc.bloom_bits",
-            (net.sfc.bloom_bits as u64).div_ceil(64) * 8,
-        ));
-    }
-    v
+    net.schemes.tables()
 }
 
 /// The scheme table ([`scheme_tables`]) that takes the most memory over all switches of
@@ -696,11 +678,12 @@ pub fn check_memory_stream(
     stream: &crate::workload::stream::FlowStream,
     results_streamed: bool,
 ) -> Result<MemoryEstimate, String> {
-    // OnRamp, PB-FS and NDP collect the stream into a list (`Simulator::with_stream`) and
-    // keep their records; otherwise a flow costs its record until the end, or nothing past
+    // Schemes that need the flow list (OnRamp, PB-FS, NDP:
+    // [`crate::scheme::SchemeConfig::needs_flow_list`]) collect the stream into a list
+    // (`Simulator::with_stream`) and keep their records; otherwise a flow costs its record until the end, or nothing past
     // its completion when the results stream too (the flows in progress, like their QP
     // state, are not counted).
-    let per_flow = if net.onramp.enabled || net.pbfs.enabled || net.ndp.enabled {
+    let per_flow = if net.schemes.needs_flow_list() {
         bytes_per_flow()
     } else if results_streamed {
         0

@@ -9,6 +9,7 @@
 mod common;
 
 use sfc::cc::CcConfig;
+use sfc::scheme::SchemeConfigs;
 
 use sfc::config::{BufferConfig, BufferMode, NetConfig, SchedulerKind};
 use sfc::scheme::bfc::switch::BfcSwitch;
@@ -43,7 +44,10 @@ fn net(mode: BfcMode) -> NetConfig {
             size_bytes: 12_000_000,
             dt_alpha: 1.0,
         },
-        bfc: b,
+        schemes: SchemeConfigs {
+            bfc: b,
+            ..Default::default()
+        },
         ..NetConfig::default()
     }
 }

@@ -8,6 +8,7 @@
 use sfc::cc::CcConfig;
 use sfc::config::{BufferConfig, BufferMode, EcnConfig, NetConfig};
 use sfc::scheme::HostScheme;
+use sfc::scheme::SchemeConfigs;
 use sfc::scheme::cbfc::host::CbfcHost;
 use sfc::scheme::cbfc::switch::CbfcSwitch;
 use sfc::scheme::cbfc::{CbfcConfig, Credits};
@@ -36,9 +37,12 @@ fn net(cbfc: CbfcConfig) -> NetConfig {
             size_bytes: 4_000_000,
             dt_alpha: 1.0,
         },
-        cbfc: CbfcConfig {
-            enabled: true,
-            ..cbfc
+        schemes: SchemeConfigs {
+            cbfc: CbfcConfig {
+                enabled: true,
+                ..cbfc
+            },
+            ..Default::default()
         },
         ..NetConfig::default()
     }
@@ -321,20 +325,21 @@ fn victim_flows() -> Vec<FlowSpec> {
 /// Step marking at 40 KB: TCD-IB (`tcd`) or FECN (`!tcd`).
 fn marking_net(tcd: bool) -> NetConfig {
     const K: u64 = 40_000;
-    NetConfig {
+    let mut n = NetConfig {
         ecn: EcnConfig::step(K, &[50 * GBPS, 100 * GBPS]),
-        tcd: TcdConfig {
-            enabled: tcd,
-            threshold_bytes: Some(K),
-            ce_marking: CeMarking::Step,
-            ..TcdConfig::default()
-        },
         ..net(CbfcConfig {
             fecn: !tcd,
             fecn_threshold_bytes: Some(K),
             ..CbfcConfig::default()
         })
-    }
+    };
+    n.schemes.tcd = TcdConfig {
+        enabled: tcd,
+        threshold_bytes: Some(K),
+        ce_marking: CeMarking::Step,
+        ..TcdConfig::default()
+    };
+    n
 }
 
 /// TCD-IB marks the credit-starved victim port UE and never CE (its ON periods are cut by
@@ -398,7 +403,7 @@ fn tcd_ib_marks_the_victim_port_ue_not_ce() {
     // not mark: the victim port (released every credit period) marks far less; the hot port
     // (never credit-blocked: it faces a host) marks as before.
     let mut cfg = marking_net(false);
-    cfg.cbfc.fecn_victim_mask = false;
+    cfg.schemes.cbfc.fecn_victim_mask = false;
     let mut nv = sim(
         victim_topo(),
         cfg,
@@ -442,9 +447,9 @@ size = "1MB"
         )
     };
     let ok = load("[buffer]\nmode = \"lossless\"\n[cbfc]\nenabled = true\nfecn = true\nperiod = \"10us\"\nlimit = \"100KB\"\n").unwrap();
-    assert!(ok.net.cbfc.enabled && ok.net.cbfc.fecn);
-    assert_eq!(ok.net.cbfc.period_ps, Some(10 * US));
-    assert_eq!(ok.net.cbfc.limit_bytes, Some(100_000));
+    assert!(ok.net.schemes.cbfc.enabled && ok.net.schemes.cbfc.fecn);
+    assert_eq!(ok.net.schemes.cbfc.period_ps, Some(10 * US));
+    assert_eq!(ok.net.schemes.cbfc.limit_bytes, Some(100_000));
     let err = |extra: &str, key: &str, words: &str| {
         let Err(e) = load(extra) else {
             panic!("accepted: {extra}");

@@ -16,6 +16,7 @@
 use sfc::cc::CcConfig;
 use sfc::cc::CongestionControl;
 use sfc::config::{BufferConfig, BufferMode, NetConfig};
+use sfc::scheme::SchemeConfigs;
 use sfc::scheme::pbfs::host::PbfsHost;
 use sfc::scheme::pbfs::switch::PbfsSwitch;
 use sfc::scheme::pbfs::{PbfsConfig, reaction};
@@ -97,7 +98,10 @@ fn pbfs_json(sim: &Simulator) -> serde_json::Value {
 #[test]
 fn one_marked_flow_into_an_idle_port_gets_no_postcard() {
     let cfg = NetConfig {
-        pbfs: pbfs(),
+        schemes: SchemeConfigs {
+            pbfs: pbfs(),
+            ..Default::default()
+        },
         ..NetConfig::default()
     };
     let mut sim = star_sim(2, cfg, &[flow(0, 1, 100 * 1000)]);
@@ -142,7 +146,10 @@ fn one_marked_flow_into_an_idle_port_gets_no_postcard() {
 #[test]
 fn two_line_rate_flows_one_postcard_each_and_algorithm_1_rate() {
     let cfg = NetConfig {
-        pbfs: pbfs(),
+        schemes: SchemeConfigs {
+            pbfs: pbfs(),
+            ..Default::default()
+        },
         ..NetConfig::default()
     };
     let mut sim = star_sim(3, cfg, &[flow(0, 2, 1_000_000), flow(1, 2, 1_000_000)]);
@@ -224,7 +231,10 @@ fn marking_just_below_and_above_tau_times_line_rate() {
         (23_849, true, 2),
     ] {
         let cfg = NetConfig {
-            pbfs: pbfs(),
+            schemes: SchemeConfigs {
+                pbfs: pbfs(),
+                ..Default::default()
+            },
             ..NetConfig::default()
         };
         let mut sim = star_sim(2, cfg, &[flow(0, 1, size)]);
@@ -237,9 +247,12 @@ fn marking_just_below_and_above_tau_times_line_rate() {
     }
     // With τ = 4 µs (T·τ = 12,500 B) the 23,847 B flow uses PB-FS too.
     let cfg = NetConfig {
-        pbfs: PbfsConfig {
-            tau_ps: 4 * US,
-            ..pbfs()
+        schemes: SchemeConfigs {
+            pbfs: PbfsConfig {
+                tau_ps: 4 * US,
+                ..pbfs()
+            },
+            ..Default::default()
         },
         ..NetConfig::default()
     };
@@ -263,7 +276,7 @@ fn postcards_travel_in_the_control_class_and_are_never_dropped() {
             },
             ..NetConfig::default()
         };
-        cfg.pbfs = pbfs();
+        cfg.schemes.pbfs = pbfs();
         let flows: Vec<_> = (1..=7).map(|s| flow(s, 0, 200_000)).collect();
         let mut sim = star_sim(8, cfg, &flows);
         run_to(&mut sim, 3_000 * US);
@@ -348,14 +361,18 @@ fn scenario(extra: &str, sets: &[&str]) -> Result<sfc::scenario::Scenario, Strin
 fn scenario_keys_and_defaults() {
     let s = scenario("[pbfs]\nenabled = true\n", &[]).unwrap();
     assert_eq!(
-        s.net.pbfs,
+        s.net.schemes.pbfs,
         PbfsConfig {
             enabled: true,
             ..PbfsConfig::default()
         }
     );
     assert_eq!(
-        (s.net.pbfs.n_slots, s.net.pbfs.delta, s.net.pbfs.mu),
+        (
+            s.net.schemes.pbfs.n_slots,
+            s.net.schemes.pbfs.delta,
+            s.net.schemes.pbfs.mu
+        ),
         (8, 6, 0.95)
     );
     let s = scenario(
@@ -363,7 +380,7 @@ fn scenario_keys_and_defaults() {
         &[],
     )
     .unwrap();
-    let p = &s.net.pbfs;
+    let p = &s.net.schemes.pbfs;
     assert_eq!(p.deploy, sfc::scheme::pbfs::PbfsDeploy::Tor);
     assert_eq!(
         (p.n_slots, p.delta, p.dc_rtt_ps, p.tau_ps),
@@ -403,7 +420,7 @@ fn scenario_errors_name_the_key() {
     }
     // Keys while PB-FS is off only warn.
     let s = scenario("[pbfs]\ndelta = 4\n", &[]).unwrap();
-    assert!(!s.net.pbfs.enabled);
+    assert!(!s.net.schemes.pbfs.enabled);
     assert!(
         s.warnings.iter().any(|w| w.contains("pbfs.delta")),
         "{:?}",
@@ -411,7 +428,7 @@ fn scenario_errors_name_the_key() {
     );
     // `--set` switches it on.
     let s = scenario("", &["pbfs.enabled=true"]).unwrap();
-    assert!(s.net.pbfs.enabled);
+    assert!(s.net.schemes.pbfs.enabled);
 }
 
 /// The paper's topology (§V-A) as a `three_tier` scenario: 320 hosts, 20 ToRs, 20 aggregation
@@ -463,7 +480,10 @@ fn dcqcn_and_dctcp_run_at_the_postcard_rate() {
         let s = preset(name, LINE).unwrap();
         assert_eq!(s.int_bytes, 0);
         let cfg = NetConfig {
-            pbfs: pbfs(),
+            schemes: SchemeConfigs {
+                pbfs: pbfs(),
+                ..Default::default()
+            },
             ecn: s.ecn,
             cnp: s.cnp,
             ack_high_prio: s.ack_high_prio,
@@ -514,7 +534,10 @@ fn postcards_from_the_remote_tor_travel_three_links() {
     })
     .unwrap();
     let cfg = NetConfig {
-        pbfs: pbfs(),
+        schemes: SchemeConfigs {
+            pbfs: pbfs(),
+            ..Default::default()
+        },
         ..NetConfig::default()
     };
     let mut sim = Simulator::new(
@@ -549,7 +572,10 @@ fn postcards_from_the_remote_tor_travel_three_links() {
 #[test]
 fn dcqcn_recovers_from_a_pbfs_correction_without_a_cnp() {
     let cfg = NetConfig {
-        pbfs: pbfs(),
+        schemes: SchemeConfigs {
+            pbfs: pbfs(),
+            ..Default::default()
+        },
         ..NetConfig::default()
     };
     let topo = shapes::star(3, LINE, US).unwrap();

@@ -20,6 +20,7 @@
 //! order in which its links were declared (host links first, then the uplinks/core link).
 
 use sfc::cc::CcConfig;
+use sfc::scheme::SchemeConfigs;
 
 mod util {
     use sfc::config::{BufferConfig, BufferMode, NetConfig};
@@ -237,7 +238,7 @@ fn c1_two_flow_peak_queue_is_b_bts_below_b_ack() {
     let (t_a, t_b) = (4 * US, US);
     let topo = shapes::dumbbell(2, 1, LINE, US, 400 * GBPS, 3 * US).unwrap();
     let mut cfg = unlimited();
-    cfg.sfc = sfc(SfcMode::Ingress, k * PKT, 1);
+    cfg.schemes.sfc = sfc(SfcMode::Ingress, k * PKT, 1);
     let flows = [flow(0, 2, BIG, 0), flow(1, 2, BIG, t0)];
     let mut sim = Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap();
     let mut fp = FirstPause::new(2);
@@ -297,8 +298,8 @@ fn c1_two_flow_peak_queue_is_b_bts_below_b_ack() {
 fn c1_delayed(mode: SfcMode, delay_ps: u64) -> Simulator {
     let topo = shapes::dumbbell(2, 1, LINE, US, 400 * GBPS, 3 * US).unwrap();
     let mut cfg = unlimited();
-    cfg.sfc = sfc(mode, 20 * PKT, 1);
-    cfg.sfc.bts_delay_ps = delay_ps;
+    cfg.schemes.sfc = sfc(mode, 20 * PKT, 1);
+    cfg.schemes.sfc.bts_delay_ps = delay_ps;
     let flows = [flow(0, 2, BIG, 0), flow(1, 2, BIG, 20 * US)];
     Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap()
 }
@@ -438,11 +439,11 @@ fn estimator_pauses_synchronized_senders_one_dre_window_fraction_in() {
     let run = |delay_ps: u64| {
         let topo = shapes::dumbbell(2, 1, LINE, US, 400 * GBPS, 3 * US).unwrap();
         let mut cfg = unlimited();
-        cfg.sfc = sfc(SfcMode::Sfc, 1000 * PKT, 1);
-        cfg.sfc.estimator_tau_ps = tau;
+        cfg.schemes.sfc = sfc(SfcMode::Sfc, 1000 * PKT, 1);
+        cfg.schemes.sfc.estimator_tau_ps = tau;
         // The rule derived below: trigger as soon as the estimate is positive.
-        cfg.sfc.estimator_rule = sfc::scheme::sfc::EstimatorRule::Any;
-        cfg.sfc.bts_delay_ps = delay_ps;
+        cfg.schemes.sfc.estimator_rule = sfc::scheme::sfc::EstimatorRule::Any;
+        cfg.schemes.sfc.bts_delay_ps = delay_ps;
         let flows = [flow(0, 2, BIG, 0), flow(1, 2, BIG, 0)];
         let mut sim = Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap();
         let mut fp = FirstPause::new(2);
@@ -560,7 +561,7 @@ fn c2_synchronized_incast_first_wave_is_n_r_tf() {
     let qth = 8 * PKT;
     let topo = shapes::star(n + 2, LINE, t_a).unwrap();
     let mut cfg = unlimited();
-    cfg.sfc = sfc(SfcMode::Ingress, qth, 1);
+    cfg.schemes.sfc = sfc(SfcMode::Ingress, qth, 1);
     let mut flows = vec![flow(1, 0, BIG, 0)];
     flows.extend((2..n + 2).map(|h| flow(h, 0, BIG, t0)));
     let mut sim = Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap();
@@ -617,7 +618,7 @@ fn c2_synchronized_incast_first_wave_is_n_r_tf() {
 /// ToR 0. SFC (Ingress BTS + cache), `none` CC, k = 1 (Q_th = 1 PKT) as in C.3, Q_tg ≈ 0.
 fn c3_sim(t2: u64) -> Simulator {
     let mut cfg = unlimited();
-    cfg.sfc = sfc(SfcMode::Sfc, PKT, 1);
+    cfg.schemes.sfc = sfc(SfcMode::Sfc, PKT, 1);
     let flows = [
         flow(4, 3, BIG, 0),
         flow(0, 3, BIG, 20 * US),
@@ -744,7 +745,7 @@ fn pause_cache_pauses_local_senders_before_they_reach_the_congestion() {
     let go = |mode: SfcMode| {
         let topo = shapes::dumbbell(4, 2, LINE, d_h, 400 * GBPS, d_c).unwrap();
         let mut cfg = unlimited();
-        cfg.sfc = sfc(mode, 48 * PKT, 1);
+        cfg.schemes.sfc = sfc(mode, 48 * PKT, 1);
         let flows = [
             flow(5, 4, BIG, 0),
             flow(0, 4, BIG, t1),
@@ -844,7 +845,7 @@ fn pause_cache_pauses_local_senders_before_they_reach_the_congestion() {
 fn bottleneck_use(n: u32, qth: u64, qtg: u64) -> (f64, u64) {
     let topo = shapes::star(n + 1, LINE, 4 * US).unwrap();
     let mut cfg = unlimited();
-    cfg.sfc = sfc(SfcMode::Ingress, qth, qtg);
+    cfg.schemes.sfc = sfc(SfcMode::Ingress, qth, qtg);
     let flows: Vec<_> = (1..=n).map(|h| flow(h, 0, BIG, 0)).collect();
     let mut sim = Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap();
     let (from, to) = (100 * US, 1000 * US);
@@ -911,8 +912,8 @@ fn bloom_lets_one_bts_per_flow_per_reset_period() {
     for (reset, periods) in [(0u64, 41u64), (5 * US, 17), (10 * US, 9), (25 * US, 4)] {
         let topo = shapes::star(4, LINE, US).unwrap();
         let mut cfg = unlimited();
-        cfg.sfc = sfc(SfcMode::Ingress, 10_000, 10_000);
-        cfg.sfc.bloom_reset_ps = reset;
+        cfg.schemes.sfc = sfc(SfcMode::Ingress, 10_000, 10_000);
+        cfg.schemes.sfc.bloom_reset_ps = reset;
         let flows: Vec<_> = (1..=3).map(|h| flow(h, 0, 1_000_000, 0)).collect();
         let mut sim = Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap();
         // White-box: a target depth no queue reaches makes every BTS carry a zero pause, so
@@ -1003,7 +1004,7 @@ fn sfcp_pauses_sender_nics_and_bounds_the_queue_by_feedback_delay() {
     cfg.ecn = preset.ecn;
     cfg.ack_high_prio = preset.ack_high_prio;
     cfg.cnp = preset.cnp;
-    cfg.sfc = sfc(SfcMode::SfcP, 0, 0);
+    cfg.schemes.sfc = sfc(SfcMode::SfcP, 0, 0);
     let flows: Vec<_> = (0..n).map(|h| flow(h, n, BIG, 0)).collect();
     let mut sim = Simulator::new(topo, cfg, preset.cc, &flows).unwrap();
     let mut series = Vec::new();
@@ -1067,8 +1068,8 @@ fn sfcp_pauses_sender_nics_and_bounds_the_queue_by_feedback_delay() {
 fn fig1(mode: SfcMode, onramp: bool) -> (u64, [u64; 4], f64, Simulator) {
     let topo = shapes::dumbbell(63, 1, LINE, US, 6400 * GBPS, US).unwrap();
     let mut cfg = unlimited();
-    cfg.sfc = sfc(mode, 250_000, 125_000);
-    cfg.onramp.enabled = onramp;
+    cfg.schemes.sfc = sfc(mode, 250_000, 125_000);
+    cfg.schemes.onramp.enabled = onramp;
     let flows: Vec<_> = (0..63)
         .map(|h| flow(h, 63, BIG, h as u64 * 50 * US / 62))
         .collect();
@@ -1173,8 +1174,8 @@ fn deploy_all_signals_from_the_spine_and_tor_does_not() {
         })
         .unwrap();
         let mut cfg = unlimited();
-        cfg.sfc = sfc(SfcMode::Sfc, 0, 0);
-        cfg.sfc.deploy = deploy;
+        cfg.schemes.sfc = sfc(SfcMode::Sfc, 0, 0);
+        cfg.schemes.sfc.deploy = deploy;
         let flows = [flow(0, 4, BIG, 0), flow(2, 5, BIG, 0)];
         let mut sim = Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap();
         run_to(&mut sim, 500 * US);
@@ -1245,7 +1246,10 @@ fn bts_is_triggered_by_packets_the_mmu_drops() {
             size_bytes: 20 * PKT,
             dt_alpha: 1.0,
         },
-        sfc: sfc(SfcMode::Ingress, 9 * PKT, 1),
+        schemes: SchemeConfigs {
+            sfc: sfc(SfcMode::Ingress, 9 * PKT, 1),
+            ..Default::default()
+        },
         ..NetConfig::default()
     };
     let flows = [flow(1, 0, BIG, 0), flow(2, 0, BIG, 0)];
@@ -1277,7 +1281,7 @@ fn bts_is_triggered_by_packets_the_mmu_drops() {
 fn a_switch_does_not_cache_its_own_bts() {
     let topo = shapes::star(5, LINE, US).unwrap();
     let mut cfg = unlimited();
-    cfg.sfc = sfc(SfcMode::Sfc, 8 * PKT, 4 * PKT);
+    cfg.schemes.sfc = sfc(SfcMode::Sfc, 8 * PKT, 4 * PKT);
     let flows: Vec<_> = (1..5).map(|s| flow(s, 0, BIG, 0)).collect();
     let mut sim = Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap();
     run_to(&mut sim, 100 * US);
@@ -1305,9 +1309,9 @@ fn trigger_stats_split_the_triggers_without_changing_the_run() {
     let run = |stats: bool| {
         let topo = shapes::star(4, LINE, US).unwrap();
         let mut cfg = unlimited();
-        cfg.sfc = sfc(SfcMode::Ingress, 10_000, 10_000);
-        cfg.sfc.bloom_reset_ps = 5 * US;
-        cfg.sfc.trigger_stats = stats;
+        cfg.schemes.sfc = sfc(SfcMode::Ingress, 10_000, 10_000);
+        cfg.schemes.sfc.bloom_reset_ps = 5 * US;
+        cfg.schemes.sfc.trigger_stats = stats;
         let mut flows: Vec<_> = (1..=3).map(|h| flow(h, 0, 1_000_000, 0)).collect();
         flows[2].dport = 200;
         let mut sim = Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap();
@@ -1353,8 +1357,8 @@ fn trigger_stats_split_the_triggers_without_changing_the_run() {
     // 2. Cache hits: the dumbbell of `pause_cache_pauses_local_senders_…`.
     let topo = shapes::dumbbell(4, 2, LINE, US, 400 * GBPS, 3 * US).unwrap();
     let mut cfg = unlimited();
-    cfg.sfc = sfc(SfcMode::Sfc, 48 * PKT, 1);
-    cfg.sfc.trigger_stats = true;
+    cfg.schemes.sfc = sfc(SfcMode::Sfc, 48 * PKT, 1);
+    cfg.schemes.sfc.trigger_stats = true;
     let t1 = 20 * US;
     let t2 = t1 + 12_500 * NS;
     let flows = [

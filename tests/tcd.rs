@@ -13,6 +13,7 @@
 
 use sfc::cc::CcConfig;
 use sfc::config::{BufferConfig, BufferMode, EcnConfig, NetConfig};
+use sfc::scheme::SchemeConfigs;
 use sfc::scheme::tcd::switch::TcdSwitch;
 use sfc::scheme::tcd::{CeMarking, TcdConfig, TcdState};
 use sfc::sim::Simulator;
@@ -46,11 +47,14 @@ fn net(tcd: bool) -> NetConfig {
             dt_alpha: 1.0,
         },
         ecn: EcnConfig::step(K, &[100 * GBPS, 400 * GBPS]),
-        tcd: TcdConfig {
-            enabled: tcd,
-            threshold_bytes: Some(K),
-            ce_marking: CeMarking::Step,
-            ..TcdConfig::default()
+        schemes: SchemeConfigs {
+            tcd: TcdConfig {
+                enabled: tcd,
+                threshold_bytes: Some(K),
+                ce_marking: CeMarking::Step,
+                ..TcdConfig::default()
+            },
+            ..Default::default()
         },
         ..NetConfig::default()
     }
@@ -311,7 +315,7 @@ size = "1MB"
         )
     };
     let ok = load("[tcd]\nenabled = true\n", &["cc.tcd=true"]).unwrap();
-    assert!(ok.net.tcd.enabled);
+    assert!(ok.net.schemes.tcd.enabled);
     match &ok.cc {
         CcConfig::Dcqcn(p) => assert!(p.tcd),
         c => panic!("{c:?}"),

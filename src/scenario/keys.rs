@@ -1,10 +1,12 @@
 //! Keys that do not apply: a key the chosen kind does not read is an error naming the key
 //! (the user believes it has an effect and it has none), or a warning where it is harmless
-//! (`[pfc]` settings without a lossless buffer, `[sfc]` settings with SFC off, `[onramp]`
-//! settings with OnRamp off — which a `[[compare]]` variant may switch on).
+//! (`[pfc]` settings without a lossless buffer, a scheme's settings with the scheme off —
+//! which a `[[compare]]` variant may switch on; the schemes list theirs,
+//! [`crate::scheme::SchemeConfig::inert`]).
 
 use super::{Ctx, RawScenario, RawTraffic};
 use crate::scenario::cc;
+use crate::scheme::SchemeConfigs;
 
 /// Record an error for every present key of `present` that `allowed` does not list.
 fn only(
@@ -48,8 +50,14 @@ fn each_error(
     }
 }
 
-/// Check every section's keys against the kinds chosen in the scenario.
-pub(super) fn check_applicable(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<String>) {
+/// Check every section's keys against the kinds chosen in the scenario and the schemes'
+/// settings (`schemes`, read from their tables).
+pub(super) fn check_applicable(
+    raw: &RawScenario,
+    schemes: &SchemeConfigs,
+    ctx: &Ctx,
+    errs: &mut Vec<String>,
+) {
     topology(raw, ctx, errs);
     cc_keys(raw, ctx, errs);
     for (i, tr) in raw.traffic.iter().enumerate() {
@@ -89,104 +97,12 @@ pub(super) fn check_applicable(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<Stri
         .mode
         .as_ref()
         .is_some_and(|m| m.get_ref() == "lossless");
-    let s = &raw.sfc;
-    let sfc_off = s.mode.as_ref().is_none_or(|m| m.get_ref() == "off");
-    if sfc_off {
-        no_effect(
-            ctx,
-            "sfc.",
-            &[
-                ("deploy", s.deploy.is_some()),
-                ("qth", s.qth.is_some()),
-                ("qtg", s.qtg.is_some()),
-                ("bloom_reset", s.bloom_reset.is_some()),
-                ("bloom_bits", s.bloom_bits.is_some()),
-                ("cache_entries", s.cache_entries.is_some()),
-                ("estimator_tau", s.estimator_tau.is_some()),
-                ("estimator_rule", s.estimator_rule.is_some()),
-                ("pause_quantum", s.pause_quantum.is_some()),
-                ("bts_delay", s.bts_delay.is_some()),
-                ("trigger_stats", s.trigger_stats.is_some()),
-            ],
-            "has no effect: SFC is off (set `sfc.mode`)",
-        );
-    }
-    let o = &raw.onramp;
-    if o.enabled != Some(true) {
-        no_effect(
-            ctx,
-            "onramp.",
-            &[
-                ("threshold", o.threshold.is_some()),
-                ("gain", o.gain.is_some()),
-                ("ewma_w", o.ewma_w.is_some()),
-                ("guard", o.guard.is_some()),
-            ],
-            "has no effect: OnRamp is off (set `onramp.enabled = true`)",
-        );
-    }
-    let t = &raw.tcd;
-    if !t.enabled.unwrap_or(false) {
-        no_effect(
-            ctx,
-            "tcd.",
-            &[
-                ("epsilon", t.epsilon.is_some()),
-                ("max_ton", t.max_ton.is_some()),
-                ("period", t.period.is_some()),
-                ("tau", t.tau.is_some()),
-                ("hysteresis", t.hysteresis.is_some()),
-                ("threshold", t.threshold.is_some()),
-                ("low_threshold", t.low_threshold.is_some()),
-                ("ce_marking", t.ce_marking.is_some()),
-            ],
-            "has no effect: TCD runs only with `tcd.enabled = true`",
-        );
-    }
-    let b = &raw.bfc;
-    if !b.enabled.unwrap_or(false) {
-        no_effect(
-            ctx,
-            "bfc.",
-            &[
-                ("mode", b.mode.is_some()),
-                ("queues", b.queues.is_some()),
-                ("high_priority_queue", b.high_priority_queue.is_some()),
-                ("vfid_table", b.vfid_table.is_some()),
-                ("overflow_cache", b.overflow_cache.is_some()),
-                ("bloom_bytes", b.bloom_bytes.is_some()),
-                ("bloom_hashes", b.bloom_hashes.is_some()),
-                ("hrtt", b.hrtt.is_some()),
-                ("tau", b.tau.is_some()),
-                ("resumes_per_tau", b.resumes_per_tau.is_some()),
-            ],
-            "has no effect: BFC runs only with `bfc.enabled = true`",
-        );
-    }
-    let nd = &raw.ndp;
-    if nd.enabled != Some(true) {
-        // A `[[compare]]` variant may switch NDP on: a warning, not an error.
-        no_effect(
-            ctx,
-            "ndp.",
-            &[
-                ("queue_pkts", nd.queue_pkts.is_some()),
-                ("control_queue", nd.control_queue.is_some()),
-                ("high_weight", nd.high_weight.is_some()),
-                ("iw", nd.iw.is_some()),
-                ("rto", nd.rto.is_some()),
-                ("byte_credits", nd.byte_credits.is_some()),
-                ("sender_rr", nd.sender_rr.is_some()),
-                ("pull_rate", nd.pull_rate.is_some()),
-                ("header_bytes", nd.header_bytes.is_some()),
-            ],
-            "has no effect: NDP runs only with `ndp.enabled = true`",
-        );
-    } else if raw.network.scheduler.is_some() {
-        ctx.warn(ctx.err_key(
-            "network.scheduler",
-            "is replaced with NDP's weighted round robin (`ndp.high_weight`) when NDP is on",
-        ));
+    for inert in schemes.inert() {
+        for key in inert.keys {
+            if ctx.given(key) {
+                ctx.warn(ctx.err_key(key, inert.why));
+            }
+        }
     }
     // Buffer keys the chosen mode does not read: warnings (a `[[compare]]` variant may change
     // the mode).
@@ -205,51 +121,8 @@ pub(super) fn check_applicable(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<Stri
     }
     // (`buffer.size` with "unlimited" is not flagged: sweeps switch a sized base to
     // "unlimited" for an infinite-buffer reference, e.g. bfc-fig5's Ideal-FQ.)
-    let cb = &raw.cbfc;
-    let cbfc_on = cb.enabled.unwrap_or(false);
-    if !cbfc_on {
-        no_effect(
-            ctx,
-            "cbfc.",
-            &[
-                ("period", cb.period.is_some()),
-                ("limit", cb.limit.is_some()),
-                ("block", cb.block.is_some()),
-                ("fcp_size", cb.fcp_size.is_some()),
-                ("fecn", cb.fecn.is_some()),
-                ("fecn_threshold", cb.fecn_threshold.is_some()),
-                ("fecn_victim_mask", cb.fecn_victim_mask.is_some()),
-            ],
-            "has no effect: CBFC runs only with `cbfc.enabled = true`",
-        );
-    } else if cb.fecn != Some(true) {
-        no_effect(
-            ctx,
-            "cbfc.",
-            &[
-                ("fecn_threshold", cb.fecn_threshold.is_some()),
-                ("fecn_victim_mask", cb.fecn_victim_mask.is_some()),
-            ],
-            "has no effect: FECN marking is off (set `cbfc.fecn = true`)",
-        );
-    }
-    if cbfc_on && t.enabled.unwrap_or(false) {
-        // TCD-IB: max(T_on) is the credit-update period, not Eq. (3).
-        no_effect(
-            ctx,
-            "tcd.",
-            &[
-                ("epsilon", t.epsilon.is_some()),
-                ("tau", t.tau.is_some()),
-                ("hysteresis", t.hysteresis.is_some()),
-            ],
-            "has no effect under CBFC: TCD-IB takes max(T_on) = the credit-update \
-                     period (`cbfc.period`; or set `tcd.max_ton`)",
-        );
-    }
     let p = &raw.pfc;
-    if cbfc_on {
-        // One flow control per lossless buffer: PFC settings next to CBFC are a mistake.
+    if let Some(why) = schemes.replaces_pfc() {
         each_error(
             ctx,
             errs,
@@ -261,9 +134,7 @@ pub(super) fn check_applicable(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<Stri
                 ("alpha", p.alpha.is_some()),
                 ("reserve", p.reserve.is_some()),
             ],
-            "PFC and CBFC cannot run together: the lossless buffer runs CBFC \
-                     (`cbfc.enabled = true`), so PFC settings have no meaning; remove them or \
-                     disable CBFC",
+            why,
         );
     } else if !lossless {
         no_effect(
@@ -277,24 +148,6 @@ pub(super) fn check_applicable(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<Stri
                 ("reserve", p.reserve.is_some()),
             ],
             "has no effect: PFC runs only with `buffer.mode = \"lossless\"`",
-        );
-    }
-    let pb = &raw.pbfs;
-    if pb.enabled != Some(true) {
-        // A `[[compare]]` variant may switch PB-FS on: a warning, not an error.
-        no_effect(
-            ctx,
-            "pbfs.",
-            &[
-                ("deploy", pb.deploy.is_some()),
-                ("n_slots", pb.n_slots.is_some()),
-                ("delta", pb.delta.is_some()),
-                ("dc_rtt", pb.dc_rtt.is_some()),
-                ("tau", pb.tau.is_some()),
-                ("i_min", pb.i_min.is_some()),
-                ("mu", pb.mu.is_some()),
-            ],
-            "has no effect: PB-FS runs only with `pbfs.enabled = true`",
         );
     }
 }

@@ -21,6 +21,7 @@ use crate::cc::none::NoneWindow;
 use crate::config::{BufferConfig, BufferMode, LossRecovery, NetConfig, NetField, SchedulerKind};
 use crate::engine::packet::Framing;
 use crate::metrics::stats::SizeBins;
+use crate::scheme::SchemeConfigs;
 use crate::topology::TopologySpec;
 use crate::units::{parse_bytes, parse_rate_bps, parse_time_ps};
 use crate::workload::FlowSpec;
@@ -28,58 +29,9 @@ use crate::workload::stream::FlowStream;
 use topology::resolve_topology;
 use traffic::resolve_traffic;
 
-type S = Spanned<Text>;
+pub use crate::scheme::config::Text;
 
-/// A scenario value written as a string (`"10us"`, `"hpcc"`), or as a bare number where a
-/// quantity has a unit-free reading (`qth = 20000` = bytes, `load = 0.5`): the number is kept as
-/// its TOML text and parsed like the string would be, so `20000` and `"20000"` mean the same and
-/// a unit-needing key still says which unit it wants.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Text(String);
-
-impl std::ops::Deref for Text {
-    type Target = String;
-    fn deref(&self) -> &String {
-        &self.0
-    }
-}
-
-impl PartialEq<str> for Text {
-    fn eq(&self, other: &str) -> bool {
-        self.0 == other
-    }
-}
-
-impl std::fmt::Display for Text {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl<'de> Deserialize<'de> for Text {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl serde::de::Visitor<'_> for V {
-            type Value = Text;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a string (e.g. \"10us\", \"100Gbps\", \"1MB\") or a number")
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Text, E> {
-                Ok(Text(v.to_string()))
-            }
-            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Text, E> {
-                Ok(Text(v.to_string()))
-            }
-            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Text, E> {
-                Ok(Text(v.to_string()))
-            }
-            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Text, E> {
-                Ok(Text(v.to_string()))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
+type S = crate::scheme::config::Value;
 
 /// `seed`: a non-negative TOML integer or a decimal string of a `u64` (`"18446744073709551615"`;
 /// `--set seed=N` above 2^63 − 1 arrives as such a string).
@@ -105,69 +57,75 @@ fn seed_value<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::
     }
 }
 
-/// Raw scenario file, as written by the user.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawScenario {
-    /// Scenario name (used for the default output directory).
-    pub name: Option<String>,
-    /// Master seed: an integer, or a decimal string for seeds above TOML's integer range
-    /// (2^63 − 1), so every `u64` can be given.
-    #[serde(default, deserialize_with = "seed_value")]
-    pub seed: Option<u64>,
-    /// Stop time (e.g. `"10ms"`); default: when all traffic has drained.
-    pub stop: Option<S>,
-    /// Topology section.
-    pub topology: RawTopology,
-    /// Network model section.
-    #[serde(default)]
-    pub network: RawNetwork,
-    /// Buffer section.
-    #[serde(default)]
-    pub buffer: RawBuffer,
-    /// Loss recovery section.
-    #[serde(default)]
-    pub loss_recovery: RawLossRecovery,
-    /// Congestion control section.
-    #[serde(default)]
-    pub cc: RawCc,
-    /// ECN section.
-    #[serde(default)]
-    pub ecn: RawEcn,
-    /// PFC section.
-    #[serde(default)]
-    pub pfc: RawPfc,
-    /// SFC section.
-    #[serde(default)]
-    pub sfc: RawSfc,
-    /// OnRamp section.
-    #[serde(default)]
-    pub onramp: RawOnRamp,
-    /// PB-FS section.
-    #[serde(default)]
-    pub pbfs: RawPbfs,
-    /// TCD section.
-    #[serde(default)]
-    pub tcd: RawTcd,
-    /// NDP section.
-    #[serde(default)]
-    pub ndp: RawNdp,
-    /// BFC section.
-    #[serde(default)]
-    pub bfc: RawBfc,
-    /// CBFC section.
-    #[serde(default)]
-    pub cbfc: RawCbfc,
-    /// Traffic generators (array of tables).
-    #[serde(default)]
-    pub traffic: Vec<RawTraffic>,
-    /// Output options.
-    #[serde(default)]
-    pub output: RawOutput,
-    /// Variants to run side by side (each applies its `set` overrides to this scenario).
-    #[serde(default)]
-    pub compare: Vec<RawCompare>,
+/// Builds [`RawScenario`] from the scheme registry (`crate::scheme::registry!`): the core
+/// sections, then one table per scheme with a configuration of its own (its
+/// [`crate::scheme::SchemeConfig::Raw`]), in registry order.
+macro_rules! raw_scenario {
+    ($($v:ident = $id:literal, $f:ident => $sw:ty, $mode:ident $(, $cfg:ty)?;)*) => {
+        /// Raw scenario file, as written by the user.
+        #[derive(Debug, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct RawScenario {
+            /// Scenario name (used for the default output directory).
+            pub name: Option<String>,
+            /// Master seed: an integer, or a decimal string for seeds above TOML's integer
+            /// range (2^63 − 1), so every `u64` can be given.
+            #[serde(default, deserialize_with = "seed_value")]
+            pub seed: Option<u64>,
+            /// Stop time (e.g. `"10ms"`); default: when all traffic has drained.
+            pub stop: Option<S>,
+            /// Topology section.
+            pub topology: RawTopology,
+            /// Network model section.
+            #[serde(default)]
+            pub network: RawNetwork,
+            /// Buffer section.
+            #[serde(default)]
+            pub buffer: RawBuffer,
+            /// Loss recovery section.
+            #[serde(default)]
+            pub loss_recovery: RawLossRecovery,
+            /// Congestion control section.
+            #[serde(default)]
+            pub cc: RawCc,
+            /// ECN section.
+            #[serde(default)]
+            pub ecn: RawEcn,
+            /// PFC section.
+            #[serde(default)]
+            pub pfc: RawPfc,
+            $($(
+                #[doc = concat!("`[", stringify!($f), "]` (see [`", stringify!($cfg), "`]).")]
+                #[serde(default)]
+                pub $f: <$cfg as crate::scheme::SchemeConfig>::Raw,
+            )?)*
+            /// Traffic generators (array of tables).
+            #[serde(default)]
+            pub traffic: Vec<RawTraffic>,
+            /// Output options.
+            #[serde(default)]
+            pub output: RawOutput,
+            /// Variants to run side by side (each applies its `set` overrides to this
+            /// scenario).
+            #[serde(default)]
+            pub compare: Vec<RawCompare>,
+        }
+
+        impl RawScenario {
+            /// The scheme tables, for [`crate::scheme::SchemeConfigs::resolve_tables`].
+            pub fn scheme_raws(&self) -> crate::scheme::SchemeRaws<'_> {
+                crate::scheme::SchemeRaws {
+                    $($( $f: {
+                        let r: &<$cfg as crate::scheme::SchemeConfig>::Raw = &self.$f;
+                        r
+                    }, )?)*
+                }
+            }
+        }
+    };
 }
+
+crate::scheme::registry!(raw_scenario);
 
 /// One `[[compare]]` variant.
 #[derive(Debug, Deserialize)]
@@ -379,109 +337,6 @@ pub struct RawCc {
     pub tcd: Option<bool>,
 }
 
-/// `[ndp]`: NDP — trimming switches and the receiver-pulled transport.
-#[derive(Debug, Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub struct RawNdp {
-    /// On/off.
-    pub enabled: Option<bool>,
-    /// Capacity of each of a port's two queues, in full-size data packets (default 8).
-    pub queue_pkts: Option<u32>,
-    /// Byte capacity of the header (control) queue (default: the data queue's bytes).
-    pub control_queue: Option<S>,
-    /// Header-queue packets per data-queue packet when both are backlogged (default 10).
-    pub high_weight: Option<u16>,
-    /// Initial window (default 1 BDP, max base RTT × host rate).
-    pub iw: Option<S>,
-    /// Retransmission timeout (default 5 ms).
-    pub rto: Option<S>,
-    /// Byte-level credits (default true; false = one packet per pull, original NDP).
-    pub byte_credits: Option<bool>,
-    /// Flow-level round robin at the sender (default true; false = FIFO, original NDP).
-    pub sender_rr: Option<bool>,
-    /// Pull rate as a fraction of the receiver's link rate (default 1).
-    pub pull_rate: Option<f64>,
-    /// Wire size of headers, ACKs, NACKs and PULLs (default 64 B).
-    pub header_bytes: Option<S>,
-}
-
-/// `[tcd]`: ternary congestion detection at switch egress (lossless fabrics).
-#[derive(Debug, Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub struct RawTcd {
-    /// On/off.
-    pub enabled: Option<bool>,
-    /// ε of Eq. (3) (default 0.05).
-    pub epsilon: Option<f64>,
-    /// Fixed max(T_on) (default: Eq. (3) per port).
-    pub max_ton: Option<S>,
-    /// Trend period T (default: max(T_on) per port).
-    pub period: Option<S>,
-    /// Feedback latency τ (default 2·MTU/C + 2·t_p per port).
-    pub tau: Option<S>,
-    /// B1 − B0 (default: the PFC XON hysteresis, 3 KiB).
-    pub hysteresis: Option<S>,
-    /// Congestion threshold (default: the port's ECN Kmin).
-    pub threshold: Option<S>,
-    /// Low threshold (default: one full data packet).
-    pub low_threshold: Option<S>,
-    /// `red` (default) or `step`.
-    pub ce_marking: Option<S>,
-}
-
-/// `[cbfc]`: InfiniBand credit-based flow control (the lossless buffer's alternative to PFC)
-/// and IB's FECN marking.
-#[derive(Debug, Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub struct RawCbfc {
-    /// On/off (needs `buffer.mode = "lossless"`; PFC is then off).
-    pub enabled: Option<bool>,
-    /// Credit-update period T_c (default: 65 536 symbol times of the port, 26.2144 µs at
-    /// 100 G).
-    pub period: Option<S>,
-    /// Credit limit per (port, VL) (default: one credit loop of the hop, see
-    /// `docs/model.md`).
-    pub limit: Option<S>,
-    /// Credit block (default 64 B).
-    pub block: Option<S>,
-    /// Wire size of a flow-control packet (default: the PFC frame size).
-    pub fcp_size: Option<S>,
-    /// FECN marking on/off (default off).
-    pub fecn: Option<bool>,
-    /// FECN threshold on the egress queue (default: the port's ECN Kmin).
-    pub fecn_threshold: Option<S>,
-    /// Mark FECN at victim ports too (default true).
-    pub fecn_victim_mask: Option<bool>,
-}
-
-/// `[bfc]`: backpressure flow control (switches and NICs).
-#[derive(Debug, Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub struct RawBfc {
-    /// On/off.
-    pub enabled: Option<bool>,
-    /// `bfc` (default), `vfid`, `sfq` or `ideal_fq`.
-    pub mode: Option<S>,
-    /// Physical queues per port (default 32).
-    pub queues: Option<usize>,
-    /// First packets in the high-priority queue (default: on for bfc/vfid, off otherwise).
-    pub high_priority_queue: Option<bool>,
-    /// VFID space / flow-table buckets (default 16384).
-    pub vfid_table: Option<u32>,
-    /// Overflow-cache entries (default 100).
-    pub overflow_cache: Option<usize>,
-    /// Bloom filter size (default 128 B).
-    pub bloom_bytes: Option<S>,
-    /// Bloom filter hashes (default 4).
-    pub bloom_hashes: Option<u32>,
-    /// One-hop RTT of the threshold (default: 2 × the ingress link's delay).
-    pub hrtt: Option<S>,
-    /// Pause-frame period τ (default HRTT / 2).
-    pub tau: Option<S>,
-    /// Flows resumed per physical queue per τ (default 1).
-    pub resumes_per_tau: Option<u32>,
-}
-
 /// `[ecn]`: RED thresholds given for the host link rate and scaled linearly with port rate.
 #[derive(Debug, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -494,74 +349,6 @@ pub struct RawEcn {
     pub kmax: Option<S>,
     /// Pmax.
     pub pmax: Option<f64>,
-}
-
-/// `[sfc]`: Source Flow Control.
-#[derive(Debug, Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub struct RawSfc {
-    /// `off`, `sfc` (ingress BTS + cache), `ingress`, `egress`, `sfcp`.
-    pub mode: Option<S>,
-    /// `tor` (default) or `all`.
-    pub deploy: Option<S>,
-    /// Trigger threshold Q_th (bytes, or e.g. `"2bdp"`); default 2 BDP.
-    pub qth: Option<S>,
-    /// Target depth Q_tg (bytes, or e.g. `"1bdp"`); default 1 BDP.
-    pub qtg: Option<S>,
-    /// Bloom filter reset period (default RTT/2).
-    pub bloom_reset: Option<S>,
-    /// Bloom filter bits.
-    pub bloom_bits: Option<u32>,
-    /// Pause cache entries.
-    pub cache_entries: Option<u32>,
-    /// Incast estimator window τ (off when absent).
-    pub estimator_tau: Option<S>,
-    /// Incast estimator rule: `queue` (Algorithm 1 on the estimated depth) or `any`.
-    pub estimator_rule: Option<S>,
-    /// Pause granularity (default 1us).
-    pub pause_quantum: Option<S>,
-    /// Latency of the BTS path in the generating switch (default 600 ns).
-    pub bts_delay: Option<S>,
-    /// Trigger diagnostics in the summary (default false).
-    pub trigger_stats: Option<bool>,
-}
-
-/// `[onramp]`: OnRamp end-to-end flow control.
-#[derive(Debug, Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub struct RawOnRamp {
-    /// On/off.
-    pub enabled: Option<bool>,
-    /// OWD threshold T (default: longest base one-way delay + 1 µs).
-    pub threshold: Option<S>,
-    /// Pause gain K.
-    pub gain: Option<f64>,
-    /// OWD EWMA weight (1 = none).
-    pub ewma_w: Option<f64>,
-    /// Stale-feedback guard.
-    pub guard: Option<bool>,
-}
-
-/// `[pbfs]`: PB-FS, postcard-based fast start.
-#[derive(Debug, Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub struct RawPbfs {
-    /// On/off.
-    pub enabled: Option<bool>,
-    /// `all` (default) or `tor`.
-    pub deploy: Option<S>,
-    /// N, slots per half DC_RTT (default 8).
-    pub n_slots: Option<u32>,
-    /// Δ, marking offset and distance in packets (default 6).
-    pub delta: Option<u32>,
-    /// DC_RTT (default: the topology's maximum base RTT).
-    pub dc_rtt: Option<S>,
-    /// τ (default DC_RTT/2).
-    pub tau: Option<S>,
-    /// I_min (default 20 % of the maximum BDP).
-    pub i_min: Option<S>,
-    /// μ, target utilization (default 0.95).
-    pub mu: Option<f64>,
 }
 
 /// `[pfc]`: lossless-mode parameters.
@@ -723,6 +510,15 @@ struct Ctx<'a> {
     inputs: std::cell::RefCell<Vec<PathBuf>>,
 }
 
+impl crate::scheme::Fields for Ctx<'_> {
+    fn err(&self, v: &S, key: &str, msg: impl std::fmt::Display) -> String {
+        Ctx::err(self, v, key, msg)
+    }
+    fn err_key(&self, key: &str, msg: impl std::fmt::Display) -> String {
+        Ctx::err_key(self, key, msg)
+    }
+}
+
 impl Ctx<'_> {
     fn line(&self, off: usize) -> usize {
         self.text[..off.min(self.text.len())]
@@ -869,12 +665,6 @@ impl Ctx<'_> {
     fn opt_rate(&self, s: &Option<S>, key: &str) -> Result<Option<u64>, String> {
         s.as_ref()
             .map(|v| parse_rate_bps(v.get_ref()).map_err(|e| self.err(v, key, e)))
-            .transpose()
-    }
-    /// A size that may be absent: `None` when the key is not given.
-    fn opt_bytes(&self, s: &Option<S>, key: &str) -> Result<Option<u64>, String> {
-        s.as_ref()
-            .map(|v| parse_bytes(v.get_ref()).map_err(|e| self.err(v, key, e)))
             .transpose()
     }
     fn bytes(&self, s: &Option<S>, key: &str, default: u64) -> Result<u64, String> {
@@ -1253,33 +1043,13 @@ fn resolve(
     streaming: bool,
 ) -> Result<(Scenario, Option<FlowStream>), String> {
     let mut errs = Errors::default();
-    keys::check_applicable(&raw, ctx, &mut errs.0);
+    // The scheme tables first: which keys apply depends on the schemes' settings (their
+    // errors are reported in the order of the sections, below).
+    let (schemes, scheme_errs) = SchemeConfigs::resolve_tables(&raw.scheme_raws(), ctx);
+    keys::check_applicable(&raw, &schemes, ctx, &mut errs.0);
     let topo = errs.take(resolve_topology(&raw.topology, ctx));
-    if let Some(t) = &topo
-        && let Some(l) = t.links.iter().find(|l| l.error_rate >= 1.0)
-    {
-        ctx.warn(format!(
-            "{}: topology: the link {}–{} has error rate 1: it loses every packet, so flows across it can never finish (the run will stop with a no-progress diagnosis)",
-            ctx.file, l.a, l.b
-        ));
-    }
     if let Some(t) = &topo {
-        let rates = t.links.iter().filter(|l| {
-            t.kinds[l.a as usize] == crate::topology::NodeKind::Host
-                || t.kinds[l.b as usize] == crate::topology::NodeKind::Host
-        });
-        let (lo, hi) = rates.fold((u64::MAX, 0), |(lo, hi), l| {
-            (lo.min(l.rate_bps), hi.max(l.rate_bps))
-        });
-        if lo < hi && !raw.traffic.is_empty() {
-            ctx.warn(format!(
-                "{}: host links have different rates ({} to {}): every traffic `load` is a fraction of the slowest, {}",
-                ctx.file,
-                crate::units::fmt_rate(lo),
-                crate::units::fmt_rate(hi),
-                crate::units::fmt_rate(lo)
-            ));
-        }
+        warn_topology(t, &raw, ctx);
     }
     // The host link rate as built (a topology file or the fixed HPCC fat tree decide it).
     let host_rate = topo
@@ -1309,12 +1079,9 @@ fn resolve(
         .unwrap_or(host_rate);
     let cc = errs.take(resolve_cc(&raw, (host_rate, fastest), ctx, &mut net));
     errs.take(resolve_pfc(&raw.pfc, ctx, &mut net));
-    errs.take(resolve_sfc(&mut net, &raw.sfc, &raw.onramp, ctx));
-    errs.take(resolve_pbfs(&mut net, &raw.pbfs, ctx));
-    errs.take(resolve_tcd(&raw.tcd, ctx, &mut net));
-    errs.take(resolve_ndp(&raw.ndp, ctx, &mut net));
-    errs.take(resolve_bfc(&raw.bfc, &raw.network, ctx, &mut net));
-    errs.take(resolve_cbfc(&raw.cbfc, ctx, &mut net));
+    errs.0.extend(scheme_errs);
+    net.schemes = schemes;
+    apply_scheme_defaults(&raw.network, &mut net);
     let cc = match cc {
         Some(c) => errs.take(apply_cc_tcd(c, &raw.cc, &net, ctx)),
         None => None,
@@ -1326,50 +1093,11 @@ fn resolve(
     let mut stream = None;
     if let Some(topo) = &topo {
         errs.take(check_rtt(topo, &net, cc.as_ref(), ctx));
-        errs.take(check_bfc_tau(topo, &net, ctx));
+        for (key, msg) in net.schemes.topology_issues(topo) {
+            errs.0.push(ctx.err_key(key, msg));
+        }
         errs.take(resolve_queue_monitor(&raw.output, topo, ctx, &mut net));
-        // Sites for `remote_fraction`: the data center of every host of a two-DC topology
-        // (hosts 0..H/2 in DC 0, the rest in DC 1).
-        let sites = (raw.topology.kind.get_ref() == "two_dc").then(|| {
-            let half = (topo.hosts().len() / 2).max(1) as u32;
-            (0..topo.num_nodes() as u32)
-                .map(|n| n / half)
-                .collect::<Vec<u32>>()
-        });
-        let st = resolve_traffic(
-            &raw.traffic,
-            topo,
-            sites.as_deref(),
-            &net,
-            host_rate,
-            ctx,
-            &mut errs.0,
-        );
-        if errs.0.is_empty() {
-            errs.take(check_first_flow(st.peek(), &raw, &net, ctx));
-        }
-        if streaming {
-            if errs.0.is_empty() && net.stop_ps != u64::MAX {
-                // One pass over a clone (nothing kept), only when a `stop` is set; the memory
-                // check reuses its shape instead of a pass of its own.
-                let shape = flow_shape(st.clone(), net.stop_ps);
-                warn_after_stop(&shape, &net, ctx);
-                let mut st = st;
-                st.set_shape(Some(shape));
-                stream = Some(st);
-            } else {
-                stream = Some(st);
-            }
-        } else if errs.0.is_empty()
-            && errs
-                .take(crate::workload::traffic::check_list_memory(
-                    st.capacity_hint() as f64,
-                ))
-                .is_some()
-        {
-            flows = st.into_vec();
-            warn_after_stop(&flow_shape(flows.iter().cloned(), net.stop_ps), &net, ctx);
-        }
+        (flows, stream) = resolve_flows(&raw, topo, &net, host_rate, streaming, ctx, &mut errs);
     }
     let bins = errs.take(resolve_bins(&raw.output, ctx));
     if let Some(n) = &raw.name
@@ -1408,6 +1136,91 @@ fn resolve(
     Ok((sc, stream))
 }
 
+/// Warnings about the topology as built: a link that loses every packet, host links of
+/// different rates (every `load` is a fraction of the slowest).
+fn warn_topology(t: &TopologySpec, raw: &RawScenario, ctx: &Ctx) {
+    if let Some(l) = t.links.iter().find(|l| l.error_rate >= 1.0) {
+        ctx.warn(format!(
+            "{}: topology: the link {}–{} has error rate 1: it loses every packet, so flows across it can never finish (the run will stop with a no-progress diagnosis)",
+            ctx.file, l.a, l.b
+        ));
+    }
+    let rates = t.links.iter().filter(|l| {
+        t.kinds[l.a as usize] == crate::topology::NodeKind::Host
+            || t.kinds[l.b as usize] == crate::topology::NodeKind::Host
+    });
+    let (lo, hi) = rates.fold((u64::MAX, 0), |(lo, hi), l| {
+        (lo.min(l.rate_bps), hi.max(l.rate_bps))
+    });
+    if lo < hi && !raw.traffic.is_empty() {
+        ctx.warn(format!(
+            "{}: host links have different rates ({} to {}): every traffic `load` is a fraction of the slowest, {}",
+            ctx.file,
+            crate::units::fmt_rate(lo),
+            crate::units::fmt_rate(hi),
+            crate::units::fmt_rate(lo)
+        ));
+    }
+}
+
+/// The flows of the `[[traffic]]` generators on `topo`: a list, or with `streaming` a lazy
+/// stream (see [`resolve`]); errors go to `errs`.
+fn resolve_flows(
+    raw: &RawScenario,
+    topo: &TopologySpec,
+    net: &NetConfig,
+    host_rate: u64,
+    streaming: bool,
+    ctx: &Ctx,
+    errs: &mut Errors,
+) -> (Vec<FlowSpec>, Option<FlowStream>) {
+    let mut flows = Vec::new();
+    let mut stream = None;
+    // Sites for `remote_fraction`: the data center of every host of a two-DC topology
+    // (hosts 0..H/2 in DC 0, the rest in DC 1).
+    let sites = (raw.topology.kind.get_ref() == "two_dc").then(|| {
+        let half = (topo.hosts().len() / 2).max(1) as u32;
+        (0..topo.num_nodes() as u32)
+            .map(|n| n / half)
+            .collect::<Vec<u32>>()
+    });
+    let st = resolve_traffic(
+        &raw.traffic,
+        topo,
+        sites.as_deref(),
+        net,
+        host_rate,
+        ctx,
+        &mut errs.0,
+    );
+    if errs.0.is_empty() {
+        errs.take(check_first_flow(st.peek(), raw, net, ctx));
+    }
+    if streaming {
+        if errs.0.is_empty() && net.stop_ps != u64::MAX {
+            // One pass over a clone (nothing kept), only when a `stop` is set; the memory
+            // check reuses its shape instead of a pass of its own.
+            let shape = flow_shape(st.clone(), net.stop_ps);
+            warn_after_stop(&shape, net, ctx);
+            let mut st = st;
+            st.set_shape(Some(shape));
+            stream = Some(st);
+        } else {
+            stream = Some(st);
+        }
+    } else if errs.0.is_empty()
+        && errs
+            .take(crate::workload::traffic::check_list_memory(
+                st.capacity_hint() as f64,
+            ))
+            .is_some()
+    {
+        flows = st.into_vec();
+        warn_after_stop(&flow_shape(flows.iter().cloned(), net.stop_ps), net, ctx);
+    }
+    (flows, stream)
+}
+
 /// The scenario key of a [`NetField`].
 fn field_key(f: NetField) -> &'static str {
     match f {
@@ -1430,17 +1243,9 @@ fn field_key(f: NetField) -> &'static str {
         NetField::PfcQuanta => "pfc.quanta",
         NetField::PfcHeadroomFactor => "pfc.headroom_factor",
         NetField::PfcAlpha => "pfc.alpha",
-        NetField::SfcThresholds => "sfc.qtg",
-        NetField::SfcBtsDelay => "sfc.bts_delay",
-        NetField::SfcPauseQuantum => "sfc.pause_quantum",
-        NetField::OnRampGain => "onramp.gain",
-        NetField::OnRampEwma => "onramp.ewma_w",
-        NetField::PbfsSlots => "pbfs.n_slots",
-        NetField::PbfsDelta => "pbfs.delta",
-        NetField::PbfsMu => "pbfs.mu",
         NetField::QueueMonitorInterval => "output.queue_interval",
         NetField::SwitchAckHighPrio => "network.switch_ack_high_prio",
-        NetField::Tcd(key) | NetField::Ndp(key) | NetField::Bfc(key) | NetField::Cbfc(key) => key,
+        NetField::Scheme(key) => key,
     }
 }
 
@@ -1763,120 +1568,16 @@ fn resolve_pfc(pf: &RawPfc, ctx: &Ctx, net: &mut NetConfig) -> Result<(), String
     Ok(())
 }
 
-/// `[tcd]` (range checks: [`crate::scheme::tcd::TcdConfig::issues`] via [`NetConfig::issues`]).
-fn resolve_tcd(t: &RawTcd, ctx: &Ctx, net: &mut NetConfig) -> Result<(), String> {
-    use crate::scheme::tcd::CeMarking;
-    let c = &mut net.tcd;
-    c.enabled = t.enabled.unwrap_or(c.enabled);
-    c.epsilon = t.epsilon.unwrap_or(c.epsilon);
-    c.max_ton_ps = ctx.opt_time(&t.max_ton, "tcd.max_ton")?.or(c.max_ton_ps);
-    c.period_ps = ctx.opt_time(&t.period, "tcd.period")?.or(c.period_ps);
-    c.tau_ps = ctx.opt_time(&t.tau, "tcd.tau")?.or(c.tau_ps);
-    c.hysteresis_bytes = ctx
-        .opt_bytes(&t.hysteresis, "tcd.hysteresis")?
-        .or(c.hysteresis_bytes);
-    c.threshold_bytes = ctx
-        .opt_bytes(&t.threshold, "tcd.threshold")?
-        .or(c.threshold_bytes);
-    c.low_threshold_bytes = ctx
-        .opt_bytes(&t.low_threshold, "tcd.low_threshold")?
-        .or(c.low_threshold_bytes);
-    if let Some(m) = &t.ce_marking {
-        c.ce_marking = match m.get_ref().as_str() {
-            "red" => CeMarking::Red,
-            "step" => CeMarking::Step,
-            _ => return Err(ctx.err(m, "tcd.ce_marking", "expected `red` or `step`")),
-        };
+/// The core settings the schemes set where `[network]` leaves them unset
+/// ([`crate::scheme::SchemeConfig::core_defaults`]: BFC's queues and DRR scheduler).
+fn apply_scheme_defaults(n: &RawNetwork, net: &mut NetConfig) {
+    let d = net.schemes.core_defaults(net.max_packet_bytes());
+    if let (Some(q), None) = (d.queues_per_port, n.queues_per_port) {
+        net.queues_per_port = q;
     }
-    Ok(())
-}
-
-/// `[ndp]` (range checks: [`crate::scheme::ndp::NdpConfig::issues`] via [`NetConfig::issues`]).
-fn resolve_ndp(r: &RawNdp, ctx: &Ctx, net: &mut NetConfig) -> Result<(), String> {
-    let c = &mut net.ndp;
-    c.enabled = r.enabled.unwrap_or(c.enabled);
-    c.queue_pkts = r.queue_pkts.unwrap_or(c.queue_pkts);
-    c.control_queue_bytes =
-        ctx.bytes(&r.control_queue, "ndp.control_queue", c.control_queue_bytes)?;
-    c.high_weight = r.high_weight.unwrap_or(c.high_weight);
-    c.iw_bytes = ctx.bytes(&r.iw, "ndp.iw", c.iw_bytes)?;
-    c.rto_ps = ctx.time(&r.rto, "ndp.rto", c.rto_ps)?;
-    c.byte_credits = r.byte_credits.unwrap_or(c.byte_credits);
-    c.sender_rr = r.sender_rr.unwrap_or(c.sender_rr);
-    c.pull_rate = r.pull_rate.unwrap_or(c.pull_rate);
-    let hb = ctx.bytes(&r.header_bytes, "ndp.header_bytes", c.header_bytes as u64)?;
-    c.header_bytes = hb.min(u32::MAX as u64) as u32;
-    Ok(())
-}
-
-/// `[bfc]` (range checks: [`crate::scheme::bfc::BfcConfig::issues`] via
-/// [`NetConfig::issues`]). When on, the ports get `queues + 3` queues and a DRR scheduler of
-/// quantum one full data packet (paper: 1 MTU), unless `[network]` sets them.
-fn resolve_bfc(b: &RawBfc, n: &RawNetwork, ctx: &Ctx, net: &mut NetConfig) -> Result<(), String> {
-    use crate::scheme::bfc::BfcMode;
-    let c = &mut net.bfc;
-    c.enabled = b.enabled.unwrap_or(c.enabled);
-    if let Some(m) = &b.mode {
-        c.mode = match m.get_ref().as_str() {
-            "bfc" => BfcMode::Bfc,
-            "vfid" => BfcMode::Vfid,
-            "sfq" => BfcMode::Sfq,
-            "ideal_fq" => BfcMode::IdealFq,
-            _ => {
-                return Err(ctx.err(m, "bfc.mode", "expected `bfc`, `vfid`, `sfq` or `ideal_fq`"));
-            }
-        };
+    if let (Some(quantum_bytes), None) = (d.drr_quantum_bytes, &n.scheduler) {
+        net.scheduler = SchedulerKind::Drr { quantum_bytes };
     }
-    c.physical_queues = b.queues.unwrap_or(c.physical_queues);
-    c.high_priority_queue = b.high_priority_queue.or(c.high_priority_queue);
-    c.vfid_table = b.vfid_table.unwrap_or(c.vfid_table);
-    c.overflow_cache = b.overflow_cache.unwrap_or(c.overflow_cache);
-    c.bloom_hashes = b.bloom_hashes.unwrap_or(c.bloom_hashes);
-    c.resumes_per_tau = b.resumes_per_tau.unwrap_or(c.resumes_per_tau);
-    if let Some(v) = &b.bloom_bytes {
-        let bytes = parse_bytes(v.get_ref()).map_err(|e| ctx.err(v, "bfc.bloom_bytes", e))?;
-        c.bloom_bytes = u32::try_from(bytes).unwrap_or(u32::MAX);
-    }
-    c.hrtt_ps = ctx.opt_time(&b.hrtt, "bfc.hrtt")?.or(c.hrtt_ps);
-    c.tau_ps = ctx.opt_time(&b.tau, "bfc.tau")?.or(c.tau_ps);
-    if c.enabled {
-        if n.queues_per_port.is_none() {
-            net.queues_per_port = c.queues_per_port();
-        }
-        if n.scheduler.is_none() {
-            net.scheduler = SchedulerKind::Drr {
-                quantum_bytes: net.max_packet_bytes() as u32,
-            };
-        }
-    }
-    Ok(())
-}
-
-/// `[cbfc]` (range checks: [`crate::scheme::cbfc::CbfcConfig::issues`] via
-/// [`NetConfig::issues`]).
-fn resolve_cbfc(r: &RawCbfc, ctx: &Ctx, net: &mut NetConfig) -> Result<(), String> {
-    let c = &mut net.cbfc;
-    c.enabled = r.enabled.unwrap_or(c.enabled);
-    c.fecn = r.fecn.unwrap_or(c.fecn);
-    c.fecn_victim_mask = r.fecn_victim_mask.unwrap_or(c.fecn_victim_mask);
-    c.block_bytes = ctx.bytes(&r.block, "cbfc.block", c.block_bytes)?;
-    c.period_ps = ctx.opt_time(&r.period, "cbfc.period")?.or(c.period_ps);
-    c.limit_bytes = ctx.opt_bytes(&r.limit, "cbfc.limit")?.or(c.limit_bytes);
-    c.fecn_threshold_bytes = ctx
-        .opt_bytes(&r.fecn_threshold, "cbfc.fecn_threshold")?
-        .or(c.fecn_threshold_bytes);
-    if let Some(v) = &r.fcp_size {
-        let b = parse_bytes(v.get_ref()).map_err(|e| ctx.err(v, "cbfc.fcp_size", e))?;
-        if b > 65_535 {
-            return Err(ctx.err(
-                v,
-                "cbfc.fcp_size",
-                format!("must be at most 65535 B (got {b})"),
-            ));
-        }
-        c.fcp_bytes = Some(b as u32);
-    }
-    Ok(())
 }
 
 /// `cc.tcd`: the controller's TCD reaction (DCQCN+TCD, TIMELY+TCD), which needs TCD marks.
@@ -1889,7 +1590,7 @@ fn apply_cc_tcd(
     let Some(on) = c.tcd else {
         return Ok(cc);
     };
-    if on && !net.tcd.enabled {
+    if on && !net.schemes.tcd.enabled {
         return Err(ctx.err_key(
             "cc.tcd",
             "reacts to TCD's CE/UE marks, but no switch makes them: set `tcd.enabled = true`",
@@ -1937,29 +1638,6 @@ fn check_rtt(
     match errs.first() {
         Some(i) => Err(issue_error(i, ctx)),
         None => Ok(()),
-    }
-}
-
-/// BFC without `bfc.hrtt` or `bfc.tau`: each port's τ defaults to its link's delay (HRTT =
-/// 2 × delay, τ = HRTT/2), which must not fall below the shortest accepted pause-frame period
-/// (100 ns, as `bfc.tau` itself): a shorter one floods the links with pause frames.
-fn check_bfc_tau(topo: &TopologySpec, net: &NetConfig, ctx: &Ctx) -> Result<(), String> {
-    let b = &net.bfc;
-    if !b.enabled || b.tau_ps.is_some() || b.hrtt_ps.is_some() {
-        return Ok(());
-    }
-    match topo.links.iter().map(|l| l.delay_ps).min() {
-        Some(d) if d < crate::scheme::bfc::MIN_TAU_PS => Err(ctx.err_key(
-            "bfc.tau",
-            format!(
-                "not given, so each port's τ defaults to its link's delay (HRTT = 2 × delay, \
-                 τ = HRTT/2), and the shortest link delay, {}, is below the shortest accepted \
-                 pause-frame period, {}: set `bfc.tau` (or `bfc.hrtt`)",
-                crate::units::fmt_time(d),
-                crate::units::fmt_time(crate::scheme::bfc::MIN_TAU_PS)
-            ),
-        )),
-        _ => Ok(()),
     }
 }
 
@@ -2113,152 +1791,6 @@ fn warn_after_stop(shape: &crate::runguard::FlowShape, net: &NetConfig, ctx: &Ct
     }
 }
 
-/// Resolve `[sfc]` and `[onramp]`. Q_th/Q_tg default to 2 and 1 BDP of each port (base RTT ×
-/// port rate); explicit values are bytes.
-fn resolve_sfc(net: &mut NetConfig, s: &RawSfc, o: &RawOnRamp, ctx: &Ctx) -> Result<(), String> {
-    use crate::scheme::sfc::{SfcDeploy, SfcMode};
-    let sc = &mut net.sfc;
-    if let Some(m) = &s.mode {
-        sc.mode = match m.get_ref().as_str() {
-            "off" => SfcMode::Off,
-            "sfc" => SfcMode::Sfc,
-            "ingress" => SfcMode::Ingress,
-            "egress" => SfcMode::Egress,
-            "sfcp" => SfcMode::SfcP,
-            _ => return Err(ctx.err(m, "sfc.mode", "expected off, sfc, ingress, egress or sfcp")),
-        };
-    }
-    if let Some(d) = &s.deploy {
-        sc.deploy = match d.get_ref().as_str() {
-            "tor" => SfcDeploy::Tor,
-            "all" => SfcDeploy::All,
-            _ => return Err(ctx.err(d, "sfc.deploy", "expected tor or all")),
-        };
-    }
-    let thresh = |v: &Option<S>, key: &str| -> Result<u64, String> {
-        match v {
-            None => Ok(0),
-            Some(x) if x.get_ref().ends_with("bdp") => Err(ctx.err(
-                x,
-                key,
-                "give bytes (e.g. \"250KB\"); omit the key for the paper's default (Q_th = 2 BDP, Q_tg = 1 BDP per port)",
-            )),
-            Some(x) => match parse_bytes(x.get_ref()) {
-                Err(e) => Err(ctx.err(x, key, e)),
-                // 0 stands for the default inside the model: an explicit 0 is not taken for it.
-                Ok(0) => Err(ctx.err(
-                    x,
-                    key,
-                    "must be positive; omit the key for the paper's default (Q_th = 2 BDP, \
-                     Q_tg = 1 BDP per port)",
-                )),
-                Ok(b) => Ok(b),
-            },
-        }
-    };
-    // A time whose 0 stands for a derived default inside the model: an explicit 0 is an error
-    // (it used to give the default silently).
-    let nonzero_time = |v: &Option<S>, key: &str, default: &str| -> Result<u64, String> {
-        match (v, ctx.time(v, key, 0)?) {
-            (Some(x), 0) => Err(ctx.err(
-                x,
-                key,
-                format!("must be positive; omit the key for the default ({default})"),
-            )),
-            (_, t) => Ok(t),
-        }
-    };
-    sc.qth_bytes = thresh(&s.qth, "sfc.qth")?;
-    sc.qtg_bytes = thresh(&s.qtg, "sfc.qtg")?;
-    sc.bloom_reset_ps = nonzero_time(&s.bloom_reset, "sfc.bloom_reset", "RTT/2")?;
-    if let Some(b) = s.bloom_bits
-        && b < 64
-    {
-        return Err(ctx.err_key("sfc.bloom_bits", format!("must be at least 64 (got {b})")));
-    }
-    if s.cache_entries == Some(0) {
-        return Err(ctx.err_key(
-            "sfc.cache_entries",
-            "must be at least 1 (a pause cache with no entry caches nothing)",
-        ));
-    }
-    if let Some(n) = s.cache_entries
-        && n > crate::scheme::sfc::MAX_CACHE_ENTRIES
-    {
-        return Err(ctx.err_key(
-            "sfc.cache_entries",
-            format!(
-                "{n} is above the largest accepted, {}: the pause cache is a switch register \
-                 array (the paper's is small; the default is 32768), allocated at every SFC \
-                 switch at 16 B an entry",
-                crate::scheme::sfc::MAX_CACHE_ENTRIES
-            ),
-        ));
-    }
-    sc.bloom_bits = s.bloom_bits.unwrap_or(sc.bloom_bits).max(64);
-    sc.cache_entries = s.cache_entries.unwrap_or(sc.cache_entries).max(1);
-    sc.estimator_tau_ps = ctx.time(&s.estimator_tau, "sfc.estimator_tau", 0)?;
-    if let Some(r) = &s.estimator_rule {
-        use crate::scheme::sfc::EstimatorRule;
-        sc.estimator_rule = match r.get_ref().as_str() {
-            "queue" => EstimatorRule::Queue,
-            "any" => EstimatorRule::Any,
-            _ => {
-                return Err(ctx.err(
-                    r,
-                    "sfc.estimator_rule",
-                    "expected `queue` (Algorithm 1 on the estimated remote depth: above Q_th, \
-                     pause down to Q_tg) or `any` (above 0, pause it all)",
-                ));
-            }
-        };
-        if sc.estimator_tau_ps == 0 {
-            return Err(ctx.err(
-                r,
-                "sfc.estimator_rule",
-                "has no effect without the estimator (set `sfc.estimator_tau`)",
-            ));
-        }
-    }
-    sc.pause_quantum_ps = ctx.time(&s.pause_quantum, "sfc.pause_quantum", sc.pause_quantum_ps)?;
-    sc.bts_delay_ps = ctx.time(&s.bts_delay, "sfc.bts_delay", sc.bts_delay_ps)?;
-    sc.trigger_stats = s.trigger_stats.unwrap_or(false);
-    let on = &mut net.onramp;
-    on.enabled = o.enabled.unwrap_or(false);
-    on.threshold_ps = nonzero_time(
-        &o.threshold,
-        "onramp.threshold",
-        "the longest base one-way delay + 1 µs",
-    )?;
-    on.gain = o.gain.unwrap_or(1.0);
-    on.ewma_w = o.ewma_w.unwrap_or(1.0);
-    on.guard = o.guard.unwrap_or(true);
-    Ok(())
-}
-
-/// Resolve `[pbfs]`. Zero/absent durations and sizes select the paper's defaults derived from
-/// the topology (DC_RTT = max base RTT, τ = DC_RTT/2, I_min = 20 % of the max BDP); ranges of
-/// `n_slots`, `delta` and `mu` are checked by `NetConfig::issues`.
-fn resolve_pbfs(net: &mut NetConfig, s: &RawPbfs, ctx: &Ctx) -> Result<(), String> {
-    use crate::scheme::pbfs::PbfsDeploy;
-    let pb = &mut net.pbfs;
-    pb.enabled = s.enabled.unwrap_or(false);
-    if let Some(d) = &s.deploy {
-        pb.deploy = match d.get_ref().as_str() {
-            "all" => PbfsDeploy::All,
-            "tor" => PbfsDeploy::Tor,
-            _ => return Err(ctx.err(d, "pbfs.deploy", "expected all or tor")),
-        };
-    }
-    pb.n_slots = s.n_slots.unwrap_or(pb.n_slots);
-    pb.delta = s.delta.unwrap_or(pb.delta);
-    pb.mu = s.mu.unwrap_or(pb.mu);
-    pb.dc_rtt_ps = ctx.time(&s.dc_rtt, "pbfs.dc_rtt", 0)?;
-    pb.tau_ps = ctx.time(&s.tau, "pbfs.tau", 0)?;
-    pb.i_min_bytes = ctx.bytes(&s.i_min, "pbfs.i_min", 0)?;
-    Ok(())
-}
-
 /// A DCQCN timer of `v_ps` given as `key` (its value `s`), refused below
 /// [`crate::cc::dcqcn::MIN_TIMER_PS`].
 fn dcqcn_timer(ctx: &Ctx, s: &Option<S>, key: &str, v_ps: u64) -> Result<u64, String> {
@@ -2287,7 +1819,6 @@ fn var_win_without_window(ctx: &Ctx) -> String {
 
 /// Apply the `[cc]` parameter overrides to a preset.
 fn apply_cc_overrides(setup: &mut cc::CcSetup, c: &RawCc, ctx: &Ctx) -> Result<(), String> {
-    use crate::cc::hpcc::{HpccAi, Reaction};
     let window = match &c.window {
         None => None,
         Some(w) => Some(parse_window(w.get_ref()).map_err(|e| ctx.err(w, "cc.window", e))?),
@@ -2304,157 +1835,190 @@ fn apply_cc_overrides(setup: &mut cc::CcSetup, c: &RawCc, ctx: &Ctx) -> Result<(
                 p.window = w;
             }
         }
-        CcConfig::Dcqcn(p) => {
-            if let Some(v) = ctx.opt_rate(&c.ai, "cc.ai")? {
-                p.rate_ai_bps = v;
-            }
-            if let Some(v) = ctx.opt_rate(&c.hai, "cc.hai")? {
-                p.rate_hai_bps = v;
-            }
-            if let Some(v) = ctx.opt_rate(&c.min_rate, "cc.min_rate")? {
-                p.min_rate_bps = v;
-            }
-            if let Some(g) = c.g {
-                p.g = g;
-            }
-            if let Some(v) = ctx.opt_time(&c.alpha_timer, "cc.alpha_timer")? {
-                p.alpha_timer_ps = dcqcn_timer(ctx, &c.alpha_timer, "cc.alpha_timer", v)?;
-            }
-            if let Some(v) = ctx.opt_time(&c.dec_interval, "cc.dec_interval")? {
-                p.rate_decrease_interval_ps =
-                    dcqcn_timer(ctx, &c.dec_interval, "cc.dec_interval", v)?;
-            }
-            if let Some(v) = ctx.opt_time(&c.rp_timer, "cc.rp_timer")? {
-                p.rate_increase_timer_ps = dcqcn_timer(ctx, &c.rp_timer, "cc.rp_timer", v)?;
-            }
-            if let Some(f) = c.fast_recovery {
-                p.fast_recovery_times = f;
-            }
-            match window {
-                None => {
-                    if let Some(v) = c.var_win {
-                        if !p.has_win {
-                            return Err(var_win_without_window(ctx));
-                        }
-                        p.var_win = v;
-                    }
-                }
-                Some(NoneWindow::Unlimited) if c.var_win.is_some() => {
+        CcConfig::Dcqcn(p) => dcqcn_overrides(p, c, window, var_win, ctx)?,
+        CcConfig::Dctcp(p) => dctcp_overrides(p, c, window, var_win, ctx)?,
+        CcConfig::Hpcc(p) => hpcc_overrides(p, c, ctx)?,
+        CcConfig::Timely(p) => timely_overrides(p, c, window, var_win, ctx)?,
+    }
+    Ok(())
+}
+
+/// [`apply_cc_overrides`] for DCQCN.
+fn dcqcn_overrides(
+    p: &mut crate::cc::dcqcn::DcqcnParams,
+    c: &RawCc,
+    window: Option<NoneWindow>,
+    var_win: bool,
+    ctx: &Ctx,
+) -> Result<(), String> {
+    if let Some(v) = ctx.opt_rate(&c.ai, "cc.ai")? {
+        p.rate_ai_bps = v;
+    }
+    if let Some(v) = ctx.opt_rate(&c.hai, "cc.hai")? {
+        p.rate_hai_bps = v;
+    }
+    if let Some(v) = ctx.opt_rate(&c.min_rate, "cc.min_rate")? {
+        p.min_rate_bps = v;
+    }
+    if let Some(g) = c.g {
+        p.g = g;
+    }
+    if let Some(v) = ctx.opt_time(&c.alpha_timer, "cc.alpha_timer")? {
+        p.alpha_timer_ps = dcqcn_timer(ctx, &c.alpha_timer, "cc.alpha_timer", v)?;
+    }
+    if let Some(v) = ctx.opt_time(&c.dec_interval, "cc.dec_interval")? {
+        p.rate_decrease_interval_ps = dcqcn_timer(ctx, &c.dec_interval, "cc.dec_interval", v)?;
+    }
+    if let Some(v) = ctx.opt_time(&c.rp_timer, "cc.rp_timer")? {
+        p.rate_increase_timer_ps = dcqcn_timer(ctx, &c.rp_timer, "cc.rp_timer", v)?;
+    }
+    if let Some(f) = c.fast_recovery {
+        p.fast_recovery_times = f;
+    }
+    match window {
+        None => {
+            if let Some(v) = c.var_win {
+                if !p.has_win {
                     return Err(var_win_without_window(ctx));
                 }
-                Some(NoneWindow::Unlimited) => p.has_win = false,
-                Some(NoneWindow::Bytes(b)) => *p = p.clone().with_window(b, var_win),
-                Some(NoneWindow::Bdp(_)) => *p = p.clone().with_window(0, var_win),
+                p.var_win = v;
             }
         }
-        CcConfig::Dctcp(p) => {
-            if let Some(ss) = c.slow_start {
-                p.slow_start = ss;
+        Some(NoneWindow::Unlimited) if c.var_win.is_some() => {
+            return Err(var_win_without_window(ctx));
+        }
+        Some(NoneWindow::Unlimited) => p.has_win = false,
+        Some(NoneWindow::Bytes(b)) => *p = p.clone().with_window(b, var_win),
+        Some(NoneWindow::Bdp(_)) => *p = p.clone().with_window(0, var_win),
+    }
+    Ok(())
+}
+
+/// [`apply_cc_overrides`] for DCTCP.
+fn dctcp_overrides(
+    p: &mut crate::cc::dctcp::DctcpParams,
+    c: &RawCc,
+    window: Option<NoneWindow>,
+    var_win: bool,
+    ctx: &Ctx,
+) -> Result<(), String> {
+    if let Some(ss) = c.slow_start {
+        p.slow_start = ss;
+    }
+    if let Some(v) = ctx.opt_rate(&c.ai, "cc.ai")? {
+        p.rate_ai_bps = v;
+    }
+    if let Some(v) = ctx.opt_rate(&c.min_rate, "cc.min_rate")? {
+        p.min_rate_bps = v;
+    }
+    if let Some(g) = c.g {
+        p.g = g;
+    }
+    match window {
+        None if c.var_win.is_some() && !p.has_win => {
+            return Err(var_win_without_window(ctx));
+        }
+        None => {}
+        Some(NoneWindow::Unlimited) if c.var_win.is_some() => {
+            return Err(var_win_without_window(ctx));
+        }
+        Some(NoneWindow::Unlimited) => p.has_win = false,
+        Some(NoneWindow::Bytes(b)) => {
+            p.has_win = true;
+            p.window_bytes = b;
+        }
+        Some(NoneWindow::Bdp(_)) => {
+            p.has_win = true;
+            p.window_bytes = 0;
+        }
+    }
+    p.var_win = var_win;
+    Ok(())
+}
+
+/// [`apply_cc_overrides`] for HPCC.
+fn hpcc_overrides(p: &mut crate::cc::hpcc::HpccParams, c: &RawCc, ctx: &Ctx) -> Result<(), String> {
+    use crate::cc::hpcc::{HpccAi, Reaction};
+    if let Some(e) = c.eta {
+        if !(e > 0.0 && e <= 1.0) {
+            return Err(ctx.err_key("cc.eta", format!("= {e} must be in (0, 1]")));
+        }
+        p.eta = e;
+    }
+    if let Some(m) = c.max_stage {
+        p.max_stage = m;
+    }
+    if let Some(v) = ctx.opt_rate(&c.ai, "cc.ai")? {
+        p.ai = HpccAi::RateBps(v);
+    }
+    if let Some(w) = &c.w_ai {
+        p.ai =
+            HpccAi::Bytes(parse_bytes(w.get_ref()).map_err(|e| ctx.err(w, "cc.w_ai", e))? as f64);
+    }
+    if let Some(v) = ctx.opt_rate(&c.min_rate, "cc.min_rate")? {
+        p.min_rate_bps = v;
+    }
+    if let Some(r) = &c.reaction {
+        p.reaction = match r.get_ref().as_str() {
+            "per_ack" => Reaction::PerAck,
+            "per_rtt" => Reaction::PerRtt,
+            "per_ack_only" => Reaction::PerAckOnly,
+            _ => {
+                return Err(ctx.err(
+                    r,
+                    "cc.reaction",
+                    "expected per_ack, per_rtt or per_ack_only",
+                ));
             }
-            if let Some(v) = ctx.opt_rate(&c.ai, "cc.ai")? {
-                p.rate_ai_bps = v;
-            }
-            if let Some(v) = ctx.opt_rate(&c.min_rate, "cc.min_rate")? {
-                p.min_rate_bps = v;
-            }
-            if let Some(g) = c.g {
-                p.g = g;
-            }
-            match window {
-                None if c.var_win.is_some() && !p.has_win => {
+        };
+    }
+    Ok(())
+}
+
+/// [`apply_cc_overrides`] for TIMELY.
+fn timely_overrides(
+    p: &mut crate::cc::timely::TimelyParams,
+    c: &RawCc,
+    window: Option<NoneWindow>,
+    var_win: bool,
+    ctx: &Ctx,
+) -> Result<(), String> {
+    if let Some(v) = ctx.opt_rate(&c.ai, "cc.ai")? {
+        p.rate_ai_bps = v;
+    }
+    if let Some(v) = ctx.opt_rate(&c.hai, "cc.hai")? {
+        p.rate_hai_bps = v;
+    }
+    if let Some(v) = ctx.opt_rate(&c.min_rate, "cc.min_rate")? {
+        p.min_rate_bps = v;
+    }
+    if let Some(v) = ctx.opt_time(&c.t_low, "cc.t_low")? {
+        p.t_low_ps = v;
+    }
+    if let Some(v) = ctx.opt_time(&c.t_high, "cc.t_high")? {
+        p.t_high_ps = v;
+    }
+    if let Some(b) = c.beta {
+        if !(b.is_finite() && (0.0..=1.0).contains(&b)) {
+            return Err(ctx.err_key("cc.beta", format!("= {b} must be in [0, 1]")));
+        }
+        p.beta = b;
+    }
+    match window {
+        None => {
+            if let Some(v) = c.var_win {
+                if !p.has_win {
                     return Err(var_win_without_window(ctx));
                 }
-                None => {}
-                Some(NoneWindow::Unlimited) if c.var_win.is_some() => {
-                    return Err(var_win_without_window(ctx));
-                }
-                Some(NoneWindow::Unlimited) => p.has_win = false,
-                Some(NoneWindow::Bytes(b)) => {
-                    p.has_win = true;
-                    p.window_bytes = b;
-                }
-                Some(NoneWindow::Bdp(_)) => {
-                    p.has_win = true;
-                    p.window_bytes = 0;
-                }
-            }
-            p.var_win = var_win;
-        }
-        CcConfig::Hpcc(p) => {
-            if let Some(e) = c.eta {
-                if !(e > 0.0 && e <= 1.0) {
-                    return Err(ctx.err_key("cc.eta", format!("= {e} must be in (0, 1]")));
-                }
-                p.eta = e;
-            }
-            if let Some(m) = c.max_stage {
-                p.max_stage = m;
-            }
-            if let Some(v) = ctx.opt_rate(&c.ai, "cc.ai")? {
-                p.ai = HpccAi::RateBps(v);
-            }
-            if let Some(w) = &c.w_ai {
-                p.ai = HpccAi::Bytes(
-                    parse_bytes(w.get_ref()).map_err(|e| ctx.err(w, "cc.w_ai", e))? as f64,
-                );
-            }
-            if let Some(v) = ctx.opt_rate(&c.min_rate, "cc.min_rate")? {
-                p.min_rate_bps = v;
-            }
-            if let Some(r) = &c.reaction {
-                p.reaction = match r.get_ref().as_str() {
-                    "per_ack" => Reaction::PerAck,
-                    "per_rtt" => Reaction::PerRtt,
-                    "per_ack_only" => Reaction::PerAckOnly,
-                    _ => {
-                        return Err(ctx.err(
-                            r,
-                            "cc.reaction",
-                            "expected per_ack, per_rtt or per_ack_only",
-                        ));
-                    }
-                };
+                p.var_win = v;
             }
         }
-        CcConfig::Timely(p) => {
-            if let Some(v) = ctx.opt_rate(&c.ai, "cc.ai")? {
-                p.rate_ai_bps = v;
-            }
-            if let Some(v) = ctx.opt_rate(&c.hai, "cc.hai")? {
-                p.rate_hai_bps = v;
-            }
-            if let Some(v) = ctx.opt_rate(&c.min_rate, "cc.min_rate")? {
-                p.min_rate_bps = v;
-            }
-            if let Some(v) = ctx.opt_time(&c.t_low, "cc.t_low")? {
-                p.t_low_ps = v;
-            }
-            if let Some(v) = ctx.opt_time(&c.t_high, "cc.t_high")? {
-                p.t_high_ps = v;
-            }
-            if let Some(b) = c.beta {
-                if !(b.is_finite() && (0.0..=1.0).contains(&b)) {
-                    return Err(ctx.err_key("cc.beta", format!("= {b} must be in [0, 1]")));
-                }
-                p.beta = b;
-            }
-            match window {
-                None => {
-                    if let Some(v) = c.var_win {
-                        if !p.has_win {
-                            return Err(var_win_without_window(ctx));
-                        }
-                        p.var_win = v;
-                    }
-                }
-                Some(NoneWindow::Unlimited) if c.var_win.is_some() => {
-                    return Err(var_win_without_window(ctx));
-                }
-                Some(NoneWindow::Unlimited) => p.has_win = false,
-                Some(NoneWindow::Bytes(b)) => *p = p.clone().with_window(b, var_win),
-                Some(NoneWindow::Bdp(_)) => *p = p.clone().with_window(0, var_win),
-            }
+        Some(NoneWindow::Unlimited) if c.var_win.is_some() => {
+            return Err(var_win_without_window(ctx));
         }
+        Some(NoneWindow::Unlimited) => p.has_win = false,
+        Some(NoneWindow::Bytes(b)) => *p = p.clone().with_window(b, var_win),
+        Some(NoneWindow::Bdp(_)) => *p = p.clone().with_window(0, var_win),
     }
     Ok(())
 }

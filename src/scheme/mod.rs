@@ -41,12 +41,16 @@
 //! [`SwitchSchemes`] holds a switch's scheme instances, one `Option` field per registered
 //! scheme, and its per-stage methods call them in a fixed, statically dispatched order (no
 //! `Box<dyn>`, no loop on the hot path); [`HostScheme`] is an enum over the host halves.
-//! Adding a scheme = its folder, one line in the `schemes!` invocation below, and its
-//! scenario keys. The order of that list is the order in which hooks run when several
-//! schemes act at the same point.
+//! Adding a scheme = its folder and one line in the `registry!` list below: the switch half,
+//! and, for a scheme with a scenario table, its config type ([`SchemeConfig`], in the
+//! scheme's `config.rs`), from which the registry builds [`SchemeConfigs`] (held by
+//! [`NetConfig::schemes`]), the scenario tables, validation, no-effect keys, memory tables and
+//! `sfc hpcc` keys (see [`config`]). The order of that list is the order in which hooks run
+//! when several schemes act at the same point.
 
 pub mod bfc;
 pub mod cbfc;
+pub mod config;
 pub mod ecn;
 pub mod marking;
 pub mod ndp;
@@ -63,6 +67,7 @@ use crate::link::TxPort;
 use crate::rng::Rng;
 use crate::switch::EgressPort;
 use crate::topology::routing::RouteTable;
+pub use config::{CoreDefaults, CoreView, Fields, HpccFields, Inert, Issues, SchemeConfig};
 
 /// Static environment every hook may read: rates, base RTT, sizes.
 #[derive(Clone, Copy, Debug)]
@@ -511,7 +516,7 @@ macro_rules! hook_call {
 /// ([`outlined`]), so a switch pays only for the schemes it runs and the per-packet code stays
 /// small.
 macro_rules! schemes {
-    ($($v:ident = $id:literal, $f:ident => $sw:ty, $mode:ident;)*) => {
+    ($($v:ident = $id:literal, $f:ident => $sw:ty, $mode:ident $(, $cfg:ty)?;)*) => {
         /// Which scheme (index of the registry; carried by timer events).
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
         #[repr(u8)]
@@ -861,6 +866,139 @@ macro_rules! schemes {
             }
         }
 
+        /// Every scheme's configuration (a field per scheme with a table of its own, named
+        /// as its table), held by [`NetConfig::schemes`].
+        #[derive(Clone, Debug, Default, serde::Serialize)]
+        pub struct SchemeConfigs {
+            $($(
+                #[doc = concat!("`[", stringify!($f), "]`: see [`", stringify!($cfg), "`].")]
+                pub $f: $cfg,
+            )?)*
+        }
+
+        /// The scenario's scheme tables as written, one per field of [`SchemeConfigs`].
+        #[derive(Clone, Copy, Debug)]
+        pub struct SchemeRaws<'a> {
+            $($(
+                #[doc = concat!("`[", stringify!($f), "]`.")]
+                pub $f: &'a <$cfg as SchemeConfig>::Raw,
+            )?)*
+        }
+
+        impl SchemeConfigs {
+            /// The scenario tables of every scheme ([`SchemeConfig::TABLE`]), in registry order.
+            pub const TABLES: &'static [&'static str] =
+                &[$($(<$cfg as SchemeConfig>::TABLE,)?)*];
+
+            /// Read every scheme's scenario table: the configurations (defaults where a table
+            /// failed) and each failed table's error, in registry order.
+            pub fn resolve_tables(raws: &SchemeRaws<'_>, f: &impl Fields) -> (Self, Vec<String>) {
+                let mut c = SchemeConfigs::default();
+                let mut errs = Vec::new();
+                $($(
+                    if let Err(e) = <$cfg as SchemeConfig>::resolve(&mut c.$f, raws.$f, f) {
+                        errs.push(e);
+                    }
+                )?)*
+                (c, errs)
+            }
+
+            /// The core settings the schemes set where the scenario leaves them unset (a later
+            /// scheme's value wins).
+            pub fn core_defaults(&self, max_packet_bytes: u64) -> CoreDefaults {
+                let mut d = CoreDefaults::default();
+                $($(
+                    let s = <$cfg as SchemeConfig>::core_defaults(&self.$f, max_packet_bytes);
+                    d.queues_per_port = s.queues_per_port.or(d.queues_per_port);
+                    d.drr_quantum_bytes = s.drr_quantum_bytes.or(d.drr_quantum_bytes);
+                )?)*
+                d
+            }
+
+            /// Every scheme's [`SchemeConfig::issues`], in registry order.
+            pub fn issues(&self, core: &CoreView) -> Issues {
+                let mut v = Vec::new();
+                $($( v.extend(<$cfg as SchemeConfig>::issues(&self.$f, core, self)); )?)*
+                v
+            }
+
+            /// Every scheme's [`SchemeConfig::rtt_issues`], in registry order.
+            pub fn rtt_issues(&self, base_rtt_ps: u64, short: &dyn Fn(u64) -> String) -> Issues {
+                let mut v = Vec::new();
+                $($(
+                    v.extend(<$cfg as SchemeConfig>::rtt_issues(&self.$f, base_rtt_ps, short));
+                )?)*
+                v
+            }
+
+            /// Every scheme's [`SchemeConfig::topology_issues`], in registry order.
+            pub fn topology_issues(&self, topo: &crate::topology::TopologySpec) -> Issues {
+                let mut v = Vec::new();
+                $($( v.extend(<$cfg as SchemeConfig>::topology_issues(&self.$f, topo)); )?)*
+                v
+            }
+
+            /// Every scheme's [`SchemeConfig::inert`] keys, in registry order.
+            pub fn inert(&self) -> Vec<Inert> {
+                let mut v = Vec::new();
+                $($( v.extend(<$cfg as SchemeConfig>::inert(&self.$f, self)); )?)*
+                v
+            }
+
+            /// The error for PFC settings when a scheme runs the lossless buffer instead of
+            /// PFC ([`SchemeConfig::replaces_pfc`]).
+            pub fn replaces_pfc(&self) -> Option<&'static str> {
+                $($(
+                    if let Some(e) = <$cfg as SchemeConfig>::replaces_pfc(&self.$f) {
+                        return Some(e);
+                    }
+                )?)*
+                None
+            }
+
+            /// Every scheme's per-switch tables ([`SchemeConfig::tables`]), in registry order.
+            pub fn tables(&self) -> Vec<(&'static str, u64)> {
+                let mut v = Vec::new();
+                $($( v.extend(<$cfg as SchemeConfig>::tables(&self.$f)); )?)*
+                v
+            }
+
+            /// Does any scheme need the flows as a list ([`SchemeConfig::needs_flow_list`])?
+            pub fn needs_flow_list(&self) -> bool {
+                false $($( || <$cfg as SchemeConfig>::needs_flow_list(&self.$f) )?)*
+            }
+
+            /// Is `key` an `sfc hpcc` key of some scheme ([`SchemeConfig::HPCC_KEYS`])?
+            pub fn is_hpcc_key(key: &str) -> bool {
+                false $($( || <$cfg as SchemeConfig>::HPCC_KEYS.contains(&key) )?)*
+            }
+
+            /// Read every scheme's `sfc hpcc` keys, in registry order.
+            pub fn resolve_hpcc(&mut self, c: &impl HpccFields) -> Result<(), String> {
+                $($( <$cfg as SchemeConfig>::resolve_hpcc(&mut self.$f, c)?; )?)*
+                Ok(())
+            }
+
+            /// Every scheme's `sfc hpcc` keys with no effect ([`SchemeConfig::hpcc_inert`]).
+            pub fn hpcc_inert(&self) -> Vec<(&'static [&'static str], &'static str)> {
+                let mut v = Vec::new();
+                $($( v.extend(<$cfg as SchemeConfig>::hpcc_inert(&self.$f)); )?)*
+                v
+            }
+
+            /// The `sfc hpcc` key for scenario key `key` ([`SchemeConfig::hpcc_key`] of the
+            /// scheme whose table it is in; `key` itself otherwise).
+            pub fn hpcc_key(key: &'static str) -> &'static str {
+                let table = key.split('.').next().unwrap_or("");
+                $($(
+                    if table == <$cfg as SchemeConfig>::TABLE {
+                        return <$cfg as SchemeConfig>::hpcc_key(key);
+                    }
+                )?)*
+                key
+            }
+        }
+
         /// Build the host halves, in registry order.
         pub fn build_host_schemes(
             cfg: &NetConfig,
@@ -901,18 +1039,36 @@ macro_rules! schemes {
     };
 }
 
-// The registry. Hooks of several schemes at the same point run in this order.
-schemes! {
-    Ecn = 0, ecn => ecn::EcnSwitch, inline;
-    Sfc = 1, sfc => sfc::switch::SfcSwitch, outline;
-    OnRamp = 2, onramp => onramp::OnRampSwitch, outline;
-    Pfc = 3, pfc => pfc::switch::PfcSwitch, inline;
-    Pbfs = 4, pbfs => pbfs::switch::PbfsSwitch, outline;
-    Tcd = 5, tcd => tcd::switch::TcdSwitch, outline;
-    Ndp = 6, ndp => ndp::switch::NdpSwitch, outline;
-    Bfc = 7, bfc => bfc::switch::BfcSwitch, outline;
-    Cbfc = 8, cbfc => cbfc::switch::CbfcSwitch, outline;
+/// The registry: one line per scheme, `Variant = id, field => switch-half type,
+/// inline|outline[, config type];` (the config type implements [`SchemeConfig`] and gives
+/// the scheme its `[field]` table). Hooks of several schemes at the same point run in this
+/// order. `registry!(m)` calls the macro `m` with the list: `schemes!` here, and the
+/// scenario reader, which builds its tables from it.
+macro_rules! registry {
+    ($m:ident) => {
+        $m! {
+            Ecn = 0, ecn => crate::scheme::ecn::EcnSwitch, inline;
+            Sfc = 1, sfc => crate::scheme::sfc::switch::SfcSwitch, outline,
+                crate::scheme::sfc::SfcConfig;
+            OnRamp = 2, onramp => crate::scheme::onramp::OnRampSwitch, outline,
+                crate::scheme::onramp::OnRampConfig;
+            Pfc = 3, pfc => crate::scheme::pfc::switch::PfcSwitch, inline;
+            Pbfs = 4, pbfs => crate::scheme::pbfs::switch::PbfsSwitch, outline,
+                crate::scheme::pbfs::PbfsConfig;
+            Tcd = 5, tcd => crate::scheme::tcd::switch::TcdSwitch, outline,
+                crate::scheme::tcd::TcdConfig;
+            Ndp = 6, ndp => crate::scheme::ndp::switch::NdpSwitch, outline,
+                crate::scheme::ndp::NdpConfig;
+            Bfc = 7, bfc => crate::scheme::bfc::switch::BfcSwitch, outline,
+                crate::scheme::bfc::BfcConfig;
+            Cbfc = 8, cbfc => crate::scheme::cbfc::switch::CbfcSwitch, outline,
+                crate::scheme::cbfc::CbfcConfig;
+        }
+    };
 }
+pub(crate) use registry;
+
+registry!(schemes);
 
 impl HostHooks for HostScheme {
     #[inline]

@@ -585,12 +585,12 @@ fn transport_params(
     max_bdp_bytes: u64,
 ) -> crate::host::transport::TransportParams {
     use crate::host::transport::TransportParams;
-    if cfg.ndp.enabled {
+    if cfg.schemes.ndp.enabled {
         return TransportParams::ndp(
-            cfg.ndp.rto_ps,
+            cfg.schemes.ndp.rto_ps,
             crate::scheme::ndp::host::initial_window(cfg, env),
-            cfg.ndp.byte_credits,
-            cfg.ndp.sender_rr,
+            cfg.schemes.ndp.byte_credits,
+            cfg.schemes.ndp.sender_rr,
         );
     }
     match cfg.loss_recovery {
@@ -678,8 +678,9 @@ impl Simulator {
     /// no workload list exists, and the run holds the flows' 56 B descriptions and results
     /// (`flows`) but no generator output. Flow ids, source ports and every output are those
     /// of [`Self::with_flows`] on the collected stream (the stream's order is the list's).
-    /// OnRamp, PB-FS and NDP keep per-flow host state sized by the number of flows: with
-    /// them the stream is collected first (same results, list memory). A flow that fails the
+    /// Schemes that keep per-flow host state sized by the number of flows (OnRamp, PB-FS,
+    /// NDP: [`crate::scheme::SchemeConfig::needs_flow_list`]): with them the stream is
+    /// collected first (same results, list memory). A flow that fails the
     /// checks of [`Self::with_flows`] ends the taking of flows; [`Self::stream_error`] says
     /// which (the first one fails here).
     pub fn with_stream(
@@ -688,7 +689,7 @@ impl Simulator {
         cc: CcConfig,
         stream: FlowStream,
     ) -> Result<Self, String> {
-        if cfg.onramp.enabled || cfg.pbfs.enabled || cfg.ndp.enabled {
+        if cfg.schemes.needs_flow_list() {
             return Self::with_flows(topo, cfg, cc, stream.into_vec());
         }
         let mut sim = Self::build(topo, cfg, cc, Vec::new(), Some(stream))?;
@@ -737,19 +738,19 @@ impl Simulator {
                 framing: cfg.framing,
                 int_bytes: cfg.int_bytes,
                 irn_sack: matches!(cfg.loss_recovery, LossRecovery::Irn { .. }),
-                bts_bytes: cfg.sfc.bts_bytes,
-                ndp_bytes: cfg.ndp.header_bytes,
+                bts_bytes: cfg.schemes.sfc.bts_bytes,
+                ndp_bytes: cfg.schemes.ndp.header_bytes,
             },
             mtu_bytes: cfg.mtu_bytes,
         };
-        if cfg.ndp.enabled && !matches!(cc, CcConfig::None(_)) {
+        if cfg.schemes.ndp.enabled && !matches!(cc, CcConfig::None(_)) {
             return Err(format!(
                 "NDP is its own transport (receiver-pulled, no congestion control): set cc.mode \
                  = \"none\" (got {})",
                 cc.name()
             ));
         }
-        if cfg.cbfc.enabled
+        if cfg.schemes.cbfc.enabled
             && cfg.buffer.mode == crate::config::BufferMode::Lossless
             && let Some(l) = topo.links.iter().find(|l| l.error_rate > 0.0)
         {
@@ -803,7 +804,7 @@ impl Simulator {
         )
         .with_origin(first_start_ps);
         let sw_ids = switches.iter().map(|s: &Switch| s.node).collect();
-        let ack_ignores_pause = cfg.ack_high_prio && !cfg.cbfc.enabled;
+        let ack_ignores_pause = cfg.ack_high_prio && !cfg.schemes.cbfc.enabled;
         let int_hops = if cfg.int_enabled {
             bounds.max_switch_hops as usize
         } else {
@@ -883,7 +884,7 @@ impl Simulator {
             outbox: Outbox::new(),
             host_out: Outbox::new(),
         };
-        if sim.cfg.ndp.enabled {
+        if sim.cfg.schemes.ndp.enabled {
             crate::scheme::ndp::host::install_wrr(&mut sim.cfg, &mut sim.switches);
         }
         Ok(sim)
@@ -989,13 +990,10 @@ impl Simulator {
     /// `completion_order` stays empty: the sink has it all.
     ///
     /// Call before the run. Refused (`false`, nothing changes) once a flow has completed, and
-    /// with OnRamp, PB-FS or NDP, whose host halves read finished flows' descriptions.
+    /// with a scheme that needs the flow list (OnRamp, PB-FS, NDP), whose host halves read
+    /// finished flows' descriptions.
     pub fn stream_results(&mut self, sink: Box<dyn RecordSink>) -> bool {
-        if self.counters.flows_completed > 0
-            || self.cfg.onramp.enabled
-            || self.cfg.pbfs.enabled
-            || self.cfg.ndp.enabled
-        {
+        if self.counters.flows_completed > 0 || self.cfg.schemes.needs_flow_list() {
             return false;
         }
         // The sink has the completion order: no list of it (nor its reservation).

@@ -32,6 +32,7 @@
 //! hash onto the physical queues, same pauses), SFQ (static hash, no pauses) and an Ideal-FQ
 //! approximation (dynamic assignment, no pauses; with an unlimited buffer).
 
+pub mod config;
 pub mod host;
 pub mod switch;
 

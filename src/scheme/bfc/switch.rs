@@ -602,12 +602,15 @@ impl Scheme for BfcSwitch {
     type Host = super::host::BfcHost;
 
     fn build_switch(cfg: &NetConfig, _env: &Env, _tier: u8, ports: &[EgressPort]) -> Option<Self> {
-        cfg.bfc.enabled.then(|| BfcSwitch::new(&cfg.bfc, ports))
+        cfg.schemes
+            .bfc
+            .enabled
+            .then(|| BfcSwitch::new(&cfg.schemes.bfc, ports))
     }
 
     fn build_host(cfg: &NetConfig, _env: &Env, hosts: usize, _flows: usize) -> Option<Self::Host> {
-        (cfg.bfc.enabled && cfg.bfc.mode.pauses())
-            .then(|| super::host::BfcHost::new(hosts, cfg.bfc.vfid_table))
+        (cfg.schemes.bfc.enabled && cfg.schemes.bfc.mode.pauses())
+            .then(|| super::host::BfcHost::new(hosts, cfg.schemes.bfc.vfid_table))
     }
 
     fn summary(
@@ -660,9 +663,9 @@ impl Scheme for BfcSwitch {
         Some((
             "bfc",
             serde_json::json!({
-                "mode": cfg.bfc.mode,
-                "physical_queues": cfg.bfc.physical_queues,
-                "high_priority_queue": cfg.bfc.hpq(),
+                "mode": cfg.schemes.bfc.mode,
+                "physical_queues": cfg.schemes.bfc.physical_queues,
+                "high_priority_queue": cfg.schemes.bfc.hpq(),
                 "pause_frames": c.pause_frames,
                 "frames_received_switches": c.frames_received,
                 "frames_received_hosts": host.map_or(0, |h| h.frames_received),

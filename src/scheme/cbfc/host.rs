@@ -33,8 +33,8 @@ impl CbfcHost {
         let nq = env.queues_per_port;
         CbfcHost {
             nq,
-            block_bytes: cfg.cbfc.block_bytes,
-            need: blocks(cfg.max_packet_bytes(), cfg.cbfc.block_bytes),
+            block_bytes: cfg.schemes.cbfc.block_bytes,
+            need: blocks(cfg.max_packet_bytes(), cfg.schemes.cbfc.block_bytes),
             credits: vec![Credits::default(); hosts * nq],
             ready: vec![false; hosts],
             updates_received: 0,

@@ -23,6 +23,7 @@
 //! drains its receive buffer at line rate, so with a limit ≥ the hop's credit loop its
 //! credits never run out; `docs/model.md` lists this deviation).
 
+pub mod config;
 pub mod host;
 pub mod switch;
 
@@ -210,7 +211,7 @@ pub struct LimitRule {
 impl LimitRule {
     /// The rule of configuration `cfg` on a network with environment `env`.
     pub fn new(cfg: &crate::config::NetConfig, env: &crate::scheme::Env) -> Self {
-        let c = &cfg.cbfc;
+        let c = &cfg.schemes.cbfc;
         LimitRule {
             limit_bytes: c.limit_bytes,
             period_ps: c.period_ps,

@@ -225,7 +225,7 @@ impl Scheme for CbfcSwitch {
 
     /// On every switch of a lossless fabric with `cbfc.enabled` (PFC is then off).
     fn build_switch(cfg: &NetConfig, env: &Env, _tier: u8, ports: &[EgressPort]) -> Option<Self> {
-        let c = &cfg.cbfc;
+        let c = &cfg.schemes.cbfc;
         if !c.enabled || cfg.buffer.mode != BufferMode::Lossless {
             return None;
         }
@@ -238,7 +238,7 @@ impl Scheme for CbfcSwitch {
         let fecn_threshold = ports
             .iter()
             .map(|e| {
-                if !c.fecn || cfg.tcd.enabled {
+                if !c.fecn || cfg.schemes.tcd.enabled {
                     return u64::MAX;
                 }
                 c.fecn_threshold_bytes.unwrap_or_else(|| {
@@ -285,7 +285,7 @@ impl Scheme for CbfcSwitch {
 
     /// Every NIC is a CBFC sender towards its ToR.
     fn build_host(cfg: &NetConfig, env: &Env, hosts: usize, _flows: usize) -> Option<Self::Host> {
-        let c = &cfg.cbfc;
+        let c = &cfg.schemes.cbfc;
         if !c.enabled || cfg.buffer.mode != BufferMode::Lossless {
             return None;
         }
@@ -301,7 +301,7 @@ impl Scheme for CbfcSwitch {
         host: Option<&Self::Host>,
         cfg: &NetConfig,
     ) -> Option<(&'static str, serde_json::Value)> {
-        if !cfg.cbfc.enabled {
+        if !cfg.schemes.cbfc.enabled {
             return None;
         }
         let mut ports = Vec::new();

@@ -135,7 +135,9 @@ impl Scheme for EcnSwitch {
     /// where CBFC's FECN marking runs (it owns the CE code point there).
     fn build_switch(cfg: &NetConfig, _env: &Env, _tier: u8, ports: &[EgressPort]) -> Option<Self> {
         let lossless = cfg.buffer.mode == crate::config::BufferMode::Lossless;
-        if lossless && (cfg.tcd.enabled || (cfg.cbfc.enabled && cfg.cbfc.fecn)) {
+        if lossless
+            && (cfg.schemes.tcd.enabled || (cfg.schemes.cbfc.enabled && cfg.schemes.cbfc.fecn))
+        {
             return None;
         }
         let mut classes: Vec<EcnThresholds> = Vec::new();

@@ -95,8 +95,8 @@ pub struct Pull {
 
 /// Initial window: `iw_bytes`, or 1 BDP (max base RTT × host line rate) when 0.
 pub fn initial_window(cfg: &NetConfig, env: &Env) -> u64 {
-    if cfg.ndp.iw_bytes > 0 {
-        cfg.ndp.iw_bytes
+    if cfg.schemes.ndp.iw_bytes > 0 {
+        cfg.schemes.ndp.iw_bytes
     } else {
         ((env.base_rtt_ps as u128 * env.host_rate_bps as u128) / 8_000_000_000_000) as u64
     }
@@ -109,8 +109,8 @@ impl NdpHost {
         NdpHost {
             mtu: cfg.mtu_bytes as u64,
             iw_bytes: initial_window(cfg, env),
-            byte_credits: cfg.ndp.byte_credits,
-            pull_rate: cfg.ndp.pull_rate,
+            byte_credits: cfg.schemes.ndp.byte_credits,
+            pull_rate: cfg.schemes.ndp.pull_rate,
             pacers: vec![PullPacer::default(); hosts],
             recv: vec![NdpRecv::default(); flows],
             pending: vec![0; flows],
@@ -283,7 +283,7 @@ impl NdpHost {
 /// and data queues (called once at build, when NDP is on).
 pub fn install_wrr(cfg: &mut NetConfig, switches: &mut [crate::switch::Switch]) {
     cfg.scheduler = crate::config::SchedulerKind::Wrr;
-    let hw = cfg.ndp.high_weight;
+    let hw = cfg.schemes.ndp.high_weight;
     for sw in switches {
         for p in &mut sw.ports {
             p.weights = vec![1; p.queues.len()];

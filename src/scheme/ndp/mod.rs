@@ -15,6 +15,7 @@
 //! header and paces PULLs at its link rate through one round-robin pull queue per host
 //! ([`PullQueue`], [`NdpRecv`]).
 
+pub mod config;
 pub mod host;
 pub mod switch;
 #[cfg(test)]

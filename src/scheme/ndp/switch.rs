@@ -88,14 +88,14 @@ impl NdpSwitch {
     /// NDP switch for `cfg` (data queue: `queue_pkts` full-size data packets; header queue:
     /// `control_queue_bytes`, or as many bytes as the data queue).
     pub fn new(cfg: &NetConfig) -> Self {
-        let cap = cfg.ndp.queue_pkts as u64 * cfg.max_packet_bytes();
+        let cap = cfg.schemes.ndp.queue_pkts as u64 * cfg.max_packet_bytes();
         NdpSwitch {
             cap_bytes: cap,
-            cap_high_bytes: match cfg.ndp.control_queue_bytes {
+            cap_high_bytes: match cfg.schemes.ndp.control_queue_bytes {
                 0 => cap,
                 b => b,
             },
-            header_bytes: cfg.ndp.header_bytes,
+            header_bytes: cfg.schemes.ndp.header_bytes,
             c: NdpSwitchCounters::default(),
         }
     }
@@ -191,11 +191,12 @@ impl Scheme for NdpSwitch {
     type Host = NdpHost;
 
     fn build_switch(cfg: &NetConfig, _env: &Env, _tier: u8, _ports: &[EgressPort]) -> Option<Self> {
-        cfg.ndp.enabled.then(|| NdpSwitch::new(cfg))
+        cfg.schemes.ndp.enabled.then(|| NdpSwitch::new(cfg))
     }
 
     fn build_host(cfg: &NetConfig, env: &Env, hosts: usize, flows: usize) -> Option<NdpHost> {
-        cfg.ndp
+        cfg.schemes
+            .ndp
             .enabled
             .then(|| NdpHost::new(cfg, env, hosts, flows))
     }
@@ -205,7 +206,7 @@ impl Scheme for NdpSwitch {
         host: Option<&NdpHost>,
         cfg: &NetConfig,
     ) -> Option<(&'static str, serde_json::Value)> {
-        if !cfg.ndp.enabled {
+        if !cfg.schemes.ndp.enabled {
             return None;
         }
         let mut c = NdpSwitchCounters::default();
@@ -222,7 +223,7 @@ impl Scheme for NdpSwitch {
         Some((
             "ndp",
             serde_json::json!({
-                "config": cfg.ndp,
+                "config": cfg.schemes.ndp,
                 "trims": c.trims,
                 "trims_tail": c.trims_tail,
                 "rts": c.rts,

@@ -16,7 +16,7 @@ fn ndp_cfg(seed: u64) -> NetConfig {
         seed,
         ..NetConfig::default()
     };
-    cfg.ndp.enabled = true;
+    cfg.schemes.ndp.enabled = true;
     cfg
 }
 
@@ -274,7 +274,7 @@ fn incast_64_to_1_finishes_near_line_rate_with_no_loss() {
 #[test]
 fn control_queue_size_is_its_own() {
     let mut cfg = ndp_cfg(1);
-    cfg.ndp.control_queue_bytes = 640;
+    cfg.schemes.ndp.control_queue_bytes = 640;
     let mut s = sim(2, cfg, &[]);
     let (sw, egress) = (0usize, 1u16);
     s.switches[sw].ports[1].tx.busy_until_ps = u64::MAX / 2;
@@ -299,7 +299,7 @@ fn control_queue_size_is_its_own() {
     assert_eq!(s.scheme_stat("ndp", "rts"), 1);
     assert_eq!(s.switches[sw].ports[1].queues[HIGH_QUEUE].bytes, 640);
     // Smaller than one header: refused by the range check.
-    let mut c = ndp_cfg(1).ndp;
+    let mut c = ndp_cfg(1).schemes.ndp;
     c.control_queue_bytes = 63;
     assert!(
         c.issues(3)
@@ -320,7 +320,7 @@ fn control_queue_size_is_its_own() {
 fn sender_round_robin_or_fifo() {
     for (rr, gap_ns) in [(false, 1_660u64), (true, 166)] {
         let mut cfg = ndp_cfg(1);
-        cfg.ndp.sender_rr = rr;
+        cfg.schemes.ndp.sender_rr = rr;
         let flows: Vec<FlowSpec> = [1u32, 2]
             .iter()
             .map(|&d| FlowSpec {

@@ -12,6 +12,8 @@
 //! public. `sfc-fig1` runs both the straw-man and `K = 0.1` for its 63 flows, which settles at
 //! the senders' window bound as the SFC paper's Fig. 1 does (docs/experiments.md, "Fig. 1").
 
+pub mod config;
+
 /// OnRamp parameters.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct OnRampConfig {
@@ -153,7 +155,7 @@ impl crate::scheme::Scheme for OnRampSwitch {
         _hosts: usize,
         flows: usize,
     ) -> Option<Self::Host> {
-        let c = &cfg.onramp;
+        let c = &cfg.schemes.onramp;
         c.enabled.then(|| OnRampHost {
             cfg: c.clone(),
             threshold_ps: if c.threshold_ps > 0 {
@@ -174,7 +176,7 @@ impl crate::scheme::Scheme for OnRampSwitch {
         Some((
             "onramp",
             serde_json::json!({
-                "enabled": cfg.onramp.enabled,
+                "enabled": cfg.schemes.onramp.enabled,
                 "threshold_ps": host.map_or(0, |h| h.threshold_ps),
                 "pauses": host.map_or(0, |h| h.pauses),
             }),

@@ -32,6 +32,7 @@
 //! (the bytes the switch "receives and needs to forward to the port", dropped or not);
 //! recentBytes use 16 buckets of T_Δ/16; the Δ·marked/recent share is capped at 1.
 
+pub mod config;
 pub mod host;
 pub mod switch;
 
@@ -474,7 +475,7 @@ pub fn summary_json(
         }
     }
     serde_json::json!({
-        "enabled": cfg.pbfs.enabled,
+        "enabled": cfg.schemes.pbfs.enabled,
         "postcards_generated": generated,
         "postcards_received": received,
         "postcards_ignored": ignored,

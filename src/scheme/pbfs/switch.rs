@@ -176,7 +176,7 @@ impl Scheme for PbfsSwitch {
     type Host = super::host::PbfsHost;
 
     fn build_switch(cfg: &NetConfig, env: &Env, tier: u8, ports: &[EgressPort]) -> Option<Self> {
-        let c = &cfg.pbfs;
+        let c = &cfg.schemes.pbfs;
         let here = match c.deploy {
             PbfsDeploy::All => true,
             PbfsDeploy::Tor => tier == 1,
@@ -185,9 +185,10 @@ impl Scheme for PbfsSwitch {
     }
 
     fn build_host(cfg: &NetConfig, env: &Env, _hosts: usize, flows: usize) -> Option<Self::Host> {
-        cfg.pbfs
+        cfg.schemes
+            .pbfs
             .enabled
-            .then(|| super::host::PbfsHost::new(&cfg.pbfs, env, flows))
+            .then(|| super::host::PbfsHost::new(&cfg.schemes.pbfs, env, flows))
     }
 
     fn summary(
@@ -195,7 +196,8 @@ impl Scheme for PbfsSwitch {
         host: Option<&Self::Host>,
         cfg: &NetConfig,
     ) -> Option<(&'static str, serde_json::Value)> {
-        cfg.pbfs
+        cfg.schemes
+            .pbfs
             .enabled
             .then(|| ("pbfs", super::summary_json(switches, host, cfg)))
     }

@@ -264,7 +264,7 @@ impl Scheme for PfcSwitch {
     /// On every switch of a lossless fabric that does not run CBFC instead (α of the ingress threshold scaled per port rate
     /// from the host rate).
     fn build_switch(cfg: &NetConfig, env: &Env, _tier: u8, ports: &[EgressPort]) -> Option<Self> {
-        if cfg.buffer.mode != BufferMode::Lossless || cfg.cbfc.enabled {
+        if cfg.buffer.mode != BufferMode::Lossless || cfg.schemes.cbfc.enabled {
             return None;
         }
         let pr: Vec<(u64, u64)> = ports
@@ -280,7 +280,7 @@ impl Scheme for PfcSwitch {
                 cfg.pfc.nic_rate_bps.unwrap_or(env.host_rate_bps),
             )),
             rx: PauseTimes::new(ports.len(), env.queues_per_port).with_shared_queues(
-                if cfg.bfc.enabled {
+                if cfg.schemes.bfc.enabled {
                     // Every queue but the control class 0.
                     (u64::MAX >> (64 - env.queues_per_port)) & !1
                 } else {
@@ -293,7 +293,7 @@ impl Scheme for PfcSwitch {
             resumes: 0,
             drops_lossless: 0,
             drops_lossless_acks: 0,
-            class_by_prio: cfg.bfc.enabled,
+            class_by_prio: cfg.schemes.bfc.enabled,
         })
     }
 
@@ -312,7 +312,7 @@ impl Scheme for PfcSwitch {
         Some((
             "pfc",
             serde_json::json!({
-                "enabled": cfg.buffer.mode == BufferMode::Lossless && !cfg.cbfc.enabled,
+                "enabled": cfg.buffer.mode == BufferMode::Lossless && !cfg.schemes.cbfc.enabled,
                 "pauses": switches.iter().map(|s| s.pauses).sum::<u64>(),
                 "resumes": switches.iter().map(|s| s.resumes).sum::<u64>(),
                 "paused_ps": switches.iter().map(|s| s.rx.paused_ps).sum::<u64>()

@@ -17,6 +17,7 @@
 //! The data structures here (Bloom filter, pause cache, incast estimator) are pure and tested
 //! in isolation.
 
+pub mod config;
 pub mod host;
 pub mod switch;
 
@@ -626,8 +627,8 @@ pub fn summary_json(
     }
     let trig = c.bts_generated + c.bts_suppressed;
     let mut v = serde_json::json!({
-        "mode": cfg.sfc.mode,
-        "deploy": cfg.sfc.deploy,
+        "mode": cfg.schemes.sfc.mode,
+        "deploy": cfg.schemes.sfc.deploy,
         "bts_generated": c.bts_generated,
         "bts_suppressed": c.bts_suppressed,
         "bts_from_cache": c.bts_from_cache,

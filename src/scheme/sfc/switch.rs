@@ -397,7 +397,7 @@ impl Scheme for SfcSwitch {
     type Host = super::host::SfcHost;
 
     fn build_switch(cfg: &NetConfig, env: &Env, tier: u8, ports: &[EgressPort]) -> Option<Self> {
-        let sc = &cfg.sfc;
+        let sc = &cfg.schemes.sfc;
         let here = match sc.deploy {
             SfcDeploy::Tor => tier == 1,
             SfcDeploy::All => true,
@@ -406,7 +406,7 @@ impl Scheme for SfcSwitch {
     }
 
     fn build_host(cfg: &NetConfig, _env: &Env, _hosts: usize, _flows: usize) -> Option<Self::Host> {
-        (cfg.sfc.mode != SfcMode::Off).then(super::host::SfcHost::default)
+        (cfg.schemes.sfc.mode != SfcMode::Off).then(super::host::SfcHost::default)
     }
 
     fn summary(

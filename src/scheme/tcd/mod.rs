@@ -24,6 +24,7 @@
 //! again (TCD-IB, fragment §4.4, with max(T_on) = the credit-update period T_c) — the one
 //! register per port and priority of the fragment's §4.5.
 
+pub mod config;
 pub mod rp;
 pub mod switch;
 

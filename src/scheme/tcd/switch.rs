@@ -48,14 +48,14 @@ impl TcdSwitch {
     /// max(T_on) from Eq. (3) with τ = 2·MTU/C + 2·t_p and B1 − B0 = the PFC XON hysteresis
     /// (each overridable), T = max(T_on), the threshold = the port's ECN Kmin.
     pub fn port_params(cfg: &NetConfig, rate_bps: u64, delay_ps: u64) -> TcdParams {
-        let t = &cfg.tcd;
+        let t = &cfg.schemes.tcd;
         let mtu = cfg.max_packet_bytes();
         let max_ton = t.max_ton_ps.unwrap_or_else(|| {
-            if cfg.cbfc.enabled {
+            if cfg.schemes.cbfc.enabled {
                 // TCD-IB (fragment §4.4): the ON period of a CBFC-regulated port is cut in
                 // units of the credit-update period, T_on = R_d·T_c/(R_d + ε·C) < T_c: T_c
                 // is the upper bound.
-                return cfg.cbfc.port_period_ps(rate_bps);
+                return cfg.schemes.cbfc.port_period_ps(rate_bps);
             }
             let tau = t
                 .tau_ps
@@ -157,7 +157,7 @@ impl Scheme for TcdSwitch {
     /// On every switch of a lossless fabric with `tcd.enabled` (it then replaces plain ECN
     /// marking, see [`crate::scheme::ecn`]).
     fn build_switch(cfg: &NetConfig, env: &Env, _tier: u8, ports: &[EgressPort]) -> Option<Self> {
-        if !cfg.tcd.enabled || cfg.buffer.mode != BufferMode::Lossless {
+        if !cfg.schemes.tcd.enabled || cfg.buffer.mode != BufferMode::Lossless {
             return None;
         }
         let nq = env.queues_per_port;
@@ -167,7 +167,7 @@ impl Scheme for TcdSwitch {
             .collect();
         let red = ports
             .iter()
-            .map(|e| match cfg.tcd.ce_marking {
+            .map(|e| match cfg.schemes.tcd.ce_marking {
                 CeMarking::Step => None,
                 CeMarking::Red => cfg.ecn.for_rate(e.tx.link.rate_bps),
             })
@@ -192,7 +192,7 @@ impl Scheme for TcdSwitch {
         _host: Option<&NoHost>,
         cfg: &NetConfig,
     ) -> Option<(&'static str, serde_json::Value)> {
-        if !cfg.tcd.enabled {
+        if !cfg.schemes.tcd.enabled {
             return None;
         }
         let mut time = [0u64; 3];

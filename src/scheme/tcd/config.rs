@@ -1,0 +1,84 @@
+//! `[tcd]`: TCD's scenario table and validation ([`SchemeConfig`] for [`TcdConfig`]).
+
+use serde::Deserialize;
+
+use super::{CeMarking, TcdConfig};
+use crate::scheme::config::{Fields, Inert, Issues, SchemeConfig, Value};
+use crate::scheme::{CoreView, SchemeConfigs};
+
+/// `[tcd]` as written: ternary congestion detection at switch egress (lossless fabrics).
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawTcd {
+    /// On/off.
+    pub enabled: Option<bool>,
+    /// ε of Eq. (3) (default 0.05).
+    pub epsilon: Option<f64>,
+    /// Fixed max(T_on) (default: Eq. (3) per port).
+    pub max_ton: Option<Value>,
+    /// Trend period T (default: max(T_on) per port).
+    pub period: Option<Value>,
+    /// Feedback latency τ (default 2·MTU/C + 2·t_p per port).
+    pub tau: Option<Value>,
+    /// B1 − B0 (default: the PFC XON hysteresis, 3 KiB).
+    pub hysteresis: Option<Value>,
+    /// Congestion threshold (default: the port's ECN Kmin).
+    pub threshold: Option<Value>,
+    /// Low threshold (default: one full data packet).
+    pub low_threshold: Option<Value>,
+    /// `red` (default) or `step`.
+    pub ce_marking: Option<Value>,
+}
+
+impl SchemeConfig for TcdConfig {
+    const TABLE: &'static str = "tcd";
+    type Raw = RawTcd;
+
+    fn resolve(&mut self, t: &RawTcd, f: &impl Fields) -> Result<(), String> {
+        self.enabled = t.enabled.unwrap_or(self.enabled);
+        self.epsilon = t.epsilon.unwrap_or(self.epsilon);
+        self.max_ton_ps = f.opt_time(&t.max_ton, "tcd.max_ton")?.or(self.max_ton_ps);
+        self.period_ps = f.opt_time(&t.period, "tcd.period")?.or(self.period_ps);
+        self.tau_ps = f.opt_time(&t.tau, "tcd.tau")?.or(self.tau_ps);
+        self.hysteresis_bytes = f
+            .opt_bytes(&t.hysteresis, "tcd.hysteresis")?
+            .or(self.hysteresis_bytes);
+        self.threshold_bytes = f
+            .opt_bytes(&t.threshold, "tcd.threshold")?
+            .or(self.threshold_bytes);
+        self.low_threshold_bytes = f
+            .opt_bytes(&t.low_threshold, "tcd.low_threshold")?
+            .or(self.low_threshold_bytes);
+        if let Some(m) = &t.ce_marking {
+            self.ce_marking = match m.get_ref().as_str() {
+                "red" => CeMarking::Red,
+                "step" => CeMarking::Step,
+                _ => return Err(f.err(m, "tcd.ce_marking", "expected `red` or `step`")),
+            };
+        }
+        Ok(())
+    }
+
+    fn issues(&self, core: &CoreView, _all: &SchemeConfigs) -> Issues {
+        TcdConfig::issues(self, core.lossless, core.has_ecn)
+    }
+
+    fn inert(&self, _all: &SchemeConfigs) -> Vec<Inert> {
+        if self.enabled {
+            return Vec::new();
+        }
+        vec![Inert {
+            keys: &[
+                "tcd.epsilon",
+                "tcd.max_ton",
+                "tcd.period",
+                "tcd.tau",
+                "tcd.hysteresis",
+                "tcd.threshold",
+                "tcd.low_threshold",
+                "tcd.ce_marking",
+            ],
+            why: "has no effect: TCD runs only with `tcd.enabled = true`",
+        }]
+    }
+}
