@@ -6,6 +6,8 @@
 //! (tested in isolation), its switch half (a [`SwitchHooks`] implementation) and its host half
 //! (a [`HostHooks`] implementation). Congestion controllers are a separate, per-QP concern
 //! ([`crate::cc`]): a scheme acts on packets and ports, a controller on one QP's rate/window.
+//! A scheme never imports another: what two schemes share is part of this interface
+//! ([`marking`]: the RED curve of ECN marking and TCD).
 //!
 //! ## How a scheme plugs in
 //! The core (the forwarding path in [`crate::switch::forward`] and the NIC in
