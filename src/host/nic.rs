@@ -11,6 +11,12 @@
 //! Host halves of schemes ([`crate::scheme::HostHooks`]) see the packets of their kinds (BTS,
 //! PFC frames) and every ACK after the CC; their requests (pause a QP, restart the arbiter,
 //! set a timer) are carried out by `Simulator::host_apply`.
+//!
+//! What a QP sends next, how it takes an ACK or NACK, a timeout and its retransmission timer,
+//! and what a receiver answers to data, are its transport's ([`crate::host::transport`]: the
+//! run's Go-Back-N, IRN or NDP, behind one trait); the NIC does not ask which one runs. A
+//! transport whose receiver answers and pulls itself (NDP) is driven from
+//! [`crate::host::pulled`].
 
 use crate::cc::{AckInfo, CongestionControl, SchemeSignal};
 use crate::engine::Event;

@@ -577,6 +577,93 @@ fn install_schemes(cfg: &NetConfig, env: &Env, switches: &mut [Switch]) {
 
 /// Build step of [`Simulator::new`]: check the queue-monitor entries (switch, port) and tag
 /// those ports.
+/// The static environment of the schemes' hooks: NIC rate `host_rate_bps`, max base RTT
+/// `base_rtt_ps`, `num_hosts` hosts, the configuration's queues and wire sizes.
+fn scheme_env(cfg: &NetConfig, host_rate_bps: u64, base_rtt_ps: u64, num_hosts: usize) -> Env {
+    Env {
+        host_rate_bps,
+        base_rtt_ps,
+        queues_per_port: cfg.queues_per_port,
+        num_hosts,
+        sizes: crate::engine::packet::WireSizes {
+            framing: cfg.framing,
+            int_bytes: cfg.int_bytes,
+            irn_sack: matches!(cfg.loss_recovery, LossRecovery::Irn { .. }),
+            bts_bytes: cfg.schemes.sfc.bts_bytes,
+            ndp_bytes: cfg.schemes.ndp.header_bytes,
+        },
+        mtu_bytes: cfg.mtu_bytes,
+    }
+}
+
+/// Combinations of the configuration, the controller and the topology the model does not
+/// cover: NDP with a congestion controller, CBFC on lossy links.
+fn check_combinations(topo: &TopologySpec, cfg: &NetConfig, cc: &CcConfig) -> Result<(), String> {
+    if cfg.schemes.ndp.enabled && !matches!(cc, CcConfig::None(_)) {
+        return Err(format!(
+            "NDP is its own transport (receiver-pulled, no congestion control): set cc.mode \
+             = \"none\" (got {})",
+            cc.name()
+        ));
+    }
+    if cfg.schemes.cbfc.enabled
+        && cfg.buffer.mode == crate::config::BufferMode::Lossless
+        && let Some(l) = topo.links.iter().find(|l| l.error_rate > 0.0)
+    {
+        return Err(format!(
+            "cbfc.enabled: CBFC is not modelled on lossy links (link {} – {} has error rate \
+             {}): a packet lost on the wire would keep its credits, since IB's FCTBS \
+             resynchronisation is not modelled",
+            l.a, l.b, l.error_rate
+        ));
+    }
+    Ok(())
+}
+
+/// Streaming arrivals: flow ids in start order (ties in workload order), one `FlowStart`
+/// pending at a time (see `Event::FlowStart`). Workloads come sorted by start time: then the
+/// arrival order is the workload order and needs no list (4 B per flow): empty.
+fn arrival_order(fl: &PagedVec<Flow>) -> Vec<u32> {
+    if fl.iter().is_sorted_by_key(|f| f.start_ps) {
+        Vec::new()
+    } else {
+        let mut a: Vec<u32> = (0..fl.len() as u32).collect();
+        a.sort_by_key(|&i| fl[i as usize].start_ps);
+        a
+    }
+}
+
+/// The flow that arrives first (given [`arrival_order`]'s `arrivals`), if any.
+fn first_arrival(fl: &PagedVec<Flow>, arrivals: &[u32]) -> Option<u32> {
+    if fl.is_empty() {
+        None
+    } else {
+        Some(arrivals.first().copied().unwrap_or(0))
+    }
+}
+
+/// Which per-packet host hooks some host half implements (checked once per packet instead of
+/// asking each scheme).
+struct HostHookFlags {
+    /// [`crate::scheme::HostHooks::wants_sends`].
+    sends: bool,
+    /// [`crate::scheme::HostHooks::wants_transmits`].
+    transmits: bool,
+    /// [`crate::scheme::HostHooks::gates_sends`].
+    gates: bool,
+}
+
+impl HostHookFlags {
+    fn of(host_schemes: &[HostScheme]) -> Self {
+        use crate::scheme::HostHooks;
+        HostHookFlags {
+            sends: host_schemes.iter().any(|h| h.wants_sends()),
+            transmits: host_schemes.iter().any(|h| h.wants_transmits()),
+            gates: host_schemes.iter().any(|h| h.gates_sends()),
+        }
+    }
+}
+
 /// The run's transport: NDP's when NDP is on, else the configured loss recovery (IRN's cap
 /// on outstanding bytes defaulting to `max_bdp_bytes`).
 fn transport_params(
@@ -729,62 +816,16 @@ impl Simulator {
         }
         let bounds = routes.max_base_rtt(&topo, mtu);
         let (nodes, hosts, mut switches) = build_nodes(&topo, &cfg);
-        let env = Env {
-            host_rate_bps: host_rate,
-            base_rtt_ps: bounds.max_base_rtt_ps,
-            queues_per_port: cfg.queues_per_port,
-            num_hosts: hosts.len(),
-            sizes: crate::engine::packet::WireSizes {
-                framing: cfg.framing,
-                int_bytes: cfg.int_bytes,
-                irn_sack: matches!(cfg.loss_recovery, LossRecovery::Irn { .. }),
-                bts_bytes: cfg.schemes.sfc.bts_bytes,
-                ndp_bytes: cfg.schemes.ndp.header_bytes,
-            },
-            mtu_bytes: cfg.mtu_bytes,
-        };
-        if cfg.schemes.ndp.enabled && !matches!(cc, CcConfig::None(_)) {
-            return Err(format!(
-                "NDP is its own transport (receiver-pulled, no congestion control): set cc.mode \
-                 = \"none\" (got {})",
-                cc.name()
-            ));
-        }
-        if cfg.schemes.cbfc.enabled
-            && cfg.buffer.mode == crate::config::BufferMode::Lossless
-            && let Some(l) = topo.links.iter().find(|l| l.error_rate > 0.0)
-        {
-            return Err(format!(
-                "cbfc.enabled: CBFC is not modelled on lossy links (link {} – {} has error rate \
-                 {}): a packet lost on the wire would keep its credits, since IB's FCTBS \
-                 resynchronisation is not modelled",
-                l.a, l.b, l.error_rate
-            ));
-        }
+        let env = scheme_env(&cfg, host_rate, bounds.max_base_rtt_ps, hosts.len());
+        check_combinations(&topo, &cfg, &cc)?;
         let (fl, paths) = build_flows(&topo, &routes, &cfg, flows, &nodes)?;
         install_schemes(&cfg, &env, &mut switches);
         let host_schemes = crate::scheme::build_host_schemes(&cfg, &env, hosts.len(), fl.len());
         tag_monitored_ports(&cfg, &nodes, &mut switches)?;
         let mut q = event_queue_for(&topo, &cfg);
-        // Streaming arrivals: flows in start order (ties in workload order), one `FlowStart`
-        // pending at a time (see `Event::FlowStart`).
-        // Workloads come sorted by start time: then the arrival order is the workload order
-        // and needs no list (4 B per flow).
-        let arrivals: Vec<u32> = if fl.iter().is_sorted_by_key(|f| f.start_ps) {
-            Vec::new()
-        } else {
-            let mut a: Vec<u32> = (0..fl.len() as u32).collect();
-            a.sort_by_key(|&i| fl[i as usize].start_ps);
-            a
-        };
-        let arrival = |k: usize| {
-            if arrivals.is_empty() {
-                k as u32
-            } else {
-                arrivals[k]
-            }
-        };
-        if let Some(first) = (!fl.is_empty()).then(|| arrival(0)) {
+        let arrivals = arrival_order(&fl);
+        let first = first_arrival(&fl, &arrivals);
+        if let Some(first) = first {
             q.schedule(
                 fl[first as usize].start_ps,
                 Event::FlowStart { flow: first },
@@ -793,10 +834,10 @@ impl Simulator {
         let transport = transport_params(&cfg, &env, bounds.max_bdp_bytes.max(mtu));
         // The time series start at the interval holding the first flow's start: idle time
         // before it (HPCC flow files start at 2 s) costs no memory and no output rows.
-        let first_start_ps = match &stream {
-            Some(st) => st.peek().map_or(0, |f| f.start_ps),
-            None if fl.is_empty() => 0,
-            None => fl[arrival(0) as usize].start_ps,
+        let first_start_ps = match (&stream, first) {
+            (Some(st), _) => st.peek().map_or(0, |f| f.start_ps),
+            (None, None) => 0,
+            (None, Some(f)) => fl[f as usize].start_ps,
         };
         let queue_mon = crate::metrics::buffer::QueueSampler::new(
             cfg.queue_monitor.clone(),
@@ -812,6 +853,7 @@ impl Simulator {
         };
         let cfg_cnp = cfg.cnp;
         let n_flows = fl.len();
+        let hooks = HostHookFlags::of(&host_schemes);
         let mut sim = Simulator {
             buffer_mon: BufferMonitor::new(switches.len(), cfg.buffer_sample_ps)
                 .with_node_ids(sw_ids)
@@ -866,20 +908,11 @@ impl Simulator {
             transport,
             cc_cfg: cc,
             env,
-            host_send_hooks: {
-                use crate::scheme::HostHooks;
-                host_schemes.iter().any(|h| h.wants_sends())
-            },
+            host_send_hooks: hooks.sends,
             nic_misfiled: 0,
-            host_tx_hooks: {
-                use crate::scheme::HostHooks;
-                host_schemes.iter().any(|h| h.wants_transmits())
-            },
+            host_tx_hooks: hooks.transmits,
             ack_ignores_pause,
-            host_gate: {
-                use crate::scheme::HostHooks;
-                host_schemes.iter().any(|h| h.gates_sends())
-            },
+            host_gate: hooks.gates,
             host_schemes,
             outbox: Outbox::new(),
             host_out: Outbox::new(),
