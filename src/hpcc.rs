@@ -1,7 +1,7 @@
 //! HPCC ns-3 simulator drop-in mode: `sfc hpcc config.txt`.
 //!
 //! Reads an HPCC-sim `config.txt` (`KEY value…` lines; keys and units as in
-//! `docs/hpcc-compat.md`), its topology and flow files (paths relative to the *current
+//! `docs/src/hpcc.md`), its topology and flow files (paths relative to the *current
 //! directory*, as HPCC-sim), runs, and writes `FCT_OUTPUT_FILE` in HPCC-sim's format so existing
 //! analysis scripts work unchanged.
 //!

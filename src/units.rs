@@ -45,7 +45,7 @@ pub fn bytes_in_ps(time_ps: u64, rate_bps: u64) -> u64 {
 /// Serialization time as the HPCC ns-3 simulator computes it: `size·8/rate` seconds converted to
 /// ns-3 time with truncation to a whole nanosecond.
 ///
-/// Derived from the simulator's measured FCTs (see `docs/hpcc-compat.md`): a 1048 B packet at
+/// Derived from the simulator's measured FCTs (see `docs/src/hpcc.md`): a 1048 B packet at
 /// 100 Gb/s takes 83 ns (83.84 truncated), a 60 B ACK 4 ns (4.8), a 1090 B HPCC packet 87 ns,
 /// and a 1048 B packet at 25 Gb/s 335 ns (335.36) — every published number fits truncation of
 /// the *full* frame size (L2 header included).

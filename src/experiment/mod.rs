@@ -2,7 +2,7 @@
 //! it sweeps, the plots to draw and the paper's numbers to compare with), run in parallel with
 //! resume, aggregated into CSVs, PNG/SVG plots and a `REPORT.md`.
 //!
-//! File format (`experiments/*.toml`, see `docs/experiments.md`):
+//! File format (`experiments/*.toml`, see `docs/src/papers/writing.md`):
 //! ```toml
 //! [experiment]            # name, title, paper, figure, description
 //! [scenario]              # a full scenario (same keys as a scenario file)

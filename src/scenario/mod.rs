@@ -3,7 +3,7 @@
 //!
 //! Unknown keys and type errors are reported by the TOML reader with the line and the key;
 //! values with units (`"100Gbps"`, `"1us"`, `"32MiB"`) are checked here and reported as
-//! `file:line: key = value: problem`. See `docs/scenario.md` for every key and its default.
+//! `file:line: key = value: problem`. See `docs/src/scenarios.md` for every key and its default.
 
 pub mod cc;
 pub mod default;

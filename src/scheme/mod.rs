@@ -19,7 +19,7 @@
 //! ([`Emit`], [`HostAction`]) and the core carries it out right after the hook returns, in
 //! order. That keeps each scheme a pure state machine that unit tests can drive by hand.
 //!
-//! Switch hooks, in a packet's life at a switch (see `docs/model.md`, "Adding a scheme"):
+//! Switch hooks, in a packet's life at a switch (see `docs/src/adding-a-scheme.md`):
 //! 1. [`SwitchHooks::on_control`] — a packet of a kind the scheme owns arrives (PFC frame,
 //!    BTS): consume it or let it be forwarded;
 //! 2. the forwarding lookup; [`SwitchHooks::select_queue`] may pick the egress queue;

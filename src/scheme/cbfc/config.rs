@@ -18,7 +18,7 @@ pub struct RawCbfc {
     /// 100 G).
     pub period: Option<Value>,
     /// Credit limit per (port, VL) (default: one credit loop of the hop, see
-    /// `docs/model.md`).
+    /// `docs/src/model.md`).
     pub limit: Option<Value>,
     /// Credit block (default 64 B).
     pub block: Option<Value>,

@@ -1,6 +1,6 @@
 //! CBFC — InfiniBand credit-based flow control (IBA Vol. 1 §7.9, "flow control"), the third
 //! lossless buffer mode next to PFC, and IB's FECN/BECN congestion notification as the
-//! baseline detector TCD-IB is compared against (`docs/model.md`, "CBFC, TCD-IB and FECN/BECN").
+//! baseline detector TCD-IB is compared against (`docs/src/model.md`, "CBFC, TCD-IB and FECN/BECN").
 //!
 //! Per link and per virtual lane (VL = the priority / data queue index): the downstream
 //! ingress buffer of the VL holds `limit` credit blocks; the upstream sender (a switch
@@ -21,7 +21,7 @@
 //!
 //! Host NICs are senders only: a switch port facing a host is not credit-limited (an HCA
 //! drains its receive buffer at line rate, so with a limit ≥ the hop's credit loop its
-//! credits never run out; `docs/model.md` lists this deviation).
+//! credits never run out; `docs/src/model.md` lists this deviation).
 
 pub mod config;
 pub mod host;

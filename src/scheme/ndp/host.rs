@@ -14,7 +14,7 @@
 //! queueing the ACK/NACK/PULL packets, flow completion at the sender's last ACK, the
 //! retransmission timer).
 //!
-//! Choices (documented in `docs/model.md`): every ACK, NACK and PULL carries the flow's
+//! Choices (documented in `docs/src/model.md`): every ACK, NACK and PULL carries the flow's
 //! cumulative credit, so a later one repairs a lost PULL; every arrival (full or trimmed)
 //! asks for one pull, so a returned header, which the receiver never sees, costs its flow one
 //! pull (htsim); byte-level credits size a pull by the bytes the message still misses, which

@@ -10,7 +10,7 @@
 //! With `K = 1` this is the straw-man rule the OnRamp paper describes as oscillating; the
 //! OnRamp authors' smoothing, which lowers the gain when more flows share the system, is not
 //! public. `sfc-fig1` runs both the straw-man and `K = 0.1` for its 63 flows, which settles at
-//! the senders' window bound as the SFC paper's Fig. 1 does (docs/experiments.md, "Fig. 1").
+//! the senders' window bound as the SFC paper's Fig. 1 does (docs/src/papers/sfc.md, "Fig. 1").
 
 pub mod config;
 

@@ -87,7 +87,7 @@ pub struct SfcConfig {
     /// one pipeline pass more than a forwarded packet, which our recirculation did in zero
     /// time. The paper does not say whether its ns-3 model has this latency; the value was
     /// chosen after the zero-latency §5.3 runs stopped incasts faster than the paper's, so the
-    /// §5.3 rows it brought to the paper are partly calibrated (docs/experiments.md, "BTS path
+    /// §5.3 rows it brought to the paper are partly calibrated (docs/src/papers/sfc.md, "BTS path
     /// latency"). The appendix C formulas assume 0.
     pub bts_delay_ps: u64,
     /// Diagnostics: keep [`TriggerStats`] at every SFC switch (off by default; adds the

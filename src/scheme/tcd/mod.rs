@@ -1,5 +1,5 @@
 //! TCD — Ternary Congestion Detection for lossless fabrics (Zhang, Liu, Meng, Ren, SIGCOMM'21,
-//! "Congestion Detection in Lossless Networks"; `docs/model.md`, "TCD").
+//! "Congestion Detection in Lossless Networks"; `docs/src/model.md`, "TCD").
 //!
 //! A PFC-paused egress port builds a queue even when its own link is not overloaded, and a
 //! queue-length detector (RED/ECN) then marks every flow through it — the *victims* of pause
