@@ -59,6 +59,7 @@ pub mod ndp;
 pub mod onramp;
 pub mod pbfs;
 pub mod pfc;
+pub mod red;
 pub mod sfc;
 pub mod tcd;
 
@@ -1065,6 +1066,7 @@ macro_rules! registry {
                 crate::scheme::bfc::BfcConfig;
             Cbfc = 8, cbfc => crate::scheme::cbfc::switch::CbfcSwitch, outline,
                 crate::scheme::cbfc::CbfcConfig;
+            Red = 9, red => crate::scheme::red::RedSwitch, outline, crate::scheme::red::RedConfig;
         }
     };
 }
