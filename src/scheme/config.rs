@@ -240,3 +240,31 @@ pub trait SchemeConfig: Default + Clone + std::fmt::Debug + serde::Serialize {
         key
     }
 }
+
+/// A time whose 0 stands for a derived default inside the model: an explicit 0 is an error.
+pub fn nonzero_time(
+    f: &impl Fields,
+    v: &Option<Value>,
+    key: &str,
+    default: &str,
+) -> Result<u64, String> {
+    match (v, f.time(v, key, 0)?) {
+        (Some(x), 0) => Err(f.err(
+            x,
+            key,
+            format!("must be positive; omit the key for the default ({default})"),
+        )),
+        (_, t) => Ok(t),
+    }
+}
+
+/// 0 in these keys is the "derive it" marker inside the model: a config that writes 0 would
+/// silently get the derived default, so it is refused (omit the key instead), as for the TOML
+/// keys.
+pub fn hpcc_positive(c: &impl HpccFields, key: &str, v: u64) -> Result<u64, String> {
+    if v == 0 {
+        Err(c.err(key, "must be positive; omit the key for the default"))
+    } else {
+        Ok(v)
+    }
+}

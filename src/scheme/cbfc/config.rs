@@ -84,7 +84,7 @@ impl SchemeConfig for CbfcConfig {
                 "BFC and CBFC both hold switch queues back hop by hop: enable one of them".into(),
             ));
         }
-        if all.sfc.mode != crate::scheme::sfc::SfcMode::Off {
+        if all.sfc.is_on() {
             v.push((
                 "sfc.mode",
                 "SFC is not modelled on a CBFC fabric (its pauses share the NICs' pause bits \

@@ -5,7 +5,7 @@ use serde::Deserialize;
 
 use super::OnRampConfig;
 use crate::scheme::config::{Fields, HpccFields, Inert, Issues, SchemeConfig, Value};
-use crate::scheme::sfc::config::{hpcc_positive, nonzero_time};
+use crate::scheme::config::{hpcc_positive, nonzero_time};
 use crate::scheme::{CoreView, SchemeConfigs};
 
 /// Largest accepted OnRamp gain K (pause = K × (OWD − T)): beyond it a pause is more than a

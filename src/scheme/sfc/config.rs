@@ -4,7 +4,9 @@
 use serde::Deserialize;
 
 use super::{EstimatorRule, MAX_CACHE_ENTRIES, PauseCache, SfcConfig, SfcDeploy, SfcMode};
-use crate::scheme::config::{Fields, HpccFields, Inert, Issues, SchemeConfig, Value};
+use crate::scheme::config::{
+    Fields, HpccFields, Inert, Issues, SchemeConfig, Value, hpcc_positive, nonzero_time,
+};
 use crate::scheme::{CoreView, SchemeConfigs};
 use crate::units::parse_bytes;
 
@@ -43,23 +45,6 @@ pub struct RawSfc {
     pub bts_delay: Option<Value>,
     /// Trigger diagnostics in the summary (default false).
     pub trigger_stats: Option<bool>,
-}
-
-/// A time whose 0 stands for a derived default inside the model: an explicit 0 is an error.
-pub(crate) fn nonzero_time(
-    f: &impl Fields,
-    v: &Option<Value>,
-    key: &str,
-    default: &str,
-) -> Result<u64, String> {
-    match (v, f.time(v, key, 0)?) {
-        (Some(x), 0) => Err(f.err(
-            x,
-            key,
-            format!("must be positive; omit the key for the default ({default})"),
-        )),
-        (_, t) => Ok(t),
-    }
 }
 
 /// Q_th / Q_tg: positive bytes, absent for the paper's default.
@@ -155,17 +140,6 @@ const HPCC_KEYS: &[&str] = &[
     "SFC_ESTIMATOR",
     "SFC_ESTIMATOR_TAU_NS",
 ];
-
-/// 0 in these keys is the "derive it" marker inside the model: a config that writes 0 would
-/// silently get the derived default, so it is refused (omit the key instead), as for the TOML
-/// keys.
-pub(crate) fn hpcc_positive(c: &impl HpccFields, key: &str, v: u64) -> Result<u64, String> {
-    if v == 0 {
-        Err(c.err(key, "must be positive; omit the key for the default"))
-    } else {
-        Ok(v)
-    }
-}
 
 impl SchemeConfig for SfcConfig {
     const TABLE: &'static str = "sfc";

@@ -95,6 +95,14 @@ pub struct SfcConfig {
     pub trigger_stats: bool,
 }
 
+impl SfcConfig {
+    /// Does SFC run (any mode but `off`)? Its host half then pauses QPs through the NICs'
+    /// pause bits.
+    pub fn is_on(&self) -> bool {
+        self.mode != SfcMode::Off
+    }
+}
+
 impl Default for SfcConfig {
     fn default() -> Self {
         SfcConfig {
