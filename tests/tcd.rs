@@ -420,7 +420,7 @@ fn ue_cnp_variant_is_sent_and_does_not_cut() {
     let with = victim12(true, paper(true), true);
     let v = with.flow_state(1).expect("victim active");
     assert_ne!(
-        v.last_ue_cnp_ps,
+        v.last_marked_cnp_ps,
         u64::MAX,
         "no UE CNP was sent for the victim"
     );

@@ -29,6 +29,7 @@
 //! zero, and the averaging step is `Rc/2 + Rt/2` with each half truncated.
 
 use super::{AckInfo, CongestionControl, SchemeSignal};
+use crate::scheme::tcd::UE;
 use crate::scheme::tcd::rp::TcdEchoes;
 use crate::units::{NS, US};
 
@@ -790,7 +791,7 @@ impl CongestionControl for DcqcnMut<'_> {
     fn on_ack(&mut self, info: &AckInfo<'_>) {
         if info.ce_echo && self.k.p.ce_echo_is_cnp {
             self.cnp(info.now_ps);
-        } else if info.ue_echo && self.k.p.ce_echo_is_cnp && self.k.p.tcd {
+        } else if info.marks.any(UE) && self.k.p.ce_echo_is_cnp && self.k.p.tcd {
             self.s.tcd.note_ue();
         }
     }
@@ -837,8 +838,8 @@ impl CongestionControl for DcqcnMut<'_> {
     /// [`DcqcnMut::set_rate`].
     fn on_scheme_signal(&mut self, now_ps: u64, signal: SchemeSignal) {
         match signal {
-            SchemeSignal::Undetermined => {
-                if self.k.p.tcd {
+            SchemeSignal::Marked(m) => {
+                if self.k.p.tcd && m.any(UE) {
                     self.s.tcd.note_ue();
                 }
             }
@@ -907,7 +908,7 @@ mod tests {
             newly_acked_bytes: 1000,
             snd_nxt: 10_000,
             ce_echo: ce,
-            ue_echo: false,
+            marks: crate::engine::packet::Marks::NONE,
             rtt_ps: 10 * US,
             nack: false,
             int: &[],
@@ -1339,7 +1340,7 @@ mod tests {
 
     fn ack_ue(now_ps: u64) -> AckInfo<'static> {
         AckInfo {
-            ue_echo: true,
+            marks: UE,
             ..ack(now_ps, false)
         }
     }
@@ -1368,7 +1369,7 @@ mod tests {
         let mut victim = Dcqcn::new(&tcd(p.clone()), L, 0);
         for k in 0..100 {
             victim.on_ack(&ack_ue(T0 + k * US));
-            victim.on_scheme_signal(T0 + k * US, crate::cc::SchemeSignal::Undetermined);
+            victim.on_scheme_signal(T0 + k * US, crate::cc::SchemeSignal::Marked(UE));
             pump(&mut victim, T0 + (k + 1) * US);
         }
         assert_eq!(victim.rate_bps(), L);
@@ -1444,7 +1445,7 @@ mod tests {
         c.on_feedback(T0);
         // Paper: α = (1 − g)·α + g = 1 → Rc = L/2 at once; Rt = L (ByteStage was 0).
         assert_eq!(c.rate_bps(), L / 2);
-        c.on_scheme_signal(T0 + US, crate::cc::SchemeSignal::Undetermined);
+        c.on_scheme_signal(T0 + US, crate::cc::SchemeSignal::Marked(UE));
         // 10 001 B sent: a byte-counter event, held.
         c.on_send(T0 + 2 * US, 10_001);
         assert_eq!(c.rate_bps(), L / 2);
@@ -1454,7 +1455,7 @@ mod tests {
         assert_eq!(c.rate_bps(), 75_000_000_000);
         assert_eq!(c.byte_stage(), 1);
         // Timer T (55 µs after the CNP), with UE since: held, timer re-armed 55 µs later.
-        c.on_scheme_signal(T0 + 4 * US, crate::cc::SchemeSignal::Undetermined);
+        c.on_scheme_signal(T0 + 4 * US, crate::cc::SchemeSignal::Marked(UE));
         pump(&mut c, T0 + 55 * US);
         assert_eq!(c.rate_bps(), 75_000_000_000);
         assert_eq!(c.stage(), 0);

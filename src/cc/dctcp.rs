@@ -375,7 +375,7 @@ mod tests {
             newly_acked_bytes: 1000,
             snd_nxt,
             ce_echo: ce,
-            ue_echo: false,
+            marks: crate::engine::packet::Marks::NONE,
             rtt_ps: 13_000_000,
             nack: false,
             int: &[],

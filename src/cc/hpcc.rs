@@ -853,7 +853,7 @@ mod tests {
             newly_acked_bytes: 1000,
             snd_nxt,
             ce_echo: false,
-            ue_echo: false,
+            marks: crate::engine::packet::Marks::NONE,
             rtt_ps: T,
             nack: false,
             int,

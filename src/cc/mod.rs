@@ -109,7 +109,7 @@ pub mod hpcc;
 pub mod none;
 pub mod timely;
 
-use crate::engine::packet::IntHop;
+use crate::engine::packet::{IntHop, Marks};
 
 /// What the NIC learned from one ACK or NACK.
 #[derive(Clone, Copy, Debug)]
@@ -124,8 +124,9 @@ pub struct AckInfo<'a> {
     pub snd_nxt: u64,
     /// The acknowledged data packet was ECN-marked (CE echo).
     pub ce_echo: bool,
-    /// The acknowledged data packet carried TCD's UE mark (UE echo; never with `ce_echo`).
-    pub ue_echo: bool,
+    /// The scheme marks the ACK echoes from the data packet ([`crate::scheme::ECHOED_MARKS`]:
+    /// TCD's UE, never together with `ce_echo`).
+    pub marks: Marks,
     /// RTT sample: now − the echoed send time of the data packet, picoseconds.
     pub rtt_ps: u64,
     /// This was a NACK.
@@ -138,9 +139,10 @@ pub struct AckInfo<'a> {
 /// ([`CongestionControl::on_scheme_signal`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SchemeSignal {
-    /// TCD: the UE variant of a CNP — the flow crosses a port in the undetermined state
-    /// ([`crate::scheme::tcd::rp`]). Controllers without a TCD mode ignore it.
-    Undetermined,
+    /// A CNP echoing scheme marks instead of CE (the marked variant): TCD's UE CNP — the
+    /// flow crosses a port in the undetermined state ([`crate::scheme::tcd::rp`]).
+    /// Controllers that do not react to these marks ignore it.
+    Marked(Marks),
     /// Make this the current sending rate, bits per second, as a rate-initialization scheme
     /// (PB-FS) corrects a line-rate start; the controller carries on from it under its own
     /// rules. Each controller clamps it to its own [min, line] range and sets the state its
@@ -978,7 +980,7 @@ mod tests {
                     newly_acked_bytes: 1_000,
                     snd_nxt: step * 1_000 + 50_000,
                     ce_echo: false,
-                    ue_echo: false,
+                    marks: Marks::NONE,
                     rtt_ps: 10_000_000,
                     nack: false,
                     int: &int,
@@ -1094,7 +1096,7 @@ mod tests {
                         newly_acked_bytes: 1_000,
                         snd_nxt: step * 1_000 + 30_000,
                         ce_echo: ce,
-                        ue_echo: false,
+                        marks: Marks::NONE,
                         rtt_ps: 10_000_000 + (step % 17) * 1_500_000 * (j as u64 + 1),
                         nack: step.is_multiple_of(97),
                         int: &int,

@@ -87,7 +87,7 @@ mod tests {
             newly_acked_bytes: 1000,
             snd_nxt: 5000,
             ce_echo: true,
-            ue_echo: false,
+            marks: crate::engine::packet::Marks::NONE,
             rtt_ps: 10_000_000,
             nack: true,
             int: &[],

@@ -20,6 +20,7 @@
 //! `BDP × R/line` (at least 1 B).
 
 use super::{AckInfo, CongestionControl, SchemeSignal};
+use crate::scheme::tcd::UE;
 use crate::scheme::tcd::rp::TcdEchoes;
 
 /// Parameters of [`Timely`].
@@ -308,7 +309,7 @@ impl TimelyMut<'_> {
 impl CongestionControl for TimelyMut<'_> {
     fn on_ack(&mut self, info: &AckInfo<'_>) {
         if self.k.p.tcd {
-            self.s.tcd.note_ack(info.ce_echo, info.ue_echo);
+            self.s.tcd.note_ack(info.ce_echo, info.marks.any(UE));
         }
         if info.ack_seq <= self.s.last_update_seq {
             return;
@@ -378,7 +379,7 @@ mod tests {
             newly_acked_bytes: 1000,
             snd_nxt,
             ce_echo: false,
-            ue_echo: false,
+            marks: crate::engine::packet::Marks::NONE,
             rtt_ps,
             nack: false,
             int: &[],
@@ -584,7 +585,7 @@ mod tests {
         d.rtt(&mut c, 60 * US);
         // A UE echo on a non-gating ACK (ack_seq below lastUpdateSeq) counts for the RTT.
         c.on_ack(&AckInfo {
-            ue_echo: true,
+            marks: UE,
             ..info(d.seq + 1000, d.seq + 5_000, 70 * US)
         });
         d.rtt(&mut c, 80 * US);
@@ -601,7 +602,7 @@ mod tests {
         );
         // CE and UE in the same RTT: CE wins (TIMELY's rule runs).
         c.on_ack(&AckInfo {
-            ue_echo: true,
+            marks: UE,
             ..info(d.seq + 1000, d.seq + 5_000, 80 * US)
         });
         c.on_ack(&AckInfo {

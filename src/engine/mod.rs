@@ -77,8 +77,8 @@ pub enum Event {
     CnpDue {
         /// Flow index.
         flow: u32,
-        /// The UE variant (TCD) instead of the CE one.
-        ue: bool,
+        /// The marked variant (echoing scheme marks) instead of the CE one.
+        marked: bool,
     },
     /// A timer of flow `flow`'s congestion controller (e.g. DCQCN rate increase).
     CcTimer {

@@ -1,6 +1,9 @@
 //! Packets with typed headers (smoltcp's "Repr" idea): the fields every packet has — addresses,
-//! 5-tuple ports, flow, priority, wire size — plus one small `Copy` header per packet kind, so
-//! that a field means one thing (an ACK's echoed send time is not a PFC pause duration).
+//! 5-tuple ports, flow, priority, wire size, scheme marks — plus one small `Copy` header per
+//! packet kind, so that a field means one thing (an ACK's echoed send time is not a pause
+//! duration). The transport's kinds (data, ACK, NACK, CNP) are typed here; a scheme's own
+//! packets travel as [`Header::Scheme`], whose fields the scheme declares in its folder
+//! ([`WireHeader`]), and a scheme's marks on data packets are bits of [`Packet::marks`].
 //!
 //! The whole packet is one 64 B cache line. Wire sizes are computed in one place,
 //! [`WireSizes`], from the framing convention and the INT configuration.
@@ -29,19 +32,61 @@ pub enum PktKind {
     Nack,
     /// DCQCN congestion notification packet.
     Cnp,
-    /// PFC PAUSE/RESUME frame (hop-by-hop, never forwarded).
-    Pfc,
-    /// SFC Back-To-Sender signal.
-    Bts,
-    /// PB-FS CC-postcard (switch → sender).
-    Postcard,
-    /// NDP control packet: trimmed header, return-to-sender header, ACK, NACK or PULL
-    /// ([`NdpHdr`]).
-    Ndp,
-    /// BFC pause frame (hop-by-hop Bloom filter of paused flows, never forwarded).
-    Bfc,
-    /// InfiniBand CBFC flow-control packet (credit update, hop-by-hop, never forwarded).
-    Cbfc,
+    /// A scheme's own packet ([`SchemeHdr`]): its kind and fields are declared in the
+    /// scheme's folder ([`WireHeader`]).
+    Scheme,
+}
+
+/// Packet marks a scheme declares (one bit each; `crate::scheme::SchemeId::mark` hands them
+/// out, so two schemes never share one). On a data packet: the marks its sender or a switch
+/// set. On an ACK, NACK or CNP: the marks it echoes from the data packet(s) it answers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Marks(pub u8);
+
+impl Marks {
+    /// No mark.
+    pub const NONE: Marks = Marks(0);
+
+    /// Mark bit `i` (0–7).
+    pub const fn bit(i: u32) -> Marks {
+        assert!(i < 8, "a packet carries at most 8 scheme marks");
+        Marks(1 << i)
+    }
+
+    /// Both sets.
+    pub const fn union(self, o: Marks) -> Marks {
+        Marks(self.0 | o.0)
+    }
+
+    /// Carries any mark of `m`.
+    #[inline]
+    pub fn any(self, m: Marks) -> bool {
+        self.0 & m.0 != 0
+    }
+
+    /// Carries no mark.
+    #[inline]
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The marks of `self` that are also in `m`.
+    #[inline]
+    pub fn and(self, m: Marks) -> Marks {
+        Marks(self.0 & m.0)
+    }
+
+    /// Set the marks `m`.
+    #[inline]
+    pub fn insert(&mut self, m: Marks) {
+        self.0 |= m.0;
+    }
+
+    /// Clear the marks `m`.
+    #[inline]
+    pub fn remove(&mut self, m: Marks) {
+        self.0 &= !m.0;
+    }
 }
 
 /// Header of a data packet.
@@ -57,15 +102,8 @@ pub struct DataHdr {
     pub retx: bool,
     /// ECN Congestion Experienced, set by a switch.
     pub ce: bool,
-    /// TCD Undetermined Experienced: the second code point (ECT(1) re-purposed), set by a TCD
-    /// switch on a port in the undetermined state; never set together with `ce` (a later CE
-    /// mark replaces it).
-    pub ue: bool,
     /// Number of valid INT hop records (in the arena's side table).
     pub int_n: u8,
-    /// PB-FS: PBT-triggering ("subject to CC-postcards"), set by the sender (the paper uses a
-    /// TOS bit). Always false without PB-FS.
-    pub pbt: bool,
 }
 
 /// Header of an ACK or NACK: what the receiver echoes back about one data packet.
@@ -75,8 +113,8 @@ pub struct AckHdr {
     pub ack_seq: u64,
     /// Echo of the acknowledged data packet's send time, picoseconds (RTT samples).
     pub echo_sent_ps: u64,
-    /// Arrival time of the acknowledged data packet at the receiver, picoseconds (one-way
-    /// delay = this − `echo_sent_ps`, for OnRamp).
+    /// Arrival time of the acknowledged data packet at the receiver, picoseconds (a
+    /// receive timestamp: one-way delay = this − `echo_sent_ps`, for delay-based senders).
     pub data_rx_ps: u64,
     /// NACK (IRN): start of the SACKed block minus `ack_seq`, bytes (0 = no block).
     pub sack_off: u32,
@@ -100,105 +138,144 @@ impl AckHdr {
     }
 }
 
-/// Header of a PFC PAUSE/RESUME frame (one priority per frame).
+/// Bytes of a scheme header's fields ([`SchemeHdr::body`]).
+pub const SCHEME_HDR_BYTES: usize = 32;
+
+/// Which scheme packet a [`SchemeHdr`] is: the registry id of the scheme that owns it and
+/// one of its kinds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PfcHdr {
-    /// Paused priority (queue index).
-    pub prio: u8,
-    /// Pause duration, picoseconds: 0 = RESUME, `u64::MAX` = until RESUME.
-    pub pause_ps: u64,
+pub struct SchemeTag {
+    /// Registry id of the owning scheme (`crate::scheme::SchemeId as u8`).
+    pub scheme: u8,
+    /// The scheme's own packet kind (0, 1, …).
+    pub kind: u8,
 }
 
-/// Header of an InfiniBand credit-based flow-control packet (FCP): the receiver's flow
-/// control credit limit of one virtual lane.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CbfcHdr {
-    /// Virtual lane (= priority / data queue index).
-    pub vl: u8,
-    /// FCCL: total credit blocks the sender may have sent on this VL since the link came up
-    /// (blocks freed by the receiver so far + its buffer for the VL), in credit blocks. Not
-    /// reduced modulo 4096 as on the wire: the simulator keeps the full count.
-    pub fccl: u64,
+/// A scheme's own packet header, opaque to the network: the owner's tag, whether it is a
+/// hop-by-hop frame, and its fields encoded by the owner's [`WireHeader`] type (declared in
+/// the scheme's folder). The encoding is little-endian, fixed-offset, and compiles to plain
+/// loads and stores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SchemeHdr {
+    /// Owner and kind.
+    pub tag: SchemeTag,
+    /// A hop-by-hop frame (flow control between neighbours): consumed at the next device,
+    /// never routed.
+    pub hop_by_hop: bool,
+    /// The encoded fields.
+    pub body: [u8; SCHEME_HDR_BYTES],
 }
 
-/// Header of an SFC Back-To-Sender signal.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct BtsHdr {
-    /// How long the sender should pause the flow, picoseconds.
-    pub pause_ps: u64,
-    /// Switches on the way back may cache the pause (the congested queue is a server-facing
-    /// port of a ToR).
-    pub cacheable: bool,
-    /// Node id of the switch that generated it (which does not cache its own BTS).
-    pub origin: u32,
+/// A scheme's packet header type: how it is tagged and encoded into a [`SchemeHdr`].
+/// Implemented in the scheme's folder (e.g. SFC's BTS, NDP's control packets).
+pub trait WireHeader: Copy {
+    /// Owner and kind.
+    const TAG: SchemeTag;
+    /// Consumed at the next device, never routed (see [`SchemeHdr::hop_by_hop`]).
+    const HOP_BY_HOP: bool = false;
+    /// Write the fields.
+    fn encode(&self, w: &mut HdrWriter<'_>);
+    /// Read the fields back (the same order as [`Self::encode`]).
+    fn decode(r: &mut HdrReader<'_>) -> Self;
+
+    /// The packet header carrying `self`.
+    #[inline]
+    fn header(&self) -> Header {
+        let mut body = [0u8; SCHEME_HDR_BYTES];
+        self.encode(&mut HdrWriter {
+            buf: &mut body,
+            at: 0,
+        });
+        Header::Scheme(SchemeHdr {
+            tag: Self::TAG,
+            hop_by_hop: Self::HOP_BY_HOP,
+            body,
+        })
+    }
+
+    /// `pkt`'s header of this type, if it is one.
+    #[inline]
+    fn of(pkt: &Packet) -> Option<Self> {
+        match &pkt.hdr {
+            Header::Scheme(s) if s.tag == Self::TAG => Some(Self::decode(&mut HdrReader {
+                buf: &s.body,
+                at: 0,
+            })),
+            _ => None,
+        }
+    }
+
+    /// `pkt` carries a header of this type.
+    #[inline]
+    fn is(pkt: &Packet) -> bool {
+        matches!(&pkt.hdr, Header::Scheme(s) if s.tag == Self::TAG)
+    }
+
+    /// Rewrite `pkt`'s header of this type with `f` (nothing if it is not one).
+    #[inline]
+    fn update(pkt: &mut Packet, f: impl FnOnce(&mut Self)) {
+        if let Some(mut h) = Self::of(pkt) {
+            f(&mut h);
+            pkt.hdr = h.header();
+        }
+    }
 }
 
-/// Fields of a PB-FS CC-postcard (`seeds/pbfs.txt` §III-C/D). Byte counts are saturated to
-/// `u32` (4 GB, far above any port's bytes per DC_RTT) so the header fits the packet line;
-/// the flow id is the common [`Packet::flow`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PostcardHdr {
-    /// Switch that sent it (node id; the paper's MAC address).
-    pub switch: u32,
-    /// I_p: bytes received for the port in the past N slots plus N × the last slot's, bytes.
-    pub i_p_bytes: u32,
-    /// Q¹: the port's queue at the start of the oldest of the N slots, bytes.
-    pub q1_bytes: u32,
-    /// T: the port's transmission rate, Mb/s.
-    pub rate_mbps: u32,
-    /// recentBytes: bytes received for the port during the T_Δ before the postcard, bytes.
-    pub recent_bytes: u32,
-    /// recentMarkedBytes: the part of `recent_bytes` from PBT-triggering packets, bytes.
-    pub recent_marked_bytes: u32,
-    /// Links from the sending switch back to the flow's sender (statistics only).
-    pub hops: u8,
+/// Writes a [`WireHeader`]'s fields, in order, into a [`SchemeHdr`] body.
+pub struct HdrWriter<'a> {
+    buf: &'a mut [u8; SCHEME_HDR_BYTES],
+    at: usize,
 }
 
-/// What an NDP control packet is ([`NdpHdr::kind`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[repr(u8)]
-pub enum NdpKind {
-    /// A data packet trimmed to its header by a switch (travels on to the receiver, or back
-    /// to the sender when [`NdpHdr::bounced`]).
-    #[default]
-    Header,
-    /// The receiver got the full data packet `seq`.
-    Ack,
-    /// The receiver got only the header of data packet `seq` (its payload was trimmed).
-    Nack,
-    /// Credit from the receiver's pull pacer.
-    Pull,
+/// Reads a [`WireHeader`]'s fields, in order, from a [`SchemeHdr`] body.
+pub struct HdrReader<'a> {
+    buf: &'a [u8; SCHEME_HDR_BYTES],
+    at: usize,
 }
 
-/// Header of an NDP control packet. Every one carries the flow's cumulative pull credit, so a
-/// lost PULL is repaired by any later ACK, NACK or PULL of the flow.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct NdpHdr {
-    /// First payload byte of the data packet it is about (Header, ACK, NACK).
-    pub seq: u64,
-    /// Receiver's cumulative in-order ACK, bytes (ACK, NACK, PULL).
-    pub cum_ack: u64,
-    /// Cumulative credit the receiver has granted this flow, bytes (ACK, NACK, PULL; 0 in a
-    /// trimmed header).
-    pub pull_bytes: u64,
-    /// Payload bytes of the data packet it is about (Header, ACK, NACK).
-    pub payload: u32,
-    /// Which NDP packet.
-    pub kind: NdpKind,
-    /// A trimmed header returned to its sender by a switch whose header queue was full
-    /// (Return-To-Sender): source and destination are swapped, and it is never bounced again.
-    pub bounced: bool,
+macro_rules! wire_field {
+    ($put:ident, $get:ident, $t:ty) => {
+        impl HdrWriter<'_> {
+            #[doc = concat!("Write a `", stringify!($t), "` (panics past the body's end: a header type that does not fit is a bug).")]
+            #[inline]
+            pub fn $put(&mut self, v: $t) {
+                const N: usize = std::mem::size_of::<$t>();
+                self.buf[self.at..self.at + N].copy_from_slice(&v.to_le_bytes());
+                self.at += N;
+            }
+        }
+        impl HdrReader<'_> {
+            #[doc = concat!("Read a `", stringify!($t), "`.")]
+            #[inline]
+            pub fn $get(&mut self) -> $t {
+                const N: usize = std::mem::size_of::<$t>();
+                let mut b = [0u8; N];
+                b.copy_from_slice(&self.buf[self.at..self.at + N]);
+                self.at += N;
+                <$t>::from_le_bytes(b)
+            }
+        }
+    };
+}
+wire_field!(u8, get_u8, u8);
+wire_field!(u16, get_u16, u16);
+wire_field!(u32, get_u32, u32);
+wire_field!(u64, get_u64, u64);
+
+impl HdrWriter<'_> {
+    /// Write a `bool` (one byte).
+    #[inline]
+    pub fn bool(&mut self, v: bool) {
+        self.u8(v as u8);
+    }
 }
 
-/// Header of a BFC pause frame. The Bloom filter itself (up to 1024 bits) travels in the
-/// arena's payload side table ([`crate::engine::arena::PacketArena::payload`]): it does not fit
-/// the packet's cache line.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct BfcHdr {
-    /// Bits of the filter (8 × its size in bytes).
-    pub bits: u16,
-    /// Number of hash functions.
-    pub hashes: u8,
+impl HdrReader<'_> {
+    /// Read a `bool`.
+    #[inline]
+    pub fn get_bool(&mut self) -> bool {
+        self.get_u8() != 0
+    }
 }
 
 /// The per-kind part of a packet.
@@ -210,20 +287,10 @@ pub enum Header {
     Ack(AckHdr),
     /// See [`AckHdr`].
     Nack(AckHdr),
-    /// DCQCN CNP: no fields beyond the common ones (the flow it is for).
+    /// DCQCN CNP: no fields beyond the common ones (the flow it is for; [`Packet::marks`]).
     Cnp,
-    /// See [`PfcHdr`].
-    Pfc(PfcHdr),
-    /// See [`BtsHdr`].
-    Bts(BtsHdr),
-    /// See [`PostcardHdr`].
-    Postcard(PostcardHdr),
-    /// See [`NdpHdr`].
-    Ndp(NdpHdr),
-    /// See [`BfcHdr`].
-    Bfc(BfcHdr),
-    /// See [`CbfcHdr`].
-    Cbfc(CbfcHdr),
+    /// A scheme's own packet: see [`SchemeHdr`].
+    Scheme(SchemeHdr),
 }
 
 impl Default for Header {
@@ -268,10 +335,8 @@ pub struct Packet {
     pub in_port: u16,
     /// Priority (the data queue at switches; control packets travel in queue 0).
     pub prio: u8,
-    /// TCD: an ACK/NACK echoes the UE mark of the data packet it acknowledges; a CNP is the
-    /// UE variant (only UE, no CE, arrived in its interval). Kept with the common fields
-    /// because the ACK header fills its bytes; false elsewhere.
-    pub ue_echo: bool,
+    /// Scheme marks: set on a data packet, echoed by an ACK, NACK or CNP ([`Marks`]).
+    pub marks: Marks,
     /// Per-kind header.
     pub hdr: Header,
 }
@@ -287,12 +352,7 @@ impl Packet {
             Header::Ack(_) => PktKind::Ack,
             Header::Nack(_) => PktKind::Nack,
             Header::Cnp => PktKind::Cnp,
-            Header::Pfc(_) => PktKind::Pfc,
-            Header::Bts(_) => PktKind::Bts,
-            Header::Postcard(_) => PktKind::Postcard,
-            Header::Ndp(_) => PktKind::Ndp,
-            Header::Bfc(_) => PktKind::Bfc,
-            Header::Cbfc(_) => PktKind::Cbfc,
+            Header::Scheme(_) => PktKind::Scheme,
         }
     }
 
@@ -333,33 +393,25 @@ impl Packet {
         }
     }
 
-    /// A PFC PAUSE (`pause_ps` > 0, `u64::MAX` = until RESUME) or RESUME (0) frame for
-    /// priority `prio`, from `src` to the adjacent device `dst`, of `size` wire bytes. It
-    /// travels in the control class (common priority 0).
+    /// A hop-by-hop frame with header `hdr` from `src` to the adjacent device `dst`, of
+    /// `size` wire bytes, in the control class (common priority 0).
     #[inline]
-    pub fn pfc_frame(src: u32, dst: u32, size: u32, prio: u8, pause_ps: u64) -> Packet {
+    pub fn frame(src: u32, dst: u32, size: u32, hdr: Header) -> Packet {
         Packet {
             src,
             dst,
             size,
             prio: 0,
-            hdr: Header::Pfc(PfcHdr { prio, pause_ps }),
+            hdr,
             ..Packet::default()
         }
     }
 
-    /// An InfiniBand credit update (FCP) for virtual lane `vl` advertising `fccl` credit
-    /// blocks, from `src` to the adjacent device `dst`, of `size` wire bytes; control class.
+    /// A scheme frame that is consumed at the next device and never routed
+    /// ([`SchemeHdr::hop_by_hop`]).
     #[inline]
-    pub fn cbfc_update(src: u32, dst: u32, size: u32, vl: u8, fccl: u64) -> Packet {
-        Packet {
-            src,
-            dst,
-            size,
-            prio: 0,
-            hdr: Header::Cbfc(CbfcHdr { vl, fccl }),
-            ..Packet::default()
-        }
+    pub fn is_hop_by_hop(&self) -> bool {
+        matches!(&self.hdr, Header::Scheme(s) if s.hop_by_hop)
     }
 
     /// A control packet of `kind`'s header going the reverse way of data packet `d` (src/dst
@@ -375,7 +427,7 @@ impl Packet {
             dport: d.sport,
             in_port: 0,
             prio: d.prio,
-            ue_echo: false,
+            marks: Marks::NONE,
             hdr,
         }
     }
@@ -489,10 +541,6 @@ pub struct WireSizes {
     pub int_bytes: u32,
     /// IRN NACKs carry a 6 B SACK block on top of the ACK.
     pub irn_sack: bool,
-    /// Size of an SFC BTS (the trimmed header), bytes.
-    pub bts_bytes: u32,
-    /// Size of every NDP control packet (trimmed header, ACK, NACK, PULL), bytes.
-    pub ndp_bytes: u32,
 }
 
 impl WireSizes {
@@ -511,47 +559,52 @@ impl WireSizes {
     pub fn cnp(&self) -> u32 {
         self.framing.ack_bytes().max(self.framing.min_frame_bytes())
     }
-    /// A PFC frame: HPCC-sim's 43 B (PPP 14 + IPv4 20 + pause header 9), or the 64 B minimum
-    /// Ethernet MAC control frame with realistic framing.
+    /// A MAC control frame (an 802.3x / 802.1Qbb pause frame): HPCC-sim's 43 B (PPP 14 +
+    /// IPv4 20 + pause header 9), or the 64 B minimum Ethernet frame with realistic framing.
+    /// Schemes' hop-by-hop frames start from it.
     #[inline]
-    pub fn pfc(&self) -> u32 {
+    pub fn mac_control(&self) -> u32 {
         match self.framing {
             Framing::Hpcc => 43,
             Framing::Ethernet => 64,
         }
     }
-    /// A BFC pause frame carrying a `bloom_bytes` Bloom filter: a PFC-sized MAC control frame
-    /// ([`Self::pfc`]) plus the filter (HPCC framing: 43 + 128 = 171 B; Ethernet: 64 + 128 B).
-    #[inline]
-    pub fn bfc(&self, bloom_bytes: u32) -> u32 {
-        self.pfc() + bloom_bytes
-    }
-    /// An SFC BTS.
-    #[inline]
-    pub fn bts(&self) -> u32 {
-        self.bts_bytes
-    }
-    /// An NDP control packet (trimmed header, return-to-sender header, ACK, NACK, PULL).
-    #[inline]
-    pub fn ndp(&self) -> u32 {
-        self.ndp_bytes
-    }
-    /// A PB-FS CC-postcard: a data packet's headers (it is an IP/UDP packet the switch
-    /// originates) plus [`POSTCARD_FIELDS_BYTES`], at least the minimum frame.
-    #[inline]
-    pub fn postcard(&self) -> u32 {
-        (self.framing.data_header_bytes() + POSTCARD_FIELDS_BYTES)
-            .max(self.framing.min_frame_bytes())
-    }
 }
-
-/// Bytes of a CC-postcard's fields on the wire: switch id (6 B MAC), flow id (13 B 5-tuple),
-/// I_p, Q¹, T, recentBytes, recentMarkedBytes (4 B each) = 39 B, padded to 40 B.
-pub const POSTCARD_FIELDS_BYTES: u32 = 40;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A header type as a scheme declares one: every field width, round-tripped.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    struct Probe {
+        a: u64,
+        b: u32,
+        c: u16,
+        d: u8,
+        e: bool,
+    }
+
+    impl WireHeader for Probe {
+        const TAG: SchemeTag = SchemeTag { scheme: 7, kind: 2 };
+        const HOP_BY_HOP: bool = true;
+        fn encode(&self, w: &mut HdrWriter<'_>) {
+            w.u64(self.a);
+            w.u32(self.b);
+            w.u16(self.c);
+            w.u8(self.d);
+            w.bool(self.e);
+        }
+        fn decode(r: &mut HdrReader<'_>) -> Self {
+            Probe {
+                a: r.get_u64(),
+                b: r.get_u32(),
+                c: r.get_u16(),
+                d: r.get_u8(),
+                e: r.get_bool(),
+            }
+        }
+    }
 
     #[test]
     fn packet_is_one_cache_line_and_kinds_match_headers() {
@@ -566,12 +619,35 @@ mod tests {
         });
         assert_eq!(p.kind(), PktKind::Nack);
         assert_eq!(p.ack().unwrap().sack(), (7000, 1000));
-        p.hdr = Header::Pfc(PfcHdr {
-            prio: 9,
-            pause_ps: 0,
-        });
-        assert_eq!(p.kind(), PktKind::Pfc);
+        assert!(!p.is_hop_by_hop());
+        let probe = Probe {
+            a: u64::MAX - 3,
+            b: 0xdead_beef,
+            c: 65_000,
+            d: 9,
+            e: true,
+        };
+        p = Packet::frame(1, 2, 43, probe.header());
+        assert_eq!(p.kind(), PktKind::Scheme);
         assert_eq!(p.int_n(), 0);
+        assert!(p.is_hop_by_hop() && Probe::is(&p));
+        assert_eq!(Probe::of(&p), Some(probe));
+        Probe::update(&mut p, |h| h.d = 10);
+        assert_eq!(Probe::of(&p).map(|h| (h.a, h.d)), Some((u64::MAX - 3, 10)));
+        p.hdr = Header::Cnp;
+        assert_eq!(Probe::of(&p), None);
+    }
+
+    #[test]
+    fn marks_are_bits() {
+        let (a, b) = (Marks::bit(0), Marks::bit(5));
+        let mut m = Marks::NONE;
+        assert!(m.is_empty());
+        m.insert(b);
+        assert!(m.any(b) && !m.any(a) && m.any(a.union(b)));
+        assert_eq!(m.and(a.union(b)), b);
+        m.remove(b);
+        assert!(m.is_empty());
     }
 
     #[test]
@@ -580,35 +656,20 @@ mod tests {
             framing: Framing::Hpcc,
             int_bytes: 42,
             irn_sack: true,
-            bts_bytes: 64,
-            ndp_bytes: 64,
         };
         assert_eq!(h.data(1000), 1090);
         assert_eq!(h.ack(false), 88);
         assert_eq!(h.ack(true), 94);
-        assert_eq!(h.pfc(), 43);
+        assert_eq!(h.mac_control(), 43);
         assert_eq!(h.cnp(), 60);
         let e = WireSizes {
             framing: Framing::Ethernet,
             int_bytes: 0,
             irn_sack: false,
-            bts_bytes: 64,
-            ndp_bytes: 64,
         };
         assert_eq!(e.data(1000), 1062);
         assert_eq!(e.ack(true), 66);
-        assert_eq!(e.pfc(), 64);
+        assert_eq!(e.mac_control(), 64);
         assert_eq!(e.cnp(), 66);
-        // Postcards: 48 + 40 = 88 B (HPCC framing), 62 + 40 = 102 B (Ethernet).
-        assert_eq!(h.postcard(), 88);
-        // BFC pause frames: the PFC frame plus the 128 B filter.
-        assert_eq!(h.bfc(128), 171);
-        assert_eq!(e.bfc(128), 192);
-        assert_eq!(e.postcard(), 102);
-        let p = Packet {
-            hdr: Header::Postcard(PostcardHdr::default()),
-            ..Packet::default()
-        };
-        assert_eq!(p.kind(), PktKind::Postcard);
     }
 }

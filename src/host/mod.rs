@@ -147,10 +147,11 @@ pub struct FlowState {
     pub cc_timer_ps: u64,
     /// Time of the last CNP sent by the receiver for this flow (`u64::MAX` = never).
     pub last_cnp_ps: u64,
-    /// Time of the last UE CNP (TCD) sent by the receiver for this flow (`u64::MAX` = never).
-    pub last_ue_cnp_ps: u64,
+    /// Time of the last marked CNP (echoing scheme marks, [`crate::scheme::ECHOED_MARKS`])
+    /// sent by the receiver for this flow (`u64::MAX` = never).
+    pub last_marked_cnp_ps: u64,
     /// A CNP is owed at the end of the current interval ([`crate::engine::Event::CnpDue`]):
-    /// bit 0 the CE one, bit 1 the UE one.
+    /// bit 0 the CE one, bit 1 the marked one.
     pub cnp_pending: u8,
 }
 
@@ -337,7 +338,7 @@ impl FlowSlab {
 /// when it doubles, so it holds about the flows finished within one interval.
 #[derive(Clone, Debug, Default)]
 pub struct LateCnp {
-    /// Flow → (last CNP time, last UE CNP time), picoseconds (`u64::MAX` = none).
+    /// Flow → (last CNP time, last marked CNP time), picoseconds (`u64::MAX` = none).
     map: std::collections::HashMap<u32, (u64, u64)>,
     /// CNP interval, picoseconds (0 = not in CNP mode: nothing kept).
     interval_ps: u64,
@@ -361,12 +362,12 @@ impl LateCnp {
         t != u64::MAX && t.saturating_add(self.interval_ps) > now
     }
 
-    /// Flow `f` finished at `now` with CNP times `(cnp, ue)`.
-    pub fn remember(&mut self, f: u32, (cnp, ue): (u64, u64), now: u64) {
-        if self.interval_ps == 0 || !(self.live(cnp, now) || self.live(ue, now)) {
+    /// Flow `f` finished at `now` with CNP times `(cnp, marked)`.
+    pub fn remember(&mut self, f: u32, (cnp, marked): (u64, u64), now: u64) {
+        if self.interval_ps == 0 || !(self.live(cnp, now) || self.live(marked, now)) {
             return;
         }
-        self.map.insert(f, (cnp, ue));
+        self.map.insert(f, (cnp, marked));
         if self.map.len() >= self.prune_at {
             let iv = self.interval_ps;
             let live = |t: u64| t != u64::MAX && t.saturating_add(iv) > now;
@@ -375,10 +376,10 @@ impl LateCnp {
         }
     }
 
-    /// The last CNP time (`ue`: UE CNP) of finished flow `f`, to read and update.
-    pub fn get_mut(&mut self, f: u32, ue: bool) -> &mut u64 {
+    /// The last CNP time (`marked`: marked CNP) of finished flow `f`, to read and update.
+    pub fn get_mut(&mut self, f: u32, marked: bool) -> &mut u64 {
         let e = self.map.entry(f).or_insert((u64::MAX, u64::MAX));
-        if ue { &mut e.1 } else { &mut e.0 }
+        if marked { &mut e.1 } else { &mut e.0 }
     }
 
     /// Entries held now.
@@ -453,7 +454,7 @@ mod tests {
             rto_event_ps: 0,
             cc_timer_ps: 0,
             last_cnp_ps: u64::MAX,
-            last_ue_cnp_ps: u64::MAX,
+            last_marked_cnp_ps: u64::MAX,
             cnp_pending: 0,
         };
         let mut s = FlowSlab::new(3);

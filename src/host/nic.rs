@@ -20,11 +20,11 @@
 
 use crate::cc::{AckInfo, CongestionControl, SchemeSignal};
 use crate::engine::Event;
-use crate::engine::packet::{AckHdr, DataHdr, Header, Packet, PktKind};
+use crate::engine::packet::{AckHdr, DataHdr, Header, Marks, Packet, PktKind};
 use crate::host::arbiter::{Class, NO_POS};
 use crate::host::transport::{RecvState, Response, SendState, Transport};
 use crate::host::{FlowState, NO_FLOW_SLOT};
-use crate::scheme::{AckEvent, HostAction, HostCtx, HostHooks, HostScheme, SchemeId};
+use crate::scheme::{AckEvent, ECHOED_MARKS, HostAction, HostCtx, HostHooks, HostScheme, SchemeId};
 use crate::sim::Simulator;
 
 impl Simulator {
@@ -67,7 +67,7 @@ impl Simulator {
             rto_event_ps: 0,
             cc_timer_ps: 0,
             last_cnp_ps: u64::MAX,
-            last_ue_cnp_ps: u64::MAX,
+            last_marked_cnp_ps: u64::MAX,
             cnp_pending: 0,
         };
         let prio = d.prio;
@@ -214,16 +214,14 @@ impl Simulator {
                 dport: fl.dport,
                 in_port: 0,
                 prio: fl.prio,
-                ue_echo: false,
+                marks: Marks::NONE,
                 hdr: Header::Data(DataHdr {
                     seq: seg.seq,
                     sent_ps: now,
                     payload: seg.len,
                     retx: seg.retx,
                     ce: false,
-                    ue: false,
                     int_n: 0,
-                    pbt: false,
                 }),
             };
             if seg.retx {
@@ -235,18 +233,16 @@ impl Simulator {
                 self.arm_rto_at(i);
             }
             let mut pkt = pkt;
-            // Host halves of schemes that see data packets (PB-FS marks PBT-triggering ones).
+            // Host halves of schemes that see data packets (and may mark them).
             for k in 0..if self.host_send_hooks {
                 self.host_schemes.len()
             } else {
                 0
             } {
                 if self.host_schemes[k].wants_sends() {
-                    let mut mark = false;
-                    self.host_hook(h, k, |sc, ctx| mark = sc.on_data_send(ctx, f, bytes));
-                    if mark && let Header::Data(d) = &mut pkt.hdr {
-                        d.pbt = true;
-                    }
+                    let mut marks = Marks::NONE;
+                    self.host_hook(h, k, |sc, ctx| marks = sc.on_data_send(ctx, f, bytes));
+                    pkt.marks.insert(marks);
                 }
             }
             let p = self.arena.alloc(pkt);
@@ -274,7 +270,9 @@ impl Simulator {
                 self.pulled_receive_data(h, p, &pkt, &d)
             }
             Header::Data(d) => self.host_receive_data(h, p, &pkt, &d),
-            Header::Ndp(n) => self.pulled_receive_control(h, p, &pkt, &n),
+            Header::Scheme(_) if self.transport.receiver_driven => {
+                self.pulled_receive_control(h, p, &pkt)
+            }
             Header::Ack(a) | Header::Nack(a) => {
                 self.host_receive_ack(p, &pkt, &a);
                 self.counters.packets_consumed += 1;
@@ -286,8 +284,8 @@ impl Simulator {
                 let now = self.q.now();
                 if let Some(fl) = self.active.get_for(f) {
                     let mut cc = self.ccs.get_mut(fl.cc_slot);
-                    if pkt.ue_echo {
-                        cc.on_scheme_signal(now, SchemeSignal::Undetermined);
+                    if !pkt.marks.is_empty() {
+                        cc.on_scheme_signal(now, SchemeSignal::Marked(pkt.marks));
                     } else {
                         cc.on_feedback(now);
                     }
@@ -298,16 +296,19 @@ impl Simulator {
                 self.arena.free(p);
                 self.host_try_send(h);
             }
-            _ => {
-                // A scheme's own packet (BTS, PFC frame): its host half acts on it.
-                if let Some(i) = self.host_schemes.iter().position(|s| s.owns(&pkt)) {
-                    let payload = self.arena.payload(p).copied();
-                    self.host_hook(h, i, |sc, ctx| sc.on_frame(ctx, &pkt, payload.as_ref()));
-                }
-                self.counters.packets_consumed += 1;
-                self.arena.free(p);
-            }
+            Header::Scheme(_) => self.host_receive_frame(h, p, &pkt),
         }
+    }
+
+    /// A scheme's own packet `p` (BTS, PFC frame, …) reached host `h`: the host half that
+    /// owns it acts on it; it is consumed.
+    pub(crate) fn host_receive_frame(&mut self, h: usize, p: u32, pkt: &Packet) {
+        if let Some(i) = self.host_schemes.iter().position(|s| s.owns(pkt)) {
+            let payload = self.arena.payload(p).copied();
+            self.host_hook(h, i, |sc, ctx| sc.on_frame(ctx, pkt, payload.as_ref()));
+        }
+        self.counters.packets_consumed += 1;
+        self.arena.free(p);
     }
 
     /// Run `f` on host scheme `i` with a context on host `h`, then carry out its requests.
@@ -466,21 +467,27 @@ impl Simulator {
             self.counters.cnps += 1;
             self.hosts[h].ctrl.push_back(cnp);
         }
-        // TCD, paper NP: a UE mark (never together with CE) gets the UE variant of the CNP, at
-        // most one per flow per interval, paced separately so that it never delays a CE CNP.
-        if d.ue
+        // A scheme mark receivers echo (TCD's UE, never set together with CE) gets the marked
+        // variant of the CNP, at most one per flow per interval, paced separately so that it
+        // never delays a CE CNP (TCD paper's NP).
+        let echoed = pkt.marks.and(ECHOED_MARKS);
+        if !echoed.is_empty()
             && let crate::config::CnpMode::Cnp { interval_ps } = self.cfg.cnp
             && self.cnp_due(f, i, true, now, interval_ps)
         {
             let mut cnp = Packet::reverse_of(pkt, Header::Cnp, self.env.sizes.cnp());
             cnp.prio = 0;
-            cnp.ue_echo = true;
+            cnp.marks = echoed;
             let cnp = self.arena.alloc(cnp);
             self.counters.cnps += 1;
             self.hosts[h].ctrl.push_back(cnp);
         }
         let echo_ce = d.ce && self.cfg.cnp == crate::config::CnpMode::AckEcho;
-        let echo_ue = d.ue && self.cfg.cnp == crate::config::CnpMode::AckEcho;
+        let echo_marks = if self.cfg.cnp == crate::config::CnpMode::AckEcho {
+            echoed
+        } else {
+            Marks::NONE
+        };
         let (nack, ack_seq, sack_seq, sack_len) = match resp {
             Response::None => {
                 self.counters.packets_consumed += 1;
@@ -520,7 +527,7 @@ impl Simulator {
             },
             self.env.sizes.ack(nack),
         );
-        ack.ue_echo = echo_ue;
+        ack.marks = echo_marks;
         if self.ack_ignores_pause && self.cfg.switch_ack_high_prio {
             // HPCC-sim `SwitchNode`'s `AckHighPrio`: ACKs and NACKs travel in the highest
             // priority, queue 0, at every switch (`SendToDev` puts them in qIndex 0): strict
@@ -558,7 +565,7 @@ impl Simulator {
             newly_acked_bytes: newly,
             snd_nxt: fl.tx.snd_nxt,
             ce_echo: a.ce_echo,
-            ue_echo: pkt.ue_echo,
+            marks: pkt.marks,
             rtt_ps: now.saturating_sub(a.echo_sent_ps),
             nack,
             int: &self.arena.int(p)[..a.int_n as usize],
@@ -623,7 +630,7 @@ impl Simulator {
         let st = self.active.at_mut(i);
         let (h, pos, cc_slot) = (st.host as usize, st.nic_pos, st.cc_slot);
         let retx = st.tx.retx_packets;
-        let cnp = (st.last_cnp_ps, st.last_ue_cnp_ps);
+        let cnp = (st.last_cnp_ps, st.last_marked_cnp_ps);
         st.nic_pos = NO_POS;
         let fl = &mut self.flows[f as usize];
         fl.finish_ps = now;
@@ -649,23 +656,23 @@ impl Simulator {
     }
 
     /// Whether the receiver of flow `f` (slot `i`, or [`NO_FLOW_SLOT`] once the flow
-    /// finished) sends a CNP (`ue`: the UE variant) now for a marked data packet arriving at
+    /// finished) sends a CNP (`marked`: the marked variant) now for a marked data packet arriving at
     /// `now`: yes if none went out in the last `interval_ps` (the time is recorded); otherwise
     /// the mark is remembered and one CNP goes out when that interval ends
     /// ([`Event::CnpDue`], [`Self::cnp_due_fire`]; DCQCN-sim keeps the mark the same way, to
     /// its next 50 µs tick). A finished flow's late marks are not carried over.
-    fn cnp_due(&mut self, f: u32, i: u32, ue: bool, now: u64, interval_ps: u64) -> bool {
-        let bit = if ue { 2 } else { 1 };
+    fn cnp_due(&mut self, f: u32, i: u32, marked: bool, now: u64, interval_ps: u64) -> bool {
+        let bit = if marked { 2 } else { 1 };
         let (last, pending) = if i != NO_FLOW_SLOT {
             let fl = self.active.at_mut(i);
-            let last = if ue {
-                &mut fl.last_ue_cnp_ps
+            let last = if marked {
+                &mut fl.last_marked_cnp_ps
             } else {
                 &mut fl.last_cnp_ps
             };
             (last, Some(&mut fl.cnp_pending))
         } else {
-            (self.late_cnp.get_mut(f, ue), None)
+            (self.late_cnp.get_mut(f, marked), None)
         };
         if *last == u64::MAX || now >= *last + interval_ps {
             *last = now;
@@ -676,27 +683,27 @@ impl Simulator {
         {
             *pending |= bit;
             let at = *last + interval_ps;
-            self.q.schedule(at, Event::CnpDue { flow: f, ue });
+            self.q.schedule(at, Event::CnpDue { flow: f, marked });
         }
         false
     }
 
-    /// The interval after flow `f`'s last CNP (`ue`: the UE variant) ended with a mark owed:
+    /// The interval after flow `f`'s last CNP (`marked`: the UE variant) ended with a mark owed:
     /// its receiver sends that CNP now (nothing if the flow finished meanwhile).
-    pub(crate) fn cnp_due_fire(&mut self, f: u32, ue: bool) {
+    pub(crate) fn cnp_due_fire(&mut self, f: u32, marked: bool) {
         let i = self.active.slot(f);
         if i == NO_FLOW_SLOT {
             return;
         }
-        let bit = if ue { 2 } else { 1 };
+        let bit = if marked { 2 } else { 1 };
         let now = self.q.now();
         let fl = self.active.at_mut(i);
         if fl.cnp_pending & bit == 0 {
             return;
         }
         fl.cnp_pending &= !bit;
-        if ue {
-            fl.last_ue_cnp_ps = now;
+        if marked {
+            fl.last_marked_cnp_ps = now;
         } else {
             fl.last_cnp_ps = now;
         }
@@ -709,7 +716,7 @@ impl Simulator {
             dport: fl.sport,
             in_port: 0,
             prio: 0,
-            ue_echo: ue,
+            marks: if marked { ECHOED_MARKS } else { Marks::NONE },
             hdr: Header::Cnp,
         };
         let dst = fl.dst;

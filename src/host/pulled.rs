@@ -7,10 +7,11 @@
 //! credit to carry; the NIC builds and queues the ACK, NACK and PULL packets, delivers data,
 //! and completes flows.
 
-use crate::engine::packet::{DataHdr, Header, NdpHdr, NdpKind, Packet};
+use crate::engine::packet::{DataHdr, Marks, Packet, WireHeader};
 use crate::host::FlowState;
 use crate::host::transport::Transport;
 use crate::scheme::ndp::host::{NdpHost, RxProgress};
+use crate::scheme::ndp::wire::{NdpHdr, NdpKind};
 use crate::scheme::{HostCtx, HostScheme, SchemeId};
 use crate::sim::Simulator;
 
@@ -136,15 +137,16 @@ impl Simulator {
         self.arena.reuse(p);
         let reply = Packet::reverse_of(
             pkt,
-            Header::Ndp(NdpHdr {
+            NdpHdr {
                 seq,
                 cum_ack,
                 pull_bytes,
                 payload,
                 kind,
                 bounced: false,
-            }),
-            self.env.sizes.ndp(),
+            }
+            .header(),
+            self.cfg.schemes.ndp.header_bytes,
         );
         *self.arena.get_mut(p) = reply;
         self.hosts[h].ctrl.push_back(p);
@@ -153,8 +155,13 @@ impl Simulator {
 
     /// An NDP control packet `p` reached host `h`: a trimmed header at its receiver (NACKed
     /// in place and pulled again), or an ACK, NACK, PULL or returned header at its sender.
+    /// Another scheme's packet goes to its owner.
     #[inline(never)]
-    pub(crate) fn pulled_receive_control(&mut self, h: usize, p: u32, pkt: &Packet, n: &NdpHdr) {
+    pub(crate) fn pulled_receive_control(&mut self, h: usize, p: u32, pkt: &Packet) {
+        let Some(n) = NdpHdr::of(pkt) else {
+            return self.host_receive_frame(h, p, pkt);
+        };
+        let n = &n;
         let f = pkt.flow;
         if n.kind == NdpKind::Header && !n.bounced {
             let rx = self.rx_progress(f);
@@ -228,18 +235,19 @@ impl Simulator {
                 src: fl.dst,
                 dst: fl.src,
                 flow: pull.flow,
-                size: self.env.sizes.ndp(),
+                size: self.cfg.schemes.ndp.header_bytes,
                 sport: fl.dport,
                 dport: fl.sport,
                 in_port: 0,
                 prio: fl.prio,
-                ue_echo: false,
-                hdr: Header::Ndp(NdpHdr {
+                marks: Marks::NONE,
+                hdr: NdpHdr {
                     cum_ack: pull.cum_ack,
                     pull_bytes: pull.granted,
                     kind: NdpKind::Pull,
                     ..NdpHdr::default()
-                }),
+                }
+                .header(),
             };
             let slot = self.arena.alloc(pkt);
             self.hosts[h].ctrl.push_back(slot);

@@ -57,6 +57,7 @@ pub mod ecn;
 pub mod marking;
 pub mod ndp;
 pub mod onramp;
+pub mod pause;
 pub mod pbfs;
 pub mod pfc;
 pub mod red;
@@ -65,7 +66,7 @@ pub mod tcd;
 
 use crate::config::NetConfig;
 use crate::engine::arena::PacketArena;
-use crate::engine::packet::{AckHdr, Packet, WireSizes};
+use crate::engine::packet::{AckHdr, Marks, Packet, WireSizes};
 use crate::link::TxPort;
 use crate::rng::Rng;
 use crate::switch::EgressPort;
@@ -444,9 +445,9 @@ pub trait HostHooks {
         false
     }
     /// Flow `flow` (of `flow_bytes` payload bytes) is about to send a data packet: return
-    /// true to mark it PBT-triggering (PB-FS).
-    fn on_data_send(&mut self, _ctx: &mut HostCtx<'_>, _flow: u32, _flow_bytes: u64) -> bool {
-        false
+    /// the marks to set on it (PB-FS: PBT-triggering).
+    fn on_data_send(&mut self, _ctx: &mut HostCtx<'_>, _flow: u32, _flow_bytes: u64) -> Marks {
+        Marks::NONE
     }
     /// Does this scheme see every packet a NIC puts on its link ([`Self::on_transmit`])?
     fn wants_transmits(&self) -> bool {
@@ -466,6 +467,10 @@ pub trait HostHooks {
 pub trait Scheme: SwitchHooks + Sized {
     /// The host half.
     type Host: HostHooks;
+    /// The scheme puts a mark on data packets (its bit is [`SchemeId::mark`]).
+    const MARKS_PACKETS: bool = false;
+    /// Receivers echo the scheme's mark back to the sender ([`ECHOED_MARKS`]).
+    const ECHO_MARK: bool = false;
     /// The switch half for a switch of `tier` with `ports`, or `None` where the scheme does not
     /// run (not configured, or not on this kind of switch).
     fn build_switch(cfg: &NetConfig, env: &Env, tier: u8, ports: &[EgressPort]) -> Option<Self>;
@@ -570,7 +575,37 @@ macro_rules! schemes {
                     _ => None,
                 }
             }
+
+            /// This scheme's packet mark ([`Scheme::MARKS_PACKETS`]): the schemes that mark
+            /// get bits 0, 1, … in registry order. A compile-time error for a scheme that
+            /// declares no mark, or when more than 8 do.
+            pub const fn mark(self) -> Marks {
+                const USES: [bool; [$($id),*].len()] = [$(<$sw as Scheme>::MARKS_PACKETS),*];
+                let id = self as usize;
+                assert!(USES[id], "this scheme declares no packet mark");
+                let mut bit = 0;
+                let mut i = 0;
+                while i < id {
+                    if USES[i] {
+                        bit += 1;
+                    }
+                    i += 1;
+                }
+                Marks::bit(bit)
+            }
         }
+
+        /// The marks receivers echo to senders ([`Scheme::ECHO_MARK`]): on the ACK (CNP mode
+        /// `AckEcho`) or as the marked variant of a CNP.
+        pub const ECHOED_MARKS: Marks = {
+            let mut m = Marks::NONE;
+            $(
+                if <$sw as Scheme>::ECHO_MARK {
+                    m = m.union(SchemeId::$v.mark());
+                }
+            )*
+            m
+        };
 
         impl HostScheme {
             /// Registry id.
@@ -1113,7 +1148,7 @@ impl HostHooks for HostScheme {
         dispatch_host!(self, s => s.wants_sends())
     }
     #[inline]
-    fn on_data_send(&mut self, ctx: &mut HostCtx<'_>, flow: u32, flow_bytes: u64) -> bool {
+    fn on_data_send(&mut self, ctx: &mut HostCtx<'_>, flow: u32, flow_bytes: u64) -> Marks {
         dispatch_host!(self, s => s.on_data_send(ctx, flow, flow_bytes))
     }
     #[inline]

@@ -589,8 +589,6 @@ fn scheme_env(cfg: &NetConfig, host_rate_bps: u64, base_rtt_ps: u64, num_hosts: 
             framing: cfg.framing,
             int_bytes: cfg.int_bytes,
             irn_sack: matches!(cfg.loss_recovery, LossRecovery::Irn { .. }),
-            bts_bytes: cfg.schemes.sfc.bts_bytes,
-            ndp_bytes: cfg.schemes.ndp.header_bytes,
         },
         mtu_bytes: cfg.mtu_bytes,
     }
@@ -1294,15 +1292,13 @@ impl Simulator {
         // that the event loop knows which egress queue to prefetch before it arrives.
         let egress = match self.nodes[peer as usize] {
             NodeRef::Switch(ps) => {
-                let h = crate::engine::packet::Hdr::of(self.arena.get(p));
-                if matches!(
-                    h.kind,
-                    crate::engine::packet::PktKind::Pfc | crate::engine::packet::PktKind::Cbfc
-                ) {
-                    // Hop-by-hop (PFC frame, CBFC credit update): consumed at the next
-                    // switch, never routed.
+                let pk = self.arena.get(p);
+                if pk.is_hop_by_hop() {
+                    // A hop-by-hop frame (PFC pause, CBFC credit update): consumed at the
+                    // next switch, never routed.
                     NO_EGRESS
                 } else {
+                    let h = crate::engine::packet::Hdr::of(pk);
                     self.switch_route(ps as usize, &h)
                 }
             }
@@ -1524,7 +1520,7 @@ impl Simulator {
             }
             Event::Rto { flow } => self.rto_fire(flow),
             Event::CcTimer { flow, .. } => self.cc_timer_fire(flow),
-            Event::CnpDue { flow, ue } => self.cnp_due_fire(flow, ue),
+            Event::CnpDue { flow, marked } => self.cnp_due_fire(flow, marked),
             Event::SchemeTimer {
                 node,
                 port,

@@ -401,7 +401,6 @@ mod tests {
     use crate::cc::CcConfig;
     use crate::cc::none::{NoneParams, NoneWindow};
     use crate::config::NetConfig;
-    use crate::engine::packet::Packet;
     use crate::scheme::{Emit, SchemeId};
     use crate::sim::Simulator;
     use crate::topology::shapes;
@@ -418,7 +417,10 @@ mod tests {
         });
         let mut sim = Simulator::new(topo, NetConfig::default(), cc, &[]).unwrap();
         let node = sim.switches[0].node;
-        let frame = |sim: &mut Simulator| sim.arena.alloc(Packet::pfc_frame(node, 0, 64, 3, 0));
+        let frame = |sim: &mut Simulator| {
+            sim.arena
+                .alloc(crate::scheme::pause::pfc_frame(node, 0, 64, 3, 0))
+        };
         let (a, b) = (frame(&mut sim), frame(&mut sim));
         let start = sim.outbox.len();
         sim.outbox.current = SchemeId::Pfc;
@@ -473,7 +475,7 @@ mod tests {
         assert!(sim.arena.int_hops() >= 1);
         let node = sim.switches[0].node;
         let data = |sim: &mut Simulator| {
-            let mut pk = Packet::pfc_frame(node, 0, 1090, 3, 0);
+            let mut pk = crate::scheme::pause::pfc_frame(node, 0, 1090, 3, 0);
             pk.hdr = Header::Data(DataHdr {
                 payload: 1000,
                 ..Default::default()
@@ -482,7 +484,9 @@ mod tests {
             sim.arena.alloc(pk)
         };
         let ps: Vec<u32> = (0..3).map(|_| data(&mut sim)).collect();
-        let ctl = sim.arena.alloc(Packet::pfc_frame(node, 0, 64, 3, 0));
+        let ctl = sim
+            .arena
+            .alloc(crate::scheme::pause::pfc_frame(node, 0, 64, 3, 0));
         for &p in &ps {
             sim.switches[0].mmu.charge(1090);
             sim.switches[0].ports[1].enqueue(3, p, 1090);

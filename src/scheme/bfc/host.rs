@@ -4,7 +4,8 @@
 
 use super::{bloom_contains, vfid};
 use crate::engine::arena::PAYLOAD_WORDS;
-use crate::engine::packet::{Header, Packet, PktKind};
+use crate::engine::packet::{Packet, WireHeader};
+use crate::scheme::bfc::wire::BfcHdr;
 use crate::scheme::{FlowKey, HostAction, HostCtx, HostHooks};
 
 /// BFC at the NICs: the latest filter of every host (indexed by host).
@@ -35,7 +36,7 @@ impl BfcHost {
 impl HostHooks for BfcHost {
     #[inline]
     fn owns(&self, pkt: &Packet) -> bool {
-        pkt.kind() == PktKind::Bfc
+        BfcHdr::is(pkt)
     }
 
     fn on_frame(
@@ -44,7 +45,7 @@ impl HostHooks for BfcHost {
         pkt: &Packet,
         payload: Option<&[u64; PAYLOAD_WORDS]>,
     ) {
-        let (Header::Bfc(h), Some(words)) = (pkt.hdr, payload) else {
+        let (Some(h), Some(words)) = (BfcHdr::of(pkt), payload) else {
             return;
         };
         let Some(slot) = self.bits.get_mut(ctx.host) else {

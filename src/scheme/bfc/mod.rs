@@ -35,6 +35,7 @@
 pub mod config;
 pub mod host;
 pub mod switch;
+pub mod wire;
 
 use crate::rng::mix64;
 

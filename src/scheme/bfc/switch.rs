@@ -12,7 +12,8 @@ use super::{
     RESUME_PENDING, bloom_contains, threshold_bytes, vfid,
 };
 use crate::config::NetConfig;
-use crate::engine::packet::{BfcHdr, Header, Packet, PktKind};
+use crate::engine::packet::{Header, Packet, PktKind, WireHeader};
+use crate::scheme::bfc::wire::{BfcHdr, pause_frame_bytes};
 use crate::scheme::{Emit, Env, Hop, Scheme, SwitchCtx, SwitchHooks, Verdict, hook};
 use crate::switch::EgressPort;
 
@@ -299,12 +300,13 @@ impl BfcSwitch {
         let frame = Packet {
             src: ctx.node,
             dst: ctx.ports[port as usize].tx.link.peer,
-            size: ctx.env.sizes.bfc(self.bloom_bytes),
+            size: pause_frame_bytes(&ctx.env.sizes, self.bloom_bytes),
             prio: 0,
-            hdr: Header::Bfc(BfcHdr {
+            hdr: BfcHdr {
                 bits: self.m_bits as u16,
                 hashes: self.k as u8,
-            }),
+            }
+            .header(),
             ..Packet::default()
         };
         let slot = ctx.arena.alloc(frame);
@@ -402,13 +404,13 @@ impl SwitchHooks for BfcSwitch {
 
     #[inline]
     fn owns(&self, pkt: &Packet) -> bool {
-        pkt.kind() == PktKind::Bfc
+        BfcHdr::is(pkt)
     }
 
     /// A pause frame from the downstream device on `in_port`: it replaces the filter of that
     /// link; every physical queue of egress `in_port` is checked against it.
     fn on_control(&mut self, ctx: &mut SwitchCtx<'_>, p: u32, in_port: u16) -> Verdict {
-        if let Header::Bfc(h) = ctx.arena.get(p).hdr
+        if let Some(h) = BfcHdr::of(ctx.arena.get(p))
             && let Some(words) = ctx.arena.payload(p)
         {
             let words = *words;
@@ -754,8 +756,6 @@ mod tests {
                         framing: Framing::Hpcc,
                         int_bytes: 0,
                         irn_sack: false,
-                        bts_bytes: 64,
-                        ndp_bytes: 64,
                     },
                     mtu_bytes: 1000,
                 },
@@ -996,10 +996,11 @@ mod tests {
         let mut f = CountingBloom::new(1024, 4);
         f.insert(vfid(1, 100, 7, 100, r.sw.vfid_table));
         let frame = r.arena.alloc(Packet {
-            hdr: Header::Bfc(BfcHdr {
+            hdr: BfcHdr {
                 bits: 1024,
                 hashes: 4,
-            }),
+            }
+            .header(),
             ..Packet::default()
         });
         *r.arena.payload_mut(frame) = f.bits;
@@ -1009,10 +1010,11 @@ mod tests {
         assert_eq!(q, Some(q2), "the held queue is skipped");
         // An empty filter releases it (and kicks the port).
         let frame = r.arena.alloc(Packet {
-            hdr: Header::Bfc(BfcHdr {
+            hdr: BfcHdr {
                 bits: 1024,
                 hashes: 4,
-            }),
+            }
+            .header(),
             ..Packet::default()
         });
         *r.arena.payload_mut(frame) = [0; 16];

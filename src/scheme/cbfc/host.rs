@@ -4,7 +4,8 @@
 //! room again.
 
 use crate::config::NetConfig;
-use crate::engine::packet::{Header, Packet, PktKind};
+use crate::engine::packet::{Packet, WireHeader};
+use crate::scheme::cbfc::wire::CbfcHdr;
 use crate::scheme::cbfc::{Credits, LimitRule, blocks, vl_of};
 use crate::scheme::{Env, HostAction, HostCtx, HostHooks};
 
@@ -60,13 +61,13 @@ impl CbfcHost {
 impl HostHooks for CbfcHost {
     #[inline]
     fn owns(&self, pkt: &Packet) -> bool {
-        pkt.kind() == PktKind::Cbfc
+        CbfcHdr::is(pkt)
     }
 
     /// An FCP from the ToR: the VL's new limit; release it if it was blocked and now has
     /// room for a full-size packet.
     fn on_control(&mut self, ctx: &mut HostCtx<'_>, pkt: &Packet) {
-        let Header::Cbfc(f) = pkt.hdr else {
+        let Some(f) = CbfcHdr::of(pkt) else {
             return;
         };
         self.init(ctx);

@@ -26,6 +26,7 @@
 pub mod config;
 pub mod host;
 pub mod switch;
+pub mod wire;
 
 use crate::units::SEC;
 
@@ -249,7 +250,7 @@ impl LimitRule {
 
 /// Wire size of a flow-control packet, bytes (`cbfc.fcp_size`, default the PFC frame).
 pub fn fcp_bytes(c: &CbfcConfig, env: &crate::scheme::Env) -> u32 {
-    c.fcp_bytes.unwrap_or_else(|| env.sizes.pfc())
+    c.fcp_bytes.unwrap_or_else(|| env.sizes.mac_control())
 }
 
 /// The sender's credit state of one VL of one link (FCTBS and the latest FCCL), with the

@@ -15,7 +15,8 @@
 //! TCD reads it (TCD-IB: its max(T_on) is `T_c`).
 
 use crate::config::{BufferMode, NetConfig};
-use crate::engine::packet::{Header, Packet, PktKind};
+use crate::engine::packet::{Header, Packet, WireHeader};
+use crate::scheme::cbfc::wire::{CbfcHdr, cbfc_update};
 use crate::scheme::cbfc::{Credits, LimitRule, blocks, fcp_bytes};
 use crate::scheme::{Emit, Env, Hop, Scheme, SwitchCtx, SwitchHooks, Verdict, hook};
 use crate::switch::EgressPort;
@@ -89,7 +90,7 @@ impl CbfcSwitch {
             let fccl = self.limit[p] + st.freed;
             if fccl != st.advertised {
                 st.advertised = fccl;
-                let fcp = Packet::cbfc_update(
+                let fcp = cbfc_update(
                     ctx.node,
                     ctx.ports[p].tx.link.peer,
                     self.fcp_bytes,
@@ -122,14 +123,14 @@ impl SwitchHooks for CbfcSwitch {
 
     #[inline]
     fn owns(&self, pkt: &Packet) -> bool {
-        pkt.kind() == PktKind::Cbfc
+        CbfcHdr::is(pkt)
     }
 
     /// An FCP from the downstream device on `in_port`: the VL's new credit limit; a VL
     /// blocked for credits that now has room for a full-size packet is released (end of its
     /// OFF period, for TCD-IB) and the port restarted. Hop-by-hop: always consumed.
     fn on_control(&mut self, ctx: &mut SwitchCtx<'_>, p: u32, in_port: u16) -> Verdict {
-        if let Header::Cbfc(f) = ctx.arena.get(p).hdr {
+        if let Some(f) = CbfcHdr::of(ctx.arena.get(p)) {
             self.updates_received += 1;
             let vl = f.vl as usize;
             let port = in_port as usize;

@@ -22,8 +22,9 @@
 //! ACK/NACK that asked for it (htsim).
 
 use crate::config::NetConfig;
-use crate::engine::packet::{NdpHdr, NdpKind, WireSizes};
+use crate::engine::packet::WireSizes;
 use crate::host::transport::SendState;
+use crate::scheme::ndp::wire::{NdpHdr, NdpKind};
 use crate::scheme::ndp::{NdpRecv, NdpSender, PullPacer, PullQueue};
 use crate::scheme::{Env, HostAction, HostCtx, HostHooks};
 

@@ -21,11 +21,12 @@ pub mod switch;
 #[cfg(test)]
 mod tests_e2e;
 mod transport;
+pub mod wire;
 
 use std::collections::VecDeque;
 
-use crate::engine::packet::{NdpHdr, NdpKind};
 use crate::units::MS;
+use wire::{NdpHdr, NdpKind};
 
 /// Data queue holding NDP's header/control packets (the high queue) on every port.
 pub const HIGH_QUEUE: usize = 1;

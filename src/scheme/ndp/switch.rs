@@ -12,8 +12,9 @@
 //! weighted round robin (`SchedulerKind::Wrr`, weights set when the network is built).
 
 use crate::config::NetConfig;
-use crate::engine::packet::{Header, NdpHdr, NdpKind, Packet};
+use crate::engine::packet::{Header, Packet, WireHeader};
 use crate::scheme::ndp::host::NdpHost;
+use crate::scheme::ndp::wire::{NdpHdr, NdpKind};
 use crate::scheme::ndp::{
     ControlAction, DataAction, HIGH_QUEUE, LOW_QUEUE, control_arrival, data_arrival,
 };
@@ -63,12 +64,13 @@ pub struct NdpSwitch {
 #[inline]
 pub fn trim(p: &mut Packet, bytes: u32) {
     if let Header::Data(d) = p.hdr {
-        p.hdr = Header::Ndp(NdpHdr {
+        p.hdr = NdpHdr {
             seq: d.seq,
             payload: d.payload,
             kind: NdpKind::Header,
             ..NdpHdr::default()
-        });
+        }
+        .header();
         p.size = bytes;
     }
 }
@@ -79,9 +81,7 @@ pub fn trim(p: &mut Packet, bytes: u32) {
 pub fn bounce(p: &mut Packet) {
     std::mem::swap(&mut p.src, &mut p.dst);
     std::mem::swap(&mut p.sport, &mut p.dport);
-    if let Header::Ndp(n) = &mut p.hdr {
-        n.bounced = true;
-    }
+    NdpHdr::update(p, |n| n.bounced = true);
 }
 
 impl NdpSwitch {
@@ -108,9 +108,10 @@ impl SwitchHooks for NdpSwitch {
 
     #[inline]
     fn select_queue(&mut self, ctx: &mut SwitchCtx<'_>, pkt: u32, _egress: u16) -> Option<usize> {
-        match ctx.arena.get(pkt).hdr {
+        let p = ctx.arena.get(pkt);
+        match p.hdr {
             Header::Data(_) => Some(LOW_QUEUE),
-            Header::Ndp(_) => Some(HIGH_QUEUE),
+            _ if NdpHdr::is(p) => Some(HIGH_QUEUE),
             _ => None,
         }
     }
@@ -151,7 +152,7 @@ impl SwitchHooks for NdpSwitch {
                 }
             }
         } else if at.q == HIGH_QUEUE {
-            let Header::Ndp(n) = ctx.arena.get(pkt).hdr else {
+            let Some(n) = NdpHdr::of(ctx.arena.get(pkt)) else {
                 return Verdict::Pass;
             };
             let high = ctx.ports[e].queues[HIGH_QUEUE].bytes;

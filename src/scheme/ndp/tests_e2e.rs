@@ -4,7 +4,8 @@
 use crate::cc::CcConfig;
 use crate::cc::none::{NoneParams, NoneWindow};
 use crate::config::NetConfig;
-use crate::engine::packet::{DataHdr, Header, NdpHdr, NdpKind, Packet};
+use crate::engine::packet::{DataHdr, Header, Marks, Packet, WireHeader};
+use crate::scheme::ndp::wire::{NdpHdr, NdpKind};
 use crate::scheme::ndp::{HIGH_QUEUE, LOW_QUEUE};
 use crate::sim::Simulator;
 use crate::topology::shapes;
@@ -43,7 +44,7 @@ fn data(src: u32, dst: u32, seq: u64) -> Packet {
         dport: 100,
         in_port: 0,
         prio: 3,
-        ue_echo: false,
+        marks: Marks::NONE,
         hdr: Header::Data(DataHdr {
             seq,
             payload: 1000,
@@ -82,7 +83,7 @@ fn trimming_queue_of_eight_and_return_to_sender() {
         assert_eq!(port.queues[HIGH_QUEUE].pkts.len(), 1);
         assert_eq!(port.queues[HIGH_QUEUE].bytes, 64);
         let h = *s.arena.get(port.queues[HIGH_QUEUE].pkts[0]);
-        let Header::Ndp(n) = h.hdr else {
+        let Some(n) = NdpHdr::of(&h) else {
             panic!("not a header")
         };
         assert_eq!(
@@ -122,10 +123,11 @@ fn trimming_queue_of_eight_and_return_to_sender() {
             dst: 1,
             size: 64,
             prio: 3,
-            hdr: Header::Ndp(NdpHdr {
+            hdr: NdpHdr {
                 kind: NdpKind::Pull,
                 ..NdpHdr::default()
-            }),
+            }
+            .header(),
             ..Packet::default()
         };
         let p = s.arena.alloc(pull);

@@ -3,9 +3,10 @@
 //! [`HostAction::SetRate`] (see [`crate::cc::SchemeSignal::SetRate`] for what each
 //! controller does with it).
 
-use crate::engine::packet::{Header, Packet, PktKind};
+use crate::engine::packet::{Marks, Packet, WireHeader};
 use crate::scheme::pbfs::switch::dc_rtt_ps;
-use crate::scheme::pbfs::{PbfsConfig, PbfsFlow, reaction};
+use crate::scheme::pbfs::wire::PostcardHdr;
+use crate::scheme::pbfs::{PBT, PbfsConfig, PbfsFlow, reaction};
 use crate::scheme::{AckEvent, Env, HostAction, HostCtx, HostHooks};
 use crate::units::bytes_in_ps;
 
@@ -85,26 +86,26 @@ impl HostHooks for PbfsHost {
 
     #[inline]
     fn owns(&self, pkt: &Packet) -> bool {
-        pkt.kind() == PktKind::Postcard
+        PostcardHdr::is(pkt)
     }
 
     /// Fig. 2: flows of at least T·τ bytes mark packets Δ, 2Δ, … until the first ACK or
     /// postcard.
     #[inline]
-    fn on_data_send(&mut self, _ctx: &mut HostCtx<'_>, flow: u32, flow_bytes: u64) -> bool {
+    fn on_data_send(&mut self, _ctx: &mut HostCtx<'_>, flow: u32, flow_bytes: u64) -> Marks {
         let min = self.min_flow_bytes;
         let wire = flow_bytes + flow_bytes.div_ceil(self.mtu_bytes) * self.packet_overhead_bytes;
         let Some(f) = self.flows.get_mut(flow as usize) else {
-            return false;
+            return Marks::NONE;
         };
         let m = f.on_send(|| wire >= min, self.delta, self.max_rate_bps);
         self.marked_packets += m as u64;
-        m
+        if m { PBT } else { Marks::NONE }
     }
 
     /// Algorithm 1, HandleCCPostcard.
     fn on_control(&mut self, ctx: &mut HostCtx<'_>, pkt: &Packet) {
-        let Header::Postcard(pc) = pkt.hdr else {
+        let Some(pc) = PostcardHdr::of(pkt) else {
             return;
         };
         self.postcards_received += 1;

@@ -9,7 +9,7 @@
 //! start of each ([`PortSlots`]) — plus the bytes and marked bytes received over the last T_Δ
 //! ([`RecentWindow`]). A marked packet makes the switch assess its egress port (Definition 1,
 //! [`PortSlots::assess`]): congested iff `I_p = Σ I_T^i + N·I_T^N > T·DC_RTT − Q¹`. A
-//! congested port sends the sender a CC-postcard ([`crate::engine::packet::PostcardHdr`]) in
+//! congested port sends the sender a CC-postcard ([`wire::PostcardHdr`]) in
 //! the strict-priority control class, routed by the forwarding tables like any packet.
 //!
 //! Host half ([`host`]): Algorithm 1 ([`reaction`]) turns a postcard into a reduction factor
@@ -35,9 +35,16 @@
 pub mod config;
 pub mod host;
 pub mod switch;
+pub mod wire;
 
-use crate::engine::packet::PostcardHdr;
+use crate::engine::packet::Marks;
+use crate::scheme::SchemeId;
 use crate::units::bytes_in_ps;
+use wire::PostcardHdr;
+
+/// PBT-triggering ("subject to CC-postcards"): set on a data packet by its sender (the paper
+/// uses a TOS bit); switches assess a port when such a packet arrives for it.
+pub const PBT: Marks = SchemeId::Pbfs.mark();
 
 /// Where PB-FS's switch half runs (scenario spelling: `all`, `tor`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]

@@ -3,9 +3,10 @@
 //! (`seeds/pbfs.txt` §III-C, Figs. 3–4).
 
 use crate::config::NetConfig;
-use crate::engine::packet::{Header, Packet, PktKind, PostcardHdr};
+use crate::engine::packet::{Header, Packet, WireHeader};
+use crate::scheme::pbfs::wire::{PostcardHdr, postcard_bytes};
 use crate::scheme::pbfs::{
-    Assessment, HOPS_HIST, PbfsConfig, PbfsDeploy, PortSlots, RECENT_BUCKETS, RecentWindow,
+    Assessment, HOPS_HIST, PBT, PbfsConfig, PbfsDeploy, PortSlots, RECENT_BUCKETS, RecentWindow,
 };
 use crate::scheme::{Emit, Env, Hop, Scheme, SwitchCtx, SwitchHooks, Verdict, hook};
 use crate::switch::EgressPort;
@@ -110,7 +111,7 @@ impl PbfsSwitch {
             recent_marked_bytes: sat(marked),
             hops: hops.min(255) as u8,
         };
-        let mut pc = Packet::reverse_of(&d, Header::Postcard(hdr), ctx.env.sizes.postcard());
+        let mut pc = Packet::reverse_of(&d, hdr.header(), postcard_bytes(&ctx.env.sizes));
         pc.src = ctx.node;
         pc.prio = 0;
         let slot = ctx.arena.alloc(pc);
@@ -131,7 +132,7 @@ impl SwitchHooks for PbfsSwitch {
 
     #[inline]
     fn owns(&self, pkt: &Packet) -> bool {
-        pkt.kind() == PktKind::Postcard
+        PostcardHdr::is(pkt)
     }
 
     /// Postcards are forwarded untouched.
@@ -150,7 +151,8 @@ impl SwitchHooks for PbfsSwitch {
         let s = &mut self.slots[e];
         s.roll(now, q_now);
         s.add(at.size);
-        let marked = matches!(ctx.arena.get(p).hdr, Header::Data(d) if d.pbt);
+        let pk = ctx.arena.get(p);
+        let marked = matches!(pk.hdr, Header::Data(_)) && pk.marks.any(PBT);
         self.recent[e].add(now, at.size, marked);
         if marked {
             self.counters.marked_assessed += 1;
@@ -174,6 +176,8 @@ impl SwitchHooks for PbfsSwitch {
 
 impl Scheme for PbfsSwitch {
     type Host = super::host::PbfsHost;
+    /// PBT-triggering ([`PBT`]), set by the sender.
+    const MARKS_PACKETS: bool = true;
 
     fn build_switch(cfg: &NetConfig, env: &Env, tier: u8, ports: &[EgressPort]) -> Option<Self> {
         let c = &cfg.schemes.pbfs;

@@ -1,7 +1,8 @@
 //! The host half of PFC: a NIC that receives PAUSE/RESUME frames from its ToR stops / restarts
 //! the priority's QPs (and its ACKs, unless ACKs travel in the control class).
 
-use crate::engine::packet::{Header, Packet, PktKind};
+use crate::engine::packet::{Packet, WireHeader};
+use crate::scheme::pause::PfcHdr;
 use crate::scheme::pfc::{PauseTimes, Received, RxPort};
 use crate::scheme::{HostAction, HostCtx, HostHooks};
 
@@ -21,11 +22,11 @@ pub struct PfcHost {
 impl HostHooks for PfcHost {
     #[inline]
     fn owns(&self, pkt: &Packet) -> bool {
-        pkt.kind() == PktKind::Pfc
+        PfcHdr::is(pkt)
     }
 
     fn on_control(&mut self, ctx: &mut HostCtx<'_>, pkt: &Packet) {
-        let Header::Pfc(f) = pkt.hdr else {
+        let Some(f) = PfcHdr::of(pkt) else {
             return;
         };
         let at = RxPort {

@@ -28,8 +28,8 @@ pub mod host;
 pub mod switch;
 
 use crate::config::PfcConfig;
-use crate::engine::packet::PfcHdr;
 use crate::link::TxPort;
+use crate::scheme::pause::PfcHdr;
 
 /// The PFC counters of one ingress (port, priority) together with its port's parameters:
 /// everything an admission, a release or an XOFF/XON decision reads, in one 64-byte cache

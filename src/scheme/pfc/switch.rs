@@ -11,7 +11,8 @@
 //! switch at dequeue — SFC's egress-mode BTS — which is now charged before the release.)
 
 use crate::config::{BufferMode, NetConfig};
-use crate::engine::packet::{Header, Packet, PktKind};
+use crate::engine::packet::{Packet, PktKind, WireHeader};
+use crate::scheme::pause::{PfcHdr, pfc_frame};
 use crate::scheme::pfc::{PauseTimes, PfcState, Received, RxPort, quanta_ps};
 use crate::scheme::{Emit, Env, Hop, Scheme, SwitchCtx, SwitchHooks, Verdict, hook};
 use crate::switch::EgressPort;
@@ -73,10 +74,10 @@ impl PfcSwitch {
         } else {
             u64::MAX
         };
-        let frame = Packet::pfc_frame(
+        let frame = pfc_frame(
             ctx.node,
             ctx.ports[port as usize].tx.link.peer,
-            ctx.env.sizes.pfc(),
+            ctx.env.sizes.mac_control(),
             q as u8,
             dur,
         );
@@ -129,13 +130,13 @@ impl SwitchHooks for PfcSwitch {
 
     #[inline]
     fn owns(&self, pkt: &Packet) -> bool {
-        pkt.kind() == PktKind::Pfc
+        PfcHdr::is(pkt)
     }
 
     /// A PFC frame from the downstream device on `in_port`: pause or resume this switch's
     /// egress priority on that port. Hop-by-hop: always consumed.
     fn on_control(&mut self, ctx: &mut SwitchCtx<'_>, p: u32, in_port: u16) -> Verdict {
-        if let Header::Pfc(f) = ctx.arena.get(p).hdr {
+        if let Some(f) = PfcHdr::of(ctx.arena.get(p)) {
             let tx = &mut ctx.ports[in_port as usize].tx;
             let at = RxPort {
                 slot: in_port as usize,

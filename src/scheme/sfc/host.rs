@@ -1,7 +1,8 @@
 //! The host half of SFC: a BTS pauses its QP until `now + pause` (a newer BTS replaces the end
 //! time, as on the paper's NIC); the congestion controller keeps running underneath.
 
-use crate::engine::packet::{Header, Packet, PktKind};
+use crate::engine::packet::{Packet, WireHeader};
+use crate::scheme::sfc::wire::BtsHdr;
 use crate::scheme::{HostAction, HostCtx, HostHooks};
 
 /// SFC at the hosts (stateless apart from its counter).
@@ -14,11 +15,11 @@ pub struct SfcHost {
 impl HostHooks for SfcHost {
     #[inline]
     fn owns(&self, pkt: &Packet) -> bool {
-        pkt.kind() == PktKind::Bts
+        BtsHdr::is(pkt)
     }
 
     fn on_control(&mut self, ctx: &mut HostCtx<'_>, pkt: &Packet) {
-        if let Header::Bts(b) = pkt.hdr {
+        if let Some(b) = BtsHdr::of(pkt) {
             self.bts_received += 1;
             ctx.out.push(HostAction::PauseQp {
                 flow: pkt.flow,
@@ -31,7 +32,6 @@ impl HostHooks for SfcHost {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::packet::BtsHdr;
     use crate::link::{PortLink, TxPort};
 
     #[test]
@@ -56,11 +56,12 @@ mod tests {
         let mut h = SfcHost::default();
         let bts = Packet {
             flow: 7,
-            hdr: Header::Bts(BtsHdr {
+            hdr: BtsHdr {
                 pause_ps: 3_000_000,
                 cacheable: true,
                 origin: 0,
-            }),
+            }
+            .header(),
             ..Packet::default()
         };
         assert!(h.owns(&bts));

@@ -20,6 +20,7 @@
 pub mod config;
 pub mod host;
 pub mod switch;
+pub mod wire;
 
 use std::collections::HashMap;
 

@@ -3,7 +3,9 @@
 //! incast estimator (Algorithm 1 of the SFC paper).
 
 use crate::config::NetConfig;
-use crate::engine::packet::{BtsHdr, DPORT_INCAST, Hdr, Header, Packet, PktKind};
+use crate::engine::packet::{DPORT_INCAST, Hdr, Packet, PktKind, WireHeader};
+use crate::scheme::pause::pfc_frame;
+use crate::scheme::sfc::wire::BtsHdr;
 use crate::scheme::sfc::{
     Bloom, EstimatorRule, IncastEstimator, PauseCache, SfcConfig, SfcCounters, SfcDeploy, SfcMode,
     TriggerStats, quantize,
@@ -41,6 +43,8 @@ pub struct SfcSwitch {
     pub stats: Option<TriggerStats>,
     /// [`SfcConfig::bts_delay_ps`].
     pub bts_delay_ps: u64,
+    /// Wire size of a BTS, bytes ([`SfcConfig::bts_bytes`]).
+    pub bts_bytes: u32,
     /// BTS generated but still in the delay path, oldest first (a fixed delay keeps them in
     /// time order).
     pub delayed: std::collections::VecDeque<DelayedBts>,
@@ -139,6 +143,7 @@ impl SfcSwitch {
             counters: SfcCounters::default(),
             stats: cfg.trigger_stats.then(|| TriggerStats::new(reset)),
             bts_delay_ps: cfg.bts_delay_ps,
+            bts_bytes: cfg.bts_bytes,
             delayed: std::collections::VecDeque::new(),
         }
     }
@@ -239,12 +244,13 @@ impl SfcSwitch {
         let d = *ctx.arena.get(p);
         let bts = Packet::reverse_of(
             &d,
-            Header::Bts(BtsHdr {
+            BtsHdr {
                 pause_ps,
                 cacheable,
                 origin: ctx.node,
-            }),
-            ctx.env.sizes.bts(),
+            }
+            .header(),
+            self.bts_bytes,
         );
         let slot = ctx.arena.alloc(bts);
         self.counters.bts_generated += 1;
@@ -280,7 +286,7 @@ impl SwitchHooks for SfcSwitch {
 
     #[inline]
     fn owns(&self, pkt: &Packet) -> bool {
-        pkt.kind() == PktKind::Bts
+        BtsHdr::is(pkt)
     }
 
     /// A BTS traverses this switch (including the one that generated it): update the pause
@@ -298,7 +304,7 @@ impl SwitchHooks for SfcSwitch {
     fn on_control(&mut self, ctx: &mut SwitchCtx<'_>, p: u32, _in_port: u16) -> Verdict {
         let now = ctx.now_ps;
         let b = *ctx.arena.get(p);
-        let Header::Bts(bts) = b.hdr else {
+        let Some(bts) = BtsHdr::of(&b) else {
             return Verdict::Pass;
         };
         if bts.cacheable
@@ -313,10 +319,10 @@ impl SwitchHooks for SfcSwitch {
                 && ctx.ports[port as usize].host_facing
             {
                 self.counters.sfcp_pfc_frames += 1;
-                let frame = Packet::pfc_frame(
+                let frame = pfc_frame(
                     ctx.node,
                     ctx.ports[port as usize].tx.link.peer,
-                    ctx.env.sizes.pfc(),
+                    ctx.env.sizes.mac_control(),
                     b.prio,
                     bts.pause_ps.max(1),
                 );
@@ -354,9 +360,7 @@ impl SwitchHooks for SfcSwitch {
         {
             self.delayed.pop_front();
             let pause = self.pause_now(ctx, b.egress as usize, b.q as usize, b.floor_ps);
-            if let Header::Bts(h) = &mut ctx.arena.get_mut(b.slot).hdr {
-                h.pause_ps = pause;
-            }
+            BtsHdr::update(ctx.arena.get_mut(b.slot), |h| h.pause_ps = pause);
             ctx.out.push(Emit::Recirculate(b.slot));
         }
     }

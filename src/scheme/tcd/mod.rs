@@ -14,10 +14,11 @@
 //!   unit-tested on hand-built sequences below);
 //! - [`switch::TcdSwitch`]: the switch half — detection and CE/UE marking at dequeue.
 //!
-//! Receivers echo CE and UE separately (`DataHdr::ue`, `Packet::ue_echo`; the NIC), and
+//! Receivers echo CE and UE separately (UE is this scheme's packet mark, [`UE`], declared
+//! echoed: the NIC copies it into the ACK's or the CNP's marks), and
 //! DCQCN+TCD / TIMELY+TCD react to them (`cc.tcd`): the reaction point's state and rules are
 //! [`rp::TcdEchoes`], which [`crate::cc::dcqcn`] and [`crate::cc::timely`] hold per QP; a UE
-//! CNP reaches a controller as [`crate::cc::SchemeSignal::Undetermined`].
+//! CNP reaches a controller as [`crate::cc::SchemeSignal::Marked`].
 //! The end of the latest OFF period of each egress queue is kept by the core in
 //! [`crate::switch::PktQueue::off_end_ps`], written by PFC when a pause of that priority is
 //! lifted (RESUME or expiry), or by CBFC when a VL blocked for lack of credits gets room
@@ -28,7 +29,14 @@ pub mod config;
 pub mod rp;
 pub mod switch;
 
+use crate::engine::packet::Marks;
+use crate::scheme::SchemeId;
 use crate::units::SEC;
+
+/// Undetermined Experienced: TCD's second code point (ECT(1) re-purposed), set on a data
+/// packet by a TCD switch on a port in the undetermined state; never together with CE (a later
+/// CE mark replaces it). Receivers echo it ([`crate::scheme::ECHOED_MARKS`]).
+pub const UE: Marks = SchemeId::Tcd.mark();
 
 /// How a packet whose port is in the congestion state is CE-marked ("Mark(CE)" of Figure 9).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]

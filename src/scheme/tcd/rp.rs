@@ -3,7 +3,7 @@
 //! with a TCD mode (`cc.tcd`: DCQCN, TIMELY) holds one [`TcdEchoes`] per QP and decides only
 //! *when* it asks: DCQCN before each rate-increase event ([`TcdEchoes::hold_increase`]),
 //! TIMELY at its once-per-RTT update ([`TcdEchoes::hold_update`]). The UE variant of a CNP
-//! reaches a controller as [`crate::cc::SchemeSignal::Undetermined`].
+//! reaches a controller as [`crate::cc::SchemeSignal::Marked`].
 
 /// The TCD echoes a QP's controller saw since its last increase event or update, and the
 /// events it held because of them.

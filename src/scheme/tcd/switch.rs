@@ -4,7 +4,7 @@
 use crate::config::{BufferMode, NetConfig};
 use crate::engine::packet::Header;
 use crate::scheme::marking::{EcnThresholds, should_mark};
-use crate::scheme::tcd::{CeMarking, Mark, TcdParams, TcdQueue, max_ton_ps, pfc_tau_ps};
+use crate::scheme::tcd::{CeMarking, Mark, TcdParams, TcdQueue, UE, max_ton_ps, pfc_tau_ps};
 use crate::scheme::{Env, Hop, NoHost, Scheme, SwitchCtx, SwitchHooks, hook};
 use crate::switch::EgressPort;
 
@@ -108,7 +108,8 @@ impl SwitchHooks for TcdSwitch {
         let mark = st.on_transmit(par, ctx.now_ps, qq.off_end_ps, backlog, at.size);
         let m = &mut self.marks[i];
         m.packets += 1;
-        let Header::Data(d) = &mut ctx.arena.get_mut(p).hdr else {
+        let pk = ctx.arena.get_mut(p);
+        let Header::Data(d) = &mut pk.hdr else {
             return;
         };
         match mark {
@@ -116,7 +117,7 @@ impl SwitchHooks for TcdSwitch {
             // "ECN == CE?" No → "Mark(UE)".
             Mark::Ue => {
                 if !d.ce {
-                    d.ue = true;
+                    pk.marks.insert(UE);
                     m.ue += 1;
                     m.last_ue_ps = ctx.now_ps;
                 }
@@ -127,10 +128,10 @@ impl SwitchHooks for TcdSwitch {
                     Some(t) => should_mark(backlog, t, ctx.rng),
                 };
                 if yes {
-                    if d.ue {
+                    if pk.marks.any(UE) {
                         self.upgrades += 1;
                     }
-                    d.ue = false;
+                    pk.marks.remove(UE);
                     d.ce = true;
                     m.ce += 1;
                     if m.first_ce_ps == 0 {
@@ -153,6 +154,10 @@ impl SwitchHooks for TcdSwitch {
 
 impl Scheme for TcdSwitch {
     type Host = NoHost;
+    /// UE ([`UE`]).
+    const MARKS_PACKETS: bool = true;
+    /// Receivers echo UE (on ACKs, or as the UE variant of a CNP).
+    const ECHO_MARK: bool = true;
 
     /// On every switch of a lossless fabric with `tcd.enabled` (it then replaces plain ECN
     /// marking, see [`crate::scheme::ecn`]).
