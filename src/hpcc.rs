@@ -326,7 +326,7 @@ pub enum HpccFlows {
         count: u64,
         /// Their starts, sizes and gaps, gathered by the scan (for the memory estimate,
         /// without reading the file again).
-        shape: Box<crate::runguard::FlowShape>,
+        shape: Box<crate::workload::shape::FlowShape>,
     },
 }
 
@@ -425,7 +425,7 @@ pub fn resolve_with(c: &HpccConfig, cwd: &Path, stream: bool) -> Result<HpccRun,
 
 /// [`crate::runguard::check_memory_hinted`] with advice in HPCC-sim config terms, naming
 /// `SIMULATOR_STOP_TIME` (the monitors dominate) or `FLOW_FILE` (the flows do).
-/// A flow file read as the run goes is estimated from the [`crate::runguard::FlowShape`] its
+/// A flow file read as the run goes is estimated from the [`crate::workload::shape::FlowShape`] its
 /// scan gathered (the file is not read again), at no memory per flow past its completion
 /// (with OnRamp, PB-FS or NDP, [`crate::runguard::bytes_per_flow`]).
 fn check_memory(c: &HpccConfig, r: &HpccRun) -> Result<(), String> {
@@ -1409,7 +1409,7 @@ pub fn run_config_with(path: &Path, cwd: Option<&Path>, stream: bool) -> Result<
     tell_notes(&c, &r);
     let nflows = r.flows.len();
     remove_previous_outputs(&c, &r)?;
-    crate::runguard::set_interrupt_note(INTERRUPT_NOTE);
+    crate::process::set_interrupt_note(INTERRUPT_NOTE);
     let seed = r.net.seed;
     let (mut sim, streamed) = match r.flows {
         HpccFlows::List(flows) => (

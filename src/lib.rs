@@ -23,6 +23,7 @@ pub mod hpcc;
 pub mod link;
 pub mod metrics;
 pub mod plot;
+pub mod process;
 pub mod report;
 pub mod rng;
 pub mod runguard;

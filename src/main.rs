@@ -338,7 +338,7 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    sfc::runguard::install_signal_handlers();
+    sfc::process::install_signal_handlers();
     if std::env::var_os("SFC_HUGEPAGES").is_some_and(|v| v == "0") {
         sfc::engine::hugepage::set_enabled(false);
     }
@@ -352,7 +352,7 @@ fn main() -> ExitCode {
             json,
         } => cmd_run(scenario, out, sets, no_output, json),
         Cmd::Validate { scenario, sets } => {
-            sfc::runguard::set_interrupt_note("");
+            sfc::process::set_interrupt_note("");
             cmd_validate(scenario, sets)
         }
         Cmd::Hpcc { config } => {
@@ -409,7 +409,7 @@ fn main() -> ExitCode {
         },
         Cmd::Experiment { cmd } => cmd_experiment(cmd),
         Cmd::Trace(args) => {
-            sfc::runguard::set_interrupt_note("the trace file is written only when complete");
+            sfc::process::set_interrupt_note("the trace file is written only when complete");
             sfc::workload::trace_cmd::run(&args)
         }
     };
@@ -592,11 +592,8 @@ fn run_variants(req: &RunRequest, variants: &[(String, Vec<String>)]) -> Result<
     let base = req.out_dir(&name);
     // As many at once as there are cores, and no more than fit in memory together.
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let jobs = sfc::runguard::concurrent_runs(
-        &estimates,
-        sfc::runguard::available_memory_bytes(),
-        threads,
-    );
+    let jobs =
+        sfc::runguard::concurrent_runs(&estimates, sfc::process::available_memory_bytes(), threads);
     announce_variants(&name, &scenarios, jobs);
     // Every variant's directory is checked (and its previous set invalidated) before any runs,
     // under a lock on the parent directory held until all have run.

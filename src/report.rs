@@ -533,7 +533,7 @@ fn fairness_json_of(
 /// settings never cause), naming the usual cause when ACKs were among them: NICs with
 /// `ack_high_prio` send ACKs while paused, and switches queue them in the data priority
 /// (HPCC-sim's behaviour) unless `switch_ack_high_prio`; and, drops or not, a warning when
-/// pauses hold until a RESUME on links that drop packets ([`hold_on_lossy_links_warning`]).
+/// pauses hold until a RESUME on links that drop packets (`hold_on_lossy_links_warning`).
 pub fn lossless_drop_warning(sim: &Simulator) -> Option<String> {
     let held = hold_on_lossy_links_warning(sim);
     let n = sim.scheme_stat("pfc", "drops_lossless");

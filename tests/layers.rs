@@ -2,11 +2,13 @@
 //! `src/` (test code excluded) and collects the crate modules it names (`crate::module::…`
 //! in code, not in comments), then checks the rules below.
 //!
-//! Layers, lowest first: utilities (`units`, `rng`, `fsutil`) → engine (`engine`) → network
-//! (`link`, `switch`, `host`, `topology`) → scheme interface (`scheme/mod.rs`,
-//! `scheme/marking.rs`) → schemes (`scheme/<name>/`) → simulator → run planning →
-//! front-ends. The rules cover the layers whose imports follow that order today; each rule
-//! names the layer it protects.
+//! Layers, lowest first: utilities (`units`, `rng`, `fsutil`, `process`) → engine (`engine`)
+//! → network (`link`, `switch`, `host`, `topology`), congestion control (`cc`), metrics and
+//! workloads → scheme interface (`scheme/mod.rs`, `scheme/marking.rs`, `scheme/pause.rs`) →
+//! schemes (`scheme/<name>/`) → simulator (`sim`: the event loop, the forwarding path, the
+//! NIC) → run planning (`runguard`) → front-ends (`scenario`, `hpcc`, `experiment`, `bench`,
+//! `report`, `plot`, the CLI). The rules cover the layers whose imports follow that order
+//! today; each rule names the layer it protects.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -234,7 +236,72 @@ fn violations(layer: &[&str], allowed: &[&str]) -> Vec<String> {
     out
 }
 
-const UTILITIES: [&str; 3] = ["units", "rng", "fsutil"];
+const UTILITIES: [&str; 4] = ["units", "rng", "fsutil", "process"];
+
+/// The simulator, run planning and the front-ends: what no lower layer may name.
+const ABOVE_SCHEMES: [&str; 8] = [
+    "sim",
+    "runguard",
+    "scenario",
+    "hpcc",
+    "experiment",
+    "bench",
+    "report",
+    "plot",
+];
+
+/// Files of `layer` (top-level modules) that name a module of `forbidden`.
+fn naming(layer: &[&str], forbidden: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in sources() {
+        if !layer.contains(&top_of(&s.rel)) {
+            continue;
+        }
+        for n in &s.names {
+            if forbidden.contains(&n.split("::").next().expect("a name")) {
+                out.push(format!("src/{} names crate::{n}", s.rel));
+            }
+        }
+    }
+    out
+}
+
+/// The network's modules hold state and pure mechanisms; the simulator drives them (the
+/// forwarding path and the NIC are `sim::forward` and `sim::nic`), so none of them names the
+/// simulator or anything above it.
+#[test]
+fn the_network_names_nothing_above_the_schemes() {
+    let v = naming(&["link", "switch", "host", "topology"], &ABOVE_SCHEMES);
+    assert!(
+        v.is_empty(),
+        "the network layer names a higher layer:\n{}",
+        v.join("\n")
+    );
+}
+
+/// Metrics, workloads and congestion control are used by the simulator and the run planner,
+/// never the other way round (the temporary-file registry and the memory query they need are
+/// the `process` utility's).
+#[test]
+fn metrics_workloads_and_controllers_name_nothing_above_the_schemes() {
+    let v = naming(&["metrics", "workload", "cc"], &ABOVE_SCHEMES);
+    assert!(
+        v.is_empty(),
+        "metrics, workloads or controllers name a higher layer:\n{}",
+        v.join("\n")
+    );
+}
+
+/// Every scheme folder: none names the simulator, run planning or a front-end.
+#[test]
+fn schemes_name_nothing_above_them() {
+    let v = naming(&["scheme"], &ABOVE_SCHEMES);
+    assert!(
+        v.is_empty(),
+        "a scheme names a higher layer:\n{}",
+        v.join("\n")
+    );
+}
 
 #[test]
 fn utilities_name_only_utilities() {

@@ -1233,7 +1233,7 @@ fn deploy_all_signals_from_the_spine_and_tor_does_not() {
 /// finding 10 PKT are dropped. With Q_th = 9 PKT, exactly those dropped packets find the queue
 /// above Q_th, so SFC must generate BTS (Ingress mode, Q_tg ≈ 0).
 ///
-/// Observed: `bts_generated == 0` — `switch_receive` (src/switch/forward.rs) returns on the
+/// Observed: `bts_generated == 0` — `switch_receive` (src/sim/forward.rs) returns on the
 /// admission failure before the `sfc_ingress` hook, which only runs after `enqueue`. In
 /// general, whenever the DT limit α(B − used) falls below Q_th (a busy shared buffer), SFC is
 /// silently disabled for that queue.

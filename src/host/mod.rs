@@ -1,11 +1,10 @@
-//! Hosts: the RDMA NIC ([`nic`]: arbiter, per-QP pacing/window/pause, ACK generation, the
-//! host halves of flow-control schemes), per-flow description and result ([`Flow`]), the
-//! active flows' QP state ([`FlowState`] in a [`FlowSlab`]) and the transports ([`transport`]:
-//! Go-Back-N, IRN, NDP).
+//! Hosts: the NIC's state — per-flow description and result ([`Flow`]), the active flows' QP
+//! state ([`FlowState`] in a [`FlowSlab`]), the send arbiter ([`arbiter`]) — and the
+//! transports ([`transport`]: Go-Back-N, IRN, NDP). The NIC's behaviour (arbiter loop, data
+//! and ACK handling, timers, the host halves of schemes) is the simulator's
+//! [`crate::sim::nic`].
 
 pub mod arbiter;
-pub mod nic;
-pub mod pulled;
 pub mod transport;
 
 use std::collections::VecDeque;

@@ -107,7 +107,7 @@ impl AtomicWriter {
         let dest = crate::fsutil::resolve_symlinks(path)?;
         let tmp = temp_path(&dest)?;
         let file = File::create(&tmp)?;
-        crate::runguard::register_temp(&tmp);
+        crate::process::register_temp(&tmp);
         Ok(AtomicWriter {
             inner: Some(BufWriter::with_capacity(1 << 16, file)),
             tmp: Some(tmp),
@@ -130,7 +130,7 @@ impl AtomicWriter {
             drop(file);
             std::fs::rename(&tmp, &self.dest)
         })();
-        crate::runguard::unregister_temp(&tmp);
+        crate::process::unregister_temp(&tmp);
         match res {
             Ok(()) => {
                 sync_parent(&self.dest);
@@ -171,7 +171,7 @@ impl Drop for AtomicWriter {
             drop(w);
             if let Some(tmp) = self.tmp.take() {
                 let _ = std::fs::remove_file(&tmp);
-                crate::runguard::unregister_temp(&tmp);
+                crate::process::unregister_temp(&tmp);
             }
         }
     }

@@ -224,7 +224,7 @@ impl RecordSpill {
     pub fn create(path: &Path) -> io::Result<RecordSpill> {
         let file = File::create(path)?;
         // Removed on Ctrl-C too (`runguard`'s interrupt handler).
-        crate::runguard::register_temp(path);
+        crate::process::register_temp(path);
         Ok(RecordSpill {
             path: path.to_path_buf(),
             writer: Some(BufWriter::with_capacity(IO_BUF, file)),
@@ -297,7 +297,7 @@ impl Drop for RecordSpill {
             drop(w.into_parts());
         }
         let _ = fs::remove_file(&self.path);
-        crate::runguard::unregister_temp(&self.path);
+        crate::process::unregister_temp(&self.path);
     }
 }
 
@@ -337,7 +337,7 @@ struct Run {
 impl Drop for Run {
     fn drop(&mut self) {
         let _ = fs::remove_file(&self.path);
-        crate::runguard::unregister_temp(&self.path);
+        crate::process::unregister_temp(&self.path);
     }
 }
 
@@ -352,7 +352,7 @@ fn write_run<T: Fixed>(base: &Path, items: impl Iterator<Item = io::Result<T>>) 
         .create_new(true)
         .open(&path)?;
     // From here on, dropping `run` (also on error) removes the file; Ctrl-C too.
-    crate::runguard::register_temp(&path);
+    crate::process::register_temp(&path);
     let mut run = Run { path, len: 0 };
     let mut w = BufWriter::with_capacity(IO_BUF, file);
     let mut scratch = vec![0u8; T::SIZE];

@@ -808,7 +808,7 @@ pub fn from_str(text: &str, file: &str, dir: &Path, sets: &[String]) -> Result<S
 /// O(hosts) memory for open-loop and repeated incast traffic) and [`Scenario::flows`] is left
 /// empty. The same checks, errors and warnings (the warning counting the flows that start at
 /// or after `stop` takes one pass over a clone of the stream, which also gathers
-/// the stream's [`crate::runguard::FlowShape`], kept in the stream: [`FlowStream::shape`]); an empty workload, or one that starts entirely after `stop`,
+/// the stream's [`crate::workload::shape::FlowShape`], kept in the stream: [`FlowStream::shape`]); an empty workload, or one that starts entirely after `stop`,
 /// is an error (the stream's first flow tells).
 pub fn from_str_streaming(
     text: &str,
@@ -1212,6 +1212,7 @@ fn resolve_flows(
         && errs
             .take(crate::workload::traffic::check_list_memory(
                 st.capacity_hint() as f64,
+                crate::runguard::bytes_per_flow(),
             ))
             .is_some()
     {
@@ -1765,11 +1766,14 @@ fn check_first_flow(
     Ok(())
 }
 
-/// The [`crate::runguard::FlowShape`] of `flows`, counting those that start at or after
+/// The [`crate::workload::shape::FlowShape`] of `flows`, counting those that start at or after
 /// `stop_ps` (a streamed scenario passes a clone of its stream: one generation pass, nothing
 /// kept).
-fn flow_shape(flows: impl Iterator<Item = FlowSpec>, stop_ps: u64) -> crate::runguard::FlowShape {
-    let mut shape = crate::runguard::FlowShape::with_stop(stop_ps);
+fn flow_shape(
+    flows: impl Iterator<Item = FlowSpec>,
+    stop_ps: u64,
+) -> crate::workload::shape::FlowShape {
+    let mut shape = crate::workload::shape::FlowShape::with_stop(stop_ps);
     for f in flows {
         shape.add(f.start_ps, f.size_bytes);
     }
@@ -1778,7 +1782,7 @@ fn flow_shape(flows: impl Iterator<Item = FlowSpec>, stop_ps: u64) -> crate::run
 
 /// Warn when some (not all: [`check_first_flow`]) of the flows of `shape` (gathered with the
 /// stop time of `net`, [`flow_shape`]) start at or after `stop`.
-fn warn_after_stop(shape: &crate::runguard::FlowShape, net: &NetConfig, ctx: &Ctx) {
+fn warn_after_stop(shape: &crate::workload::shape::FlowShape, net: &NetConfig, ctx: &Ctx) {
     let (after, total) = (shape.flows_after_stop(), shape.flows());
     if after > 0 {
         ctx.warn(ctx.err_key(

@@ -10,8 +10,8 @@
 //! ([`marking`]: the RED curve of ECN marking and TCD).
 //!
 //! ## How a scheme plugs in
-//! The core (the forwarding path in [`crate::switch::forward`] and the NIC in
-//! [`crate::host::nic`]) calls the hooks at fixed points of a packet's life, on a *narrow
+//! The core (the forwarding path in [`crate::sim::forward`] and the NIC in
+//! [`crate::sim::nic`]) calls the hooks at fixed points of a packet's life, on a *narrow
 //! context* ([`SwitchCtx`] / [`HostCtx`]): the clock, the node's ports and queues, the packet
 //! arena, the switch's random stream, the static environment ([`Env`]) and an outbox. Schemes
 //! never see the simulator: anything they want done — send a packet, re-inject one into the

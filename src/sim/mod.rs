@@ -5,6 +5,16 @@
 //! busy for the serialization time, arrival scheduled after serialization + propagation +
 //! receiver pipeline delay) → switch forwarding path → … → receiving NIC, which turns the data
 //! packet into its ACK *in place* and queues it for the reverse trip.
+//!
+//! The simulator drives the network's state machines: [`forward`] is the switch forwarding
+//! path over [`crate::switch`]'s ports, queues and MMU; [`nic`] is the RDMA NIC over
+//! [`crate::host`]'s QP state and transports; [`pulled`] drives a receiver-pulled transport
+//! (NDP). The network modules below it hold state and pure mechanisms and never name the
+//! simulator.
+
+pub mod forward;
+pub mod nic;
+pub mod pulled;
 
 use std::collections::HashMap;
 

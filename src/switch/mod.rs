@@ -1,12 +1,11 @@
 //! Switch model: egress ports with N queues each, a strict-priority control class (queue 0)
 //! and round-robin/DRR among data queues, per-queue pause bits, and the shared-buffer [`mmu`].
 //!
-//! The forwarding path ([`forward`]) is a short sequence of stages; flow-control schemes
+//! The forwarding path (the simulator's [`crate::sim::forward`]) is a short sequence of stages; flow-control schemes
 //! (SFC, PFC, ECN, …) plug in at its hook points through [`crate::scheme`], without touching
 //! it: control-packet receipt, queue selection, ingress, admission, enqueue, dequeue,
 //! departure and timers.
 
-pub mod forward;
 pub mod mmu;
 
 use std::collections::VecDeque;

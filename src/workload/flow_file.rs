@@ -12,8 +12,8 @@
 //! count (detected when the file holds exactly the prefix's number of flows).
 
 use super::FlowSpec;
-use crate::runguard::FlowShape;
 use crate::topology::TopologySpec;
+use crate::workload::shape::FlowShape;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -4,6 +4,7 @@
 
 pub mod cdf;
 pub mod flow_file;
+pub mod shape;
 pub mod stream;
 pub mod trace_cmd;
 pub mod traffic;

@@ -156,7 +156,7 @@ pub struct FlowStream {
     /// The shape of the whole stream (count, starts, sizes, gaps), when whoever built it
     /// gathered it ([`Self::set_shape`]); dropped when the first flow is taken, since it no
     /// longer describes what is left.
-    shape: Option<Box<crate::runguard::FlowShape>>,
+    shape: Option<Box<crate::workload::shape::FlowShape>>,
 }
 
 impl FlowStream {
@@ -181,15 +181,15 @@ impl FlowStream {
         s
     }
 
-    /// Record the [`crate::runguard::FlowShape`] of this stream's flows, from its first
+    /// Record the [`crate::workload::shape::FlowShape`] of this stream's flows, from its first
     /// (gathered over a clone before any flow was taken); `None` forgets it. The memory check
     /// ([`crate::runguard::check_memory_stream`]) then needs no pass of its own.
-    pub fn set_shape(&mut self, shape: Option<crate::runguard::FlowShape>) {
+    pub fn set_shape(&mut self, shape: Option<crate::workload::shape::FlowShape>) {
         self.shape = shape.map(Box::new);
     }
 
     /// The shape set by [`Self::set_shape`], while no flow has been taken.
-    pub fn shape(&self) -> Option<&crate::runguard::FlowShape> {
+    pub fn shape(&self) -> Option<&crate::workload::shape::FlowShape> {
         self.shape.as_deref()
     }
 
@@ -804,7 +804,7 @@ duration = "200us"
             "{:?}",
             sc2.warnings
         );
-        let mut want = crate::runguard::FlowShape::with_stop(100 * crate::units::US);
+        let mut want = crate::workload::shape::FlowShape::with_stop(100 * crate::units::US);
         for f in st.clone() {
             want.add(f.start_ps, f.size_bytes);
         }

@@ -121,10 +121,11 @@ fn check_count(expected: f64) -> Result<(), String> {
 }
 
 /// Refuse to collect about `expected` flows into a list (and run on it) when that needs more
-/// than 80 % of the available memory ([`crate::runguard::bytes_per_flow`] each).
-pub fn check_list_memory(expected: f64) -> Result<(), String> {
-    let per = crate::runguard::bytes_per_flow() as f64;
-    let avail = crate::runguard::available_memory_bytes() as f64 * 0.8;
+/// than 80 % of the available memory, `per_flow_bytes` each (the run planner's
+/// [`crate::runguard::bytes_per_flow`]).
+pub fn check_list_memory(expected: f64, per_flow_bytes: u64) -> Result<(), String> {
+    let per = per_flow_bytes as f64;
+    let avail = crate::process::available_memory_bytes() as f64 * 0.8;
     if expected * per > avail {
         return Err(format!(
             "these parameters would generate about {expected:.3e} flows, needing about {} of memory ({} available); shorten `duration` or lower `load`",

@@ -12,7 +12,7 @@
 //! nothing on a loss-free link). Nothing is ever dropped: an admitted packet always had room.
 //!
 //! - [`CbfcConfig`] (this file): the `[cbfc]` scenario section;
-//! - [`period_ps`], [`default_limit_blocks`]: `T_c` per port (65 536 symbol times) and the
+//! - [`CbfcConfig::period_ps`], [`default_limit_blocks`]: `T_c` per port (65 536 symbol times) and the
 //!   default per-(port, VL) credit limit that lets one flow run at line rate;
 //! - [`Credits`]: the sender's per-VL state (FCTBS, FCCL, blocked or not, blocked time);
 //! - [`switch::CbfcSwitch`]: the switch half — ingress accounting and FCPs (receiver),

@@ -5,7 +5,7 @@
 //!
 //! NDP is the run's transport when it is enabled ([`crate::host::transport`]): each QP's
 //! sender is an [`NdpSender`], and this host half is a pure state machine that the NIC drives
-//! ([`crate::host::pulled`]) at three points: data arriving at a receiver, NDP control
+//! ([`crate::sim::pulled`]) at three points: data arriving at a receiver, NDP control
 //! packets arriving at a host, and the pull pacer's timer. It works on the NIC's narrow
 //! context ([`HostCtx`]: the clock, the host, its link) and asks for the pacer's timer through
 //! the outbox ([`HostAction::Timer`]); what it needs of a flow's receiver comes in as

@@ -16,7 +16,7 @@
 //! and what a receiver answers to data, are its transport's ([`crate::host::transport`]: the
 //! run's Go-Back-N, IRN or NDP, behind one trait); the NIC does not ask which one runs. A
 //! transport whose receiver answers and pulls itself (NDP) is driven from
-//! [`crate::host::pulled`].
+//! [`crate::sim::pulled`].
 
 use crate::cc::{AckInfo, CongestionControl, SchemeSignal};
 use crate::engine::Event;
