@@ -292,6 +292,19 @@ fn metrics_workloads_and_controllers_name_nothing_above_the_schemes() {
     );
 }
 
+/// Congestion controllers are below the schemes: a scheme reaches them through
+/// `CongestionControl::on_scheme_signal` and the echoed marks of `AckInfo`, and the hold mode
+/// (TCD at the reaction point) is the controllers' own (`cc::hold`). So `cc` names no scheme.
+#[test]
+fn controllers_name_no_scheme() {
+    let v = naming(&["cc"], &["scheme"]);
+    assert!(
+        v.is_empty(),
+        "a controller names a scheme:\n{}",
+        v.join("\n")
+    );
+}
+
 /// Every scheme folder: none names the simulator, run planning or a front-end.
 #[test]
 fn schemes_name_nothing_above_them() {

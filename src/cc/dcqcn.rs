@@ -28,9 +28,8 @@
 //! Rate arithmetic follows ns-3's `DataRate` (integer bit/s): `rate × double` truncates toward
 //! zero, and the averaging step is `Rc/2 + Rt/2` with each half truncated.
 
+use super::hold::HoldEchoes;
 use super::{AckInfo, CongestionControl, SchemeSignal};
-use crate::scheme::tcd::UE;
-use crate::scheme::tcd::rp::TcdEchoes;
 use crate::units::{NS, US};
 
 /// `which` of the α timer (HPCC-sim: α sampling every `t_alpha`; paper: α decay timer K).
@@ -278,12 +277,12 @@ pub struct DcqcnState {
     byte_left: i64,
     timers: [Timer; 3],
     arm_count: u64,
-    /// TCD ([`TcdEchoes`]): a UE echo arrived since the last increase event, or since the cut
+    /// TCD ([`HoldEchoes`]): a UE echo arrived since the last increase event, or since the cut
     /// that (re)started the increase timer (a UE seen before a cut does not hold the first
     /// recovery step after it: HPCC-sim's variant has no increase timer before its first cut,
     /// so "since the last expiry" would otherwise reach back to the flow's start); the
     /// increase events held because of UE.
-    tcd: TcdEchoes,
+    tcd: HoldEchoes,
     /// Index of its [`DcqcnConst`] in the slab that stores it (0 in an owning [`Dcqcn`]).
     k: u32,
 }
@@ -350,7 +349,7 @@ impl Dcqcn {
             byte_left: clamp_i64(p.byte_counter_bytes),
             timers: [Timer::default(); 3],
             arm_count: 0,
-            tcd: TcdEchoes::default(),
+            tcd: HoldEchoes::default(),
             k: 0,
         };
         Dcqcn { k, s }
@@ -502,7 +501,7 @@ impl DcqcnMut<'_> {
     }
 
     /// TCD: consume the UE seen since the last increase event; true = hold this one
-    /// ([`TcdEchoes::hold_increase`]).
+    /// ([`HoldEchoes::hold_increase`]).
     fn hold_for_ue(&mut self) -> bool {
         self.k.p.tcd && self.s.tcd.hold_increase()
     }
@@ -791,7 +790,7 @@ impl CongestionControl for DcqcnMut<'_> {
     fn on_ack(&mut self, info: &AckInfo<'_>) {
         if info.ce_echo && self.k.p.ce_echo_is_cnp {
             self.cnp(info.now_ps);
-        } else if info.marks.any(UE) && self.k.p.ce_echo_is_cnp && self.k.p.tcd {
+        } else if !info.marks.is_empty() && self.k.p.ce_echo_is_cnp && self.k.p.tcd {
             self.s.tcd.note_ue();
         }
     }
@@ -839,7 +838,7 @@ impl CongestionControl for DcqcnMut<'_> {
     fn on_scheme_signal(&mut self, now_ps: u64, signal: SchemeSignal) {
         match signal {
             SchemeSignal::Marked(m) => {
-                if self.k.p.tcd && m.any(UE) {
+                if self.k.p.tcd && !m.is_empty() {
                     self.s.tcd.note_ue();
                 }
             }
@@ -897,6 +896,8 @@ impl CongestionControl for Dcqcn {
 #[cfg(test)]
 mod tests {
     use super::*;
+    /// A hold mark as a TCD switch sets it (any echoed scheme mark holds).
+    const UE: crate::engine::packet::Marks = crate::engine::packet::Marks::bit(0);
 
     const L: u64 = 100_000_000_000;
     const T0: u64 = 10 * US;

@@ -105,6 +105,7 @@ macro_rules! split_controller {
 
 pub mod dcqcn;
 pub mod dctcp;
+pub mod hold;
 pub mod hpcc;
 pub mod none;
 pub mod timely;
@@ -140,7 +141,7 @@ pub struct AckInfo<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SchemeSignal {
     /// A CNP echoing scheme marks instead of CE (the marked variant): TCD's UE CNP — the
-    /// flow crosses a port in the undetermined state ([`crate::scheme::tcd::rp`]).
+    /// flow crosses a port in the undetermined state ([`hold`]).
     /// Controllers that do not react to these marks ignore it.
     Marked(Marks),
     /// Make this the current sending rate, bits per second, as a rate-initialization scheme

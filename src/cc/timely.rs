@@ -19,9 +19,8 @@
 //! The optional window (TIMELY+win, HPCC-sim `HAS_WIN`/`VAR_WIN`) is the BDP, or with `VAR_WIN`
 //! `BDP × R/line` (at least 1 B).
 
+use super::hold::HoldEchoes;
 use super::{AckInfo, CongestionControl, SchemeSignal};
-use crate::scheme::tcd::UE;
-use crate::scheme::tcd::rp::TcdEchoes;
 
 /// Parameters of [`Timely`].
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -118,9 +117,9 @@ pub struct TimelyState {
     inc_stage: u32,
     last_update_seq: u64,
     started: bool,
-    /// TCD ([`TcdEchoes`]): CE / UE echoes since the last update; updates that held the
+    /// TCD ([`HoldEchoes`]): CE / UE echoes since the last update; updates that held the
     /// rate because of UE.
-    tcd: TcdEchoes,
+    tcd: HoldEchoes,
     /// Index of its [`TimelyConst`] in the slab that stores it (0 in an owning [`Timely`]).
     k: u32,
 }
@@ -175,7 +174,7 @@ impl Timely {
             inc_stage: 0,
             last_update_seq: 0,
             started: false,
-            tcd: TcdEchoes::default(),
+            tcd: HoldEchoes::default(),
             k: 0,
         };
         Timely { k, s }
@@ -309,7 +308,7 @@ impl TimelyMut<'_> {
 impl CongestionControl for TimelyMut<'_> {
     fn on_ack(&mut self, info: &AckInfo<'_>) {
         if self.k.p.tcd {
-            self.s.tcd.note_ack(info.ce_echo, info.marks.any(UE));
+            self.s.tcd.note_ack(info.ce_echo, !info.marks.is_empty());
         }
         if info.ack_seq <= self.s.last_update_seq {
             return;
@@ -326,7 +325,7 @@ impl CongestionControl for TimelyMut<'_> {
     }
 
     /// PB-FS's rate becomes the rate. TCD's UE reaches TIMELY as ACK echoes only
-    /// ([`TcdEchoes`]): a UE CNP changes nothing.
+    /// ([`HoldEchoes`]): a UE CNP changes nothing.
     fn on_scheme_signal(&mut self, _now_ps: u64, signal: SchemeSignal) {
         if let SchemeSignal::SetRate(rate_bps) = signal {
             self.s.rate_bps = rate_bps.clamp(
@@ -366,6 +365,8 @@ impl CongestionControl for Timely {
 #[cfg(test)]
 mod tests {
     use super::*;
+    /// A hold mark as a TCD switch sets it (any echoed scheme mark holds).
+    const UE: crate::engine::packet::Marks = crate::engine::packet::Marks::bit(0);
 
     const LINE: u64 = 100_000_000_000;
     const US: u64 = 1_000_000;

@@ -469,7 +469,9 @@ pub trait Scheme: SwitchHooks + Sized {
     type Host: HostHooks;
     /// The scheme puts a mark on data packets (its bit is [`SchemeId::mark`]).
     const MARKS_PACKETS: bool = false;
-    /// Receivers echo the scheme's mark back to the sender ([`ECHOED_MARKS`]).
+    /// Receivers echo the scheme's mark back to the sender ([`ECHOED_MARKS`]). An echoed mark
+    /// means "a port on the path is paused, not congested": controllers in hold mode
+    /// (`cc.tcd`, [`crate::cc::hold`]) hold their rate on it.
     const ECHO_MARK: bool = false;
     /// The switch half for a switch of `tier` with `ports`, or `None` where the scheme does not
     /// run (not configured, or not on this kind of switch).

@@ -17,8 +17,8 @@
 //! Receivers echo CE and UE separately (UE is this scheme's packet mark, [`UE`], declared
 //! echoed: the NIC copies it into the ACK's or the CNP's marks), and
 //! DCQCN+TCD / TIMELY+TCD react to them (`cc.tcd`): the reaction point's state and rules are
-//! [`rp::TcdEchoes`], which [`crate::cc::dcqcn`] and [`crate::cc::timely`] hold per QP; a UE
-//! CNP reaches a controller as [`crate::cc::SchemeSignal::Marked`].
+//! [`crate::cc::hold::HoldEchoes`], which [`crate::cc::dcqcn`] and [`crate::cc::timely`] hold
+//! per QP; a UE CNP reaches a controller as [`crate::cc::SchemeSignal::Marked`].
 //! The end of the latest OFF period of each egress queue is kept by the core in
 //! [`crate::switch::PktQueue::off_end_ps`], written by PFC when a pause of that priority is
 //! lifted (RESUME or expiry), or by CBFC when a VL blocked for lack of credits gets room
@@ -26,7 +26,6 @@
 //! register per port and priority of the fragment's §4.5.
 
 pub mod config;
-pub mod rp;
 pub mod switch;
 
 use crate::engine::packet::Marks;

@@ -1,31 +1,34 @@
-//! TCD at the reaction point (`specs/tcd.md` §7): what a rate controller keeps of the ternary
-//! state its ACKs and CNPs echo, and the two rules by which it holds its rate. A controller
-//! with a TCD mode (`cc.tcd`: DCQCN, TIMELY) holds one [`TcdEchoes`] per QP and decides only
-//! *when* it asks: DCQCN before each rate-increase event ([`TcdEchoes::hold_increase`]),
-//! TIMELY at its once-per-RTT update ([`TcdEchoes::hold_update`]). The UE variant of a CNP
-//! reaches a controller as [`crate::cc::SchemeSignal::Marked`].
+//! The hold mode of a rate controller (`cc.tcd`: DCQCN, TIMELY): TCD at the reaction point
+//! (`specs/tcd.md` §7). The path reports a ternary state: congested (CE), undetermined — a
+//! port that is paused, not congested (an echoed scheme mark, [`crate::scheme::ECHOED_MARKS`]:
+//! TCD's UE) — or neither. A controller in hold mode keeps one [`HoldEchoes`] per QP and
+//! decides only *when* it asks: DCQCN before each rate-increase event
+//! ([`HoldEchoes::hold_increase`]), TIMELY at its once-per-RTT update
+//! ([`HoldEchoes::hold_update`]). A CNP echoing a mark reaches a controller as
+//! [`crate::cc::SchemeSignal::Marked`].
 
-/// The TCD echoes a QP's controller saw since its last increase event or update, and the
-/// events it held because of them.
+/// The CE and hold-mark echoes a QP's controller saw since its last increase event or update,
+/// and the events it held because of them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct TcdEchoes {
+pub struct HoldEchoes {
     /// A CE echo arrived (congestion on the path).
     pub ce: bool,
-    /// A UE echo or UE CNP arrived (an undetermined port, PFC residue, on the path).
+    /// A hold-mark echo or a marked CNP arrived (TCD's UE: an undetermined port, PFC residue,
+    /// on the path).
     pub ue: bool,
     /// Increase events or updates held because of UE.
     pub held: u64,
 }
 
-impl TcdEchoes {
-    /// An ACK echoed `ce` / `ue`.
+impl HoldEchoes {
+    /// An ACK echoed `ce` / a hold mark (`ue`).
     #[inline]
     pub fn note_ack(&mut self, ce: bool, ue: bool) {
         self.ce |= ce;
         self.ue |= ue;
     }
 
-    /// A UE signal (the UE variant of a CNP, or a UE echo on an ACK).
+    /// A hold signal (a marked CNP, or a mark echoed on an ACK).
     #[inline]
     pub fn note_ue(&mut self) {
         self.ue = true;
@@ -71,7 +74,7 @@ mod tests {
 
     #[test]
     fn dcqcn_rule_consumes_ue_per_increase() {
-        let mut e = TcdEchoes::default();
+        let mut e = HoldEchoes::default();
         assert!(!e.hold_increase());
         e.note_ue();
         assert!(e.hold_increase());
@@ -81,7 +84,7 @@ mod tests {
 
     #[test]
     fn timely_rule_holds_on_ue_without_ce() {
-        let mut e = TcdEchoes::default();
+        let mut e = HoldEchoes::default();
         e.note_ack(false, true);
         assert!(e.hold_update());
         e.clear();
