@@ -686,6 +686,7 @@ fn transport_params(
             crate::scheme::ndp::host::initial_window(cfg, env),
             cfg.schemes.ndp.byte_credits,
             cfg.schemes.ndp.sender_rr,
+            cfg.schemes.ndp.spray,
         );
     }
     match cfg.loss_recovery {

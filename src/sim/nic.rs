@@ -210,7 +210,7 @@ impl Simulator {
                 dst: fl.dst,
                 flow: f,
                 size,
-                sport: fl.sport,
+                sport: fl.sport.wrapping_add(seg.entropy),
                 dport: fl.dport,
                 in_port: 0,
                 prio: fl.prio,

@@ -22,6 +22,7 @@ impl Transport for Gbn {
             seq: s,
             len: tx.seg_len(s),
             retx: s < tx.max_sent,
+            entropy: 0,
         })
     }
 

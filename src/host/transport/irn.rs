@@ -65,6 +65,7 @@ impl Transport for Irn {
                             seq: s,
                             len: tx.seg_len(s),
                             retx: true,
+                            entropy: 0,
                         });
                     }
                 }
@@ -84,6 +85,7 @@ impl Transport for Irn {
             seq: s,
             len: tx.seg_len(s),
             retx: s < tx.max_sent,
+            entropy: 0,
         })
     }
 

@@ -44,6 +44,9 @@ pub struct Segment {
     pub len: u32,
     /// This segment was sent before.
     pub retx: bool,
+    /// Added to the flow's UDP source port for this packet: its own ECMP path (per-packet
+    /// multipath, NDP's `spray`); 0 = the flow's path.
+    pub entropy: u16,
 }
 
 impl SendState {
@@ -159,6 +162,8 @@ pub struct TransportParams {
     pub iw_bytes: u64,
     /// NDP: byte-level credits.
     pub byte_credits: bool,
+    /// NDP: per-packet multipath.
+    pub spray: bool,
 }
 
 impl TransportParams {
@@ -175,6 +180,7 @@ impl TransportParams {
             receiver_driven: false,
             iw_bytes: 0,
             byte_credits: false,
+            spray: false,
         }
     }
 
@@ -190,8 +196,14 @@ impl TransportParams {
     }
 
     /// NDP: timeout `rto_ps`, initial window `iw_bytes`, byte-level credits or not, sender
-    /// round robin or FIFO.
-    pub fn ndp(rto_ps: u64, iw_bytes: u64, byte_credits: bool, sender_rr: bool) -> Self {
+    /// round robin or FIFO, per-packet multipath or not.
+    pub fn ndp(
+        rto_ps: u64,
+        iw_bytes: u64,
+        byte_credits: bool,
+        sender_rr: bool,
+        spray: bool,
+    ) -> Self {
         TransportParams {
             kind: TransportKind::Ndp,
             rto_ps,
@@ -199,6 +211,7 @@ impl TransportParams {
             receiver_driven: true,
             iw_bytes,
             byte_credits,
+            spray,
             ..Self::gbn(rto_ps, 0)
         }
     }
@@ -213,6 +226,7 @@ impl TransportParams {
                 mtu,
                 self.iw_bytes,
                 self.byte_credits,
+                self.spray,
             ))),
         }
     }
@@ -360,7 +374,7 @@ mod tests {
         let p = match kind {
             TransportKind::Gbn => TransportParams::gbn(1, 0),
             TransportKind::Irn => TransportParams::irn(1, 1, u64::MAX),
-            TransportKind::Ndp => TransportParams::ndp(1, mtu, true, true),
+            TransportKind::Ndp => TransportParams::ndp(1, mtu, true, true, false),
         };
         (SendState::new(size, mtu), p.new_qp(size, mtu))
     }
@@ -446,7 +460,8 @@ mod tests {
             Some(Segment {
                 seq: 10_000,
                 len: 1000,
-                retx: true
+                retx: true,
+                entropy: 0,
             })
         );
     }
@@ -508,7 +523,10 @@ mod tests {
     fn params_pick_the_transport() {
         let (tx, t) = qp(TransportKind::Ndp, 5000, 1000);
         assert!(matches!(t, QpTransport::Ndp(_)) && t.timer_runs_idle());
-        assert_eq!(t.rto_ps(&tx, &TransportParams::ndp(7, 1000, true, true)), 7);
+        assert_eq!(
+            t.rto_ps(&tx, &TransportParams::ndp(7, 1000, true, true, false)),
+            7
+        );
         let (_, t) = qp(TransportKind::Irn, 5000, 1000);
         assert_eq!(
             t.window_bytes(10_000, &TransportParams::irn(1, 2, 3000)),

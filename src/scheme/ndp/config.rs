@@ -30,6 +30,8 @@ pub struct RawNdp {
     pub pull_rate: Option<f64>,
     /// Wire size of headers, ACKs, NACKs and PULLs (default 64 B).
     pub header_bytes: Option<Value>,
+    /// Per-packet multipath (default false: a flow keeps one ECMP path).
+    pub spray: Option<bool>,
 }
 
 impl SchemeConfig for NdpConfig {
@@ -50,6 +52,7 @@ impl SchemeConfig for NdpConfig {
         self.byte_credits = r.byte_credits.unwrap_or(self.byte_credits);
         self.sender_rr = r.sender_rr.unwrap_or(self.sender_rr);
         self.pull_rate = r.pull_rate.unwrap_or(self.pull_rate);
+        self.spray = r.spray.unwrap_or(self.spray);
         let hb = f.bytes(
             &r.header_bytes,
             "ndp.header_bytes",
@@ -98,6 +101,7 @@ impl SchemeConfig for NdpConfig {
                 "ndp.sender_rr",
                 "ndp.pull_rate",
                 "ndp.header_bytes",
+                "ndp.spray",
             ],
             why: "has no effect: NDP runs only with `ndp.enabled = true`",
         }]

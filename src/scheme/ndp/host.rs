@@ -56,6 +56,8 @@ pub struct NdpHost {
     pub byte_credits: bool,
     /// Pull rate as a fraction of the receiver's link rate.
     pub pull_rate: f64,
+    /// Per-packet multipath of the senders ([`super::NdpConfig::spray`]).
+    pub spray: bool,
     /// One pull pacer per host.
     pub pacers: Vec<PullPacer>,
     /// Receiver state per flow.
@@ -94,6 +96,20 @@ pub struct Pull {
     pub cum_ack: u64,
 }
 
+/// Pull spacing, picoseconds, for a packet whose wire time on the receiver's link is
+/// `ser_ps`, at `pull_rate` (a fraction of the link rate, in (0, 1]): `ser_ps / pull_rate`,
+/// rounded up to a whole picosecond. The wire time is the link's own (whole nanoseconds under
+/// HPCC framing, as the link serializes), so at `pull_rate` 1 pulls arrive exactly as fast as
+/// the link drains the data they pull; the scaling is exact in picoseconds, so rates just
+/// below 1 slow the pacer by as much (80 ns at 0.99: 80,809 ps).
+pub fn pull_interval_ps(ser_ps: u64, pull_rate: f64) -> u64 {
+    if pull_rate >= 1.0 {
+        ser_ps
+    } else {
+        (ser_ps as f64 / pull_rate).ceil() as u64
+    }
+}
+
 /// Initial window: `iw_bytes`, or 1 BDP (max base RTT × host line rate) when 0.
 pub fn initial_window(cfg: &NetConfig, env: &Env) -> u64 {
     if cfg.schemes.ndp.iw_bytes > 0 {
@@ -112,6 +128,7 @@ impl NdpHost {
             iw_bytes: initial_window(cfg, env),
             byte_credits: cfg.schemes.ndp.byte_credits,
             pull_rate: cfg.schemes.ndp.pull_rate,
+            spray: cfg.schemes.ndp.spray,
             pacers: vec![PullPacer::default(); hosts],
             recv: vec![NdpRecv::default(); flows],
             pending: vec![0; flows],
@@ -123,7 +140,7 @@ impl NdpHost {
 
     /// The sender state of a `size`-byte flow.
     pub fn sender(&self, size: u64) -> NdpSender {
-        NdpSender::new(size, self.mtu, self.iw_bytes, self.byte_credits)
+        NdpSender::new(size, self.mtu, self.iw_bytes, self.byte_credits, self.spray)
     }
 }
 
@@ -131,11 +148,12 @@ impl NdpHost {
 impl HostHooks for NdpHost {}
 
 impl NdpHost {
-    /// Wire time at host `ctx.host`'s pull rate of a data packet carrying `payload` bytes.
+    /// Pull spacing for a data packet carrying `payload` bytes at host `ctx.host`: its
+    /// wire time on the host's link ([`pull_interval_ps`]).
     fn drain_ps(&self, ctx: &HostCtx<'_>, payload: u64) -> u64 {
-        let rate = (ctx.port.link.rate_bps as f64 * self.pull_rate).max(1.0) as u64;
         let size = self.sizes.data(payload.min(u32::MAX as u64) as u32);
-        self.sizes.framing.ser_ps(size, rate)
+        let ser = self.sizes.framing.ser_ps(size, ctx.port.link.rate_bps);
+        pull_interval_ps(ser, self.pull_rate)
     }
 
     /// Log a pull at the receiving host of `ctx` (if logging).

@@ -68,6 +68,12 @@ pub struct NdpConfig {
     pub pull_rate: f64,
     /// Wire size of every NDP control packet (header, ACK, NACK, PULL), bytes (htsim: 64).
     pub header_bytes: u32,
+    /// Per-packet multipath, NDP's own path selection (the paper sprays every packet over
+    /// all paths; htsim's NDP source picks a path per packet): the sender gives each data
+    /// packet its own UDP source port (the flow's plus a per-packet counter), so ECMP hashes
+    /// every packet of a flow independently; replies to it (ACK, NACK, a trimmed header)
+    /// travel the reverse of its path. Off: a flow keeps one ECMP path, as HPCC-sim routes.
+    pub spray: bool,
 }
 
 impl Default for NdpConfig {
@@ -83,6 +89,7 @@ impl Default for NdpConfig {
             sender_rr: true,
             pull_rate: 1.0,
             header_bytes: 64,
+            spray: false,
         }
     }
 }
@@ -314,20 +321,29 @@ pub struct NdpSender {
     pub last_pull_bytes: u64,
     /// Byte-level credits (cost of a packet = its payload) or packet-level (cost = one MTU).
     pub byte_credits: bool,
-    /// Initial window, bytes (also the credit a timeout restores).
+    /// Initial window, bytes (also the credit a timeout restores): the configured window,
+    /// capped at the message.
     pub iw_bytes: u64,
+    /// Per-packet multipath ([`NdpConfig::spray`]).
+    pub spray: bool,
+    /// Packets sent so far (the next packet's path entropy when spraying).
+    pub sent_packets: u16,
 }
 
 impl NdpSender {
     /// A sender for a `size`-byte message in `mtu` segments, with an initial window of
-    /// `iw_bytes` (packet-level credits round it up to whole packets).
-    pub fn new(size: u64, mtu: u64, iw_bytes: u64, byte_credits: bool) -> Self {
+    /// `iw_bytes` (packet-level credits round it up to whole packets), capped at the message
+    /// (its bytes, or its packets): a window larger than the flow is not kept as credit, so a
+    /// trimmed packet is resent only when a pull asks for it (htsim's NDP sends the initial
+    /// window's packets of the flow and nothing more until pulled). `spray`: per-packet
+    /// multipath ([`NdpConfig::spray`]).
+    pub fn new(size: u64, mtu: u64, iw_bytes: u64, byte_credits: bool, spray: bool) -> Self {
         let segs = size.div_ceil(mtu.max(1)) as usize;
         let words = segs.div_ceil(64);
         let iw = if byte_credits {
-            iw_bytes.max(1)
+            iw_bytes.min(size).max(1)
         } else {
-            iw_bytes.div_ceil(mtu).max(1) * mtu
+            iw_bytes.div_ceil(mtu).min(segs as u64).max(1) * mtu
         };
         NdpSender {
             credit: iw.min(i64::MAX as u64) as i64,
@@ -338,6 +354,8 @@ impl NdpSender {
             last_pull_bytes: 0,
             byte_credits,
             iw_bytes: iw,
+            spray,
+            sent_packets: 0,
         }
     }
 
@@ -395,6 +413,18 @@ impl NdpSender {
         }
         self.credit -= self.cost(len, mtu);
         self.outstanding += 1;
+        self.sent_packets = self.sent_packets.wrapping_add(1);
+    }
+
+    /// What the next data packet adds to the flow's UDP source port: a per-packet value when
+    /// spraying (every packet hashes to its own ECMP path), else 0 (the flow's path).
+    #[inline]
+    pub fn entropy(&self) -> u16 {
+        if self.spray {
+            self.sent_packets.wrapping_add(1)
+        } else {
+            0
+        }
     }
 
     /// Credit from the receiver: `pull_bytes` is its cumulative grant (stale or reordered
@@ -497,6 +527,52 @@ impl NdpSender {
 mod tests {
     use super::*;
 
+    /// The initial window is capped at the message. 3000 B with byte credits and a 12 KB
+    /// window: 3000 B of credit (not 12 KB). 2500 B in 1000 B packets with packet credits:
+    /// 3 packets (3000 B). Once all of it is sent the credit is spent: a trimmed packet (a
+    /// NACK) waits for a pull, 1000 B of which lets it go again.
+    #[test]
+    fn initial_window_is_capped_at_the_message() {
+        let s = NdpSender::new(3000, 1000, 12_000, true, false);
+        assert_eq!((s.credit, s.iw_bytes), (3000, 3000));
+        let mut s = NdpSender::new(2500, 1000, 12_000, false, false);
+        assert_eq!((s.credit, s.iw_bytes), (3000, 3000));
+        // A window below the message is kept as configured.
+        assert_eq!(NdpSender::new(9000, 1000, 2000, true, false).credit, 2000);
+        let mut nxt = 0;
+        while let Some((seq, retx)) = s.next_to_send(nxt, 2500) {
+            assert!(!retx);
+            let len = (2500 - seq).min(1000) as u32;
+            s.record_send(seq, len, false, 1000);
+            nxt = seq + len as u64;
+        }
+        assert_eq!((nxt, s.credit), (2500, 0));
+        s.on_nack(1000, 1000);
+        assert_eq!(
+            s.next_to_send(nxt, 2500),
+            None,
+            "no credit left: wait for a pull"
+        );
+        s.on_pull(1000);
+        assert_eq!(s.next_to_send(nxt, 2500), Some((1000, true)));
+    }
+
+    /// Spraying: each packet's entropy is the count of packets sent before it, plus one
+    /// (never 0, the flow's own path); without spraying it is always 0.
+    #[test]
+    fn spray_entropy_counts_packets() {
+        let mut s = NdpSender::new(5000, 1000, 5000, true, true);
+        let mut seen = Vec::new();
+        for k in 0..3u64 {
+            seen.push(s.entropy());
+            s.record_send(k * 1000, 1000, false, 1000);
+        }
+        assert_eq!(seen, [1, 2, 3]);
+        let mut s = NdpSender::new(5000, 1000, 5000, true, false);
+        s.record_send(0, 1000, false, 1000);
+        assert_eq!(s.entropy(), 0);
+    }
+
     /// The trimming rule of `specs/ndp.md` §1 on a queue of exactly 8 packets of 1048 B
     /// (1000 B payload + 48 B HPCC framing): capacity 8 × 1048 = 8384 B.
     #[test]
@@ -588,7 +664,7 @@ mod tests {
     fn sender_credit_retransmissions_and_returns() {
         // 5 segments of 1000 B (last 500 B), IW 2 packets, packet-level credits.
         let mtu = 1000;
-        let mut s = NdpSender::new(4500, mtu, 2000, false);
+        let mut s = NdpSender::new(4500, mtu, 2000, false, false);
         assert_eq!(s.next_to_send(0, 4500), Some((0, false)));
         s.record_send(0, 1000, false, mtu);
         assert_eq!(s.next_to_send(1000, 4500), Some((1000, false)));
@@ -611,7 +687,7 @@ mod tests {
         assert_eq!(s.outstanding, 0);
         assert_eq!(s.next_to_send(2000, 4500), Some((1000, true)));
         // With another packet outstanding, a returned header waits for that one's pull.
-        let mut s = NdpSender::new(4500, mtu, 2000, false);
+        let mut s = NdpSender::new(4500, mtu, 2000, false, false);
         s.record_send(0, 1000, false, mtu);
         s.record_send(1000, 1000, false, mtu);
         s.on_return(0, 1000, mtu);
@@ -623,7 +699,7 @@ mod tests {
     #[test]
     fn sender_timeout_requeues_unacknowledged() {
         let mtu = 1000;
-        let mut s = NdpSender::new(5000, mtu, 3000, true);
+        let mut s = NdpSender::new(5000, mtu, 3000, true, false);
         for k in 0..3 {
             s.record_send(k * 1000, 1000, false, mtu);
         }

@@ -347,3 +347,69 @@ fn sender_round_robin_or_fifo() {
         );
     }
 }
+
+/// One flow of 400 packets (400 KB) across a leaf-spine with 4 spines under NDP. With
+/// `ndp.spray` off the flow keeps one ECMP path: exactly one of the source ToR's 4 uplinks
+/// carries its data (400 packets × 1048 B). With spraying each data packet hashes to its own
+/// path: every uplink carries some, and the four split the 400 packets evenly (chi-square
+/// with 3 degrees of freedom below 16.27, p ≈ 0.001, as the ECMP spreading test of
+/// `tests/core.rs`). Every byte arrives either way.
+#[test]
+fn spraying_sends_each_packet_on_its_own_path() {
+    let run = |spray: bool| {
+        let topo = shapes::leaf_spine(shapes::LeafSpine {
+            spines: 4,
+            tors: 2,
+            hosts_per_tor: 2,
+            links_per_spine: 1,
+            host_rate_bps: 100 * GBPS,
+            host_delay_ps: US,
+            fabric_rate_bps: 100 * GBPS,
+            fabric_delay_ps: US,
+        })
+        .unwrap();
+        let mut cfg = ndp_cfg(1);
+        cfg.schemes.ndp.spray = spray;
+        let flows = [FlowSpec {
+            src: 0,
+            dst: 2,
+            size_bytes: 400_000,
+            start_ps: 0,
+            prio: 3,
+            dport: 100,
+        }];
+        let mut s = Simulator::new(topo, cfg, line_rate(), &flows).unwrap();
+        s.run_quiet();
+        s.finish();
+        assert_eq!(s.counters.flows_completed, 1);
+        assert_eq!(s.counters.delivered_bytes, 400_000);
+        // The source ToR is the first switch; its uplinks follow its 2 host ports.
+        let tor = &s.switches[0];
+        (2..6)
+            .map(|p| tor.ports[p].tx.link.tx_bytes / 1048)
+            .collect::<Vec<u64>>()
+    };
+    let one = run(false);
+    assert_eq!(one.iter().filter(|&&n| n > 0).count(), 1, "{one:?}");
+    assert_eq!(one.iter().sum::<u64>(), 400);
+    let all = run(true);
+    assert!(all.iter().all(|&n| n > 0), "{all:?}");
+    assert_eq!(all.iter().sum::<u64>(), 400);
+    let exp = 100.0;
+    let chi2: f64 = all.iter().map(|&c| (c as f64 - exp).powi(2) / exp).sum();
+    assert!(chi2 < 16.27, "uplink packets {all:?}, chi2 {chi2}");
+}
+
+/// Pull spacing is the pulled packet's wire time on the receiver's link over `pull_rate`,
+/// in picoseconds. 1000 B on the wire at 100 Gb/s: 80 ns. At `pull_rate` 0.99 that is
+/// 80,000 / 0.99 = 80,808.08 ps, rounded up to 80,809 ps (not 80 ns, which would make 0.99
+/// and 1.0 the same run); at 0.5, 160 ns; at 1, the link's own 80 ns.
+#[test]
+fn pull_spacing_is_exact_in_picoseconds() {
+    use crate::scheme::ndp::host::pull_interval_ps;
+    let ser = crate::engine::packet::Framing::Hpcc.ser_ps(1000, 100 * GBPS);
+    assert_eq!(ser, 80_000);
+    assert_eq!(pull_interval_ps(ser, 1.0), 80_000);
+    assert_eq!(pull_interval_ps(ser, 0.99), 80_809);
+    assert_eq!(pull_interval_ps(ser, 0.5), 160_000);
+}

@@ -16,6 +16,7 @@ impl Transport for NdpSender {
                 seq,
                 len: tx.seg_len(seq),
                 retx,
+                entropy: self.entropy(),
             })
     }
 
