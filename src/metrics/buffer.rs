@@ -825,6 +825,33 @@ mod tests {
     }
 
     #[test]
+    fn frozen_tail_keeps_the_end() {
+        // Switch 0 frozen at 5 B from 3 µs until the end at 1 s: the tail is elided (as a
+        // stretch between changes is) but the interval holding the end is kept, at 5 B.
+        let mut m = BufferMonitor::new(2, 10 * US);
+        m.update(0, 3 * US, 5);
+        m.update(1, 4 * US, 2);
+        m.finish_frozen(1_000_000 * US);
+        assert_eq!(m.series(0), &[5, 5, 5]);
+        assert_eq!(m.series(1), &[2, 2, 2]);
+        let lines = m.hpcc_mon_lines();
+        let last: Vec<&str> = lines.lines().rev().take(2).collect();
+        assert_eq!(last, ["999990000 1 2", "999990000 0 5"]);
+        // A short tail: as `finish`.
+        let (mut a, mut b) = (
+            BufferMonitor::new(1, 10 * US),
+            BufferMonitor::new(1, 10 * US),
+        );
+        for m in [&mut a, &mut b] {
+            m.update(0, 3 * US, 5);
+        }
+        a.finish(500 * US);
+        b.finish_frozen(500 * US);
+        assert_eq!(a.series(0), b.series(0));
+        assert_eq!(a.series(0).len(), 50);
+    }
+
+    #[test]
     fn watermark_is_max_not_last() {
         let mut m = BufferMonitor::new(1, 0);
         assert_eq!(m.interval_ps(), DEFAULT_BUFFER_INTERVAL_PS);

@@ -72,6 +72,9 @@ impl Simulator {
     /// nowhere (waiting for a timeout). At most `max_flows` flows are listed, by id; the
     /// rest are counted. `None` when every started flow has finished.
     pub fn stuck_report(&self, max_flows: usize) -> Option<String> {
+        if self.active_flows() == 0 {
+            return None;
+        }
         let now = self.q.now();
         let mut places: BTreeMap<u32, FlowPlace> = BTreeMap::new();
         let mut unfinished = 0usize;
