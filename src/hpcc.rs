@@ -1392,10 +1392,29 @@ pub fn run_config(path: &Path) -> Result<(), String> {
     run_config_with(path, None, true)
 }
 
+/// [`run_config`] with `--on-deadlock`: what the run does when it finds a PFC deadlock
+/// (stop, the default, or continue).
+pub fn run_config_on_deadlock(
+    path: &Path,
+    on_deadlock: crate::sim::OnDeadlock,
+) -> Result<(), String> {
+    run_config_opts(path, None, true, on_deadlock)
+}
+
 /// [`run_config`] with paths relative to `cwd` (`None`: the current directory), and with the
 /// flows and results kept in memory when `stream` is false ([`resolve_with`]): the same
 /// outputs, byte for byte (summary timings and memory aside).
 pub fn run_config_with(path: &Path, cwd: Option<&Path>, stream: bool) -> Result<(), String> {
+    run_config_opts(path, cwd, stream, crate::sim::OnDeadlock::Stop)
+}
+
+/// [`run_config_with`] with the action on a PFC deadlock.
+fn run_config_opts(
+    path: &Path,
+    cwd: Option<&Path>,
+    stream: bool,
+    on_deadlock: crate::sim::OnDeadlock,
+) -> Result<(), String> {
     let text = crate::fsutil::read_text(path)?;
     let (c, warns) = HpccConfig::parse(&text, &path.display().to_string())?;
     for w in warns {
@@ -1442,6 +1461,7 @@ pub fn run_config_with(path: &Path, cwd: Option<&Path>, stream: bool) -> Result<
         sim.bdp_bytes
     ));
     say("Running Simulation.");
+    sim.on_deadlock = on_deadlock;
     let t0 = std::time::Instant::now();
     let stop = sim.cfg.stop_ps;
     let mut cb = crate::report::progress_bar(true, stop);
@@ -1515,6 +1535,15 @@ pub fn run_config_with(path: &Path, cwd: Option<&Path>, stream: bool) -> Result<
         sim.q.events()
     ));
     say(&format!("{wall:.3}"));
+    if let Some((k, v)) = crate::report::deadlock_line(&sim) {
+        tell(&format!("{k}: {v}"));
+    }
+    if let Some(st) = &outcome.stuck {
+        tell(st);
+    }
+    if let Some(d) = &outcome.deadlock {
+        return Err(format!("{}: {d}", path.display()));
+    }
     if let Some(st) = &outcome.stalled {
         return Err(format!("{}: {st}", path.display()));
     }

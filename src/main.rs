@@ -50,6 +50,11 @@ enum Cmd {
         /// Print the summary as JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// What to do when a PFC deadlock (a cycle of paused switch queues that cannot
+        /// drain) is found: `stop` the run, report it and exit with status 3 (after writing
+        /// the outputs), or report it and `continue`.
+        #[arg(long, value_enum, default_value = "stop", value_name = "ACTION")]
+        on_deadlock: OnDeadlockArg,
     },
     /// Check a scenario file without running it (reports every problem with file:line).
     #[command(after_help = EX_VALIDATE)]
@@ -66,6 +71,11 @@ enum Cmd {
     Hpcc {
         /// The HPCC-sim config file. Paths inside are relative to the current directory.
         config: PathBuf,
+        /// What to do when a PFC deadlock (a cycle of paused switch queues that cannot
+        /// drain) is found: `stop` the run, report it and exit with status 3 (after writing
+        /// the outputs), or report it and `continue`.
+        #[arg(long, value_enum, default_value = "stop", value_name = "ACTION")]
+        on_deadlock: OnDeadlockArg,
     },
     /// Generate an HPCC-sim flow file (like HPCC's traffic_gen.py, but seeded): Poisson
     /// arrivals per host at a load, sizes from a CDF, uniform destinations; optionally incasts.
@@ -106,6 +116,24 @@ enum Cmd {
     },
 }
 
+/// `--on-deadlock`: what a run does when it finds a PFC deadlock.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum OnDeadlockArg {
+    /// Report it, stop the run, exit with status 3.
+    Stop,
+    /// Report it and keep running.
+    Continue,
+}
+
+impl From<OnDeadlockArg> for sfc::sim::OnDeadlock {
+    fn from(a: OnDeadlockArg) -> Self {
+        match a {
+            OnDeadlockArg::Stop => sfc::sim::OnDeadlock::Stop,
+            OnDeadlockArg::Continue => sfc::sim::OnDeadlock::Continue,
+        }
+    }
+}
+
 // Examples that end each command's `--help`.
 
 /// Examples after `sfc --help`.
@@ -123,7 +151,8 @@ const EX_RUN: &str = "\
 Examples:
   sfc run                                   # scenarios/default.toml, outputs in out/default/
   sfc run scenarios/incast_star.toml --out results/star
-  sfc run my.toml --set seed=2 --set traffic.0.load=0.7 --json --no-output";
+  sfc run my.toml --set seed=2 --set traffic.0.load=0.7 --json --no-output
+  sfc run ring.toml --on-deadlock continue  # report PFC deadlocks, do not stop (exit status 3 if stopped)";
 
 /// Examples after `sfc validate --help`.
 const EX_VALIDATE: &str = "\
@@ -135,7 +164,8 @@ Examples:
 const EX_HPCC: &str = "\
 Examples:
   cd simulation && sfc hpcc mix/config.txt  # reads mix/topology.txt, mix/flow.txt; writes mix/fct.txt
-  sfc hpcc mix/config.txt > run.log         # HPCC-sim's stdout lines; warnings stay on stderr";
+  sfc hpcc mix/config.txt > run.log         # HPCC-sim's stdout lines; warnings stay on stderr
+  sfc hpcc mix/config.txt --on-deadlock continue  # report PFC deadlocks, keep running";
 
 /// Examples after `sfc trace --help`.
 const EX_TRACE: &str = "\
@@ -350,12 +380,16 @@ fn main() -> ExitCode {
             sets,
             no_output,
             json,
-        } => cmd_run(scenario, out, sets, no_output, json),
+            on_deadlock,
+        } => cmd_run(scenario, out, sets, no_output, json, on_deadlock.into()),
         Cmd::Validate { scenario, sets } => {
             sfc::process::set_interrupt_note("");
             cmd_validate(scenario, sets)
         }
-        Cmd::Hpcc { config } => {
+        Cmd::Hpcc {
+            config,
+            on_deadlock,
+        } => {
             // `sfc hpcc config.txt | head -1`: HPCC-sim's stdout lines come before and after
             // the simulation; a closed pipe must not kill the run before it writes its output
             // files. With SIGPIPE ignored, writes to the closed stdout fail (and are ignored
@@ -365,7 +399,7 @@ fn main() -> ExitCode {
             unsafe {
                 libc::signal(libc::SIGPIPE, libc::SIG_IGN);
             }
-            sfc::hpcc::run_config(&config)
+            sfc::hpcc::run_config_on_deadlock(&config, on_deadlock.into())
         }
         Cmd::Bench {
             quick,
@@ -421,7 +455,11 @@ fn main() -> ExitCode {
             for l in sfc::units::shorten_long_numbers(&e).lines() {
                 let _ = writeln!(err, "error: {l}");
             }
-            ExitCode::FAILURE
+            if sfc::runguard::deadlock_stopped() {
+                ExitCode::from(sfc::runguard::DEADLOCK_EXIT_STATUS)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }
@@ -450,6 +488,8 @@ struct RunRequest {
     no_output: bool,
     /// `--json`: print the summary as JSON instead of the table.
     json: bool,
+    /// `--on-deadlock`.
+    on_deadlock: sfc::sim::OnDeadlock,
 }
 
 impl RunRequest {
@@ -484,6 +524,7 @@ fn cmd_run(
     sets: Vec<String>,
     no_output: bool,
     json: bool,
+    on_deadlock: sfc::sim::OnDeadlock,
 ) -> Result<(), String> {
     let (text, label, dir) = match &scenario {
         Some(p) => (
@@ -507,6 +548,7 @@ fn cmd_run(
         out,
         no_output,
         json,
+        on_deadlock,
     };
     if variants.is_empty() {
         run_single(&req)
@@ -550,6 +592,7 @@ fn run_single(req: &RunRequest) -> Result<(), String> {
             out_dir: out_dir.clone(),
             progress: true,
             stream_results: true,
+            on_deadlock: req.on_deadlock,
         },
     )
     .map_err(|e| format!("{label}: {e}"))?;
@@ -566,6 +609,9 @@ fn run_single(req: &RunRequest) -> Result<(), String> {
     }
     if let Some(n) = &r.note {
         eprintln!("{label}: {n}");
+    }
+    if let Some(st) = &r.outcome.stuck {
+        eprintln!("{label}: {st}");
     }
     match r.failure {
         Some(f) => Err(format!("{label}: {f}")),
@@ -606,7 +652,7 @@ fn run_variants(req: &RunRequest, variants: &[(String, Vec<String>)]) -> Result<
     if let Some(b) = &base {
         prepare_variant_outputs(req, b, &scenarios)?;
     }
-    let results = run_variant_jobs(scenarios, base.as_deref(), jobs, label);
+    let results = run_variant_jobs(scenarios, base.as_deref(), jobs, label, req.on_deadlock);
     let mut cols = Vec::new();
     let mut summaries = serde_json::Map::new();
     for ((vname, _), r) in variants.iter().zip(results) {
@@ -617,6 +663,9 @@ fn run_variants(req: &RunRequest, variants: &[(String, Vec<String>)]) -> Result<
     for (n, r) in &cols {
         if let Some(note) = &r.note {
             eprintln!("{label} [{n}]: {note}");
+        }
+        if let Some(st) = &r.stuck {
+            eprintln!("{label} [{n}]: {st}");
         }
     }
     let failures: Vec<String> = cols
@@ -720,6 +769,7 @@ fn run_variant_jobs(
     base: Option<&std::path::Path>,
     jobs: usize,
     label: &str,
+    on_deadlock: sfc::sim::OnDeadlock,
 ) -> Vec<Option<Result<VariantRow, String>>> {
     let mut results: Vec<Option<Result<VariantRow, String>>> =
         (0..scenarios.len()).map(|_| None).collect();
@@ -738,6 +788,7 @@ fn run_variant_jobs(
                         out_dir: base.map(|b| b.join(&vname)),
                         progress: false,
                         stream_results: true,
+                        on_deadlock,
                     };
                     let r = sfc::report::run_stream(s, flows, &opts)
                         .map(|r| VariantRow::of(&r))
@@ -770,6 +821,13 @@ fn print_side_by_side(name: &str, cols: &[(String, VariantRow)]) {
             line.push_str(&format!(" {:>w$}", r.cells[k]));
         }
         println!("{line}");
+        if *row == "PFC pauses" && cols.iter().any(|(_, r)| r.deadlocks > 0) {
+            let mut line = format!("  {:<21}", "PFC deadlocks");
+            for (_, r) in cols {
+                line.push_str(&format!(" {:>w$}", r.deadlocks));
+            }
+            println!("{line}");
+        }
     }
 }
 
@@ -781,6 +839,10 @@ struct VariantRow {
     cells: Vec<String>,
     failure: Option<String>,
     note: Option<String>,
+    /// Where the unfinished flows' packets are ([`sfc::runguard::Outcome::stuck`]).
+    stuck: Option<String>,
+    /// PFC deadlocks found.
+    deadlocks: u64,
 }
 
 impl VariantRow {
@@ -814,6 +876,8 @@ impl VariantRow {
             cells,
             failure: r.failure.clone(),
             note: r.note.clone(),
+            stuck: r.outcome.stuck.clone(),
+            deadlocks: r.sim.deadlocks().count,
         }
     }
 }

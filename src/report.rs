@@ -34,6 +34,8 @@ pub struct RunOptions {
     /// with OnRamp, PB-FS or NDP ([`Simulator::stream_results`]). [`RunResult::sim`] then
     /// holds no record.
     pub stream_results: bool,
+    /// What the run does when it finds a PFC deadlock (`--on-deadlock`).
+    pub on_deadlock: crate::sim::OnDeadlock,
 }
 
 /// Items the external sorts of the statistics hold in memory at once (16–32 B each: about
@@ -257,6 +259,12 @@ pub fn summary_json(sim: &Simulator, stats: &RunStats, name: &str, wall: f64) ->
         for (name, section) in sim.scheme_summaries() {
             o.insert(name.into(), section);
         }
+        // PFC deadlocks found (with PFC on only).
+        if let Some(pfc) = o.get_mut("pfc").and_then(|v| v.as_object_mut())
+            && pfc.get("enabled") == Some(&serde_json::Value::Bool(true))
+        {
+            pfc.insert("deadlocks".into(), sim.deadlocks().summary());
+        }
     }
     v
 }
@@ -328,6 +336,7 @@ fn run_with(
     } else {
         None
     };
+    sim.on_deadlock = opts.on_deadlock;
     let t0 = Instant::now();
     let mut cb = progress_bar(opts.progress, stop);
     let outcome = crate::runguard::run_watched(&mut sim, &mut cb);
@@ -583,11 +592,27 @@ fn hold_on_lossy_links_warning(sim: &Simulator) -> Option<String> {
     })
 }
 
+/// The stdout summary's line about PFC deadlocks, when the run found some: their number
+/// and the first one's time and cycle.
+pub fn deadlock_line(sim: &Simulator) -> Option<(String, String)> {
+    let d = sim.deadlocks();
+    let first = d.found.first()?;
+    Some((
+        "PFC deadlocks".into(),
+        format!(
+            "{} (first at {}: {})",
+            d.count,
+            fmt_time(first.detected_ps),
+            first.cycle_text()
+        ),
+    ))
+}
+
 /// The `extra` lines of the stdout summary table.
 pub fn extra_lines(r: &RunResult) -> Vec<(String, String)> {
     let s = &r.sim;
     let ev = s.q.events();
-    vec![
+    let mut lines = vec![
         ("sim time".into(), fmt_time(s.q.now())),
         ("peak buffer".into(), fmt_bytes(s.peak_buffer_bytes())),
         (
@@ -629,7 +654,16 @@ pub fn extra_lines(r: &RunResult) -> Vec<(String, String)> {
                 s.counters.packet_hops as f64 / r.wall_seconds.max(1e-9) / 1e6
             ),
         ),
-    ]
+    ];
+    if let Some(l) = deadlock_line(s) {
+        // After the PFC pauses.
+        let at = lines
+            .iter()
+            .position(|l| l.0 == "PFC pauses")
+            .map_or(0, |i| i + 1);
+        lines.insert(at, l);
+    }
+    lines
 }
 
 /// Default size bins.

@@ -506,8 +506,29 @@ pub struct Outcome {
     pub flows_not_started: u64,
     /// Why the run was stopped early for lack of progress, if it was.
     pub stalled: Option<String>,
+    /// The PFC deadlock the run was stopped for, if it was
+    /// ([`crate::sim::OnDeadlock::Stop`]).
+    pub deadlock: Option<String>,
+    /// Where the packets of the flows left unfinished are
+    /// ([`Simulator::stuck_report`]); `None` when every started flow finished.
+    pub stuck: Option<String>,
     /// Simulated time at the end, picoseconds.
     pub end_ps: u64,
+}
+
+/// Exit status of `sfc run` / `sfc hpcc` when a run was stopped for a PFC deadlock (1 is any
+/// other failure, 130 an interrupt).
+pub const DEADLOCK_EXIT_STATUS: u8 = 3;
+
+/// Flows [`Outcome::stuck`] lists (the rest are counted).
+pub const STUCK_FLOWS_LISTED: usize = 10;
+
+static DEADLOCK_STOPPED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Some run of this process was stopped for a PFC deadlock ([`run_watched`]): the process
+/// exits with [`DEADLOCK_EXIT_STATUS`].
+pub fn deadlock_stopped() -> bool {
+    DEADLOCK_STOPPED.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 impl Outcome {
@@ -519,7 +540,8 @@ impl Outcome {
     /// A note for stderr when a deliberate `stop` (at `stop_ps`) left flows unfinished: not a
     /// failure, but never silent.
     pub fn stop_note(&self, stop_set: bool) -> Option<String> {
-        (stop_set && self.stalled.is_none() && self.incomplete() > 0).then(|| {
+        let unexplained = self.stalled.is_none() && self.deadlock.is_none();
+        (stop_set && unexplained && self.incomplete() > 0).then(|| {
             format!(
                 "note: the run stopped at `stop` = {} with {} of {} flows completed ({} unfinished, {} of them never started); their FCTs are missing from fct.txt and empty in flows.csv",
                 fmt_time(self.end_ps),
@@ -534,6 +556,9 @@ impl Outcome {
     /// The failure to report (stderr, exit status), if any: a stalled run always; a run with
     /// incomplete flows unless `stop` was set deliberately (then they are expected).
     pub fn failure(&self, stop_set: bool) -> Option<String> {
+        if let Some(d) = &self.deadlock {
+            return Some(d.clone());
+        }
         if let Some(s) = &self.stalled {
             return Some(s.clone());
         }
@@ -566,35 +591,88 @@ pub fn stall_window_ps(net: &NetConfig) -> u64 {
 /// skipped at no cost. Results are identical to one `run` call: a slice ends between events.
 /// A run streaming its results stops at the end of the slice in which writing a record failed
 /// ([`Simulator::results_error`]).
+///
+/// With lossless PFC, slices are at most [`Simulator::deadlock_period_ps`] long and each is
+/// followed by a PFC deadlock check ([`Simulator::check_deadlocks`]); so is the end of a run
+/// whose event list ran out before `stop` (its queues stay as they are until `stop`). A
+/// deadlock is reported on stderr and, with [`crate::sim::OnDeadlock::Stop`] (the default),
+/// stops the run ([`Outcome::deadlock`]). A run that ends stuck — stopped for a deadlock or
+/// for lack of progress, or out of events before `stop` with flows unfinished — has its
+/// buffer and queue monitors sample until its end ([`Simulator::monitor_until`]), and
+/// [`Outcome::stuck`] says where the unfinished flows' packets are.
 pub fn run_watched(sim: &mut Simulator, progress: &mut dyn FnMut(&Progress)) -> Outcome {
     let stop = sim.cfg.stop_ps;
     let window = stall_window_ps(&sim.cfg);
+    let period = sim.deadlock_period_ps();
+    // The watchdog looks at the run every `slice`; with lossless PFC the run is checked for
+    // deadlocks every `fine` (at most `slice`) in between. The watchdog's slices are those
+    // of a run without the checks, so its verdicts are too.
     let slice = (window / 10).max(US);
+    let fine = period.map_or(slice, |p| p.min(slice));
+    let stop_on_deadlock = sim.on_deadlock == crate::sim::OnDeadlock::Stop;
     let mut delivered = sim.counters.delivered_bytes;
     let mut completed = sim.counters.flows_completed;
     let mut last_progress = sim.q.now();
     let mut stalled = None;
-    while let Some(next) = sim.q.peek_time() {
-        if next > stop {
-            break;
+    let mut deadlock = None;
+    let mut reported = 0;
+    // Report the deadlocks found since the last call; the first stops the run if asked to.
+    let mut report_new = |sim: &Simulator, deadlock: &mut Option<String>| {
+        let d = sim.deadlocks();
+        for x in d.found.iter().skip(reported) {
+            eprintln!("{}", x.describe());
         }
-        let end = next.max(sim.q.now()).saturating_add(slice).min(stop);
-        sim.cfg.stop_ps = end;
-        sim.run(progress);
-        if sim.all_flows_done() {
-            break;
+        reported = d.found.len();
+        if stop_on_deadlock && d.count > 0 && deadlock.is_none() {
+            let first = d.found.first().map(|x| x.describe()).unwrap_or_default();
+            *deadlock = Some(format!(
+                "{first}; the run was stopped (`--on-deadlock continue` keeps it running)"
+            ));
         }
-        if sim.results_error().is_some() {
-            // The records can no longer be written (a full disk): going on would only waste
-            // the time; the caller reports the error.
-            break;
+    };
+    // End of the watchdog's current slice.
+    let mut slice_end: Option<u64> = None;
+    loop {
+        let next = sim.q.peek_time().filter(|&t| t <= stop);
+        let ce = match (slice_end, next) {
+            (Some(c), _) => c,
+            (None, Some(n)) => {
+                *slice_end.insert(n.max(sim.q.now()).saturating_add(slice).min(stop))
+            }
+            (None, None) => break,
+        };
+        if let Some(n) = next {
+            let end = n.max(sim.q.now()).saturating_add(fine).min(ce);
+            sim.cfg.stop_ps = end;
+            sim.run(progress);
+            if sim.all_flows_done() {
+                break;
+            }
+            if sim.results_error().is_some() {
+                // The records can no longer be written (a full disk): going on would only
+                // waste the time; the caller reports the error.
+                break;
+            }
+            // The switches stay as they are from the last event to the next one.
+            let frozen_until = sim.q.peek_time().map_or(stop, |t| t.min(stop));
+            if period.is_some() && sim.check_deadlocks(sim.q.now(), frozen_until) > 0 {
+                report_new(sim, &mut deadlock);
+                if deadlock.is_some() {
+                    sim.monitor_until(sim.deadlocks().found[0].detected_ps);
+                    break;
+                }
+            }
+            if end < ce {
+                continue;
+            }
         }
+        slice_end = None;
         let moved =
             sim.counters.delivered_bytes != delivered || sim.counters.flows_completed != completed;
         delivered = sim.counters.delivered_bytes;
         completed = sim.counters.flows_completed;
-        let now = end;
-        // Flows started and unfinished: those with QP state (every start at or before `end`
+        let now = ce;
+        // Flows started and unfinished: those with QP state (every start at or before `ce`
         // has run).
         let active = moved || sim.active_flows() > 0;
         if moved || !active {
@@ -610,14 +688,34 @@ pub fn run_watched(sim: &mut Simulator, progress: &mut dyn FnMut(&Progress)) -> 
                 sim.counters.timeouts,
                 sim.scheme_stat("pfc", "pauses"),
             ));
+            sim.monitor_until(sim.q.now());
             break;
         }
-        if end >= stop {
+        if ce >= stop {
             break;
         }
     }
+    let ran_out = sim.q.peek_time().is_none_or(|t| t > stop);
+    if ran_out && deadlock.is_none() && stalled.is_none() && !sim.all_flows_done() {
+        // No event before `stop`: the queues stay as they are until then.
+        if period.is_some() && sim.check_deadlocks(sim.q.now(), stop) > 0 {
+            report_new(sim, &mut deadlock);
+        }
+        let end = match &deadlock {
+            Some(_) => sim.deadlocks().found[0].detected_ps,
+            None if stop != u64::MAX => stop,
+            None => sim.q.now(),
+        };
+        if sim.active_flows() > 0 {
+            sim.monitor_until(end);
+        }
+    }
+    if deadlock.is_some() {
+        DEADLOCK_STOPPED.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
     sim.cfg.stop_ps = stop;
     let end_ps = sim.q.now();
+    let stuck = sim.stuck_report(STUCK_FLOWS_LISTED);
     // Flows a stream still holds start after the end: their records exist, never started.
     sim.take_remaining_flows();
     Outcome {
@@ -625,6 +723,8 @@ pub fn run_watched(sim: &mut Simulator, progress: &mut dyn FnMut(&Progress)) -> 
         flows_completed: sim.counters.flows_completed,
         flows_not_started: sim.flows_not_started(end_ps),
         stalled,
+        deadlock,
+        stuck,
         end_ps,
     }
 }

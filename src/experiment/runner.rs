@@ -338,6 +338,7 @@ fn run_point(exp: &Experiment, base: &Path, p: &Point) -> Result<(), String> {
             out_dir: Some(d),
             progress: false,
             stream_results: true,
+            on_deadlock: Default::default(),
         },
     )
     .map_err(|e| format!("{label}: {e}"))?;

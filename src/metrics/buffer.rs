@@ -16,7 +16,10 @@
 //! settled level, cost no memory and no output rows. The `time_ns` column stays exact, so a
 //! reader sees the jump; a regular grid is recovered with a forward fill (pandas:
 //! `reindex(...).ffill()`). The buffer CDF counts the kept samples only. The run's end
-//! likewise: a run that ends long after the last change keeps only that one settled interval.
+//! likewise: a run that ends long after the last change keeps only that one settled interval;
+//! a stuck run (a PFC deadlock, or no event left before `stop` with flows unfinished) also
+//! keeps the interval holding its end ([`BufferMonitor::finish_frozen`]), so queues frozen
+//! until then show.
 //!
 //! Storage: one `u32` per (series, interval), holding **exact bytes** saturated at
 //! `u32::MAX` (≈ 4.29 GB, far above any switch buffer). One simulated second at the default
@@ -228,6 +231,27 @@ impl Watermarks {
         }
     }
 
+    /// [`Self::finish`] for a run whose levels stay frozen until `end_ps` (a stuck run): a
+    /// long idle tail is elided as a stretch between changes is (one interval at the settled
+    /// level kept, then a jump), and the interval holding the end is kept too, so the frozen
+    /// levels show up to the end.
+    fn finish_frozen(&mut self, end_ps: u64) {
+        let iv = self.interval_ps;
+        if self.any_update && end_ps > self.origin_ps {
+            let next = (end_ps - 1 - self.origin_ps) / iv;
+            let last = self.last_ps.saturating_sub(self.origin_ps) / iv;
+            if next > last + 1 + IDLE_SKIP_INTERVALS {
+                self.skip_idle(end_ps - 1);
+                let stored = (next + 1).saturating_sub(self.skipped);
+                for t in &mut self.tracks {
+                    t.roll_to(iv, stored);
+                }
+                return;
+            }
+        }
+        self.finish(end_ps);
+    }
+
     fn series(&self, i: usize) -> &[u32] {
         self.tracks.get(i).map_or(&[], |t| &t.series)
     }
@@ -347,6 +371,14 @@ impl BufferMonitor {
     /// last possibly covering a partial interval.
     pub fn finish(&mut self, end_ps: u64) {
         self.w.finish(end_ps);
+    }
+
+    /// [`Self::finish`] for a stuck run whose levels stay frozen until `end_ps` (a PFC
+    /// deadlock, or no event left before the run's `stop`): the series reach the interval
+    /// holding `end_ps` even after a long idle tail (elided as an idle stretch between
+    /// changes is, see the module docs), so the frozen levels show up to the end.
+    pub fn finish_frozen(&mut self, end_ps: u64) {
+        self.w.finish_frozen(end_ps);
     }
 
     /// Closed-interval watermarks of switch `sw`, bytes (saturated at `u32::MAX`); element `k`
@@ -470,6 +502,11 @@ impl QueueSampler {
     /// Close all intervals up to `end_ps` (see [`BufferMonitor::finish`]).
     pub fn finish(&mut self, end_ps: u64) {
         self.w.finish(end_ps);
+    }
+
+    /// [`BufferMonitor::finish_frozen`] for the queue series.
+    pub fn finish_frozen(&mut self, end_ps: u64) {
+        self.w.finish_frozen(end_ps);
     }
 
     /// Closed-interval watermarks of key `key`, bytes (saturated at `u32::MAX`).
@@ -785,6 +822,33 @@ mod tests {
         m.update(0, 5000 * US + 1, 6);
         m.finish(5000 * US + 2);
         assert_eq!(m.series(0).len(), 501);
+    }
+
+    #[test]
+    fn frozen_tail_keeps_the_end() {
+        // Switch 0 frozen at 5 B from 3 µs until the end at 1 s: the tail is elided (as a
+        // stretch between changes is) but the interval holding the end is kept, at 5 B.
+        let mut m = BufferMonitor::new(2, 10 * US);
+        m.update(0, 3 * US, 5);
+        m.update(1, 4 * US, 2);
+        m.finish_frozen(1_000_000 * US);
+        assert_eq!(m.series(0), &[5, 5, 5]);
+        assert_eq!(m.series(1), &[2, 2, 2]);
+        let lines = m.hpcc_mon_lines();
+        let last: Vec<&str> = lines.lines().rev().take(2).collect();
+        assert_eq!(last, ["999990000 1 2", "999990000 0 5"]);
+        // A short tail: as `finish`.
+        let (mut a, mut b) = (
+            BufferMonitor::new(1, 10 * US),
+            BufferMonitor::new(1, 10 * US),
+        );
+        for m in [&mut a, &mut b] {
+            m.update(0, 3 * US, 5);
+        }
+        a.finish(500 * US);
+        b.finish_frozen(500 * US);
+        assert_eq!(a.series(0), b.series(0));
+        assert_eq!(a.series(0).len(), 50);
     }
 
     #[test]

@@ -37,6 +37,9 @@ use crate::units::NS;
 use crate::workload::FlowSpec;
 use crate::workload::stream::FlowStream;
 
+mod stuck;
+pub use stuck::OnDeadlock;
+
 /// Which arena a node id refers to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NodeRef {
@@ -172,6 +175,14 @@ pub struct Simulator {
     link_rng: Rng,
     /// Some link has a nonzero error rate (otherwise arrivals skip the error model).
     link_errors: bool,
+    /// PFC deadlocks found ([`Self::check_deadlocks`]).
+    pub(crate) deadlock: crate::scheme::pfc::deadlock::Detector,
+    /// Deadlock checking period, picoseconds; `None` without lossless PFC.
+    deadlock_period: Option<u64>,
+    /// What a run does when it finds a PFC deadlock ([`crate::runguard::run_watched`]).
+    pub on_deadlock: OnDeadlock,
+    /// A stuck run's monitors sample until this time ([`Self::monitor_until`]).
+    monitor_end_ps: Option<u64>,
 }
 
 /// How many events ahead of the one executing the event loop prefetches a packet slot.
@@ -925,7 +936,12 @@ impl Simulator {
             host_schemes,
             outbox: Outbox::new(),
             host_out: Outbox::new(),
+            deadlock: Default::default(),
+            deadlock_period: None,
+            on_deadlock: OnDeadlock::default(),
+            monitor_end_ps: None,
         };
+        sim.deadlock_period = crate::scheme::pfc::deadlock::Detector::period_ps(&sim.switches);
         if sim.cfg.schemes.ndp.enabled {
             crate::scheme::ndp::host::install_wrr(&mut sim.cfg, &mut sim.switches);
         }
@@ -1305,7 +1321,7 @@ impl Simulator {
             NodeRef::Switch(ps) => {
                 let pk = self.arena.get(p);
                 if pk.is_hop_by_hop() {
-                    // A hop-by-hop frame (PFC pause, CBFC credit update): consumed at the
+                    // A hop-by-hop frame (PFC or BFC pause, CBFC credit update): consumed at the
                     // next switch, never routed.
                     NO_EGRESS
                 } else {
@@ -1591,12 +1607,21 @@ impl Simulator {
         self.take_remaining_flows();
         let end = self.q.now();
         self.schemes_finish();
-        self.buffer_mon.finish(end);
+        match self.monitor_end_ps {
+            // A stuck run: the frozen queues show until its end.
+            Some(e) => {
+                self.buffer_mon.finish_frozen(e.max(end));
+                self.queue_mon.finish_frozen(e.max(end));
+            }
+            None => {
+                self.buffer_mon.finish(end);
+                self.queue_mon.finish(end);
+            }
+        }
         self.throughput.finish(end);
         if let Some(m) = &mut self.sender_throughput {
             m.finish(end);
         }
-        self.queue_mon.finish(end);
         // With every flow finished, the QP state and controller slots, the flow → slot map
         // (4 B per flow) and, with no packet alive, the packet slots are no longer needed:
         // freed before the statistics and output files are made.

@@ -19,6 +19,8 @@ impl WireHeader for BfcHdr {
         scheme: SchemeId::Bfc as u8,
         kind: 0,
     };
+    /// Hop-by-hop: consumed by the upstream neighbour it is sent to.
+    const HOP_BY_HOP: bool = true;
     fn encode(&self, w: &mut HdrWriter<'_>) {
         w.u16(self.bits);
         w.u8(self.hashes);

@@ -24,6 +24,7 @@
 //! HPCC-sim's `pfc_a_shift`. Pure state, no I/O: the forwarding path calls it and sends the
 //! frames.
 
+pub mod deadlock;
 pub mod host;
 pub mod switch;
 
@@ -357,6 +358,8 @@ pub struct PauseTimes {
     since: Vec<u64>,
     /// Total time (port, priority) pairs spent paused, picoseconds (closed intervals).
     pub paused_ps: u64,
+    /// (port, priority) pairs paused now (a received pause in force).
+    held: u32,
     /// Frames received, with the event number (global order) they arrived in.
     pub log: Vec<(u64, PfcRecord)>,
 }
@@ -421,6 +424,7 @@ impl PauseTimes {
             until: vec![0; ports * nq],
             since: vec![0; ports * nq],
             paused_ps: 0,
+            held: 0,
             log: Vec::new(),
         }
     }
@@ -460,6 +464,9 @@ impl PauseTimes {
             if !self.is_paused(tx, at.slot, q) {
                 self.since[i] = now_ps;
             }
+            if self.until[i] == 0 {
+                self.held += 1;
+            }
             self.until[i] = until;
             tx.paused_mask |= self.mask(q);
             Received::Paused((until != u64::MAX).then_some(until))
@@ -474,6 +481,9 @@ impl PauseTimes {
     fn unpause(&mut self, tx: &mut TxPort, slot: usize, q: usize, now_ps: u64) {
         let i = slot * self.nq + q;
         tx.paused_mask &= !self.mask(q);
+        if self.until[i] != 0 {
+            self.held -= 1;
+        }
         self.until[i] = 0;
         self.paused_ps += now_ps - self.since[i];
     }
@@ -488,6 +498,24 @@ impl PauseTimes {
         } else {
             false
         }
+    }
+
+    /// (port, priority) pairs with a received pause in force now.
+    #[inline]
+    pub fn held(&self) -> u32 {
+        self.held
+    }
+
+    /// Since when priority `q` of the port in state slot `slot` has been paused without a
+    /// break, picoseconds; `None` if no received pause of it is in force.
+    pub fn paused_since(&self, slot: usize, q: usize) -> Option<u64> {
+        let i = slot * self.nq + q;
+        (q < self.nq && self.until.get(i).is_some_and(|&u| u != 0)).then(|| self.since[i])
+    }
+
+    /// Priorities per port.
+    pub fn priorities(&self) -> usize {
+        self.nq
     }
 
     /// Close the paused-time intervals of the port in state slot `slot` still open at

@@ -1,0 +1,167 @@
+//! A stuck run: PFC deadlock checks ([`crate::scheme::pfc::deadlock`]) and where the packets
+//! of unfinished flows are at the end.
+
+use std::collections::BTreeMap;
+
+use super::{NodeRef, Simulator};
+use crate::scheme::pfc::deadlock::{Detector, QueueRef};
+
+/// What a run does when it finds a PFC deadlock.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OnDeadlock {
+    /// Report it and stop the run (the default; `sfc` exits with
+    /// [`crate::runguard::DEADLOCK_EXIT_STATUS`]).
+    #[default]
+    Stop,
+    /// Report it and keep running (`--on-deadlock continue`).
+    Continue,
+}
+
+/// Where the packets of one unfinished flow are.
+#[derive(Default)]
+struct FlowPlace {
+    /// Packets queued at switches.
+    packets: u64,
+    /// The first switch queue holding one (by node, port, priority).
+    at: Option<QueueRef>,
+}
+
+impl Simulator {
+    /// How often the run checks for PFC deadlocks, picoseconds
+    /// ([`Detector::period_ps`]); `None` when no switch runs lossless PFC.
+    pub fn deadlock_period_ps(&self) -> Option<u64> {
+        self.deadlock_period
+    }
+
+    /// The PFC deadlocks found so far.
+    pub fn deadlocks(&self) -> &Detector {
+        &self.deadlock
+    }
+
+    /// Look for new PFC deadlocks at `now_ps`, the switch state being known not to change
+    /// before `horizon_ps` ([`Detector::check`]); returns how many were found. Costs one
+    /// counter read per switch when no pause is in force.
+    pub fn check_deadlocks(&mut self, now_ps: u64, horizon_ps: u64) -> usize {
+        if self.deadlock_period.is_none() {
+            return 0;
+        }
+        let nodes = &self.nodes;
+        self.deadlock.check(
+            &self.switches,
+            &self.arena,
+            |n| match nodes.get(n as usize) {
+                Some(NodeRef::Switch(s)) => Some(*s as usize),
+                _ => None,
+            },
+            now_ps,
+            horizon_ps,
+        )
+    }
+
+    /// The buffer and queue monitors of a stuck run sample until `end_ps` (the detection of
+    /// a deadlock, or the run's `stop` when no event was left before it): see
+    /// [`crate::metrics::buffer::BufferMonitor::finish_frozen`]. Call before
+    /// [`Self::finish`].
+    pub fn monitor_until(&mut self, end_ps: u64) {
+        self.monitor_end_ps = Some(end_ps);
+    }
+
+    /// Unfinished flows that have started, and where their packets are: queued at which
+    /// switch queue (and paused by which node), or at the sender's NIC (paused or not), or
+    /// nowhere (waiting for a timeout). At most `max_flows` flows are listed, by id; the
+    /// rest are counted. `None` when every started flow has finished.
+    pub fn stuck_report(&self, max_flows: usize) -> Option<String> {
+        if self.active_flows() == 0 {
+            return None;
+        }
+        let now = self.q.now();
+        let mut places: BTreeMap<u32, FlowPlace> = BTreeMap::new();
+        let mut unfinished = 0usize;
+        for (f, fl) in self.flows.iter_resident() {
+            if fl.finished() || fl.start_ps > now {
+                continue;
+            }
+            unfinished += 1;
+            if places.len() < max_flows {
+                places.insert(f as u32, FlowPlace::default());
+            }
+        }
+        if unfinished == 0 {
+            return None;
+        }
+        // One pass over the switch queues, in node, port and priority order.
+        for sw in &self.switches {
+            for (p, ep) in sw.ports.iter().enumerate() {
+                for (q, queue) in ep.queues.iter().enumerate() {
+                    for &x in &queue.pkts {
+                        let pk = self.arena.get(x);
+                        if pk.is_hop_by_hop() {
+                            continue;
+                        }
+                        if let Some(place) = places.get_mut(&pk.flow) {
+                            place.packets += 1;
+                            place.at.get_or_insert(QueueRef {
+                                node: sw.node,
+                                port: p as u16,
+                                prio: q as u8,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        let mut lines = Vec::new();
+        for (&f, place) in &places {
+            let fl = &self.flows[f as usize];
+            let delivered = self.delivered_bytes(f as usize);
+            let head = format!(
+                "flow {f} ({} -> {}, {} of {} B delivered)",
+                fl.src, fl.dst, delivered, fl.size_bytes
+            );
+            let at = match place.at {
+                Some(q) => {
+                    let tx = &self.switches[self.switch_index(q.node)].ports[q.port as usize].tx;
+                    let by = if tx.paused(q.prio as usize) {
+                        format!(", paused by {}", tx.link.peer)
+                    } else {
+                        String::new()
+                    };
+                    format!(
+                        "{} packets queued at switches, first at {q}{by}",
+                        place.packets
+                    )
+                }
+                None => {
+                    let h = self.host_index(fl.src);
+                    let tx = &self.hosts[h].tx;
+                    if tx.paused(fl.prio as usize) {
+                        format!(
+                            "no packet queued at switches; its NIC (host {}) is paused by {}",
+                            fl.src, tx.link.peer
+                        )
+                    } else {
+                        "no packet queued at switches (waiting for its sender or a timeout)"
+                            .to_string()
+                    }
+                }
+            };
+            lines.push(format!("  {head}: {at}"));
+        }
+        let more = unfinished - places.len();
+        if more > 0 {
+            lines.push(format!("  … and {more} more"));
+        }
+        Some(format!(
+            "{unfinished} started flows did not finish; where their packets are:\n{}",
+            lines.join("\n")
+        ))
+    }
+
+    /// Switch index of node `node` (which must be a switch).
+    fn switch_index(&self, node: u32) -> usize {
+        match self.nodes[node as usize] {
+            NodeRef::Switch(s) => s as usize,
+            NodeRef::Host(_) => panic!("node {node} is not a switch"),
+        }
+    }
+}
