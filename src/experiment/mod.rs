@@ -202,6 +202,51 @@ pub struct Experiment {
     /// none: they name the default output directory (`NAME[-quick]-seedsA-B-C`) and the
     /// report's command line.
     pub seeds_override: Vec<u64>,
+    /// The `[scenario]` table as the experiment file writes it, every other line blank, its
+    /// headers without `scenario.` (`[topology]`): the same scenario as
+    /// [`Experiment::scenario_text`], whose lines are the file's, so that checking a point
+    /// ([`runner::validate`]) cites the file's lines. `None` when the table cannot be cut out
+    /// line by line (dotted `scenario.x = …` keys, a header inside a multi-line value).
+    pub scenario_lines: Option<String>,
+}
+
+/// The `[scenario]` table of the experiment file `text` as a scenario whose lines are the
+/// file's (see [`Experiment::scenario_lines`]); `None` unless it reads back equal to `table`.
+fn scenario_lines(text: &str, table: &toml::Table) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut inside = false;
+    for line in text.lines() {
+        let t = line.trim();
+        if t.starts_with('[') {
+            let (open, close) = if t.starts_with("[[") {
+                ("[[", "]]")
+            } else {
+                ("[", "]")
+            };
+            let name = t[open.len()..]
+                .split(close)
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string();
+            if name == "scenario" {
+                inside = true;
+                out.push('\n');
+                continue;
+            }
+            if let Some(rest) = name.strip_prefix("scenario.") {
+                inside = true;
+                out.push_str(&format!("{open}{rest}{close}\n"));
+                continue;
+            }
+            inside = false;
+        }
+        if inside {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    (out.parse::<toml::Table>().ok()? == *table).then_some(out)
 }
 
 #[derive(Deserialize)]
@@ -443,6 +488,7 @@ fn check_point_ids(raw: &RawExperiment, sweep: &Sweep, source: &str) -> Result<(
         source: source.to_string(),
         seed_override: None,
         seeds_override: Vec::new(),
+        scenario_lines: None,
     };
     for quick in [false, true] {
         let mut seen: std::collections::HashMap<String, runner::Point> = Default::default();
@@ -646,9 +692,11 @@ impl Experiment {
                 }
             }
         }
+        let scenario_lines = scenario_lines(text, &raw.scenario);
         Ok(Experiment {
             meta: raw.experiment,
             scenario_text,
+            scenario_lines,
             sweep,
             quick: raw.quick,
             plots: raw.plot,

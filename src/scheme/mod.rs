@@ -900,6 +900,10 @@ macro_rules! schemes {
                 let mut errs = Vec::new();
                 $($(
                     if let Err(e) = <$cfg as SchemeConfig>::resolve(&mut c.$f, raws.$f, f) {
+                        // A table read part-way would feed the later checks values the user
+                        // did not give (BFC on with the default queue count): its defaults
+                        // instead, so its one error is the only one.
+                        c.$f = Default::default();
                         errs.push(e);
                     }
                 )?)*
