@@ -201,49 +201,97 @@ fn mask_lines(bytes: &[u8], volatile: impl Fn(&str) -> bool) -> Vec<u8> {
 }
 
 /// The sweep, killed at seeded pseudo-random instants over its whole length and each time
-/// started again, ends byte-identical to an uninterrupted sweep; then the same once the
-/// points are complete, with kills while it aggregates (results, plots, REPORT.md).
+/// started again until it ends, gives byte-identical outputs to an uninterrupted sweep (four
+/// output directories, each killed first at an instant of a whole sweep); then the same once
+/// the points are complete, with kills while it aggregates (results, plots, REPORT.md).
 #[test]
 fn a_sweep_killed_at_any_instant_resumes_to_identical_outputs() {
     let d = TempDir::new("crash-safe");
     d.write("exp.toml", EXPERIMENT);
     let clean_time = complete(d.path(), "clean");
     let clean = tree(&d.join("clean"));
+    // Kill instants are drawn over a warm sweep's length (the first run may be slower).
+    let clean_time = clean_time.min(complete(d.path(), "warm"));
     assert!(
         clean.keys().any(|p| p.ends_with("p99.png")) && clean.contains_key(Path::new("REPORT.md")),
         "{:?}",
         clean.keys()
     );
+    let same_as_clean = |out: &str, kills: &[String]| {
+        let resumed = tree(&d.join(out));
+        let names = |t: &BTreeMap<PathBuf, Vec<u8>>| t.keys().cloned().collect::<Vec<_>>();
+        assert_eq!(
+            names(&resumed),
+            names(&clean),
+            "{out}: the files differ after kills at {kills:?}"
+        );
+        for (p, bytes) in &clean {
+            assert!(
+                resumed[p] == *bytes,
+                "{out}/{} differs after kills at {kills:?}:\n--- clean ---\n{}\n--- resumed ---\n{}",
+                p.display(),
+                String::from_utf8_lossy(bytes),
+                String::from_utf8_lossy(&resumed[p])
+            );
+        }
+    };
 
     let mut rng = Rng(0x5fc_c0ff_ee15_600d);
-    let mut kills = 0;
-    // Kills anywhere in a sweep's length: in points, between them, in the aggregation.
-    for i in 0..8 {
-        let after = clean_time.mul_f64(1.1 * rng.next());
-        kills += kill_after(d.path(), "crashed", after, i % 2 == 1) as usize;
+    let mut killed = 0;
+    for k in 0..4 {
+        let out = format!("crashed{k}");
+        let mut kills = Vec::new();
+        // Killed anywhere in a sweep's length (in a point, between points, while writing or
+        // aggregating), then resumed and killed again, until a run ends by itself.
+        for i in 0..6 {
+            // The first kill within the sweep's first 80 %, the next anywhere up to its end.
+            let span = if i == 0 { 0.8 } else { 1.1 };
+            let after = clean_time.mul_f64(span * rng.next());
+            if !kill_after(d.path(), &out, after, (k + i) % 2 == 1) {
+                break;
+            }
+            kills.push(format!("{} ms", after.as_millis()));
+        }
+        complete(d.path(), &out);
+        if k == 0 {
+            // With every point complete a run only aggregates: kills while it merges.
+            let aggregate_time = complete(d.path(), &out);
+            for i in 0..6 {
+                let after = aggregate_time.mul_f64(rng.next());
+                if kill_after(d.path(), &out, after, i % 2 == 0) {
+                    kills.push(format!("{} ms (aggregating)", after.as_millis()));
+                }
+            }
+            complete(d.path(), &out);
+        }
+        killed += kills.len();
+        same_as_clean(&out, &kills);
     }
-    // With every point complete, a run only aggregates: kills while it merges.
-    let aggregate_time = complete(d.path(), "crashed");
-    for i in 0..6 {
-        let after = aggregate_time.mul_f64(rng.next());
-        kills += kill_after(d.path(), "crashed", after, i % 2 == 0) as usize;
-    }
-    assert!(kills >= 6, "only {kills} runs were killed before they ended");
-    complete(d.path(), "crashed");
-    let crashed = tree(&d.join("crashed"));
-    let names = |t: &BTreeMap<PathBuf, Vec<u8>>| t.keys().cloned().collect::<Vec<_>>();
-    assert_eq!(
-        names(&crashed),
-        names(&clean),
-        "the files differ after {kills} kills"
+    assert!(
+        killed >= 4,
+        "only {killed} sweeps were killed before they ended"
     );
-    for (p, bytes) in &clean {
-        assert!(
-            crashed[p] == *bytes,
-            "{} differs after {kills} kills:\n--- clean ---\n{}\n--- resumed ---\n{}",
-            p.display(),
-            String::from_utf8_lossy(bytes),
-            String::from_utf8_lossy(&crashed[p])
-        );
+
+    // The temporary files a process killed in the middle of a write leaves (an atomic write's
+    // `.NAME.tmp-PID-SEQ`, a plot's `.NAME.tmpPID-N.png`, a point's flow-record spill file),
+    // as the kills above rarely land inside one: the resumed sweep removes them.
+    let point = clean
+        .keys()
+        .find(|p| p.ends_with("point.json"))
+        .and_then(|p| p.parent())
+        .expect("a point directory")
+        .to_path_buf();
+    for junk in [
+        PathBuf::from(".results.csv.tmp-999999-0"),
+        PathBuf::from(".REPORT.md.tmp-999999-3"),
+        PathBuf::from(".p99.tmp999999-0.png"),
+        PathBuf::from(".bins.tmp999999-1.svg"),
+        point.join(".point.json.tmp-999999-0"),
+        point.join(".summary.json.tmp-999999-7"),
+        point.join(".sfc-records-999999-0.spill"),
+    ] {
+        d.write(&format!("crashed1/{}", junk.display()), "partial");
     }
+    complete(d.path(), "crashed1");
+    same_as_clean("crashed1", &["after writes cut short".to_string()]);
 }
