@@ -126,8 +126,9 @@ fn list_element_overrides_cite_the_set() {
     r.assert_error(&["t.toml:10: `traffic[0].senders` = [1, 9]"]);
 }
 
-/// A table whose value is bad is read as its defaults by the later checks: a bad `bfc.mode`
-/// is one error, not also a `network.queues_per_port` error computed from a half-read table.
+/// A scheme table with a bad value is that one error: its own checks, which would judge a
+/// half-read table, are skipped (a bad `bfc.mode` is not also a `network.queues_per_port`
+/// error computed from the default `bfc.queues`).
 #[test]
 fn a_bad_bfc_mode_is_one_error() {
     let d = TempDir::new("inp-bfc-mode");
@@ -155,6 +156,26 @@ fn a_bad_bfc_mode_is_one_error() {
         ],
     );
     r.assert_error(&["--set `bfc.mode=bar`: `bfc.mode` = \"bar\""]);
+    assert_eq!(error_lines(&r).len(), 1, "{}", r.show());
+    // Neither a check of the failed table's own nor one of another key that reads it: a bad
+    // `[tcd]` value beside `cc.tcd` is that one error.
+    d.write("t.toml", STAR);
+    let r = sfc(
+        d.path(),
+        &[
+            "validate",
+            "t.toml",
+            "--set",
+            "tcd.enabled=true",
+            "--set",
+            "tcd.ce_marking=x",
+            "--set",
+            "cc.kind=dcqcn",
+            "--set",
+            "cc.tcd=true",
+        ],
+    );
+    r.assert_error(&["--set `tcd.ce_marking=x`: `tcd.ce_marking` = \"x\""]);
     assert_eq!(error_lines(&r).len(), 1, "{}", r.show());
     // With a good mode the queue count is checked as before.
     let r = sfc(
