@@ -1084,6 +1084,30 @@ mod tests {
         assert!(e.contains("3200000 points") && e.contains("100000"), "{e}");
     }
 
+    /// The `[scenario]` table is cut out of the file with its lines kept (headers without
+    /// `scenario.`), and not when it cannot be (a `scenario.x` key outside the table).
+    #[test]
+    fn scenario_lines_keep_the_files_lines() {
+        let text = "[experiment]\nname = \"x\"\ntitle = \"t\"\n\n[scenario]\nseed = 2\n\
+                    [scenario.topology] # star\nkind = \"star\"\n[[scenario.traffic]]\nkind = \"incast\"\n\
+                    [sweep]\nseeds = [1]\n";
+        let raw: toml::Table = text.parse().unwrap();
+        let scenario = raw["scenario"].as_table().unwrap();
+        let lines = super::scenario_lines(text, scenario).expect("cut out");
+        let l: Vec<&str> = lines.lines().collect();
+        assert_eq!(l.len(), text.lines().count());
+        assert_eq!(l[5], "seed = 2");
+        assert_eq!(l[6], "[topology]");
+        assert_eq!(l[8], "[[traffic]]");
+        assert_eq!(l[11], "");
+        let dotted = "[experiment]\nname = \"x\"\n[scenario]\ntopology.kind = \"star\"\n";
+        let raw: toml::Table = dotted.parse().unwrap();
+        assert!(super::scenario_lines(dotted, raw["scenario"].as_table().unwrap()).is_some());
+        let root = "scenario.seed = 1\n[experiment]\nname = \"x\"\n";
+        let raw: toml::Table = root.parse().unwrap();
+        assert!(super::scenario_lines(root, raw["scenario"].as_table().unwrap()).is_none());
+    }
+
     /// `--seed` is refused when a series pins its own seed (it would be ignored there).
     #[test]
     fn seed_override_refuses_a_series_that_pins_the_seed() {

@@ -1522,6 +1522,31 @@ mod csv_tests {
         assert_eq!(super::csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
         assert_eq!(super::csv_field("none"), "none");
     }
+
+    /// The temp files of interrupted writes are recognised, outputs and the lock are not.
+    #[test]
+    fn stray_temps_are_recognised() {
+        for t in [
+            ".results.csv.tmp-123-0",
+            ".REPORT.md.tmp-9-12",
+            ".p99.tmp4567-0.png",
+            ".bins.tmp1-3.svg",
+            ".sfc-records-77-0.spill",
+        ] {
+            assert!(super::is_stray_temp(t), "{t}");
+        }
+        for f in [
+            ".sfc-lock",
+            "results.csv",
+            "p99.png",
+            "tmp-1",
+            ".tmp",
+            ".x.tmpfile",
+            "a.tmp-1",
+        ] {
+            assert!(!super::is_stray_temp(f), "{f}");
+        }
+    }
 }
 
 #[cfg(test)]
