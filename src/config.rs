@@ -396,8 +396,8 @@ pub enum NetField {
     BufferSize,
     /// [`BufferConfig::dt_alpha`].
     DtAlpha,
-    /// A size of [`NetConfig::switch_buffer_bytes`].
-    SwitchBufferSize,
+    /// The size of [`NetConfig::switch_buffer_bytes`] for this switch node.
+    SwitchBufferSize(u32),
     /// `rto_ps` of [`LossRecovery::Gbn`].
     GbnRto,
     /// `nack_interval_ps` of [`LossRecovery::Gbn`].
@@ -531,7 +531,7 @@ impl NetConfig {
             let size = self.buffer_of(node).size_bytes;
             if need > size {
                 let field = if self.switch_buffer_bytes.iter().any(|&(n, _)| n == node) {
-                    NetField::SwitchBufferSize
+                    NetField::SwitchBufferSize(node)
                 } else {
                     NetField::BufferSize
                 };
@@ -661,14 +661,14 @@ impl NetConfig {
         for &(node, size) in &self.switch_buffer_bytes {
             if b.mode != BufferMode::Unlimited && size < 2 * pkt {
                 bad(
-                    NetField::SwitchBufferSize,
+                    NetField::SwitchBufferSize(node),
                     format!(
                         "switch {node}: {size} B is smaller than two packets ({pkt} B each): nothing could ever be forwarded"
                     ),
                 );
             } else if b.mode == BufferMode::Lossy && b.dt_alpha * (size as f64) < pkt as f64 {
                 bad(
-                    NetField::SwitchBufferSize,
+                    NetField::SwitchBufferSize(node),
                     format!(
                         "switch {node}: {} × buffer {size} B admits less than one packet ({pkt} B) into an empty queue",
                         b.dt_alpha

@@ -1135,6 +1135,20 @@ fn check_unimplemented(
         ));
     }
     if let Some(e) = c.get("LINK_DOWN")
+        && e.values.len() != 3
+    {
+        // HPCC-sim reads three numbers whatever the line holds: with fewer it takes the next
+        // key as one, with more it reads the extra ones as the next key.
+        return Err(c.err(
+            "LINK_DOWN",
+            format!(
+                "takes 3 values, `LINK_DOWN time_us src dst` (the link src–dst goes down at \
+                 2 s + time_us µs; `LINK_DOWN 0 0 0` for none), got {}",
+                e.values.len()
+            ),
+        ));
+    }
+    if let Some(e) = c.get("LINK_DOWN")
         && e.values.iter().any(|v| v != "0")
     {
         return Err(c.err(
@@ -1285,7 +1299,7 @@ fn hpcc_key(f: crate::config::NetField) -> &'static str {
     use crate::config::NetField as F;
     match f {
         F::Mtu => "PACKET_PAYLOAD_SIZE",
-        F::BufferSize | F::SwitchBufferSize => "BUFFER_SIZE",
+        F::BufferSize | F::SwitchBufferSize(_) => "BUFFER_SIZE",
         F::DtAlpha => "DT_ALPHA",
         F::GbnRto => "GBN_RTO_US",
         F::IrnRtoLow => "IRN_RTO_LOW_US",

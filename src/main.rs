@@ -81,7 +81,8 @@ enum Cmd {
     /// arrivals per host at a load, sizes from a CDF, uniform destinations; optionally incasts.
     #[command(after_help = EX_TRACE)]
     Trace(sfc::workload::trace_cmd::TraceArgs),
-    /// Reproduce a paper figure: `sfc experiment list`, `sfc experiment run NAME`.
+    /// Reproduce a paper figure: `sfc experiment list`, `sfc experiment run NAME`,
+    /// `sfc experiment validate NAME`.
     #[command(after_help = EX_EXPERIMENT)]
     Experiment {
         #[command(subcommand)]
@@ -177,6 +178,7 @@ Examples:
 const EX_EXPERIMENT: &str = "\
 Examples:
   sfc experiment list
+  sfc experiment validate my.toml           # every point checked, nothing run
   sfc experiment run sfc-fig7 --quick       # minutes on 2 cores; without --quick: the paper's scale
   sfc experiment run sfc-fig7 --seeds 1,2,3 --jobs 2";
 
@@ -192,6 +194,12 @@ Examples:
   sfc experiment run hpcc-fig13             # outputs in out/experiments/hpcc-fig13/
   sfc experiment run sfc-fig7 --quick --jobs 2
   sfc experiment run my.toml --out results/x --seed 2";
+
+/// Examples after `sfc experiment validate --help`.
+const EX_EXP_VALIDATE: &str = "\
+Examples:
+  sfc experiment validate sfc-fig7          # every point of the sweep and of its --quick variant
+  sfc experiment validate my.toml --quick   # only the points --quick runs";
 
 /// Examples after `sfc bench --help`.
 const EX_BENCH: &str = "\
@@ -241,6 +249,22 @@ enum ExpCmd {
         #[arg(long, hide = true, requires = "out")]
         point: Option<String>,
     },
+    /// Check an experiment without running it: every point's scenario (each grid point with
+    /// its series' and axes' overrides) is resolved and checked as `sfc validate` checks a
+    /// scenario, and every error of every point is listed. `run` makes the same checks
+    /// before it starts a sweep.
+    #[command(after_help = EX_EXP_VALIDATE)]
+    Validate {
+        /// Experiment name (see `list`) or path to an experiment TOML file.
+        name: String,
+        /// Check only the points of the `--quick` variant [default: the full sweep's and the
+        /// quick variant's].
+        #[arg(long)]
+        quick: bool,
+        /// Directory of experiment files [default: the experiments built into sfc].
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
 }
 
 fn cmd_experiment(cmd: ExpCmd) -> Result<(), String> {
@@ -282,6 +306,38 @@ fn cmd_experiment(cmd: ExpCmd) -> Result<(), String> {
                 // The ones that load are listed; the command still fails, naming the others.
                 Err(sfc::experiment::broken_files(&broken))
             }
+        }
+        ExpCmd::Validate { name, quick, dir } => {
+            let e = sfc::experiment::find_in(&name, dir.as_deref())?;
+            let variants: &[bool] = if quick { &[true] } else { &[false, true] };
+            let grids: Vec<(bool, Vec<sfc::experiment::runner::Point>)> = variants
+                .iter()
+                .map(|&q| (q, sfc::experiment::runner::points(&e, q)))
+                .collect();
+            let all: Vec<_> = grids
+                .iter()
+                .flat_map(|(q, pts)| pts.iter().map(move |p| (p, *q)))
+                .collect();
+            let v = sfc::experiment::runner::validate(&e, &all);
+            for w in &v.warnings {
+                eprintln!("warning: {w}");
+            }
+            if !v.errors.is_empty() {
+                return Err(v.errors.join("\n"));
+            }
+            let counts: Vec<String> = grids
+                .iter()
+                .map(|(q, pts)| {
+                    format!(
+                        "{} point{}{}",
+                        pts.len(),
+                        if pts.len() == 1 { "" } else { "s" },
+                        if *q { " with --quick" } else { "" }
+                    )
+                })
+                .collect();
+            println!("{}: ok — {} checked", e.source, counts.join(", "));
+            Ok(())
         }
         ExpCmd::Run {
             name,

@@ -1006,6 +1006,29 @@ fn error_bad_values_name_key_and_line() {
     }
 }
 
+/// `LINK_DOWN` takes three values (`time_us src dst`, as HPCC-sim reads it): another count is
+/// an error naming the key and the arity, also when every value is 0 (`LINK_DOWN 0 0 0`, no
+/// failure, is accepted).
+#[test]
+fn link_down_arity_is_checked() {
+    for line in [
+        "LINK_DOWN 0",
+        "LINK_DOWN 0 0",
+        "LINK_DOWN 0 0 0 0",
+        "LINK_DOWN 5 1",
+    ] {
+        let d = star2_dir("e-link-down");
+        let r = hpcc(&d, &star2_config(&format!("BUFFER_MODE lossy\n{line}\n")));
+        let n = line.split_whitespace().count() - 1;
+        r.assert_error(&[
+            &format!("config.txt:8: `{line}`: takes 3 values, `LINK_DOWN time_us src dst`"),
+            &format!("got {n}"),
+        ]);
+    }
+    let d = star2_dir("e-link-down-ok");
+    hpcc(&d, &star2_config("BUFFER_MODE lossy\nLINK_DOWN 0 0 0\n")).assert_ok();
+}
+
 #[test]
 fn error_key_without_value() {
     let d = star2_dir("e-novalue");

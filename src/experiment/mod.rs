@@ -202,6 +202,51 @@ pub struct Experiment {
     /// none: they name the default output directory (`NAME[-quick]-seedsA-B-C`) and the
     /// report's command line.
     pub seeds_override: Vec<u64>,
+    /// The `[scenario]` table as the experiment file writes it, every other line blank, its
+    /// headers without `scenario.` (`[topology]`): the same scenario as
+    /// [`Experiment::scenario_text`], whose lines are the file's, so that checking a point
+    /// ([`runner::validate`]) cites the file's lines. `None` when the table cannot be cut out
+    /// line by line (dotted `scenario.x = …` keys, a header inside a multi-line value).
+    pub scenario_lines: Option<String>,
+}
+
+/// The `[scenario]` table of the experiment file `text` as a scenario whose lines are the
+/// file's (see [`Experiment::scenario_lines`]); `None` unless it reads back equal to `table`.
+fn scenario_lines(text: &str, table: &toml::Table) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut inside = false;
+    for line in text.lines() {
+        let t = line.trim();
+        if t.starts_with('[') {
+            let (open, close) = if t.starts_with("[[") {
+                ("[[", "]]")
+            } else {
+                ("[", "]")
+            };
+            let name = t[open.len()..]
+                .split(close)
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string();
+            if name == "scenario" {
+                inside = true;
+                out.push('\n');
+                continue;
+            }
+            if let Some(rest) = name.strip_prefix("scenario.") {
+                inside = true;
+                out.push_str(&format!("{open}{rest}{close}\n"));
+                continue;
+            }
+            inside = false;
+        }
+        if inside {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    (out.parse::<toml::Table>().ok()? == *table).then_some(out)
 }
 
 #[derive(Deserialize)]
@@ -443,6 +488,7 @@ fn check_point_ids(raw: &RawExperiment, sweep: &Sweep, source: &str) -> Result<(
         source: source.to_string(),
         seed_override: None,
         seeds_override: Vec::new(),
+        scenario_lines: None,
     };
     for quick in [false, true] {
         let mut seen: std::collections::HashMap<String, runner::Point> = Default::default();
@@ -646,9 +692,11 @@ impl Experiment {
                 }
             }
         }
+        let scenario_lines = scenario_lines(text, &raw.scenario);
         Ok(Experiment {
             meta: raw.experiment,
             scenario_text,
+            scenario_lines,
             sweep,
             quick: raw.quick,
             plots: raw.plot,
@@ -1034,6 +1082,30 @@ mod tests {
         );
         let e = parse(&mini(&big, "")).unwrap_err();
         assert!(e.contains("3200000 points") && e.contains("100000"), "{e}");
+    }
+
+    /// The `[scenario]` table is cut out of the file with its lines kept (headers without
+    /// `scenario.`), and not when it cannot be (a `scenario.x` key outside the table).
+    #[test]
+    fn scenario_lines_keep_the_files_lines() {
+        let text = "[experiment]\nname = \"x\"\ntitle = \"t\"\n\n[scenario]\nseed = 2\n\
+                    [scenario.topology] # star\nkind = \"star\"\n[[scenario.traffic]]\nkind = \"incast\"\n\
+                    [sweep]\nseeds = [1]\n";
+        let raw: toml::Table = text.parse().unwrap();
+        let scenario = raw["scenario"].as_table().unwrap();
+        let lines = super::scenario_lines(text, scenario).expect("cut out");
+        let l: Vec<&str> = lines.lines().collect();
+        assert_eq!(l.len(), text.lines().count());
+        assert_eq!(l[5], "seed = 2");
+        assert_eq!(l[6], "[topology]");
+        assert_eq!(l[8], "[[traffic]]");
+        assert_eq!(l[11], "");
+        let dotted = "[experiment]\nname = \"x\"\n[scenario]\ntopology.kind = \"star\"\n";
+        let raw: toml::Table = dotted.parse().unwrap();
+        assert!(super::scenario_lines(dotted, raw["scenario"].as_table().unwrap()).is_some());
+        let root = "scenario.seed = 1\n[experiment]\nname = \"x\"\n";
+        let raw: toml::Table = root.parse().unwrap();
+        assert!(super::scenario_lines(root, raw["scenario"].as_table().unwrap()).is_none());
     }
 
     /// `--seed` is refused when a series pins its own seed (it would be ignored there).

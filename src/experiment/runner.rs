@@ -345,6 +345,87 @@ fn run_point(exp: &Experiment, base: &Path, p: &Point) -> Result<(), String> {
     Ok(())
 }
 
+/// Check point `p` as `sfc validate` checks a scenario: resolved with its overrides (every
+/// key, value, range and cross-check), its memory estimated, the network built and every
+/// flow checked against it, without running. `label` prefixes the errors; the scenario's
+/// warnings are added to `warnings`.
+fn check_point(
+    exp: &Experiment,
+    p: &Point,
+    label: &str,
+    warnings: &mut Vec<String>,
+) -> Result<(), String> {
+    // The file's own lines when the `[scenario]` table could be cut out of it (the errors
+    // then cite the experiment file's lines); `--seed` is then given as an override.
+    let mut sets = Vec::new();
+    let text = match (&exp.scenario_lines, exp.seed_override) {
+        (Some(t), seed) => {
+            sets.extend(seed.map(|s| format!("seed={s}")));
+            t.as_str()
+        }
+        (None, _) => exp.scenario_text.as_str(),
+    };
+    sets.extend(p.sets.iter().cloned());
+    let (sc, stream) = crate::scenario::from_str_streaming(text, label, &exp.dir, &sets)?;
+    warnings.extend(sc.warnings.iter().cloned());
+    crate::runguard::check_memory_stream(&sc.topo, &sc.net, &stream, true)
+        .map_err(|e| format!("{label}: {e}"))?;
+    crate::sim::Simulator::with_stream(sc.topo, sc.net, sc.cc, stream.clone())
+        .and_then(|sim| sim.check_flows(stream))
+        .map_err(|e| format!("{label}: {e}"))?;
+    Ok(())
+}
+
+/// What [`validate`] found: the errors of every point (each line once; an error of the
+/// experiment's own `[scenario]` shows in every point, and is listed once, with the first
+/// point that has it) and the distinct warnings.
+#[derive(Debug, Default)]
+pub struct Validation {
+    /// Points checked.
+    pub points: usize,
+    /// Error lines, `SOURCE [POINT]…: …`.
+    pub errors: Vec<String>,
+    /// Warning lines, each once.
+    pub warnings: Vec<String>,
+}
+
+/// Check every point of `pts` (each with whether it is a point of the `--quick` sweep) before
+/// any runs: each point's scenario as [`check_point`] checks it. `sfc experiment validate`
+/// runs this on the whole grid; [`run`] on the points it is about to run, and starts none if
+/// one fails.
+pub fn validate(exp: &Experiment, pts: &[(&Point, bool)]) -> Validation {
+    let mut v = Validation {
+        points: pts.len(),
+        ..Validation::default()
+    };
+    let mut seen = std::collections::HashSet::new();
+    let mut seen_w = std::collections::HashSet::new();
+    for &(p, quick) in pts {
+        let label = format!(
+            "{} [{}{}]",
+            exp.source,
+            p.id,
+            if quick { " with --quick" } else { "" }
+        );
+        // The same line in every point (an error of `[scenario]` itself) is shown once.
+        let generic = |l: &str| l.replacen(&label, &exp.source, 1);
+        let mut warnings = Vec::new();
+        if let Err(e) = check_point(exp, p, &label, &mut warnings) {
+            for l in e.lines() {
+                if seen.insert(generic(l)) {
+                    v.errors.push(l.to_string());
+                }
+            }
+        }
+        for w in warnings {
+            if seen_w.insert(generic(&w)) {
+                v.warnings.push(w);
+            }
+        }
+    }
+    v
+}
+
 /// Environment variable naming the pid of the sweep that started a point's process: the
 /// child, which dies with its parent, exits at once if it was adopted before it could ask to.
 pub const SWEEP_PID_ENV: &str = "SFC_SWEEP_PID";
@@ -401,6 +482,44 @@ pub fn run_single(exp: &Experiment, base: &Path, id: &str, quick: bool) -> Resul
     run_point(exp, base, p)
 }
 
+/// Whether `name` is a temporary file that an interrupted write left behind: an output being
+/// written atomically (`.NAME.tmp-PID-SEQ`, [`crate::metrics::output::write_atomic`]), a plot
+/// being rendered (`.NAME.tmpPID-N.png`, [`crate::plot::render`]) or a run's flow-record
+/// spill file (`.sfc-records-…`).
+fn is_stray_temp(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix('.') else {
+        return false;
+    };
+    rest.starts_with("sfc-records-")
+        || rest.contains(".tmp-")
+        || rest
+            .match_indices(".tmp")
+            .any(|(i, _)| rest[i + 4..].starts_with(|c: char| c.is_ascii_digit()))
+}
+
+/// Remove the temporary files a sweep killed mid-write left in `base` and its points'
+/// directories (SIGKILL gives a process no chance to remove them): under the sweep's lock no
+/// other process writes there, so every such file is garbage, and a resumed sweep ends with
+/// the same files as one never interrupted.
+fn remove_stray_temps(base: &Path) {
+    let mut dirs = vec![base.to_path_buf()];
+    if let Ok(rd) = std::fs::read_dir(base.join("points")) {
+        dirs.extend(rd.flatten().map(|e| e.path()).filter(|p| p.is_dir()));
+    }
+    for d in dirs {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            if is_stray_temp(&e.file_name().to_string_lossy())
+                && e.file_type().is_ok_and(|t| t.is_file())
+            {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+}
+
 /// `sfc experiment run`: returns the output directory.
 pub fn run(exp: &Experiment, o: &RunOpts) -> Result<PathBuf, String> {
     let base = o.out.clone().unwrap_or_else(|| {
@@ -417,9 +536,27 @@ pub fn run(exp: &Experiment, o: &RunOpts) -> Result<PathBuf, String> {
             base.display()
         ));
     }
+    let pts = points(exp, o.quick);
+    // Every point still to run is checked before any runs (a complete one ran with this
+    // configuration and build): an error in the last point does not wait for the others.
+    let pending: Vec<(&Point, bool)> = pts
+        .iter()
+        .filter(|p| !is_complete(&base, p))
+        .map(|p| (p, o.quick))
+        .collect();
+    let v = validate(exp, &pending);
+    if !v.errors.is_empty() {
+        return Err(format!(
+            "experiment `{}`{}: nothing was run, its points have errors (`sfc experiment \
+             validate` checks them without running):\n{}",
+            exp.meta.name,
+            if o.quick { " (quick)" } else { "" },
+            v.errors.join("\n")
+        ));
+    }
     std::fs::create_dir_all(&base).map_err(|e| format!("{}: {e}", base.display()))?;
     let _lock = lock_dir(&base)?;
-    let pts = points(exp, o.quick);
+    remove_stray_temps(&base);
     let todo: Vec<&Point> = pts
         .iter()
         .filter(|p| match completeness(&base, p) {
@@ -1385,6 +1522,31 @@ mod csv_tests {
         assert_eq!(super::csv_field("SFC (0.5, 1) BDP"), "\"SFC (0.5, 1) BDP\"");
         assert_eq!(super::csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
         assert_eq!(super::csv_field("none"), "none");
+    }
+
+    /// The temp files of interrupted writes are recognised, outputs and the lock are not.
+    #[test]
+    fn stray_temps_are_recognised() {
+        for t in [
+            ".results.csv.tmp-123-0",
+            ".REPORT.md.tmp-9-12",
+            ".p99.tmp4567-0.png",
+            ".bins.tmp1-3.svg",
+            ".sfc-records-77-0.spill",
+        ] {
+            assert!(super::is_stray_temp(t), "{t}");
+        }
+        for f in [
+            ".sfc-lock",
+            "results.csv",
+            "p99.png",
+            "tmp-1",
+            ".tmp",
+            ".x.tmpfile",
+            "a.tmp-1",
+        ] {
+            assert!(!super::is_stray_temp(f), "{f}");
+        }
     }
 }
 

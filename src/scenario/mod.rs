@@ -508,6 +508,9 @@ struct Ctx<'a> {
     warnings: std::cell::RefCell<Vec<String>>,
     /// Input files named by the scenario (see [`Scenario::inputs`]).
     inputs: std::cell::RefCell<Vec<PathBuf>>,
+    /// The `buffer.switch_sizes` entry that sized each switch: (node, `buffer.switch_sizes.K`),
+    /// so an error about one switch's buffer cites where that entry was given.
+    switch_size_keys: std::cell::RefCell<Vec<(u32, String)>>,
 }
 
 impl crate::scheme::Fields for Ctx<'_> {
@@ -543,6 +546,14 @@ impl Ctx<'_> {
     /// value's position in `text`, when known.
     fn at(&self, key: &str, span: Option<std::ops::Range<usize>>) -> String {
         if let Some(s) = self.set_for(key) {
+            return format!("{}: --set `{s}`", self.file);
+        }
+        // An element of an array value changed by a `--set` (`--set traffic.0.senders.1=9`):
+        // the value the error is about is that override's result.
+        if let Some(toml::Value::Array(a)) = self.value(key)
+            && !a.iter().all(toml::Value::is_table)
+            && let Some(s) = self.set_inside(key)
+        {
             return format!("{}: --set `{s}`", self.file);
         }
         let line = match span {
@@ -601,9 +612,32 @@ impl Ctx<'_> {
         };
         format!("{}: `{key}`{note}: {msg}", self.at(key, None))
     }
-    /// Whether `key` (`section.key`, `array[i].key`, `array.i.key`) is in the document, after
-    /// the overrides.
-    fn given(&self, key: &str) -> bool {
+    /// An error about `key` caused by the entry `entry` inside its value (a
+    /// `buffer.switch_sizes` entry): cites the `--set` that gave the entry, if one did, else
+    /// where `key` was given, as [`Ctx::err_key`].
+    fn err_entry(&self, key: &str, entry: &str, msg: impl std::fmt::Display) -> String {
+        match self.set_for(entry) {
+            Some(s) => format!("{}: --set `{s}`: `{key}`: {msg}", self.file),
+            None => self.err_key(key, msg),
+        }
+    }
+    /// An error about the `buffer.switch_sizes` entry of switch `node` (see
+    /// [`Ctx::err_entry`]).
+    fn err_switch_size(&self, node: u32, msg: impl std::fmt::Display) -> String {
+        let entry = self
+            .switch_size_keys
+            .borrow()
+            .iter()
+            .find(|(n, _)| *n == node)
+            .map(|(_, k)| k.clone());
+        match entry {
+            Some(e) => self.err_entry("buffer.switch_sizes", &e, msg),
+            None => self.err_key("buffer.switch_sizes", msg),
+        }
+    }
+    /// The value of `key` (`section.key`, `array[i].key`, `array.i.key`) in the document,
+    /// after the overrides.
+    fn value(&self, key: &str) -> Option<&toml::Value> {
         let norm = normalize_key(key);
         let mut cur: Option<&toml::Value> = None;
         for (n, part) in norm.split('.').enumerate() {
@@ -615,12 +649,14 @@ impl Ctx<'_> {
                 }
                 _ => None,
             };
-            match next {
-                Some(v) => cur = Some(v),
-                None => return false,
-            }
+            cur = Some(next?);
         }
-        cur.is_some()
+        cur
+    }
+    /// Whether `key` (`section.key`, `array[i].key`, `array.i.key`) is in the document, after
+    /// the overrides.
+    fn given(&self, key: &str) -> bool {
+        self.value(key).is_some()
     }
     fn warn(&self, msg: String) {
         self.warnings.borrow_mut().push(msg);
@@ -878,6 +914,7 @@ fn from_str_as(
         dir: dir.to_path_buf(),
         warnings: Default::default(),
         inputs: Default::default(),
+        switch_size_keys: Default::default(),
     };
     let (mut sc, stream) = resolve(raw, &ctx, streaming)?;
     sc.warnings = ctx.warnings.into_inner();
@@ -1231,7 +1268,7 @@ fn field_key(f: NetField) -> &'static str {
         NetField::DrrQuantum => "network.drr_quantum",
         NetField::BufferSize => "buffer.size",
         NetField::DtAlpha => "buffer.dt_alpha",
-        NetField::SwitchBufferSize => "buffer.switch_sizes",
+        NetField::SwitchBufferSize(_) => "buffer.switch_sizes",
         NetField::GbnRto => "loss_recovery.rto",
         NetField::GbnNackInterval => "loss_recovery.nack_interval",
         NetField::IrnRtoLow => "loss_recovery.rto_low",
@@ -1251,7 +1288,10 @@ fn field_key(f: NetField) -> &'static str {
 }
 
 fn issue_error(i: &crate::config::ConfigIssue, ctx: &Ctx) -> String {
-    ctx.err_key(field_key(i.field), &i.message)
+    match i.field {
+        NetField::SwitchBufferSize(node) => ctx.err_switch_size(node, &i.message),
+        f => ctx.err_key(field_key(f), &i.message),
+    }
 }
 
 /// `[topology]`: rates and delays (each within the accepted link range), then the shape.
@@ -1314,7 +1354,8 @@ fn resolve_buffer(b: &RawBuffer, ctx: &Ctx, net: &mut NetConfig) -> Result<(), S
 }
 
 /// `buffer.switch_sizes`: each key a switch node id or `gateways` (the two gateways of a
-/// `two_dc` topology, its last two nodes), each value a size. Every bad entry is reported.
+/// `two_dc` topology, its last two nodes), each value a size. Every bad entry is reported,
+/// each citing where it was given (its `--set`, or the file).
 fn resolve_switch_sizes(
     b: &RawBuffer,
     t: &RawTopology,
@@ -1363,21 +1404,29 @@ fn resolve_switch_sizes(
                 }
             }
         };
+        // The entries so far plus this one, checked against the topology: an error is this
+        // entry's (a node that is no switch, or one an earlier entry already sized).
+        let mut probe = NetConfig {
+            switch_buffer_bytes: out.clone(),
+            ..NetConfig::default()
+        };
+        probe
+            .switch_buffer_bytes
+            .extend(nodes.iter().map(|&n| (n, size)));
+        if let Err(e) = probe.check_switch_buffers(topo) {
+            errs.push(ctx.err_entry("buffer.switch_sizes", &key, e));
+            continue;
+        }
         for n in nodes {
+            ctx.switch_size_keys.borrow_mut().push((n, key.clone()));
             out.push((n, size));
         }
     }
-    let probe = NetConfig {
-        switch_buffer_bytes: out.clone(),
-        ..NetConfig::default()
-    };
-    if let Err(e) = probe.check_switch_buffers(topo) {
-        errs.push(ctx.err_key("buffer.switch_sizes", e));
-    }
+    // The good entries stay, so the later checks of their sizes report their problems too.
+    net.switch_buffer_bytes = out;
     if !errs.is_empty() {
         return Err(errs.join("\n"));
     }
-    net.switch_buffer_bytes = out;
     Ok(())
 }
 
@@ -1615,7 +1664,7 @@ fn check_rtt(
     ctx: &Ctx,
 ) -> Result<(), String> {
     if let Err(i) = net.check_lossless_carve_out(topo) {
-        return Err(ctx.err_key(field_key(i.field), i.message));
+        return Err(issue_error(&i, ctx));
     }
     crate::runguard::check_network_memory(topo, net).map_err(|e| {
         match crate::runguard::largest_scheme_table(topo, net) {

@@ -914,6 +914,13 @@ macro_rules! schemes {
                 #[doc = concat!("`[", stringify!($f), "]`: see [`", stringify!($cfg), "`].")]
                 pub $f: $cfg,
             )?)*
+            /// The tables whose reading failed ([`SchemeConfigs::resolve_tables`]): read part
+            /// way, so their own checks ([`SchemeConfig::issues`], `rtt_issues`,
+            /// `topology_issues`) are skipped — they would judge values the user did not give
+            /// (BFC on with the default queue count beside a bad `bfc.mode`), and the table's
+            /// error already stops the run.
+            #[serde(skip)]
+            pub failed: Vec<&'static str>,
         }
 
         /// The scenario's scheme tables as written, one per field of [`SchemeConfigs`].
@@ -930,13 +937,15 @@ macro_rules! schemes {
             pub const TABLES: &'static [&'static str] =
                 &[$($(<$cfg as SchemeConfig>::TABLE,)?)*];
 
-            /// Read every scheme's scenario table: the configurations (defaults where a table
-            /// failed) and each failed table's error, in registry order.
+            /// Read every scheme's scenario table: the configurations (a table that failed is
+            /// read up to its error and named in [`SchemeConfigs::failed`]) and each failed
+            /// table's error, in registry order.
             pub fn resolve_tables(raws: &SchemeRaws<'_>, f: &impl Fields) -> (Self, Vec<String>) {
                 let mut c = SchemeConfigs::default();
                 let mut errs = Vec::new();
                 $($(
                     if let Err(e) = <$cfg as SchemeConfig>::resolve(&mut c.$f, raws.$f, f) {
+                        c.failed.push(<$cfg as SchemeConfig>::TABLE);
                         errs.push(e);
                     }
                 )?)*
@@ -955,26 +964,37 @@ macro_rules! schemes {
                 d
             }
 
-            /// Every scheme's [`SchemeConfig::issues`], in registry order.
+            /// Every scheme's [`SchemeConfig::issues`], in registry order (not of a table that
+            /// failed: [`SchemeConfigs::failed`]).
             pub fn issues(&self, core: &CoreView) -> Issues {
                 let mut v = Vec::new();
-                $($( v.extend(<$cfg as SchemeConfig>::issues(&self.$f, core, self)); )?)*
-                v
-            }
-
-            /// Every scheme's [`SchemeConfig::rtt_issues`], in registry order.
-            pub fn rtt_issues(&self, base_rtt_ps: u64, short: &dyn Fn(u64) -> String) -> Issues {
-                let mut v = Vec::new();
                 $($(
-                    v.extend(<$cfg as SchemeConfig>::rtt_issues(&self.$f, base_rtt_ps, short));
+                    if !self.failed.contains(&<$cfg as SchemeConfig>::TABLE) {
+                        v.extend(<$cfg as SchemeConfig>::issues(&self.$f, core, self));
+                    }
                 )?)*
                 v
             }
 
-            /// Every scheme's [`SchemeConfig::topology_issues`], in registry order.
+            /// Every scheme's [`SchemeConfig::rtt_issues`], in registry order (not of a failed table).
+            pub fn rtt_issues(&self, base_rtt_ps: u64, short: &dyn Fn(u64) -> String) -> Issues {
+                let mut v = Vec::new();
+                $($(
+                    if !self.failed.contains(&<$cfg as SchemeConfig>::TABLE) {
+                        v.extend(<$cfg as SchemeConfig>::rtt_issues(&self.$f, base_rtt_ps, short));
+                    }
+                )?)*
+                v
+            }
+
+            /// Every scheme's [`SchemeConfig::topology_issues`], in registry order (not of a failed table).
             pub fn topology_issues(&self, topo: &crate::topology::TopologySpec) -> Issues {
                 let mut v = Vec::new();
-                $($( v.extend(<$cfg as SchemeConfig>::topology_issues(&self.$f, topo)); )?)*
+                $($(
+                    if !self.failed.contains(&<$cfg as SchemeConfig>::TABLE) {
+                        v.extend(<$cfg as SchemeConfig>::topology_issues(&self.$f, topo));
+                    }
+                )?)*
                 v
             }
 

@@ -3,7 +3,9 @@
 
 use serde::Deserialize;
 
-use super::{EstimatorRule, MAX_CACHE_ENTRIES, PauseCache, SfcConfig, SfcDeploy, SfcMode};
+use super::{
+    EstimatorRule, MAX_BLOOM_BITS, MAX_CACHE_ENTRIES, PauseCache, SfcConfig, SfcDeploy, SfcMode,
+};
 use crate::scheme::config::{
     Fields, HpccFields, Inert, Issues, SchemeConfig, Value, hpcc_positive, nonzero_time,
 };
@@ -77,6 +79,19 @@ impl SfcConfig {
             && b < 64
         {
             return Err(f.err_key("sfc.bloom_bits", format!("must be at least 64 (got {b})")));
+        }
+        if let Some(b) = s.bloom_bits
+            && b > MAX_BLOOM_BITS
+        {
+            return Err(f.err_key(
+                "sfc.bloom_bits",
+                format!(
+                    "must be in 64..={MAX_BLOOM_BITS} (got {b}): the Bloom filter is a switch \
+                     register array, allocated at every SFC switch and cleared every reset \
+                     period (the paper's holds under 150 flows in under 0.1 % of the switch's \
+                     SRAM; the default, 65536 bits, already has a false-positive rate near 3e-7)"
+                ),
+            ));
         }
         if s.cache_entries == Some(0) {
             return Err(f.err_key(
