@@ -390,7 +390,7 @@ pub struct Validation {
 }
 
 /// Check every point of `pts` (each with whether it is a point of the `--quick` sweep) before
-/// any runs: each point's scenario as [`check_point`] checks it. `sfc experiment validate`
+/// any runs: each point's scenario as `check_point` checks it. `sfc experiment validate`
 /// runs this on the whole grid; [`run`] on the points it is about to run, and starts none if
 /// one fails.
 pub fn validate(exp: &Experiment, pts: &[(&Point, bool)]) -> Validation {
