@@ -27,6 +27,26 @@ use crate::host::{FlowState, NO_FLOW_SLOT};
 use crate::scheme::{AckEvent, ECHOED_MARKS, HostAction, HostCtx, HostHooks, HostScheme, SchemeId};
 use crate::sim::Simulator;
 
+/// The narrow context a host half sees at host `h` (NIC `nic`): the clock, the host, its
+/// link, and the outbox its requests go to (current scheme set by the caller).
+#[inline]
+pub(crate) fn host_ctx<'a>(
+    nic: &'a mut crate::host::HostNic,
+    h: usize,
+    out: &'a mut crate::scheme::Outbox<HostAction>,
+    now_ps: u64,
+    event_no: u64,
+) -> HostCtx<'a> {
+    HostCtx {
+        now_ps,
+        node: nic.node,
+        host: h,
+        port: &mut nic.tx,
+        out,
+        event_no,
+    }
+}
+
 impl Simulator {
     /// Start flow `f`: its QP state (send/receive, timers, controller) is created in a free
     /// slot and joins the sender's arbiter.
@@ -315,23 +335,20 @@ impl Simulator {
     /// Never inlined: scheme hooks stay out of the NIC's per-packet functions (instruction
     /// cache; see [`crate::scheme`]'s `outlined`).
     #[inline(never)]
-    fn host_hook(&mut self, h: usize, i: usize, f: impl FnOnce(&mut HostScheme, &mut HostCtx<'_>)) {
+    pub(crate) fn host_hook<R>(
+        &mut self,
+        h: usize,
+        i: usize,
+        f: impl FnOnce(&mut HostScheme, &mut HostCtx<'_>) -> R,
+    ) -> R {
         let start = self.host_out.len();
-        let now_ps = self.q.now();
-        let event_no = self.q.events();
-        let nic = &mut self.hosts[h];
+        let (now_ps, event_no) = (self.q.now(), self.q.events());
         let sc = &mut self.host_schemes[i];
         self.host_out.current = sc.id();
-        let mut ctx = HostCtx {
-            now_ps,
-            node: nic.node,
-            host: h,
-            port: &mut nic.tx,
-            out: &mut self.host_out,
-            event_no,
-        };
-        f(sc, &mut ctx);
+        let mut ctx = host_ctx(&mut self.hosts[h], h, &mut self.host_out, now_ps, event_no);
+        let r = f(sc, &mut ctx);
         self.host_apply(h, start);
+        r
     }
 
     /// Carry out, in order, the requests host schemes made for host `h` since `start`.

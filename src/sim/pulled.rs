@@ -14,16 +14,22 @@ use crate::scheme::ndp::host::{NdpHost, RxProgress};
 use crate::scheme::ndp::wire::{NdpHdr, NdpKind};
 use crate::scheme::{HostCtx, HostScheme, SchemeId};
 use crate::sim::Simulator;
+use crate::sim::nic::host_ctx;
 
 /// The NDP host half among the host halves (present when NDP is the transport).
 fn ndp_of(hs: &mut [HostScheme]) -> &mut NdpHost {
     hs.iter_mut()
-        .find_map(|h| match h {
-            HostScheme::Ndp(n) => Some(n),
-            #[allow(unreachable_patterns)]
-            _ => None,
-        })
+        .find_map(as_ndp)
         .expect("NDP host state exists when NDP is the transport")
+}
+
+/// `h` as NDP's host half, if it is.
+fn as_ndp(h: &mut HostScheme) -> Option<&mut NdpHost> {
+    match h {
+        HostScheme::Ndp(n) => Some(n),
+        #[allow(unreachable_patterns)]
+        _ => None,
+    }
 }
 
 impl Simulator {
@@ -35,41 +41,23 @@ impl Simulator {
 
     /// Receiver progress of flow `f` (a finished flow's receiver holds every byte).
     fn rx_progress(&self, f: u32) -> RxProgress {
-        let size = self.flows[f as usize].size_bytes;
-        match self.active.get_for(f) {
-            Some(s) => RxProgress {
-                size_bytes: size,
-                expected: s.rx.expected,
-                delivered_bytes: s.rx.delivered_bytes,
-            },
-            None => RxProgress {
-                size_bytes: size,
-                expected: size,
-                delivered_bytes: size,
-            },
-        }
+        RxProgress::of(
+            self.flows[f as usize].size_bytes,
+            self.active.get_for(f).map(|s| &s.rx),
+        )
     }
 
     /// Run `f` on the NDP host half with a context on host `h`, then carry out its requests
     /// (the pacer's timer).
-    #[inline(never)]
     fn ndp_hook<R>(&mut self, h: usize, f: impl FnOnce(&mut NdpHost, &mut HostCtx<'_>) -> R) -> R {
-        let start = self.host_out.len();
-        let now_ps = self.q.now();
-        let event_no = self.q.events();
-        let nic = &mut self.hosts[h];
-        self.host_out.current = SchemeId::Ndp;
-        let mut ctx = HostCtx {
-            now_ps,
-            node: nic.node,
-            host: h,
-            port: &mut nic.tx,
-            out: &mut self.host_out,
-            event_no,
-        };
-        let r = f(ndp_of(&mut self.host_schemes), &mut ctx);
-        self.host_apply(h, start);
-        r
+        let i = self
+            .host_schemes
+            .iter_mut()
+            .position(|s| as_ndp(s).is_some())
+            .expect("NDP host state exists when NDP is the transport");
+        self.host_hook(h, i, |sc, ctx| {
+            f(as_ndp(sc).expect("the NDP host half"), ctx)
+        })
     }
 
     /// A full data packet `p` reached its receiver `h`: deliver it, answer with an ACK
@@ -85,21 +73,12 @@ impl Simulator {
                 let before = fl.rx.delivered_bytes;
                 fl.transport
                     .on_data(&mut fl.rx, d.seq, d.payload, now, &self.transport);
-                let rx = RxProgress {
-                    size_bytes: size,
-                    expected: fl.rx.expected,
-                    delivered_bytes: fl.rx.delivered_bytes,
-                };
-                (fl.rx.delivered_bytes - before, rx)
+                (
+                    fl.rx.delivered_bytes - before,
+                    RxProgress::of(size, Some(&fl.rx)),
+                )
             }
-            None => (
-                0,
-                RxProgress {
-                    size_bytes: size,
-                    expected: size,
-                    delivered_bytes: size,
-                },
-            ),
+            None => (0, RxProgress::of(size, None)),
         };
         self.counters.delivered_bytes += newly;
         if newly > 0 {
@@ -202,30 +181,16 @@ impl Simulator {
     #[inline(never)]
     pub(crate) fn pulled_timer(&mut self, h: usize) {
         let start = self.host_out.len();
-        let now_ps = self.q.now();
-        let event_no = self.q.events();
+        let (now_ps, event_no) = (self.q.now(), self.q.events());
         self.host_out.current = SchemeId::Ndp;
         let pull = {
-            let nic = &mut self.hosts[h];
-            let mut ctx = HostCtx {
-                now_ps,
-                node: nic.node,
-                host: h,
-                port: &mut nic.tx,
-                out: &mut self.host_out,
-                event_no,
-            };
+            let mut ctx = host_ctx(&mut self.hosts[h], h, &mut self.host_out, now_ps, event_no);
             let (flows, active) = (&self.flows, &self.active);
             ndp_of(&mut self.host_schemes).on_pacer(&mut ctx, |f| {
-                let size = flows[f as usize].size_bytes;
-                let (expected, delivered_bytes) = active
-                    .get_for(f)
-                    .map_or((size, size), |s| (s.rx.expected, s.rx.delivered_bytes));
-                RxProgress {
-                    size_bytes: size,
-                    expected,
-                    delivered_bytes,
-                }
+                RxProgress::of(
+                    flows[f as usize].size_bytes,
+                    active.get_for(f).map(|s| &s.rx),
+                )
             })
         };
         self.host_apply(h, start);

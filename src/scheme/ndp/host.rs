@@ -23,7 +23,7 @@
 
 use crate::config::NetConfig;
 use crate::engine::packet::WireSizes;
-use crate::host::transport::SendState;
+use crate::host::transport::{RecvState, SendState};
 use crate::scheme::ndp::wire::{NdpHdr, NdpKind};
 use crate::scheme::ndp::{NdpRecv, NdpSender, PullPacer, PullQueue};
 use crate::scheme::{Env, HostAction, HostCtx, HostHooks};
@@ -83,6 +83,22 @@ pub struct RxProgress {
     pub expected: u64,
     /// Payload bytes delivered so far.
     pub delivered_bytes: u64,
+}
+
+impl RxProgress {
+    /// The progress of a `size_bytes` message whose receive state is `rx`, or of a finished
+    /// flow (`None`: its receiver holds every byte).
+    #[inline]
+    pub fn of(size_bytes: u64, rx: Option<&RecvState>) -> RxProgress {
+        let (expected, delivered_bytes) = rx.map_or((size_bytes, size_bytes), |r| {
+            (r.expected, r.delivered_bytes)
+        });
+        RxProgress {
+            size_bytes,
+            expected,
+            delivered_bytes,
+        }
+    }
 }
 
 /// A PULL the pacer sends: for `flow`, carrying its cumulative credit and cumulative ACK.

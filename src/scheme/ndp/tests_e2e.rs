@@ -413,3 +413,37 @@ fn pull_spacing_is_exact_in_picoseconds() {
     assert_eq!(pull_interval_ps(ser, 0.99), 80_809);
     assert_eq!(pull_interval_ps(ser, 0.5), 160_000);
 }
+
+/// The pacer uses that spacing: the four-sender incast of
+/// `pulls_are_paced_at_the_receiver_link_rate` with `ndp.pull_rate` 0.99 spaces its
+/// steady-state pulls by 83,000 / 0.99 = 83,838.4 → 83,839 ps (the link's 83 ns for a 1048 B
+/// packet, scaled exactly), not the link's 83 ns.
+#[test]
+fn the_pacer_spaces_pulls_by_the_scaled_wire_time() {
+    let flows: Vec<FlowSpec> = (1..=4)
+        .map(|i| FlowSpec {
+            src: i,
+            dst: 0,
+            size_bytes: 400_000,
+            start_ps: 0,
+            prio: 3,
+            dport: 100,
+        })
+        .collect();
+    let mut cfg = ndp_cfg(1);
+    cfg.schemes.ndp.pull_rate = 0.99;
+    let mut s = sim(5, cfg, &flows);
+    s.ndp_host().pull_log = Some(Vec::new());
+    s.cfg.stop_ps = 60 * US;
+    s.run_quiet();
+    let log = s.ndp_host().pull_log.clone().unwrap();
+    let steady: Vec<u64> = log
+        .iter()
+        .filter(|&&(h, t)| h == 0 && (20 * US..60 * US).contains(&t))
+        .map(|&(_, t)| t)
+        .collect();
+    assert!(steady.len() > 400, "{} pulls", steady.len());
+    for w in steady.windows(2) {
+        assert_eq!(w[1] - w[0], 83_839, "pull spacing");
+    }
+}
