@@ -8,7 +8,8 @@ use serde_json::json;
 
 use crate::cc::CcConfig;
 use crate::cc::none::{NoneParams, NoneWindow};
-use crate::config::{LossRecovery, NetConfig};
+use crate::config::LossRecovery;
+use crate::registry::NetConfig;
 use crate::sim::Simulator;
 use crate::topology::shapes;
 use crate::units::{GBPS, MS, US};
@@ -265,10 +266,10 @@ pub fn build(name: &str, quick: bool) -> Result<Simulator, String> {
     if let Some((text, sets)) = scenario_of(name, quick)? {
         return from_scenario(&text, name, &sets);
     }
-    let net = NetConfig {
+    let net = NetConfig::from(crate::config::CoreConfig {
         loss_recovery: LossRecovery::irn(),
-        ..NetConfig::default()
-    };
+        ..Default::default()
+    });
     let cc = CcConfig::None(NoneParams {
         window: NoneWindow::Bdp(1.0),
     });

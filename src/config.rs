@@ -3,7 +3,6 @@
 //! [`crate::hpcc`]).
 
 use crate::engine::packet::Framing;
-use crate::scheme::marking::EcnThresholds;
 use crate::units::{MS, US};
 
 /// Switch buffer admission policy.
@@ -227,15 +226,29 @@ impl Default for PfcConfig {
     }
 }
 
+/// RED/ECN marking thresholds for links of one rate (HPCC-sim `KMIN_MAP`/`KMAX_MAP`/`PMAX_MAP`).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct EcnThresholds {
+    /// Link rate these thresholds apply to, bits per second.
+    pub rate_bps: u64,
+    /// No marking at or below this backlog, bytes.
+    pub kmin_bytes: u64,
+    /// Always mark above this backlog, bytes.
+    pub kmax_bytes: u64,
+    /// Marking probability at `kmax_bytes` (linear from 0 at `kmin_bytes`).
+    pub pmax: f64,
+}
+
 /// Smallest accepted payload per data packet (`network.mtu`, HPCC `PACKET_PAYLOAD_SIZE`),
 /// bytes. Below it a data packet (payload + headers) is shorter on the wire than the ACK it
 /// triggers, so a receiver's ACKs arrive faster than its link can send them back and pile up
 /// without bound (Ethernet's own minimum payload is 46 B).
 pub const MIN_MTU_BYTES: u32 = 64;
 
-/// Everything about the network model except topology and traffic.
+/// The core network model: everything but the topology, the traffic and the schemes' own
+/// tables (the full configuration, with those tables, is [`crate::registry::NetConfig`]).
 #[derive(Clone, Debug, serde::Serialize)]
-pub struct NetConfig {
+pub struct CoreConfig {
     /// Master seed; every component derives its own stream from it.
     pub seed: u64,
     /// MTU payload per data packet, bytes (HPCC `PACKET_PAYLOAD_SIZE`, default 1000).
@@ -256,7 +269,7 @@ pub struct NetConfig {
     pub buffer: BufferConfig,
     /// Per-switch buffer sizes that replace [`BufferConfig::size_bytes`] at those switches:
     /// (switch node id, total shared buffer in bytes), at most one entry per node. Empty =
-    /// every switch has `buffer.size_bytes` (see [`NetConfig::buffer_of`]).
+    /// every switch has `buffer.size_bytes` (see [`CoreConfig::buffer_of`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub switch_buffer_bytes: Vec<(u32, u64)>,
     /// Each flow's controller gets the BDP of its own path (`base_rtt · bottleneck / 8` of the
@@ -290,9 +303,6 @@ pub struct NetConfig {
     pub int_enabled: bool,
     /// PFC parameters (used in [`BufferMode::Lossless`]).
     pub pfc: PfcConfig,
-    /// The schemes' own configurations (a field per scheme with a scenario table, built by
-    /// the scheme registry, [`crate::scheme::SchemeConfigs`]).
-    pub schemes: crate::scheme::SchemeConfigs,
     /// Switch egress ports whose queue (all priorities, bytes) is recorded as a time series:
     /// (switch node id, port number).
     pub queue_monitor: Vec<(u32, u32)>,
@@ -305,9 +315,9 @@ pub struct NetConfig {
     pub sender_throughput: bool,
 }
 
-impl Default for NetConfig {
+impl Default for CoreConfig {
     fn default() -> Self {
-        NetConfig {
+        CoreConfig {
             seed: 1,
             mtu_bytes: 1000,
             framing: Framing::Hpcc,
@@ -335,7 +345,6 @@ impl Default for NetConfig {
             cnp: CnpMode::AckEcho,
             int_enabled: false,
             pfc: PfcConfig::default(),
-            schemes: Default::default(),
             queue_monitor: Vec::new(),
             queue_monitor_ps: US,
             sender_throughput: false,
@@ -343,52 +352,20 @@ impl Default for NetConfig {
     }
 }
 
-/// Slowest accepted link, bits per second (1 Mb/s: a 9 KB packet then takes 72 ms).
-pub const MIN_LINK_RATE_BPS: u64 = 1_000_000;
-/// Longest accepted one-way link delay, picoseconds (1 s), so that base RTTs, BDPs and
-/// timeouts derived from it stay far inside the picosecond range.
-pub const MAX_LINK_DELAY_PS: u64 = crate::units::SEC;
-
-/// Check a link rate against [`MIN_LINK_RATE_BPS`] and [`crate::units::MAX_RATE_BPS`].
-pub fn check_link_rate(rate_bps: u64) -> Result<(), String> {
-    if rate_bps < MIN_LINK_RATE_BPS {
-        return Err(format!(
-            "rate {rate_bps} bps is below the slowest accepted link, 1Mbps (one packet would take seconds to serialize)"
-        ));
-    }
-    if rate_bps > crate::units::MAX_RATE_BPS {
-        return Err(format!(
-            "rate {rate_bps} bps is above the fastest accepted link, 1000Tbps"
-        ));
-    }
-    Ok(())
-}
-
-/// Check a one-way link delay against [`MAX_LINK_DELAY_PS`].
-pub fn check_link_delay(delay_ps: u64) -> Result<(), String> {
-    if delay_ps > MAX_LINK_DELAY_PS {
-        return Err(format!(
-            "one-way delay {} is above the longest accepted, 1s (base RTTs and timeouts must stay in range)",
-            crate::units::fmt_time(delay_ps)
-        ));
-    }
-    Ok(())
-}
-
 /// Shortest accepted sampling interval of the buffer and queue monitors, picoseconds (100 ns):
 /// shorter intervals multiply memory and CSV size without resolving anything a packet
 /// (≥ 4 ns at 100 Gb/s) would not already show.
 pub const MIN_SAMPLE_INTERVAL_PS: u64 = 100 * crate::units::NS;
 
-/// A [`NetConfig`] field, as named by [`ConfigIssue`]: callers map it to their own spelling
+/// A [`CoreConfig`] field, as named by [`ConfigIssue`]: callers map it to their own spelling
 /// (a scenario key and line, an HPCC-sim config key).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum NetField {
-    /// [`NetConfig::mtu_bytes`].
+    /// [`CoreConfig::mtu_bytes`].
     Mtu,
-    /// [`NetConfig::int_bytes`].
+    /// [`CoreConfig::int_bytes`].
     IntBytes,
-    /// [`NetConfig::queues_per_port`].
+    /// [`CoreConfig::queues_per_port`].
     QueuesPerPort,
     /// The quantum of [`SchedulerKind::Drr`].
     DrrQuantum,
@@ -396,7 +373,7 @@ pub enum NetField {
     BufferSize,
     /// [`BufferConfig::dt_alpha`].
     DtAlpha,
-    /// The size of [`NetConfig::switch_buffer_bytes`] for this switch node.
+    /// The size of [`CoreConfig::switch_buffer_bytes`] for this switch node.
     SwitchBufferSize(u32),
     /// `rto_ps` of [`LossRecovery::Gbn`].
     GbnRto,
@@ -406,13 +383,13 @@ pub enum NetField {
     IrnRtoLow,
     /// `rto_high_ps` of [`LossRecovery::Irn`].
     IrnRtoHigh,
-    /// [`NetConfig::buffer_sample_ps`].
+    /// [`CoreConfig::buffer_sample_ps`].
     BufferSample,
-    /// [`NetConfig::stop_ps`].
+    /// [`CoreConfig::stop_ps`].
     Stop,
-    /// [`NetConfig::ecn`] thresholds (Kmin ≤ Kmax).
+    /// [`CoreConfig::ecn`] thresholds (Kmin ≤ Kmax).
     Ecn,
-    /// [`NetConfig::ecn`] marking probability at Kmax.
+    /// [`CoreConfig::ecn`] marking probability at Kmax.
     EcnPmax,
     /// The interval of [`CnpMode::Cnp`].
     CnpInterval,
@@ -422,16 +399,16 @@ pub enum NetField {
     PfcHeadroomFactor,
     /// [`PfcConfig::alpha_host`].
     PfcAlpha,
-    /// [`NetConfig::queue_monitor_ps`].
+    /// [`CoreConfig::queue_monitor_ps`].
     QueueMonitorInterval,
     /// A value of a scheme's configuration ([`crate::scheme::SchemeConfig::issues`]), or a
     /// core setting a scheme needs: its scenario key.
     Scheme(&'static str),
-    /// [`NetConfig::switch_ack_high_prio`] (needs [`NetConfig::ack_high_prio`]).
+    /// [`CoreConfig::switch_ack_high_prio`] (needs [`CoreConfig::ack_high_prio`]).
     SwitchAckHighPrio,
 }
 
-/// One invalid [`NetConfig`] value: which field, and what is wrong with it (without the
+/// One invalid [`CoreConfig`] value: which field, and what is wrong with it (without the
 /// field's name, which the caller spells in its own terms).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ConfigIssue {
@@ -447,9 +424,9 @@ impl std::fmt::Display for ConfigIssue {
     }
 }
 
-impl NetConfig {
-    /// The buffer model of switch `node`: [`NetConfig::buffer`] with the size replaced by the
-    /// node's entry of [`NetConfig::switch_buffer_bytes`], if it has one.
+impl CoreConfig {
+    /// The buffer model of switch `node`: [`CoreConfig::buffer`] with the size replaced by the
+    /// node's entry of [`CoreConfig::switch_buffer_bytes`], if it has one.
     pub fn buffer_of(&self, node: u32) -> BufferConfig {
         let mut b = self.buffer;
         if let Some(&(_, size)) = self.switch_buffer_bytes.iter().find(|(n, _)| *n == node) {
@@ -458,7 +435,7 @@ impl NetConfig {
         b
     }
 
-    /// Check [`NetConfig::switch_buffer_bytes`] against a topology: every entry names a switch,
+    /// Check [`CoreConfig::switch_buffer_bytes`] against a topology: every entry names a switch,
     /// no node twice. Returns a readable error, e.g. `per-switch buffer: node 3 is a host, not a
     /// switch (switches: 8..=15)`.
     pub fn check_switch_buffers(&self, topo: &crate::topology::TopologySpec) -> Result<(), String> {
@@ -506,7 +483,7 @@ impl NetConfig {
         topo: &crate::topology::TopologySpec,
     ) -> Result<(), ConfigIssue> {
         use crate::topology::NodeKind;
-        if self.buffer.mode != BufferMode::Lossless || self.schemes.replaces_pfc().is_some() {
+        if self.buffer.mode != BufferMode::Lossless {
             return Ok(());
         }
         let p = &self.pfc;
@@ -556,25 +533,8 @@ impl NetConfig {
         self.mtu_bytes as u64 + self.framing.data_header_bytes() as u64 + self.int_bytes as u64
     }
 
-    /// The core settings a scheme's validation reads ([`crate::scheme::SchemeConfig::issues`]).
-    pub fn core_view(&self) -> crate::scheme::CoreView {
-        crate::scheme::CoreView {
-            lossless: self.buffer.mode == BufferMode::Lossless,
-            has_ecn: self.ecn.enabled && !self.ecn.thresholds.is_empty(),
-            queues_per_port: self.queues_per_port,
-            max_packet_bytes: self.max_packet_bytes(),
-            smallest_buffer_bytes: self
-                .switch_buffer_bytes
-                .iter()
-                .map(|&(_, b)| b)
-                .chain([self.buffer.size_bytes])
-                .min()
-                .unwrap_or(self.buffer.size_bytes),
-        }
-    }
-
     /// Check every value of this configuration on its own (no topology needed): the first
-    /// problem found, in field order. See [`NetConfig::issues`] for all of them.
+    /// problem found, in field order. See [`CoreConfig::issues`] for all of them.
     pub fn validate(&self) -> Result<(), ConfigIssue> {
         match self.issues().into_iter().next() {
             Some(i) => Err(i),
@@ -583,7 +543,7 @@ impl NetConfig {
     }
 
     /// Every invalid value of this configuration, in field order. The single place where
-    /// [`NetConfig`] values are range-checked: the scenario and HPCC-sim readers map each
+    /// [`CoreConfig`] values are range-checked: the scenario and HPCC-sim readers map each
     /// [`NetField`] to the key the user wrote.
     pub fn issues(&self) -> Vec<ConfigIssue> {
         let mut v = Vec::new();
@@ -591,12 +551,6 @@ impl NetConfig {
         self.buffer_issues(&mut v);
         self.timing_issues(&mut v);
         self.marking_issues(&mut v);
-        for (key, message) in self.schemes.issues(&self.core_view()) {
-            v.push(ConfigIssue {
-                field: NetField::Scheme(key),
-                message,
-            });
-        }
         v
     }
 
@@ -798,7 +752,7 @@ impl NetConfig {
     }
 }
 
-impl NetConfig {
+impl CoreConfig {
     /// Checks that need the topology's maximum base RTT (`base_rtt_ps`, as
     /// [`crate::topology::routing::RouteTable::max_base_rtt`] computes it): a retransmission
     /// timeout shorter than the base RTT fires before any ACK can arrive, for every packet.
@@ -806,13 +760,7 @@ impl NetConfig {
     /// to the last few packets of a window and recovers).
     pub fn rtt_issues(&self, base_rtt_ps: u64) -> (Vec<ConfigIssue>, Vec<ConfigIssue>) {
         let (mut errs, warns) = (Vec::new(), Vec::new());
-        let short = |t: u64| {
-            format!(
-                "{} is shorter than the base RTT ({}): every packet would time out before its ACK could arrive",
-                crate::units::fmt_time(t),
-                crate::units::fmt_time(base_rtt_ps)
-            )
-        };
+        let short = |t: u64| shorter_than_rtt(t, base_rtt_ps);
         match self.loss_recovery {
             LossRecovery::Gbn { rto_ps, .. } if rto_ps > 0 && rto_ps < base_rtt_ps => {
                 errs.push(ConfigIssue {
@@ -852,14 +800,17 @@ impl NetConfig {
             }
             _ => {}
         }
-        for (key, message) in self.schemes.rtt_issues(base_rtt_ps, &short) {
-            errs.push(ConfigIssue {
-                field: NetField::Scheme(key),
-                message,
-            });
-        }
         (errs, warns)
     }
+}
+
+/// The message for a timeout `t_ps` shorter than the base RTT `base_rtt_ps`.
+pub fn shorter_than_rtt(t_ps: u64, base_rtt_ps: u64) -> String {
+    format!(
+        "{} is shorter than the base RTT ({}): every packet would time out before its ACK could arrive",
+        crate::units::fmt_time(t_ps),
+        crate::units::fmt_time(base_rtt_ps)
+    )
 }
 
 #[cfg(test)]
@@ -868,12 +819,12 @@ mod tests {
 
     #[test]
     fn rto_shorter_than_the_rtt_is_an_error() {
-        let mut c = NetConfig {
+        let mut c = CoreConfig {
             loss_recovery: LossRecovery::Gbn {
                 rto_ps: 1,
                 nack_interval_ps: US,
             },
-            ..NetConfig::default()
+            ..Default::default()
         };
         let (e, w) = c.rtt_issues(10 * US);
         assert_eq!((e.len(), w.len()), (1, 0));
@@ -901,44 +852,25 @@ mod tests {
             "{}",
             e[0].message
         );
-        // NDP's RTO below the RTT.
-        c.loss_recovery = LossRecovery::Irn {
-            rto_low_ps: 100 * US,
-            rto_high_ps: 3 * MS,
-            bdp_cap_bytes: 0,
-        };
-        c.schemes.ndp.enabled = true;
-        c.schemes.ndp.rto_ps = 1;
-        let (e, _) = c.rtt_issues(10 * US);
-        assert_eq!(e.len(), 1);
-        assert_eq!(e[0].field, NetField::Scheme("ndp.rto"));
     }
 
-    #[test]
-    fn link_limits() {
-        assert!(check_link_rate(1).is_err());
-        assert!(check_link_rate(MIN_LINK_RATE_BPS).is_ok());
-        assert!(check_link_delay(MAX_LINK_DELAY_PS).is_ok());
-        assert!(check_link_delay(MAX_LINK_DELAY_PS + 1).is_err());
-    }
-
-    fn fields(c: &NetConfig) -> Vec<NetField> {
+    fn fields(c: &CoreConfig) -> Vec<NetField> {
         c.issues().into_iter().map(|i| i.field).collect()
     }
 
     #[test]
     fn default_is_valid() {
-        assert_eq!(NetConfig::default().validate(), Ok(()));
+        assert_eq!(CoreConfig::default().validate(), Ok(()));
     }
 
     #[test]
     fn each_bad_value_names_its_field() {
-        let mut c = NetConfig {
+        let mut c = CoreConfig {
             mtu_bytes: 0,
             queues_per_port: 1,
             stop_ps: 0,
             buffer_sample_ps: 1,
-            ..NetConfig::default()
+            ..Default::default()
         };
         c.buffer.dt_alpha = f64::NAN;
         assert_eq!(
@@ -958,7 +890,7 @@ mod tests {
     fn dt_alpha_must_admit_one_packet() {
         // Lossy, 32 MiB: α·B must reach one 1048 B packet (1000 payload + 48 header):
         // α = 1048 / 33554432 ≈ 3.1e-5 is the limit.
-        let mut c = NetConfig::default();
+        let mut c = CoreConfig::default();
         c.buffer.dt_alpha = 1e-30;
         assert_eq!(fields(&c), [NetField::DtAlpha]);
         c.buffer.dt_alpha = 1048.0 / (32u64 << 20) as f64;
@@ -971,7 +903,7 @@ mod tests {
 
     #[test]
     fn buffer_must_hold_two_packets() {
-        let mut c = NetConfig::default();
+        let mut c = CoreConfig::default();
         c.buffer.size_bytes = 2 * 1048 - 1;
         c.buffer.dt_alpha = 1.0;
         assert!(fields(&c).contains(&NetField::BufferSize));

@@ -21,11 +21,12 @@ use crate::cc::dctcp::DctcpParams;
 use crate::cc::hpcc::{HpccAi, HpccParams, IntQuantum, Reaction};
 use crate::cc::none::{NoneParams, NoneWindow};
 use crate::cc::timely::TimelyParams;
-use crate::config::{BufferConfig, BufferMode, EcnConfig, LossRecovery, NetConfig, PfcConfig};
+use crate::config::{BufferConfig, BufferMode, CoreConfig, EcnConfig, LossRecovery, PfcConfig};
 use crate::engine::packet::Framing;
 use crate::metrics::output::{write_atomic, write_fct_file};
 use crate::metrics::spill::stats_from_spill;
 use crate::metrics::stats::{RunStats, SizeBins};
+use crate::registry::NetConfig;
 use crate::scheme::marking::EcnThresholds;
 use crate::topology::TopologySpec;
 use crate::units::{MAX_BYTES, MAX_TIME_PS, SEC, US, parse_rate_bps};
@@ -169,7 +170,7 @@ impl HpccConfig {
             }
             let values: Vec<String> = toks.map(str::to_string).collect();
             if !KEYS.iter().any(|(k, _)| *k == key)
-                && !crate::scheme::SchemeConfigs::is_hpcc_key(key)
+                && !crate::registry::SchemeConfigs::is_hpcc_key(key)
             {
                 warnings.push(format!("{name}:{}: unknown key `{key}` ignored", i + 1));
                 continue;
@@ -1263,7 +1264,7 @@ fn resolve_net(
         "ethernet" => Framing::Ethernet,
         _ => return Err(c.err("FRAMING", "expected hpcc or ethernet")),
     };
-    let net = NetConfig {
+    let net = NetConfig::from(CoreConfig {
         seed: c.num::<u64>("SEED")?.unwrap_or(1),
         mtu_bytes: mtu,
         framing,
@@ -1284,8 +1285,8 @@ fn resolve_net(
             expiry: c.flag("PFC_EXPIRY", false)?,
             ..PfcConfig::default()
         },
-        ..NetConfig::default()
-    };
+        ..Default::default()
+    });
     let mut net = net;
     net.schemes.resolve_hpcc(c)?;
     if let Some(i) = net.issues().into_iter().next() {
@@ -1318,7 +1319,7 @@ fn hpcc_key(f: crate::config::NetField) -> &'static str {
         | F::SwitchAckHighPrio => "CC_MODE",
         // A scheme's key ([`crate::scheme::SchemeConfig::hpcc_key`]); a scheme without HPCC-sim
         // keys is never enabled from an HPCC config: its own name.
-        F::Scheme(key) => crate::scheme::SchemeConfigs::hpcc_key(key),
+        F::Scheme(key) => crate::registry::SchemeConfigs::hpcc_key(key),
     }
 }
 

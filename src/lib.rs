@@ -24,6 +24,7 @@ pub mod link;
 pub mod metrics;
 pub mod plot;
 pub mod process;
+pub mod registry;
 pub mod report;
 pub mod rng;
 pub mod runguard;

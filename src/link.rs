@@ -61,3 +61,48 @@ impl TxPort {
         self.paused_mask & (1u64 << prio) != 0
     }
 }
+
+/// Slowest accepted link, bits per second (1 Mb/s: a 9 KB packet then takes 72 ms).
+pub const MIN_LINK_RATE_BPS: u64 = 1_000_000;
+/// Longest accepted one-way link delay, picoseconds (1 s), so that base RTTs, BDPs and
+/// timeouts derived from it stay far inside the picosecond range.
+pub const MAX_LINK_DELAY_PS: u64 = crate::units::SEC;
+
+/// Check a link rate against [`MIN_LINK_RATE_BPS`] and [`crate::units::MAX_RATE_BPS`].
+pub fn check_link_rate(rate_bps: u64) -> Result<(), String> {
+    if rate_bps < MIN_LINK_RATE_BPS {
+        return Err(format!(
+            "rate {rate_bps} bps is below the slowest accepted link, 1Mbps (one packet would take seconds to serialize)"
+        ));
+    }
+    if rate_bps > crate::units::MAX_RATE_BPS {
+        return Err(format!(
+            "rate {rate_bps} bps is above the fastest accepted link, 1000Tbps"
+        ));
+    }
+    Ok(())
+}
+
+/// Check a one-way link delay against [`MAX_LINK_DELAY_PS`].
+pub fn check_link_delay(delay_ps: u64) -> Result<(), String> {
+    if delay_ps > MAX_LINK_DELAY_PS {
+        return Err(format!(
+            "one-way delay {} is above the longest accepted, 1s (base RTTs and timeouts must stay in range)",
+            crate::units::fmt_time(delay_ps)
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn link_limits() {
+        assert!(check_link_rate(1).is_err());
+        assert!(check_link_rate(MIN_LINK_RATE_BPS).is_ok());
+        assert!(check_link_delay(MAX_LINK_DELAY_PS).is_ok());
+        assert!(check_link_delay(MAX_LINK_DELAY_PS + 1).is_err());
+    }
+}

@@ -18,7 +18,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::config::{LossRecovery, NetConfig};
+use crate::config::LossRecovery;
+use crate::registry::NetConfig;
 use crate::sim::{Progress, Simulator};
 use crate::topology::TopologySpec;
 use crate::units::{MS, SEC, US, fmt_bytes, fmt_time};
@@ -863,10 +864,10 @@ mod tests {
 
     /// Default network with two monitored queues.
     fn net_with_queues() -> NetConfig {
-        NetConfig {
+        NetConfig::from(crate::config::CoreConfig {
             queue_monitor: vec![(16, 0), (16, 1)],
-            ..NetConfig::default()
-        }
+            ..Default::default()
+        })
     }
 
     /// Flows of 1000 B from host 0 to 1 starting at `starts_ps`.
@@ -914,10 +915,8 @@ mod tests {
         // Not the whole span: the long gaps are skipped.
         assert!(want.horizon_ps < 2 * SEC, "{want:?}");
         // With a stop time inside the span too.
-        let stop = NetConfig {
-            stop_ps: 4 * SEC,
-            ..net.clone()
-        };
+        let mut stop = net.clone();
+        stop.stop_ps = 4 * SEC;
         assert_eq!(
             estimate_memory(&topo, &stop, &flows),
             two_pass(&topo, &stop, bytes_per_flow(), &flows)
@@ -958,7 +957,7 @@ mod tests {
             let flows = random_sorted(&mut rng);
             let pick =
                 |rng: &mut Rng| [US, 10 * US, 100 * US, 1 + rng.below(MS)][rng.below(4) as usize];
-            let net = NetConfig {
+            let net = NetConfig::from(crate::config::CoreConfig {
                 buffer_sample_ps: pick(&mut rng),
                 queue_monitor_ps: pick(&mut rng),
                 queue_monitor: vec![(16, 0); rng.below(4) as usize],
@@ -967,8 +966,8 @@ mod tests {
                 } else {
                     u64::MAX
                 },
-                ..NetConfig::default()
-            };
+                ..Default::default()
+            });
             let one = estimate_memory(&topo, &net, &flows);
             let two = two_pass(&topo, &net, bytes_per_flow(), &flows);
             assert_eq!((one.flows, one.flows_bytes), (two.flows, two.flows_bytes));
@@ -1040,10 +1039,8 @@ mod tests {
         assert_eq!(est, two_pass(&topo, &net, bytes_per_flow(), &flows));
         let drain = drain_ps(&topo, 4000);
         assert_eq!(est.horizon_ps, 9 * SEC + drain + 10 * MS - 2 * SEC);
-        let stop = NetConfig {
-            stop_ps: 20 * SEC,
-            ..net.clone()
-        };
+        let mut stop = net.clone();
+        stop.stop_ps = 20 * SEC;
         let est = estimate_memory(&topo, &stop, &flows);
         assert_eq!(est, two_pass(&topo, &stop, bytes_per_flow(), &flows));
         assert_eq!(est.horizon_ps, 18 * SEC);

@@ -9,9 +9,11 @@
 mod common;
 
 use sfc::cc::CcConfig;
-use sfc::scheme::SchemeConfigs;
+use sfc::registry::SchemeConfigs;
 
-use sfc::config::{BufferConfig, BufferMode, NetConfig, SchedulerKind};
+use sfc::config::{BufferConfig, BufferMode, SchedulerKind};
+
+use sfc::registry::NetConfig;
 use sfc::scheme::bfc::switch::BfcSwitch;
 use sfc::scheme::bfc::{BfcConfig, BfcMode};
 use sfc::sim::Simulator;
@@ -35,20 +37,22 @@ fn net(mode: BfcMode) -> NetConfig {
         ..BfcConfig::default()
     };
     NetConfig {
-        queues_per_port: b.queues_per_port(),
-        scheduler: SchedulerKind::Drr {
-            quantum_bytes: PKT as u32,
-        },
-        buffer: BufferConfig {
-            mode: BufferMode::Lossless,
-            size_bytes: 12_000_000,
-            dt_alpha: 1.0,
+        core: sfc::config::CoreConfig {
+            queues_per_port: b.queues_per_port(),
+            scheduler: SchedulerKind::Drr {
+                quantum_bytes: PKT as u32,
+            },
+            buffer: BufferConfig {
+                mode: BufferMode::Lossless,
+                size_bytes: 12_000_000,
+                dt_alpha: 1.0,
+            },
+            ..Default::default()
         },
         schemes: SchemeConfigs {
             bfc: b,
             ..Default::default()
         },
-        ..NetConfig::default()
     }
 }
 

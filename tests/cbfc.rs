@@ -6,9 +6,10 @@
 //! (FCP) takes 3 ns. Links are 1 µs; switch and NIC pipeline delays are 0.
 
 use sfc::cc::CcConfig;
-use sfc::config::{BufferConfig, BufferMode, EcnConfig, NetConfig};
-use sfc::scheme::HostScheme;
-use sfc::scheme::SchemeConfigs;
+use sfc::config::{BufferConfig, BufferMode, EcnConfig};
+use sfc::registry::HostScheme;
+use sfc::registry::NetConfig;
+use sfc::registry::SchemeConfigs;
 use sfc::scheme::cbfc::host::CbfcHost;
 use sfc::scheme::cbfc::switch::CbfcSwitch;
 use sfc::scheme::cbfc::{CbfcConfig, Credits};
@@ -32,10 +33,13 @@ fn flow(src: u32, dst: u32, size: u64) -> FlowSpec {
 /// A lossless CBFC fabric with `cbfc` settings, no marking.
 fn net(cbfc: CbfcConfig) -> NetConfig {
     NetConfig {
-        buffer: BufferConfig {
-            mode: BufferMode::Lossless,
-            size_bytes: 4_000_000,
-            dt_alpha: 1.0,
+        core: sfc::config::CoreConfig {
+            buffer: BufferConfig {
+                mode: BufferMode::Lossless,
+                size_bytes: 4_000_000,
+                dt_alpha: 1.0,
+            },
+            ..Default::default()
         },
         schemes: SchemeConfigs {
             cbfc: CbfcConfig {
@@ -44,7 +48,6 @@ fn net(cbfc: CbfcConfig) -> NetConfig {
             },
             ..Default::default()
         },
-        ..NetConfig::default()
     }
 }
 
@@ -325,14 +328,12 @@ fn victim_flows() -> Vec<FlowSpec> {
 /// Step marking at 40 KB: TCD-IB (`tcd`) or FECN (`!tcd`).
 fn marking_net(tcd: bool) -> NetConfig {
     const K: u64 = 40_000;
-    let mut n = NetConfig {
-        ecn: EcnConfig::step(K, &[50 * GBPS, 100 * GBPS]),
-        ..net(CbfcConfig {
-            fecn: !tcd,
-            fecn_threshold_bytes: Some(K),
-            ..CbfcConfig::default()
-        })
-    };
+    let mut n = net(CbfcConfig {
+        fecn: !tcd,
+        fecn_threshold_bytes: Some(K),
+        ..CbfcConfig::default()
+    });
+    n.ecn = EcnConfig::step(K, &[50 * GBPS, 100 * GBPS]);
     n.schemes.tcd = TcdConfig {
         enabled: tcd,
         threshold_bytes: Some(K),

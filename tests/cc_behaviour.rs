@@ -10,7 +10,8 @@
 
 mod util {
     use sfc::cc::CcConfig;
-    use sfc::config::{BufferConfig, BufferMode, NetConfig};
+    use sfc::config::{BufferConfig, BufferMode};
+    use sfc::registry::NetConfig;
     use sfc::scenario::cc::preset;
     use sfc::sim::Simulator;
     use sfc::topology::shapes;
@@ -30,7 +31,7 @@ mod util {
     /// mode) and an unlimited switch buffer, plus the preset's controller.
     pub fn net(name: &str) -> (NetConfig, CcConfig) {
         let s = preset(name, LINE).unwrap();
-        let cfg = NetConfig {
+        let cfg = NetConfig::from(sfc::config::CoreConfig {
             ecn: s.ecn,
             int_enabled: s.int_enabled,
             int_bytes: s.int_bytes,
@@ -41,8 +42,8 @@ mod util {
                 size_bytes: 1,
                 dt_alpha: 1.0,
             },
-            ..NetConfig::default()
-        };
+            ..Default::default()
+        });
         (cfg, s.cc)
     }
 

@@ -3,8 +3,9 @@
 
 use sfc::cc::CcConfig;
 use sfc::cc::none::{NoneParams, NoneWindow};
-use sfc::config::{BufferConfig, BufferMode, LossRecovery, NetConfig};
+use sfc::config::{BufferConfig, BufferMode, LossRecovery};
 use sfc::engine::packet::Framing;
+use sfc::registry::NetConfig;
 use sfc::sim::Simulator;
 use sfc::topology::shapes;
 use sfc::units::{GBPS, MS, NS, US, ser_time_ps, ser_time_ps_hpcc};
@@ -79,10 +80,10 @@ fn single_flow_on_star_is_exact() {
     for framing in [Framing::Hpcc, Framing::Ethernet] {
         for size in [1u64, 999, 1000, 1001, 64_000, 1_000_000] {
             let topo = shapes::star(2, 100 * GBPS, US).unwrap();
-            let cfg = NetConfig {
+            let cfg = NetConfig::from(sfc::config::CoreConfig {
                 framing,
-                ..NetConfig::default()
-            };
+                ..Default::default()
+            });
             let mut sim = Simulator::new(
                 topo,
                 cfg,
@@ -129,11 +130,11 @@ fn single_flow_across_three_switches_is_exact() {
         fabric_delay_ps: 1_500 * NS,
     })
     .unwrap();
-    let cfg = NetConfig {
+    let cfg = NetConfig::from(sfc::config::CoreConfig {
         framing: Framing::Ethernet,
         switch_delay_ps: 200 * NS,
-        ..NetConfig::default()
-    };
+        ..Default::default()
+    });
     for size in [1000u64, 5500, 300_000] {
         let mut sim = Simulator::new(
             topo.clone(),
@@ -163,14 +164,14 @@ fn incast_last_flow_and_peak_queue_match_arrivals_minus_departures() {
     for n_senders in [2u32, 8, 16] {
         let pkts = 50u64; // packets per flow (size = pkts × MTU)
         let topo = shapes::star(n_senders + 1, 100 * GBPS, US).unwrap();
-        let cfg = NetConfig {
+        let cfg = NetConfig::from(sfc::config::CoreConfig {
             buffer: BufferConfig {
                 mode: BufferMode::Unlimited,
                 size_bytes: 1,
                 dt_alpha: 1.0,
             },
-            ..NetConfig::default()
-        };
+            ..Default::default()
+        });
         let flows: Vec<_> = (1..=n_senders)
             .map(|s| flow(s, 0, pkts * 1000, 0))
             .collect();
@@ -204,7 +205,7 @@ fn dynamic_threshold_steady_state() {
         let b = 1_000_000u64;
         let hosts = 3 * s_queues;
         let topo = shapes::star(hosts, 100 * GBPS, US).unwrap();
-        let cfg = NetConfig {
+        let cfg = NetConfig::from(sfc::config::CoreConfig {
             buffer: BufferConfig {
                 mode: BufferMode::Lossy,
                 size_bytes: b,
@@ -217,8 +218,8 @@ fn dynamic_threshold_steady_state() {
                 bdp_cap_bytes: 1 << 40,
             },
             stop_ps: MS,
-            ..NetConfig::default()
-        };
+            ..Default::default()
+        });
         let mut flows = Vec::new();
         for q in 0..s_queues {
             let dst = q;
@@ -243,15 +244,15 @@ fn dynamic_threshold_steady_state() {
 
 fn lossy_incast(recovery: LossRecovery) -> Simulator {
     let topo = shapes::star(9, 100 * GBPS, US).unwrap();
-    let cfg = NetConfig {
+    let cfg = NetConfig::from(sfc::config::CoreConfig {
         buffer: BufferConfig {
             mode: BufferMode::Lossy,
             size_bytes: 100_000,
             dt_alpha: 1.0,
         },
         loss_recovery: recovery,
-        ..NetConfig::default()
-    };
+        ..Default::default()
+    });
     let cc = CcConfig::None(NoneParams {
         window: NoneWindow::Bytes(20_000),
     });
@@ -291,10 +292,10 @@ fn link_errors_are_recovered() {
     for lr in [LossRecovery::gbn(), LossRecovery::irn()] {
         let mut sim = Simulator::new(
             topo.clone(),
-            NetConfig {
+            NetConfig::from(sfc::config::CoreConfig {
                 loss_recovery: lr,
-                ..NetConfig::default()
-            },
+                ..Default::default()
+            }),
             CcConfig::none_unlimited(),
             &[flow(0, 1, 2_000_000, 0)],
         )

@@ -4,7 +4,8 @@
 //! a full data packet): the sender of each packet is then fully determined by the round robin.
 
 use sfc::cc::CcConfig;
-use sfc::config::{LossRecovery, NetConfig};
+use sfc::config::LossRecovery;
+use sfc::registry::NetConfig;
 use sfc::sim::Simulator;
 use sfc::topology::shapes;
 use sfc::units::{GBPS, US};
@@ -198,13 +199,13 @@ fn controller_state_is_recycled_and_late_acks_are_harmless() {
     // completes. Flow B (2 → 3, a disjoint path) starts just after A completes and takes the
     // controller slot A released; A's late ACKs must neither touch B's controller nor trip
     // anything: B's FCT equals that of B alone, to the picosecond.
-    let cfg = NetConfig {
+    let cfg = NetConfig::from(sfc::config::CoreConfig {
         loss_recovery: LossRecovery::Gbn {
             rto_ps: 2 * US,
             nack_interval_ps: 500 * US,
         },
-        ..NetConfig::default()
-    };
+        ..Default::default()
+    });
     let mk = |flows: &[FlowSpec]| {
         let topo = shapes::star(4, 100 * GBPS, US).unwrap();
         Simulator::new(topo, cfg.clone(), CcConfig::none_unlimited(), flows).unwrap()

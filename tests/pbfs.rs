@@ -15,12 +15,14 @@
 
 use sfc::cc::CcConfig;
 use sfc::cc::CongestionControl;
-use sfc::config::{BufferConfig, BufferMode, NetConfig};
-use sfc::scheme::SchemeConfigs;
+use sfc::config::{BufferConfig, BufferMode};
+use sfc::registry::HostScheme;
+use sfc::registry::NetConfig;
+use sfc::registry::SchemeConfigs;
+use sfc::scheme::Scheme;
 use sfc::scheme::pbfs::host::PbfsHost;
 use sfc::scheme::pbfs::switch::PbfsSwitch;
 use sfc::scheme::pbfs::{PbfsConfig, reaction};
-use sfc::scheme::{HostScheme, SchemeId};
 use sfc::sim::Simulator;
 use sfc::topology::shapes;
 use sfc::units::{GBPS, US};
@@ -268,14 +270,14 @@ fn marking_just_below_and_above_tau_times_line_rate() {
 #[test]
 fn postcards_travel_in_the_control_class_and_are_never_dropped() {
     for mode in [BufferMode::Lossless, BufferMode::Lossy] {
-        let mut cfg = NetConfig {
+        let mut cfg = NetConfig::from(sfc::config::CoreConfig {
             buffer: BufferConfig {
                 mode,
                 size_bytes: 60_000,
                 dt_alpha: 1.0,
             },
-            ..NetConfig::default()
-        };
+            ..Default::default()
+        });
         cfg.schemes.pbfs = pbfs();
         let flows: Vec<_> = (1..=7).map(|s| flow(s, 0, 200_000)).collect();
         let mut sim = star_sim(8, cfg, &flows);
@@ -301,7 +303,11 @@ fn off_by_default() {
     let mut sim = star_sim(3, NetConfig::default(), &[flow(0, 2, 100_000)]);
     run_to(&mut sim, 100 * US);
     assert!(sim.scheme_summaries().iter().all(|(n, _)| *n != "pbfs"));
-    assert!(sim.host_schemes.iter().all(|h| h.id() != SchemeId::Pbfs));
+    assert!(
+        sim.host_schemes
+            .iter()
+            .all(|h| h.id() != <sfc::scheme::pbfs::switch::PbfsSwitch as Scheme>::ID)
+    );
     assert!(sim.switches[0].schemes.pbfs.is_none());
 }
 
@@ -480,14 +486,16 @@ fn dcqcn_and_dctcp_run_at_the_postcard_rate() {
         let s = preset(name, LINE).unwrap();
         assert_eq!(s.int_bytes, 0);
         let cfg = NetConfig {
+            core: sfc::config::CoreConfig {
+                ecn: s.ecn,
+                cnp: s.cnp,
+                ack_high_prio: s.ack_high_prio,
+                ..Default::default()
+            },
             schemes: SchemeConfigs {
                 pbfs: pbfs(),
                 ..Default::default()
             },
-            ecn: s.ecn,
-            cnp: s.cnp,
-            ack_high_prio: s.ack_high_prio,
-            ..NetConfig::default()
         };
         let topo = shapes::star(3, LINE, US).unwrap();
         let mut sim = Simulator::new(

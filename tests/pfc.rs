@@ -10,7 +10,8 @@ use sfc::cc::CcConfig;
 
 mod util {
     use sfc::cc::CcConfig;
-    use sfc::config::{BufferConfig, BufferMode, NetConfig, PfcConfig};
+    use sfc::config::{BufferConfig, BufferMode, PfcConfig};
+    use sfc::registry::NetConfig;
     use sfc::scenario::cc::preset;
     use sfc::scheme::pfc::PfcRecord;
     use sfc::sim::Simulator;
@@ -30,15 +31,15 @@ mod util {
 
     /// Lossless network with a `buffer`-byte switch buffer and PFC settings `pfc`.
     pub fn lossless(buffer: u64, pfc: PfcConfig) -> NetConfig {
-        NetConfig {
+        NetConfig::from(sfc::config::CoreConfig {
             buffer: BufferConfig {
                 mode: BufferMode::Lossless,
                 size_bytes: buffer,
                 dt_alpha: 1.0,
             },
             pfc,
-            ..NetConfig::default()
-        }
+            ..Default::default()
+        })
     }
 
     /// `cfg` with the network features of CC preset `name`; returns the controller too.
@@ -76,7 +77,7 @@ mod util {
     }
 
     /// The lossless ingress accounting of a switch.
-    pub fn pfc_state(s: &sfc::switch::Switch) -> &sfc::scheme::pfc::PfcState {
+    pub fn pfc_state(s: &sfc::registry::Switch) -> &sfc::scheme::pfc::PfcState {
         match &s.schemes.pfc {
             Some(p) => p.lossless.as_ref().unwrap(),
             None => panic!("no PFC on switch {}", s.node),

@@ -20,10 +20,11 @@
 //! order in which its links were declared (host links first, then the uplinks/core link).
 
 use sfc::cc::CcConfig;
-use sfc::scheme::SchemeConfigs;
+use sfc::registry::SchemeConfigs;
 
 mod util {
-    use sfc::config::{BufferConfig, BufferMode, NetConfig};
+    use sfc::config::{BufferConfig, BufferMode};
+    use sfc::registry::NetConfig;
     use sfc::scheme::sfc::{SfcConfig, SfcMode};
     use sfc::sim::Simulator;
     use sfc::units::GBPS;
@@ -56,14 +57,14 @@ mod util {
 
     /// Unlimited switch buffer (the paper's analysis setting).
     pub fn unlimited() -> NetConfig {
-        NetConfig {
+        NetConfig::from(sfc::config::CoreConfig {
             buffer: BufferConfig {
                 mode: BufferMode::Unlimited,
                 size_bytes: 1,
                 dt_alpha: 1.0,
             },
-            ..NetConfig::default()
-        }
+            ..Default::default()
+        })
     }
 
     /// SFC as the appendix C analysis has it: no latency on the BTS path (`bts_delay_ps` 0,
@@ -151,7 +152,9 @@ mod util {
     }
 }
 
-use sfc::config::{BufferConfig, BufferMode, NetConfig};
+use sfc::config::{BufferConfig, BufferMode};
+
+use sfc::registry::NetConfig;
 use sfc::scheme::sfc::switch::SfcSwitch;
 use sfc::scheme::sfc::{SfcCounters, SfcDeploy, SfcMode};
 use sfc::sim::Simulator;
@@ -992,14 +995,14 @@ fn sfcp_pauses_sender_nics_and_bounds_the_queue_by_feedback_delay() {
         fabric_delay_ps: US,
     })
     .unwrap();
-    let mut cfg = NetConfig {
+    let mut cfg = NetConfig::from(sfc::config::CoreConfig {
         buffer: BufferConfig {
             mode: BufferMode::Lossy,
             size_bytes: 16 << 20,
             dt_alpha: 1.0,
         },
-        ..NetConfig::default()
-    };
+        ..Default::default()
+    });
     let preset = sfc::scenario::cc::preset("dcqcn+w", LINE).unwrap();
     cfg.ecn = preset.ecn;
     cfg.ack_high_prio = preset.ack_high_prio;
@@ -1241,16 +1244,18 @@ fn deploy_all_signals_from_the_spine_and_tor_does_not() {
 fn bts_is_triggered_by_packets_the_mmu_drops() {
     let topo = shapes::star(3, LINE, US).unwrap();
     let cfg = NetConfig {
-        buffer: BufferConfig {
-            mode: BufferMode::Lossy,
-            size_bytes: 20 * PKT,
-            dt_alpha: 1.0,
+        core: sfc::config::CoreConfig {
+            buffer: BufferConfig {
+                mode: BufferMode::Lossy,
+                size_bytes: 20 * PKT,
+                dt_alpha: 1.0,
+            },
+            ..Default::default()
         },
         schemes: SchemeConfigs {
             sfc: sfc(SfcMode::Ingress, 9 * PKT, 1),
             ..Default::default()
         },
-        ..NetConfig::default()
     };
     let flows = [flow(1, 0, BIG, 0), flow(2, 0, BIG, 0)];
     let mut sim = Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap();

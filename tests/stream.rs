@@ -4,8 +4,8 @@
 //! consumed as the clock advances, not up front.
 
 use sfc::cc::CcConfig;
-use sfc::config::NetConfig;
 use sfc::metrics::FlowRecord;
+use sfc::registry::NetConfig;
 use sfc::sim::Simulator;
 use sfc::topology::shapes;
 use sfc::units::{GBPS, US};
@@ -286,10 +286,10 @@ fn streamed_results_hold_the_flows_in_progress_not_the_run() {
 fn a_stopped_run_streaming_its_results_counts_the_unstarted_flows() {
     let spec = |i: u64| star_flow(i, 1000, 200_000);
     let flows: Vec<FlowSpec> = (0..30_000u64).map(spec).collect();
-    let cfg = NetConfig {
+    let cfg = NetConfig::from(sfc::config::CoreConfig {
         stop_ps: 1_000 * US,
-        ..NetConfig::default()
-    };
+        ..Default::default()
+    });
     let topo = star8;
     let mut list = Simulator::with_flows(
         topo(),
@@ -352,10 +352,10 @@ fn check_flows_finds_a_bad_flow_deep_in_the_stream() {
 fn a_run_streaming_its_results_cannot_be_resumed_after_its_records_went() {
     let spec = |i: u64| star_flow(i, 20_000, 100_000);
     let stream = FlowStream::new(vec![Source::list((0..12_000u64).map(spec).collect())]);
-    let cfg = NetConfig {
+    let cfg = NetConfig::from(sfc::config::CoreConfig {
         stop_ps: 100 * US,
-        ..NetConfig::default()
-    };
+        ..Default::default()
+    });
     let topo = star8();
     let mut sim = Simulator::with_stream(topo, cfg, CcConfig::none_unlimited(), stream).unwrap();
     let n = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));

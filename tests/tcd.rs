@@ -12,8 +12,9 @@
 //! flow 1 → 3 too, although (with a 400 G core) its own link carries only 200 G of demand.
 
 use sfc::cc::CcConfig;
-use sfc::config::{BufferConfig, BufferMode, EcnConfig, NetConfig};
-use sfc::scheme::SchemeConfigs;
+use sfc::config::{BufferConfig, BufferMode, EcnConfig};
+use sfc::registry::NetConfig;
+use sfc::registry::SchemeConfigs;
 use sfc::scheme::tcd::switch::TcdSwitch;
 use sfc::scheme::tcd::{CeMarking, TcdConfig, TcdState};
 use sfc::sim::Simulator;
@@ -41,12 +42,15 @@ fn flow_at(src: u32, dst: u32, size: u64, start_ps: u64) -> FlowSpec {
 /// Lossless fabric, step ECN at `K` at every rate; TCD on or off.
 fn net(tcd: bool) -> NetConfig {
     NetConfig {
-        buffer: BufferConfig {
-            mode: BufferMode::Lossless,
-            size_bytes: BUFFER,
-            dt_alpha: 1.0,
+        core: sfc::config::CoreConfig {
+            buffer: BufferConfig {
+                mode: BufferMode::Lossless,
+                size_bytes: BUFFER,
+                dt_alpha: 1.0,
+            },
+            ecn: EcnConfig::step(K, &[100 * GBPS, 400 * GBPS]),
+            ..Default::default()
         },
-        ecn: EcnConfig::step(K, &[100 * GBPS, 400 * GBPS]),
         schemes: SchemeConfigs {
             tcd: TcdConfig {
                 enabled: tcd,
@@ -56,7 +60,6 @@ fn net(tcd: bool) -> NetConfig {
             },
             ..Default::default()
         },
-        ..NetConfig::default()
     }
 }
 
@@ -248,12 +251,10 @@ fn dcqcn_tcd_victim_keeps_line_rate_where_dcqcn_cuts_it() {
         p.tcd = tcd;
         CcConfig::Dcqcn(p)
     };
-    let cfg = |tcd: bool| NetConfig {
-        buffer: BufferConfig {
-            size_bytes: 1_000_000,
-            ..net(tcd).buffer
-        },
-        ..net(tcd)
+    let cfg = |tcd: bool| {
+        let mut c = net(tcd);
+        c.buffer.size_bytes = 1_000_000;
+        c
     };
     let plain = run_on(victim_topo_n(n), cfg(false), dcqcn(false), &flows, stop);
     let with = run_on(victim_topo_n(n), cfg(true), dcqcn(true), &flows, stop);

@@ -144,7 +144,7 @@ fn per_switch_buffer_sizes_resolve_and_are_used() {
 fn a_per_switch_buffer_size_is_respected() {
     let run = |own: Option<u64>| {
         let topo = sfc::topology::shapes::star(3, 10 * GBPS, US).unwrap();
-        let mut net = sfc::config::NetConfig {
+        let mut net = sfc::config::CoreConfig {
             buffer: sfc::config::BufferConfig {
                 mode: sfc::config::BufferMode::Lossy,
                 size_bytes: 20_000,
@@ -159,8 +159,13 @@ fn a_per_switch_buffer_size_is_respected() {
             sfc::workload::FlowSpec::background(1, 0, 1_000_000, 0),
             sfc::workload::FlowSpec::background(2, 0, 1_000_000, 0),
         ];
-        let mut sim =
-            Simulator::new(topo, net, sfc::cc::CcConfig::none_unlimited(), &flows).unwrap();
+        let mut sim = Simulator::new(
+            topo,
+            net.into(),
+            sfc::cc::CcConfig::none_unlimited(),
+            &flows,
+        )
+        .unwrap();
         sim.run_quiet();
         sim.finish();
         let peak = sim.switches[0].mmu.peak_bytes;
@@ -173,11 +178,11 @@ fn a_per_switch_buffer_size_is_respected() {
     assert!(peak > 500_000, "peak {peak}");
     // A per-switch entry that is not a switch: refused by the simulator too.
     let topo = sfc::topology::shapes::star(3, 10 * GBPS, US).unwrap();
-    let net = sfc::config::NetConfig {
+    let net = sfc::config::CoreConfig {
         switch_buffer_bytes: vec![(0, 1_000_000)],
         ..Default::default()
     };
-    let e = Simulator::new(topo, net, sfc::cc::CcConfig::none_unlimited(), &[])
+    let e = Simulator::new(topo, net.into(), sfc::cc::CcConfig::none_unlimited(), &[])
         .err()
         .unwrap();
     assert!(e.contains("node 0 is a host, not a switch"), "{e}");

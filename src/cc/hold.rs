@@ -1,6 +1,6 @@
 //! The hold mode of a rate controller (`cc.tcd`: DCQCN, TIMELY): TCD at the reaction point
 //! (`specs/tcd.md` §7). The path reports a ternary state: congested (CE), undetermined — a
-//! port that is paused, not congested (an echoed scheme mark, [`crate::scheme::ECHOED_MARKS`]:
+//! port that is paused, not congested (an echoed scheme mark, [`crate::registry::ECHOED_MARKS`]:
 //! TCD's UE) — or neither. A controller in hold mode keeps one [`HoldEchoes`] per QP and
 //! decides only *when* it asks: DCQCN before each rate-increase event
 //! ([`HoldEchoes::hold_increase`]), TIMELY at its once-per-RTT update

@@ -125,7 +125,7 @@ pub struct AckInfo<'a> {
     pub snd_nxt: u64,
     /// The acknowledged data packet was ECN-marked (CE echo).
     pub ce_echo: bool,
-    /// The scheme marks the ACK echoes from the data packet ([`crate::scheme::ECHOED_MARKS`]:
+    /// The scheme marks the ACK echoes from the data packet ([`crate::registry::ECHOED_MARKS`]:
     /// TCD's UE, never together with `ce_echo`).
     pub marks: Marks,
     /// RTT sample: now − the echoed send time of the data packet, picoseconds.

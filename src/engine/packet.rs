@@ -37,7 +37,7 @@ pub enum PktKind {
     Scheme,
 }
 
-/// Packet marks a scheme declares (one bit each; `crate::scheme::SchemeId::mark` hands them
+/// Packet marks a scheme declares (one bit each; `crate::scheme::Scheme::MARK` declares them
 /// out, so two schemes never share one). On a data packet: the marks its sender or a switch
 /// set. On an ACK, NACK or CNP: the marks it echoes from the data packet(s) it answers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

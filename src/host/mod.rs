@@ -146,7 +146,7 @@ pub struct FlowState {
     pub cc_timer_ps: u64,
     /// Time of the last CNP sent by the receiver for this flow (`u64::MAX` = never).
     pub last_cnp_ps: u64,
-    /// Time of the last marked CNP (echoing scheme marks, [`crate::scheme::ECHOED_MARKS`])
+    /// Time of the last marked CNP (echoing scheme marks, [`crate::registry::ECHOED_MARKS`])
     /// sent by the receiver for this flow (`u64::MAX` = never).
     pub last_marked_cnp_ps: u64,
     /// A CNP is owed at the end of the current interval ([`crate::engine::Event::CnpDue`]):

@@ -5,8 +5,8 @@
 //! [`crate::scheme::SchemeConfig::inert`]).
 
 use super::{Ctx, RawScenario, RawTraffic};
+use crate::registry::SchemeConfigs;
 use crate::scenario::cc;
-use crate::scheme::SchemeConfigs;
 
 /// Record an error for every present key of `present` that `allowed` does not list.
 fn only(

@@ -18,10 +18,11 @@ use toml::Spanned;
 
 use crate::cc::CcConfig;
 use crate::cc::none::NoneWindow;
-use crate::config::{BufferConfig, BufferMode, LossRecovery, NetConfig, NetField, SchedulerKind};
+use crate::config::{BufferConfig, BufferMode, CoreConfig, LossRecovery, NetField, SchedulerKind};
 use crate::engine::packet::Framing;
 use crate::metrics::stats::SizeBins;
-use crate::scheme::SchemeConfigs;
+use crate::registry::NetConfig;
+use crate::registry::SchemeConfigs;
 use crate::topology::TopologySpec;
 use crate::units::{parse_bytes, parse_rate_bps, parse_time_ps};
 use crate::workload::FlowSpec;
@@ -57,11 +58,11 @@ fn seed_value<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::
     }
 }
 
-/// Builds [`RawScenario`] from the scheme registry (`crate::scheme::registry!`): the core
+/// Builds [`RawScenario`] from the scheme registry (`crate::registry::registry!`): the core
 /// sections, then one table per scheme with a configuration of its own (its
 /// [`crate::scheme::SchemeConfig::Raw`]), in registry order.
 macro_rules! raw_scenario {
-    ($($v:ident = $id:literal, $f:ident => $sw:ty, $mode:ident $(, $cfg:ty)?;)*) => {
+    ($($v:ident, $f:ident => $sw:ty, $mode:ident $(, $cfg:ty)?;)*) => {
         /// Raw scenario file, as written by the user.
         #[derive(Debug, Deserialize)]
         #[serde(deny_unknown_fields)]
@@ -112,9 +113,9 @@ macro_rules! raw_scenario {
         }
 
         impl RawScenario {
-            /// The scheme tables, for [`crate::scheme::SchemeConfigs::resolve_tables`].
-            pub fn scheme_raws(&self) -> crate::scheme::SchemeRaws<'_> {
-                crate::scheme::SchemeRaws {
+            /// The scheme tables, for [`crate::registry::SchemeConfigs::resolve_tables`].
+            pub fn scheme_raws(&self) -> crate::registry::SchemeRaws<'_> {
+                crate::registry::SchemeRaws {
                     $($( $f: {
                         let r: &<$cfg as crate::scheme::SchemeConfig>::Raw = &self.$f;
                         r
@@ -125,7 +126,7 @@ macro_rules! raw_scenario {
     };
 }
 
-crate::scheme::registry!(raw_scenario);
+crate::registry::registry!(raw_scenario);
 
 /// One `[[compare]]` variant.
 #[derive(Debug, Deserialize)]
@@ -1093,10 +1094,10 @@ fn resolve(
         .as_ref()
         .and_then(TopologySpec::host_rate_bps)
         .unwrap_or(100 * crate::units::GBPS);
-    let mut net = NetConfig {
+    let mut net = NetConfig::from(CoreConfig {
         seed: raw.seed.unwrap_or(1),
-        ..NetConfig::default()
-    };
+        ..Default::default()
+    });
     errs.take(resolve_network(&raw.network, ctx, &mut net));
     errs.take(resolve_buffer(&raw.buffer, ctx, &mut net));
     if let Some(t) = &topo {
@@ -1312,7 +1313,7 @@ fn resolve_network(n: &RawNetwork, ctx: &Ctx, net: &mut NetConfig) -> Result<(),
         (&n.nic_delay, "network.nic_delay"),
     ] {
         if let Some(s) = v {
-            crate::config::check_link_delay(ctx.time(v, key, 0)?)
+            crate::link::check_link_delay(ctx.time(v, key, 0)?)
                 .map_err(|e| ctx.err(s, key, e.replace("one-way ", "")))?;
         }
     }
@@ -1406,10 +1407,10 @@ fn resolve_switch_sizes(
         };
         // The entries so far plus this one, checked against the topology: an error is this
         // entry's (a node that is no switch, or one an earlier entry already sized).
-        let mut probe = NetConfig {
+        let mut probe = NetConfig::from(CoreConfig {
             switch_buffer_bytes: out.clone(),
-            ..NetConfig::default()
-        };
+            ..Default::default()
+        });
         probe
             .switch_buffer_bytes
             .extend(nodes.iter().map(|&n| (n, size)));

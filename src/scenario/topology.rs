@@ -4,7 +4,7 @@
 //! shape itself cites the `--set` that changed one of its keys, else the `kind` line.
 
 use super::{Ctx, RawTopology, S, relative_hint};
-use crate::config::{check_link_delay, check_link_rate};
+use crate::link::{check_link_delay, check_link_rate};
 use crate::topology::TopologySpec;
 use crate::topology::shapes;
 use crate::units::{GBPS, US};

@@ -8,7 +8,7 @@
 use toml::Spanned;
 
 use super::{Ctx, RawTraffic, S, relative_hint};
-use crate::config::NetConfig;
+use crate::registry::NetConfig;
 use crate::topology::TopologySpec;
 use crate::units::{parse_bytes, parse_time_ps};
 use crate::workload::cdf::{CdfFormat, SizeCdf};

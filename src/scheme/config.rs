@@ -2,9 +2,9 @@
 //! that have no effect when it is off, the tables it allocates, and its `sfc hpcc` keys.
 //!
 //! Each scheme with a `[table]` of its own implements [`SchemeConfig`] on its config type, in
-//! its folder (`<scheme>/config.rs`), and names that type in the registry line of
-//! [`crate::scheme`]. The registry builds [`crate::scheme::SchemeConfigs`] (one field per
-//! scheme, held by [`crate::config::NetConfig::schemes`]) and the loops the front ends call:
+//! its folder (`<scheme>/config.rs`), and names it as its [`crate::scheme::Scheme::Config`].
+//! The registry ([`crate::registry`]) builds the network configuration's scheme section (one
+//! field per scheme) and the loops the front ends call:
 //! the scenario reader ([`crate::scenario`]) reads each table through the scheme's raw form
 //! and a [`Fields`] reader that spells errors `file:line: key`; `sfc hpcc`
 //! ([`crate::hpcc`]) reads the scheme's HPCC-config keys through a [`HpccFields`] reader.
@@ -145,6 +145,97 @@ pub struct CoreView {
     pub smallest_buffer_bytes: u64,
 }
 
+/// A resource of the fabric only one scheme of a run can own ([`Declares::exclusive`]): two
+/// schemes that are on and claim the same one are an error naming both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exclusive {
+    /// The switch queues and their scheduler (queue per flow, pull queues, …).
+    SwitchQueues,
+    /// Holding switch queues back hop by hop (per-flow pauses, credits).
+    HopByHopHold,
+    /// The NICs' per-QP pause bits.
+    NicPauses,
+}
+
+impl Exclusive {
+    /// What two schemes that both claim it "both …" (for the error message).
+    pub fn what(self) -> &'static str {
+        match self {
+            Exclusive::SwitchQueues => "own the switch queues and scheduler",
+            Exclusive::HopByHopHold => "hold switch queues back hop by hop",
+            Exclusive::NicPauses => "pause the NICs' queue pairs through the same pause bits",
+        }
+    }
+}
+
+/// A credit-update period per port (hop-by-hop credit flow control): the configured period,
+/// else a default that depends on the port's rate.
+#[derive(Clone, Copy, Debug)]
+pub struct CreditPeriod {
+    /// The configured period, picoseconds (`None` = the default).
+    pub fixed_ps: Option<u64>,
+    /// The default period of a port of the given rate (bits per second), picoseconds.
+    pub default_ps: fn(u64) -> u64,
+}
+
+impl CreditPeriod {
+    /// The period of a port of `rate_bps`, picoseconds (≥ 1).
+    pub fn at(&self, rate_bps: u64) -> u64 {
+        self.fixed_ps
+            .unwrap_or_else(|| (self.default_ps)(rate_bps))
+            .max(1)
+    }
+}
+
+/// What one scheme's configuration tells the core and the other schemes about the run
+/// ([`SchemeConfig::declares`]); the registry folds every scheme's into [`Peers`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Declares {
+    /// The scheme is on: its name in messages (`"CBFC"`) and the key that turned it on
+    /// (`"cbfc.enabled"`). `None` = off (nothing else is read).
+    pub on: Option<(&'static str, &'static str)>,
+    /// The scheme runs the lossless buffer's flow control instead of PFC: the error for PFC
+    /// keys (PFC then does not run, and its carve-out is not checked).
+    pub replaces_pfc: Option<&'static str>,
+    /// The scheme marks CE itself on a lossless fabric, with this precedence: only the marker
+    /// with the highest precedence marks; the others, and plain ECN marking, stand down.
+    pub ce_precedence: Option<u8>,
+    /// The scheme assigns data queues to flows, not to priorities: PFC then pauses and
+    /// accounts every data queue as one class.
+    pub queues_by_flow: bool,
+    /// The scheme paces hop-by-hop credit updates with this period.
+    pub credit_period: Option<CreditPeriod>,
+    /// Fabric resources the scheme owns alone.
+    pub exclusive: &'static [Exclusive],
+}
+
+/// What the schemes of a run declare, folded ([`Declares`], in registry order: the first
+/// declaration of each property wins, precedences take the highest).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Peers {
+    /// A scheme runs the lossless buffer's flow control instead of PFC: the error for PFC keys.
+    pub replaces_pfc: Option<&'static str>,
+    /// The highest CE-marking precedence declared ([`Declares::ce_precedence`]).
+    pub ce_precedence: Option<u8>,
+    /// A scheme assigns data queues to flows ([`Declares::queues_by_flow`]).
+    pub queues_by_flow: bool,
+    /// A scheme's credit-update period ([`Declares::credit_period`]).
+    pub credit_period: Option<CreditPeriod>,
+}
+
+impl Peers {
+    /// Fold `d` (a scheme that is on) into these.
+    pub fn add(&mut self, d: &Declares) {
+        if d.on.is_none() {
+            return;
+        }
+        self.replaces_pfc = self.replaces_pfc.or(d.replaces_pfc);
+        self.ce_precedence = self.ce_precedence.max(d.ce_precedence);
+        self.queues_by_flow |= d.queues_by_flow;
+        self.credit_period = self.credit_period.or(d.credit_period);
+    }
+}
+
 /// Core settings a scheme sets when the scenario leaves them unset.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CoreDefaults {
@@ -187,9 +278,14 @@ pub trait SchemeConfig: Default + Clone + std::fmt::Debug + serde::Serialize {
         CoreDefaults::default()
     }
 
-    /// Invalid values (and combinations with the core or other schemes), as (scenario key,
-    /// message), in key order.
-    fn issues(&self, _core: &CoreView, _all: &crate::scheme::SchemeConfigs) -> Issues {
+    /// What this configuration tells the core and the other schemes ([`Declares`]).
+    fn declares(&self) -> Declares {
+        Declares::default()
+    }
+
+    /// Invalid values (and combinations with the core or what other schemes declare), as
+    /// (scenario key, message), in key order.
+    fn issues(&self, _core: &CoreView, _peers: &Peers) -> Issues {
         Vec::new()
     }
 
@@ -204,14 +300,8 @@ pub trait SchemeConfig: Default + Clone + std::fmt::Debug + serde::Serialize {
     }
 
     /// Scenario keys that have no effect in this run ([`Inert`]).
-    fn inert(&self, _all: &crate::scheme::SchemeConfigs) -> Vec<Inert> {
+    fn inert(&self, _peers: &Peers) -> Vec<Inert> {
         Vec::new()
-    }
-
-    /// `Some(error)` when this scheme is the lossless buffer's flow control instead of PFC:
-    /// PFC keys are then errors, and PFC's carve-out is not checked.
-    fn replaces_pfc(&self) -> Option<&'static str> {
-        None
     }
 
     /// Tables every switch allocates when the run is built: (key that sizes it, bytes).

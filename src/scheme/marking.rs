@@ -3,20 +3,8 @@
 //! ([`crate::scheme::tcd`]). Part of the scheme interface, so that neither scheme imports the
 //! other.
 
+pub use crate::config::EcnThresholds;
 use crate::rng::Rng;
-
-/// RED/ECN marking thresholds for links of one rate (HPCC-sim `KMIN_MAP`/`KMAX_MAP`/`PMAX_MAP`).
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
-pub struct EcnThresholds {
-    /// Link rate these thresholds apply to, bits per second.
-    pub rate_bps: u64,
-    /// No marking at or below this backlog, bytes.
-    pub kmin_bytes: u64,
-    /// Always mark above this backlog, bytes.
-    pub kmax_bytes: u64,
-    /// Marking probability at `kmax_bytes` (linear from 0 at `kmin_bytes`).
-    pub pmax: f64,
-}
 
 /// Marking probability for a backlog of `q_bytes`.
 #[inline]

@@ -1,9 +1,13 @@
 //! The priority pause frame (802.1Qbb PAUSE/RESUME, one priority per frame): the frame the
 //! PFC scheme sends, and SFC-P turns a BTS into at the sender's ToR. It belongs to the PFC
-//! scheme's registry id; it lives in the scheme interface because two schemes send it.
+//! scheme's registry id ([`PAUSE_OWNER`]); it lives in the scheme interface because two schemes
+//! send it.
 
 use crate::engine::packet::{HdrReader, HdrWriter, Packet, SchemeTag, WireHeader};
 use crate::scheme::SchemeId;
+
+/// The registry id of the PFC scheme, which owns the pause frame (`crate::scheme::pfc::ID`).
+pub const PAUSE_OWNER: SchemeId = SchemeId(3);
 
 /// Header of a PFC PAUSE/RESUME frame (one priority per frame).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -16,7 +20,7 @@ pub struct PfcHdr {
 
 impl WireHeader for PfcHdr {
     const TAG: SchemeTag = SchemeTag {
-        scheme: SchemeId::Pfc as u8,
+        scheme: PAUSE_OWNER.0,
         kind: 0,
     };
     /// Hop-by-hop: consumed by the neighbour it is sent to.

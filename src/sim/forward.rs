@@ -6,8 +6,9 @@
 
 use crate::engine::NO_EGRESS;
 use crate::engine::packet::{Hdr, Header, IntHop, PktKind};
+use crate::registry::SwitchSchemes;
 use crate::rng::mix64;
-use crate::scheme::{Emit, Hop, SchemeId, SwitchCtx, SwitchSchemes, Verdict, hook};
+use crate::scheme::{Emit, Hop, SchemeId, SwitchCtx, Verdict, hook};
 use crate::sim::Simulator;
 
 impl Simulator {
@@ -128,7 +129,7 @@ impl Simulator {
                         crate::engine::Event::SchemeTimer {
                             node,
                             port,
-                            scheme: id as u8,
+                            scheme: id.0,
                             which,
                             arg,
                         },
@@ -400,8 +401,8 @@ impl Simulator {
 mod tests {
     use crate::cc::CcConfig;
     use crate::cc::none::{NoneParams, NoneWindow};
-    use crate::config::NetConfig;
-    use crate::scheme::{Emit, SchemeId};
+    use crate::registry::NetConfig;
+    use crate::scheme::Emit;
     use crate::sim::Simulator;
     use crate::topology::shapes;
     use crate::units::{GBPS, US};
@@ -423,7 +424,7 @@ mod tests {
         };
         let (a, b) = (frame(&mut sim), frame(&mut sim));
         let start = sim.outbox.len();
-        sim.outbox.current = SchemeId::Pfc;
+        sim.outbox.current = crate::scheme::pfc::ID;
         sim.outbox.push(Emit::Control { port: 0, pkt: a }); // at admission
         let mid = sim.outbox.len();
         sim.outbox.push(Emit::Control { port: 0, pkt: b }); // at enqueue
@@ -467,10 +468,10 @@ mod tests {
         let cc = CcConfig::None(NoneParams {
             window: NoneWindow::Unlimited,
         });
-        let cfg = NetConfig {
+        let cfg = NetConfig::from(crate::config::CoreConfig {
             int_enabled: true,
-            ..NetConfig::default()
-        };
+            ..Default::default()
+        });
         let mut sim = Simulator::new(topo, cfg, cc, &[]).unwrap();
         assert!(sim.arena.int_hops() >= 1);
         let node = sim.switches[0].node;

@@ -19,7 +19,7 @@ pub mod pulled;
 use std::collections::HashMap;
 
 use crate::cc::CcConfig;
-use crate::config::{LossRecovery, NetConfig};
+use crate::config::LossRecovery;
 use crate::engine::arena::PacketArena;
 use crate::engine::paged::PagedVec;
 use crate::engine::{Event, EventQueue, NO_EGRESS};
@@ -27,10 +27,11 @@ use crate::host::{Flow, FlowSlab, FlowState, HostNic, LateCnp};
 use crate::link::{PortLink, TxPort};
 use crate::metrics::FlowRecord;
 use crate::metrics::buffer::{BufferMonitor, ThroughputMeter};
+use crate::registry::{HostScheme, NetConfig, Switch, SwitchSchemes};
 use crate::rng::Rng;
-use crate::scheme::{Emit, Env, HostAction, HostScheme, Outbox, SwitchSchemes};
+use crate::scheme::{Emit, Env, HostAction, Outbox};
+use crate::switch::EgressPort;
 use crate::switch::mmu::Mmu;
-use crate::switch::{EgressPort, Switch};
 use crate::topology::routing::RouteTable;
 use crate::topology::{NodeKind, TopologySpec};
 use crate::units::NS;
@@ -568,12 +569,10 @@ fn pair_metrics_of(
 fn install_schemes(cfg: &NetConfig, env: &Env, switches: &mut [Switch]) {
     for sw in switches.iter_mut() {
         // A switch with its own buffer size builds its schemes (PFC's thresholds) from it.
-        let own;
+        let mut own;
         let c = if cfg.switch_buffer_bytes.iter().any(|(n, _)| *n == sw.node) {
-            own = NetConfig {
-                buffer: cfg.buffer_of(sw.node),
-                ..cfg.clone()
-            };
+            own = cfg.clone();
+            own.buffer = cfg.buffer_of(sw.node);
             &own
         } else {
             cfg
@@ -585,11 +584,11 @@ fn install_schemes(cfg: &NetConfig, env: &Env, switches: &mut [Switch]) {
         for (id, h) in sw.schemes.hooks() {
             sw.hooks |= h;
             if h != 0 {
-                sw.hooked |= 1 << id as u8;
+                sw.hooked |= id.bit();
             }
             for (k, set) in sw.by_hook.iter_mut().enumerate() {
                 if h & (1 << k) != 0 {
-                    *set |= 1 << id as u8;
+                    *set |= id.bit();
                 }
             }
         }
@@ -694,7 +693,7 @@ fn transport_params(
     if cfg.schemes.ndp.enabled {
         return TransportParams::ndp(
             cfg.schemes.ndp.rto_ps,
-            crate::scheme::ndp::host::initial_window(cfg, env),
+            crate::scheme::ndp::host::initial_window(&cfg.schemes.ndp, env),
             cfg.schemes.ndp.byte_credits,
             cfg.schemes.ndp.sender_rr,
             cfg.schemes.ndp.spray,
@@ -840,7 +839,7 @@ impl Simulator {
         check_combinations(&topo, &cfg, &cc)?;
         let (fl, paths) = build_flows(&topo, &routes, &cfg, flows, &nodes)?;
         install_schemes(&cfg, &env, &mut switches);
-        let host_schemes = crate::scheme::build_host_schemes(&cfg, &env, hosts.len(), fl.len());
+        let host_schemes = crate::registry::build_host_schemes(&cfg, &env, hosts.len(), fl.len());
         tag_monitored_ports(&cfg, &nodes, &mut switches)?;
         let mut q = event_queue_for(&topo, &cfg);
         let arrivals = arrival_order(&fl);
@@ -943,7 +942,8 @@ impl Simulator {
         };
         sim.deadlock_period = crate::scheme::pfc::deadlock::Detector::period_ps(&sim.switches);
         if sim.cfg.schemes.ndp.enabled {
-            crate::scheme::ndp::host::install_wrr(&mut sim.cfg, &mut sim.switches);
+            let ndp = sim.cfg.schemes.ndp.clone();
+            crate::scheme::ndp::host::install_wrr(&mut sim.cfg.core, &ndp, &mut sim.switches);
         }
         Ok(sim)
     }
@@ -1555,7 +1555,7 @@ impl Simulator {
                 which,
                 arg,
             } => {
-                let Some(id) = crate::scheme::SchemeId::from_u8(scheme) else {
+                let Some(id) = crate::registry::scheme_id(scheme) else {
                     return;
                 };
                 match self.nodes[node as usize] {
@@ -1701,7 +1701,7 @@ impl Simulator {
     }
 
     /// Bandwidth-delay product of flow `f`'s own path, bytes ([`pair_bdp_bytes`]): its
-    /// controller's BDP with [`crate::config::NetConfig::window_per_pair`] (HPCC-sim
+    /// controller's BDP with [`crate::config::CoreConfig::window_per_pair`] (HPCC-sim
     /// `GLOBAL_T 0`).
     pub fn pair_bdp_bytes(&self, f: usize) -> u64 {
         pair_bdp_bytes(self.pair_of(f))
@@ -1760,7 +1760,7 @@ impl Simulator {
     /// Every scheme's `summary.json` section (name, object), in registry order.
     pub fn scheme_summaries(&self) -> Vec<(&'static str, serde_json::Value)> {
         let per_switch: Vec<&SwitchSchemes> = self.switches.iter().map(|s| &s.schemes).collect();
-        crate::scheme::summaries(&per_switch, &self.host_schemes, &self.cfg)
+        crate::registry::summaries(&per_switch, &self.host_schemes, &self.cfg)
     }
 
     /// One numeric counter of a scheme's summary section (e.g. `("pfc", "pauses")`); 0 if the

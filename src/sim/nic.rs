@@ -24,7 +24,8 @@ use crate::engine::packet::{AckHdr, DataHdr, Header, Marks, Packet, PktKind};
 use crate::host::arbiter::{Class, NO_POS};
 use crate::host::transport::{RecvState, Response, SendState, Transport};
 use crate::host::{FlowState, NO_FLOW_SLOT};
-use crate::scheme::{AckEvent, ECHOED_MARKS, HostAction, HostCtx, HostHooks, HostScheme, SchemeId};
+use crate::registry::{ECHOED_MARKS, HostScheme};
+use crate::scheme::{AckEvent, HostAction, HostCtx, HostHooks, SchemeId};
 use crate::sim::Simulator;
 
 /// The narrow context a host half sees at host `h` (NIC `nic`): the clock, the host, its
@@ -386,7 +387,7 @@ impl Simulator {
                         Event::SchemeTimer {
                             node,
                             port: 0,
-                            scheme: id as u8,
+                            scheme: id.0,
                             which,
                             arg,
                         },
@@ -402,7 +403,7 @@ impl Simulator {
 
     /// A scheme timer of host `h` fired.
     pub(crate) fn host_timer(&mut self, h: usize, id: SchemeId, which: u8, arg: u8) {
-        if self.transport.receiver_driven && id == SchemeId::Ndp {
+        if self.transport.receiver_driven && id == crate::scheme::ndp::ID {
             // The transport's own timer (NDP's pull pacer) sends packets: the NIC drives it.
             self.pulled_timer(h);
             return;
@@ -892,7 +893,8 @@ impl Simulator {
 #[cfg(test)]
 mod tests {
     use crate::cc::CcConfig;
-    use crate::config::{CnpMode, NetConfig};
+    use crate::config::CnpMode;
+    use crate::registry::NetConfig;
     use crate::sim::Simulator;
     use crate::units::{GBPS, US};
     use crate::workload::FlowSpec;
@@ -922,10 +924,10 @@ mod tests {
     #[test]
     fn paper_np_owes_one_cnp_for_marks_within_the_interval() {
         let n = 50 * US;
-        let cfg = NetConfig {
+        let cfg = NetConfig::from(crate::config::CoreConfig {
             cnp: CnpMode::Cnp { interval_ps: n },
-            ..NetConfig::default()
-        };
+            ..Default::default()
+        });
         let mut p = crate::cc::dcqcn::DcqcnParams::paper(100 * GBPS);
         p.ce_echo_is_cnp = false;
         let mut sim = one_flow_star(cfg, CcConfig::Dcqcn(p), 100_000_000);
@@ -967,12 +969,12 @@ mod tests {
     fn a_scheme_rate_that_frees_the_window_restarts_the_nic() {
         use crate::scheme::HostAction;
         let setup = crate::scenario::cc::preset("hpcc", 100 * GBPS).unwrap();
-        let cfg = NetConfig {
+        let cfg = NetConfig::from(crate::config::CoreConfig {
             int_enabled: setup.int_enabled,
             int_bytes: setup.int_bytes,
             ack_high_prio: setup.ack_high_prio,
-            ..NetConfig::default()
-        };
+            ..Default::default()
+        });
         let mut sim = one_flow_star(cfg, setup.cc, 1_000_000);
         let set_rate = |sim: &mut Simulator, rate_bps: u64| {
             let start = sim.host_out.len();

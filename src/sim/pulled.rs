@@ -10,9 +10,10 @@
 use crate::engine::packet::{DataHdr, Marks, Packet, WireHeader};
 use crate::host::FlowState;
 use crate::host::transport::Transport;
+use crate::registry::HostScheme;
+use crate::scheme::HostCtx;
 use crate::scheme::ndp::host::{NdpHost, RxProgress};
 use crate::scheme::ndp::wire::{NdpHdr, NdpKind};
-use crate::scheme::{HostCtx, HostScheme, SchemeId};
 use crate::sim::Simulator;
 use crate::sim::nic::host_ctx;
 
@@ -182,7 +183,7 @@ impl Simulator {
     pub(crate) fn pulled_timer(&mut self, h: usize) {
         let start = self.host_out.len();
         let (now_ps, event_no) = (self.q.now(), self.q.events());
-        self.host_out.current = SchemeId::Ndp;
+        self.host_out.current = crate::scheme::ndp::ID;
         let pull = {
             let mut ctx = host_ctx(&mut self.hosts[h], h, &mut self.host_out, now_ps, event_no);
             let (flows, active) = (&self.flows, &self.active);

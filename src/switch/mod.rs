@@ -12,7 +12,6 @@ use std::collections::VecDeque;
 
 use crate::config::SchedulerKind;
 use crate::link::{PortLink, TxPort};
-use crate::scheme::SwitchSchemes;
 
 /// One FIFO queue of packet slots with its byte count.
 #[derive(Clone, Debug, Default)]
@@ -265,27 +264,61 @@ fn next_data_queue(q: usize, n: usize) -> usize {
     if q + 1 >= n { 1 } else { q + 1 }
 }
 
-/// A switch.
+/// Bit flags naming the hooks a switch-scheme instance implements, so the core skips the
+/// others without a call (see [`crate::scheme::SwitchHooks::hooks`]).
+pub mod hook {
+    /// [`crate::scheme::SwitchHooks::select_queue`].
+    pub const SELECT_QUEUE: u16 = 1 << 0;
+    /// [`crate::scheme::SwitchHooks::on_ingress`].
+    pub const INGRESS: u16 = 1 << 1;
+    /// [`crate::scheme::SwitchHooks::admit`].
+    pub const ADMIT: u16 = 1 << 2;
+    /// [`crate::scheme::SwitchHooks::on_admission_failure`].
+    pub const ADMISSION_FAILURE: u16 = 1 << 3;
+    /// [`crate::scheme::SwitchHooks::on_enqueue`].
+    pub const ENQUEUE: u16 = 1 << 4;
+    /// [`crate::scheme::SwitchHooks::on_dequeue`].
+    pub const DEQUEUE: u16 = 1 << 5;
+    /// [`crate::scheme::SwitchHooks::on_departure`].
+    pub const DEPARTURE: u16 = 1 << 6;
+
+    /// Number of per-packet hook flags (size of a per-hook table).
+    pub const COUNT: usize = 8;
+    const _: () = assert!(DEPARTURE.trailing_zeros() < COUNT as u32);
+
+    /// Index of hook `flag` (a single bit) in a per-hook table; 0 for no hook.
+    #[inline(always)]
+    pub const fn slot(flag: u16) -> usize {
+        if flag == 0 {
+            0
+        } else {
+            flag.trailing_zeros() as usize
+        }
+    }
+}
+
+/// A switch; `S` holds the switch halves of the schemes running on it (the scheme registry's
+/// `SwitchSchemes`, [`crate::registry::Switch`]).
 ///
 /// `repr(C)`: what every packet reads (ports, ECMP salt, node id, hook sets) fits in the first
 /// cache line, then the buffer accounting, then the schemes.
 #[derive(Clone, Debug)]
 #[repr(C)]
-pub struct Switch {
+pub struct Switch<S> {
     /// Egress ports (port numbers as in the topology).
     pub ports: Vec<EgressPort>,
     /// Salt of this switch's ECMP hash.
     pub ecmp_seed: u64,
     /// Node id.
     pub node: u32,
-    /// Union of the schemes' per-packet hook flags ([`crate::scheme::hook`]).
+    /// Union of the schemes' per-packet hook flags ([`hook`]).
     pub hooks: u16,
     /// Tier: 1 = ToR, 2 = aggregation/spine, 3 = core.
     pub tier: u8,
-    /// For each hook flag bit `k` ([`crate::scheme::hook`]), the set of scheme ids (bit =
+    /// For each hook flag bit `k` ([`hook`]), the set of scheme ids (bit =
     /// [`crate::scheme::SchemeId`]) here that implement it: a stage calls exactly those, in
     /// registry order, without touching the others.
-    pub by_hook: [u16; crate::scheme::hook::COUNT],
+    pub by_hook: [u16; hook::COUNT],
     /// Ids of the schemes here that have per-packet hooks (the union of `by_hook`): what the
     /// event loop prefetches.
     pub hooked: u16,
@@ -294,10 +327,10 @@ pub struct Switch {
     /// Random stream of this switch (ECN marking).
     pub rng: crate::rng::Rng,
     /// Switch halves of the schemes running here (a field per registered scheme).
-    pub schemes: SwitchSchemes,
+    pub schemes: S,
 }
 
-const _: () = assert!(std::mem::offset_of!(Switch, hooked) + 2 <= 64);
+const _: () = assert!(std::mem::offset_of!(Switch<()>, hooked) + 2 <= 64);
 
 /// Most schemes one switch can run at once (the registry is smaller).
 pub const MAX_SCHEMES_PER_SWITCH: usize = 16;

@@ -295,7 +295,7 @@ impl<'a> Reader<'a> {
     fn link_rate(&self, t: Tok<'_>, what: &str) -> Result<u64, String> {
         parse_rate_bps(t.text)
             .and_then(|v| {
-                crate::config::check_link_rate(v)
+                crate::link::check_link_rate(v)
                     .map(|()| v)
                     .map_err(crate::units::UnitError)
             })
@@ -306,7 +306,7 @@ impl<'a> Reader<'a> {
     fn link_delay(&self, t: Tok<'_>, what: &str) -> Result<u64, String> {
         let delay_ps = parse_time_ps(t.text)
             .map_err(|e| self.err(t, format_args!("{what}: bad delay: {e}")))?;
-        if let Err(e) = crate::config::check_link_delay(delay_ps) {
+        if let Err(e) = crate::link::check_link_delay(delay_ps) {
             return Err(self.err(
                 t,
                 format_args!("{what}: delay `{}`: {e}; check the unit", t.text),

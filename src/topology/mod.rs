@@ -296,8 +296,8 @@ impl TopologySpec {
                     l.a, l.b
                 ));
             }
-            crate::config::check_link_rate(l.rate_bps)
-                .and_then(|()| crate::config::check_link_delay(l.delay_ps))
+            crate::link::check_link_rate(l.rate_bps)
+                .and_then(|()| crate::link::check_link_delay(l.delay_ps))
                 .map_err(|e| format!("link {i} ({} - {}): {e}", l.a, l.b))?;
             if !(0.0..=1.0).contains(&l.error_rate) {
                 return Err(format!(

@@ -90,7 +90,7 @@ pub fn run(a: &TraceArgs) -> Result<(), String> {
         Some(b) => parse_rate_bps(b).map_err(|e| format!("--bw: {e}"))?,
         None => topo_rate.unwrap_or(100_000_000_000),
     };
-    crate::config::check_link_rate(bw).map_err(|e| format!("--bw: {e}"))?;
+    crate::link::check_link_rate(bw).map_err(|e| format!("--bw: {e}"))?;
     if !(a.load > 0.0 && a.load <= 1.0) {
         return Err(format!(
             "--load {}: must be in (0, 1], a fraction of the host link rate",

@@ -2,8 +2,8 @@
 //! NACK, on a timeout, what the retransmission timer is, and what the receiver answers to
 //! data. One transport runs for every QP of a run ([`TransportParams::kind`]): Go-Back-N
 //! ([`gbn`]), IRN selective repeat ([`irn`]) or NDP's receiver-pulled transport
-//! ([`crate::scheme::ndp::NdpSender`], with its host-wide half in
-//! [`crate::scheme::ndp::host`]).
+//! ([`ndp`], whose switch half and host-wide half are the NDP scheme,
+//! `crate::scheme::ndp`).
 //!
 //! Each transport implements [`Transport`] on its per-QP state; the NIC holds a QP's state as
 //! a [`QpTransport`] (an enum over the implementations: static dispatch, one match per call)
@@ -15,8 +15,7 @@
 
 pub mod gbn;
 pub mod irn;
-
-use crate::scheme::ndp::NdpSender;
+pub mod ndp;
 
 /// Sender-side sequence state of one QP, whatever its transport.
 #[derive(Clone, Debug)]
@@ -134,7 +133,7 @@ pub enum TransportKind {
     Gbn,
     /// IRN selective repeat ([`irn`]).
     Irn,
-    /// NDP, receiver-pulled ([`crate::scheme::ndp`]).
+    /// NDP, receiver-pulled ([`ndp`]).
     Ndp,
 }
 
@@ -221,7 +220,7 @@ impl TransportParams {
         match self.kind {
             TransportKind::Gbn => QpTransport::Gbn(gbn::Gbn),
             TransportKind::Irn => QpTransport::Irn(irn::Irn::default()),
-            TransportKind::Ndp => QpTransport::Ndp(Box::new(NdpSender::new(
+            TransportKind::Ndp => QpTransport::Ndp(Box::new(ndp::NdpSender::new(
                 size,
                 mtu,
                 self.iw_bytes,
@@ -279,7 +278,7 @@ pub enum QpTransport {
     /// IRN selective repeat.
     Irn(irn::Irn),
     /// NDP (boxed: its per-segment bitmaps and retransmission queue).
-    Ndp(Box<NdpSender>),
+    Ndp(Box<ndp::NdpSender>),
 }
 
 impl QpTransport {
@@ -302,7 +301,7 @@ impl QpTransport {
 
     /// NDP's sender state, if this QP runs NDP.
     #[inline]
-    pub fn ndp_mut(&mut self) -> Option<&mut NdpSender> {
+    pub fn ndp_mut(&mut self) -> Option<&mut ndp::NdpSender> {
         match self {
             QpTransport::Ndp(n) => Some(n),
             _ => None,

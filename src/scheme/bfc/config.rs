@@ -4,7 +4,7 @@ use serde::Deserialize;
 
 use super::{BfcConfig, BfcMode, FlowTable, MIN_TAU_PS};
 use crate::scheme::config::{CoreDefaults, Fields, Inert, Issues, SchemeConfig, Value};
-use crate::scheme::{CoreView, SchemeConfigs};
+use crate::scheme::{CoreView, Declares, Exclusive, Peers};
 use crate::units::parse_bytes;
 
 /// `[bfc]` as written: backpressure flow control (switches and NICs).
@@ -83,15 +83,22 @@ impl SchemeConfig for BfcConfig {
         }
     }
 
-    fn issues(&self, core: &CoreView, all: &SchemeConfigs) -> Issues {
-        let mut v = BfcConfig::issues(self, core.queues_per_port);
-        if self.enabled && all.ndp.enabled {
-            v.push((
-                "bfc.enabled",
-                "BFC and NDP both own the switch queues and scheduler: enable one of them".into(),
-            ));
+    fn issues(&self, core: &CoreView, _peers: &Peers) -> Issues {
+        BfcConfig::issues(self, core.queues_per_port)
+    }
+
+    /// BFC assigns data queues to flows (PFC then pauses every data queue as one class), owns
+    /// the switch queues and scheduler, and holds queues back hop by hop.
+    fn declares(&self) -> Declares {
+        if !self.enabled {
+            return Declares::default();
         }
-        v
+        Declares {
+            on: Some(("BFC", "bfc.enabled")),
+            queues_by_flow: true,
+            exclusive: &[Exclusive::SwitchQueues, Exclusive::HopByHopHold],
+            ..Declares::default()
+        }
     }
 
     /// Without `bfc.hrtt` or `bfc.tau`, each port's τ defaults to its link's delay (HRTT =
@@ -116,7 +123,7 @@ impl SchemeConfig for BfcConfig {
         }
     }
 
-    fn inert(&self, _all: &SchemeConfigs) -> Vec<Inert> {
+    fn inert(&self, _peers: &Peers) -> Vec<Inert> {
         if self.enabled {
             return Vec::new();
         }

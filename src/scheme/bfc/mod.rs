@@ -39,6 +39,9 @@ pub mod wire;
 
 use crate::rng::mix64;
 
+/// The scheme's registry id ([`crate::scheme::Scheme::ID`]; its position in the registry).
+pub const ID: crate::scheme::SchemeId = crate::scheme::SchemeId(7);
+
 /// Index of the high-priority (first-packet, ACK) queue.
 pub const HPQ: usize = 1;
 /// Index of the first physical queue.

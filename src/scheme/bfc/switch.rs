@@ -11,10 +11,10 @@ use super::{
     BfcConfig, BfcMode, CountingBloom, FIRST_PHYSICAL, FlowTable, HPQ, NO_QUEUE, PAUSED,
     RESUME_PENDING, bloom_contains, threshold_bytes, vfid,
 };
-use crate::config::NetConfig;
 use crate::engine::packet::{Header, Packet, PktKind, WireHeader};
 use crate::scheme::bfc::wire::{BfcHdr, pause_frame_bytes};
 use crate::scheme::{Emit, Env, Hop, Scheme, SwitchCtx, SwitchHooks, Verdict, hook};
+use crate::scheme::{SchemeId, Setup};
 use crate::switch::EgressPort;
 
 /// Timer kinds (`which` of [`Emit::Timer`]).
@@ -602,23 +602,32 @@ impl SwitchHooks for BfcSwitch {
 
 impl Scheme for BfcSwitch {
     type Host = super::host::BfcHost;
+    type Config = super::BfcConfig;
+    const ID: SchemeId = super::ID;
 
-    fn build_switch(cfg: &NetConfig, _env: &Env, _tier: u8, ports: &[EgressPort]) -> Option<Self> {
-        cfg.schemes
-            .bfc
-            .enabled
-            .then(|| BfcSwitch::new(&cfg.schemes.bfc, ports))
+    fn build_switch(
+        cfg: &Setup<'_, super::BfcConfig>,
+        _env: &Env,
+        _tier: u8,
+        ports: &[EgressPort],
+    ) -> Option<Self> {
+        cfg.own.enabled.then(|| BfcSwitch::new(cfg.own, ports))
     }
 
-    fn build_host(cfg: &NetConfig, _env: &Env, hosts: usize, _flows: usize) -> Option<Self::Host> {
-        (cfg.schemes.bfc.enabled && cfg.schemes.bfc.mode.pauses())
-            .then(|| super::host::BfcHost::new(hosts, cfg.schemes.bfc.vfid_table))
+    fn build_host(
+        cfg: &Setup<'_, super::BfcConfig>,
+        _env: &Env,
+        hosts: usize,
+        _flows: usize,
+    ) -> Option<Self::Host> {
+        (cfg.own.enabled && cfg.own.mode.pauses())
+            .then(|| super::host::BfcHost::new(hosts, cfg.own.vfid_table))
     }
 
     fn summary(
         switches: &[&Self],
         host: Option<&Self::Host>,
-        cfg: &NetConfig,
+        cfg: &Setup<'_, super::BfcConfig>,
     ) -> Option<(&'static str, serde_json::Value)> {
         if switches.is_empty() {
             return None;
@@ -665,9 +674,9 @@ impl Scheme for BfcSwitch {
         Some((
             "bfc",
             serde_json::json!({
-                "mode": cfg.schemes.bfc.mode,
-                "physical_queues": cfg.schemes.bfc.physical_queues,
-                "high_priority_queue": cfg.schemes.bfc.hpq(),
+                "mode": cfg.own.mode,
+                "physical_queues": cfg.own.physical_queues,
+                "high_priority_queue": cfg.own.hpq(),
                 "pause_frames": c.pause_frames,
                 "frames_received_switches": c.frames_received,
                 "frames_received_hosts": host.map_or(0, |h| h.frames_received),

@@ -1,7 +1,6 @@
 //! BFC's packet: the pause frame carrying a Bloom filter of paused flows.
 
 use crate::engine::packet::{HdrReader, HdrWriter, SchemeTag, WireHeader, WireSizes};
-use crate::scheme::SchemeId;
 
 /// Header of a BFC pause frame. The Bloom filter itself (up to 1024 bits) travels in the
 /// arena's payload side table ([`crate::engine::arena::PacketArena::payload`]): it does not fit
@@ -16,7 +15,7 @@ pub struct BfcHdr {
 
 impl WireHeader for BfcHdr {
     const TAG: SchemeTag = SchemeTag {
-        scheme: SchemeId::Bfc as u8,
+        scheme: super::ID.0,
         kind: 0,
     };
     /// Hop-by-hop: consumed by the upstream neighbour it is sent to.

@@ -4,7 +4,7 @@ use serde::Deserialize;
 
 use super::CbfcConfig;
 use crate::scheme::config::{Fields, Inert, Issues, SchemeConfig, Value};
-use crate::scheme::{CoreView, SchemeConfigs};
+use crate::scheme::{CoreView, CreditPeriod, Declares, Exclusive, Peers};
 use crate::units::parse_bytes;
 
 /// `[cbfc]` as written: InfiniBand credit-based flow control (the lossless buffer's
@@ -60,7 +60,7 @@ impl SchemeConfig for CbfcConfig {
         Ok(())
     }
 
-    fn issues(&self, core: &CoreView, all: &SchemeConfigs) -> Issues {
+    fn issues(&self, core: &CoreView, _peers: &Peers) -> Issues {
         let mut v = CbfcConfig::issues(self, core.lossless, core.has_ecn, core.max_packet_bytes);
         if !self.enabled {
             return v;
@@ -78,24 +78,10 @@ impl SchemeConfig for CbfcConfig {
                 ),
             ));
         }
-        if all.bfc.enabled {
-            v.push((
-                "bfc.enabled",
-                "BFC and CBFC both hold switch queues back hop by hop: enable one of them".into(),
-            ));
-        }
-        if all.sfc.is_on() {
-            v.push((
-                "sfc.mode",
-                "SFC is not modelled on a CBFC fabric (its pauses share the NICs' pause bits \
-                 with CBFC's credit blocking): set `sfc.mode = \"off\"` or disable CBFC"
-                    .into(),
-            ));
-        }
         v
     }
 
-    fn inert(&self, all: &SchemeConfigs) -> Vec<Inert> {
+    fn inert(&self, _peers: &Peers) -> Vec<Inert> {
         if !self.enabled {
             return vec![Inert {
                 keys: &[
@@ -117,23 +103,31 @@ impl SchemeConfig for CbfcConfig {
                 why: "has no effect: FECN marking is off (set `cbfc.fecn = true`)",
             });
         }
-        if all.tcd.enabled {
-            // TCD-IB: max(T_on) is the credit-update period, not Eq. (3).
-            v.push(Inert {
-                keys: &["tcd.epsilon", "tcd.tau", "tcd.hysteresis"],
-                why: "has no effect under CBFC: TCD-IB takes max(T_on) = the credit-update \
-                     period (`cbfc.period`; or set `tcd.max_ton`)",
-            });
-        }
         v
     }
 
     /// One flow control per lossless buffer: PFC settings next to CBFC are a mistake.
-    fn replaces_pfc(&self) -> Option<&'static str> {
-        self.enabled.then_some(
-            "PFC and CBFC cannot run together: the lossless buffer runs CBFC \
-                     (`cbfc.enabled = true`), so PFC settings have no meaning; remove them or \
-                     disable CBFC",
-        )
+    /// CBFC replaces PFC, paces credit updates (TCD-IB reads the period), marks FECN (CE) on
+    /// a lossless fabric below TCD ([`super::FECN_PRECEDENCE`]), holds switch queues back hop by
+    /// hop and blocks NIC QPs through the NICs' pause bits.
+    fn declares(&self) -> Declares {
+        if !self.enabled {
+            return Declares::default();
+        }
+        Declares {
+            on: Some(("CBFC", "cbfc.enabled")),
+            replaces_pfc: Some(
+                "PFC and CBFC cannot run together: the lossless buffer runs CBFC \
+                 (`cbfc.enabled = true`), so PFC settings have no meaning; remove them or \
+                 disable CBFC",
+            ),
+            ce_precedence: self.fecn.then_some(super::FECN_PRECEDENCE),
+            queues_by_flow: false,
+            credit_period: Some(CreditPeriod {
+                fixed_ps: self.period_ps,
+                default_ps: super::ib_period_ps,
+            }),
+            exclusive: &[Exclusive::HopByHopHold, Exclusive::NicPauses],
+        }
     }
 }

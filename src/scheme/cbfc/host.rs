@@ -3,8 +3,8 @@
 //! set (the arbiter skips its QPs and ACKs, as for a PFC pause) until the ToR's FCP brings
 //! room again.
 
-use crate::config::NetConfig;
 use crate::engine::packet::{Packet, WireHeader};
+use crate::scheme::Setup;
 use crate::scheme::cbfc::wire::CbfcHdr;
 use crate::scheme::cbfc::{Credits, LimitRule, blocks, vl_of};
 use crate::scheme::{Env, HostAction, HostCtx, HostHooks};
@@ -30,12 +30,12 @@ pub struct CbfcHost {
 
 impl CbfcHost {
     /// State for `hosts` NICs.
-    pub fn new(cfg: &NetConfig, env: &Env, hosts: usize) -> Self {
+    pub fn new(cfg: &Setup<'_, super::CbfcConfig>, env: &Env, hosts: usize) -> Self {
         let nq = env.queues_per_port;
         CbfcHost {
             nq,
-            block_bytes: cfg.schemes.cbfc.block_bytes,
-            need: blocks(cfg.max_packet_bytes(), cfg.schemes.cbfc.block_bytes),
+            block_bytes: cfg.own.block_bytes,
+            need: blocks(cfg.max_packet_bytes(), cfg.own.block_bytes),
             credits: vec![Credits::default(); hosts * nq],
             ready: vec![false; hosts],
             updates_received: 0,

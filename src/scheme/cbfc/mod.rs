@@ -30,6 +30,14 @@ pub mod wire;
 
 use crate::units::SEC;
 
+/// CBFC's FECN marking among the schemes that mark CE themselves on a lossless fabric
+/// ([`crate::scheme::Declares::ce_precedence`]): it stands down where a scheme of higher
+/// precedence (TCD) marks.
+pub const FECN_PRECEDENCE: u8 = 1;
+
+/// The scheme's registry id ([`crate::scheme::Scheme::ID`]; its position in the registry).
+pub const ID: crate::scheme::SchemeId = crate::scheme::SchemeId(8);
+
 /// `[cbfc]` parameters. Times are picoseconds, sizes bytes.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct CbfcConfig {
@@ -211,8 +219,8 @@ pub struct LimitRule {
 
 impl LimitRule {
     /// The rule of configuration `cfg` on a network with environment `env`.
-    pub fn new(cfg: &crate::config::NetConfig, env: &crate::scheme::Env) -> Self {
-        let c = &cfg.schemes.cbfc;
+    pub fn new(cfg: &crate::scheme::Setup<'_, CbfcConfig>, env: &crate::scheme::Env) -> Self {
+        let c = cfg.own;
         LimitRule {
             limit_bytes: c.limit_bytes,
             period_ps: c.period_ps,

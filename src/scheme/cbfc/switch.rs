@@ -14,11 +14,12 @@
 //! room again; then the end of that OFF period is written to `PktQueue::off_end_ps`, where
 //! TCD reads it (TCD-IB: its max(T_on) is `T_c`).
 
-use crate::config::{BufferMode, NetConfig};
+use crate::config::BufferMode;
 use crate::engine::packet::{Header, Packet, WireHeader};
 use crate::scheme::cbfc::wire::{CbfcHdr, cbfc_update};
 use crate::scheme::cbfc::{Credits, LimitRule, blocks, fcp_bytes};
 use crate::scheme::{Emit, Env, Hop, Scheme, SwitchCtx, SwitchHooks, Verdict, hook};
+use crate::scheme::{SchemeId, Setup};
 use crate::switch::EgressPort;
 
 /// Timer kinds of the switch half (`which` of [`Emit::Timer`]).
@@ -223,10 +224,17 @@ impl SwitchHooks for CbfcSwitch {
 
 impl Scheme for CbfcSwitch {
     type Host = super::host::CbfcHost;
+    type Config = super::CbfcConfig;
+    const ID: SchemeId = super::ID;
 
     /// On every switch of a lossless fabric with `cbfc.enabled` (PFC is then off).
-    fn build_switch(cfg: &NetConfig, env: &Env, _tier: u8, ports: &[EgressPort]) -> Option<Self> {
-        let c = &cfg.schemes.cbfc;
+    fn build_switch(
+        cfg: &Setup<'_, super::CbfcConfig>,
+        env: &Env,
+        _tier: u8,
+        ports: &[EgressPort],
+    ) -> Option<Self> {
+        let c = cfg.own;
         if !c.enabled || cfg.buffer.mode != BufferMode::Lossless {
             return None;
         }
@@ -239,7 +247,7 @@ impl Scheme for CbfcSwitch {
         let fecn_threshold = ports
             .iter()
             .map(|e| {
-                if !c.fecn || cfg.schemes.tcd.enabled {
+                if !c.fecn || cfg.peers.ce_precedence > Some(super::FECN_PRECEDENCE) {
                     return u64::MAX;
                 }
                 c.fecn_threshold_bytes.unwrap_or_else(|| {
@@ -285,8 +293,13 @@ impl Scheme for CbfcSwitch {
     }
 
     /// Every NIC is a CBFC sender towards its ToR.
-    fn build_host(cfg: &NetConfig, env: &Env, hosts: usize, _flows: usize) -> Option<Self::Host> {
-        let c = &cfg.schemes.cbfc;
+    fn build_host(
+        cfg: &Setup<'_, super::CbfcConfig>,
+        env: &Env,
+        hosts: usize,
+        _flows: usize,
+    ) -> Option<Self::Host> {
+        let c = cfg.own;
         if !c.enabled || cfg.buffer.mode != BufferMode::Lossless {
             return None;
         }
@@ -300,9 +313,9 @@ impl Scheme for CbfcSwitch {
     fn summary(
         switches: &[&Self],
         host: Option<&Self::Host>,
-        cfg: &NetConfig,
+        cfg: &Setup<'_, super::CbfcConfig>,
     ) -> Option<(&'static str, serde_json::Value)> {
-        if !cfg.schemes.cbfc.enabled {
+        if !cfg.own.enabled {
             return None;
         }
         let mut ports = Vec::new();

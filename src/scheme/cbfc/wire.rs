@@ -2,7 +2,6 @@
 //! lane.
 
 use crate::engine::packet::{HdrReader, HdrWriter, Packet, SchemeTag, WireHeader};
-use crate::scheme::SchemeId;
 
 /// Header of an InfiniBand credit-based flow-control packet (FCP): the receiver's flow
 /// control credit limit of one virtual lane.
@@ -18,7 +17,7 @@ pub struct CbfcHdr {
 
 impl WireHeader for CbfcHdr {
     const TAG: SchemeTag = SchemeTag {
-        scheme: SchemeId::Cbfc as u8,
+        scheme: super::ID.0,
         kind: 0,
     };
     /// Hop-by-hop: consumed by the neighbour it is sent to.

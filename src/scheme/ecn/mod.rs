@@ -6,11 +6,14 @@
 //! their ACKs or send CNPs, which is the NIC's congestion-notification mode
 //! ([`crate::config::CnpMode`]), not part of this scheme.
 
-use crate::config::NetConfig;
 use crate::engine::packet::Header;
 use crate::scheme::marking::{EcnThresholds, should_mark};
 use crate::scheme::{Env, Hop, NoHost, Scheme, SwitchCtx, SwitchHooks, hook};
+use crate::scheme::{SchemeId, Setup};
 use crate::switch::EgressPort;
+
+/// The scheme's registry id ([`crate::scheme::Scheme::ID`]; its position in the registry).
+pub const ID: crate::scheme::SchemeId = crate::scheme::SchemeId(0);
 
 /// ECN marking on one switch: the thresholds of each egress port (by its rate). Stored as a
 /// byte per port indexing a few distinct threshold sets. The bytes of the first
@@ -130,14 +133,20 @@ impl SwitchHooks for EcnSwitch {
 
 impl Scheme for EcnSwitch {
     type Host = NoHost;
+    type Config = ();
+    const ID: SchemeId = ID;
 
-    /// Not where TCD runs: TCD replaces plain marking (it owns the CE code point there); nor
-    /// where CBFC's FECN marking runs (it owns the CE code point there).
-    fn build_switch(cfg: &NetConfig, _env: &Env, _tier: u8, ports: &[EgressPort]) -> Option<Self> {
+    /// Not on a lossless fabric where a scheme marks CE itself
+    /// ([`crate::scheme::Declares::ce_precedence`]: TCD, CBFC's FECN marking): it owns the CE
+    /// code point there.
+    fn build_switch(
+        cfg: &Setup<'_, ()>,
+        _env: &Env,
+        _tier: u8,
+        ports: &[EgressPort],
+    ) -> Option<Self> {
         let lossless = cfg.buffer.mode == crate::config::BufferMode::Lossless;
-        if lossless
-            && (cfg.schemes.tcd.enabled || (cfg.schemes.cbfc.enabled && cfg.schemes.cbfc.fecn))
-        {
+        if lossless && cfg.peers.ce_precedence.is_some() {
             return None;
         }
         let mut classes: Vec<EcnThresholds> = Vec::new();
@@ -162,7 +171,7 @@ impl Scheme for EcnSwitch {
     fn summary(
         switches: &[&Self],
         _host: Option<&NoHost>,
-        cfg: &NetConfig,
+        cfg: &Setup<'_, ()>,
     ) -> Option<(&'static str, serde_json::Value)> {
         Some((
             "ecn",

@@ -4,7 +4,7 @@ use serde::Deserialize;
 
 use super::NdpConfig;
 use crate::scheme::config::{Fields, Inert, Issues, SchemeConfig, Value};
-use crate::scheme::{CoreView, SchemeConfigs};
+use crate::scheme::{CoreView, Declares, Exclusive, Peers};
 
 /// `[ndp]` as written: NDP — trimming switches and the receiver-pulled transport.
 #[derive(Debug, Deserialize, Default)]
@@ -62,7 +62,7 @@ impl SchemeConfig for NdpConfig {
         Ok(())
     }
 
-    fn issues(&self, core: &CoreView, _all: &SchemeConfigs) -> Issues {
+    fn issues(&self, core: &CoreView, _peers: &Peers) -> Issues {
         let mut v = NdpConfig::issues(self, core.queues_per_port);
         if self.enabled && core.lossless {
             v.push((
@@ -81,7 +81,19 @@ impl SchemeConfig for NdpConfig {
         }
     }
 
-    fn inert(&self, _all: &SchemeConfigs) -> Vec<Inert> {
+    /// NDP owns the switch queues and scheduler (trimming, its control queue, WRR).
+    fn declares(&self) -> Declares {
+        if !self.enabled {
+            return Declares::default();
+        }
+        Declares {
+            on: Some(("NDP", "ndp.enabled")),
+            exclusive: &[Exclusive::SwitchQueues],
+            ..Declares::default()
+        }
+    }
+
+    fn inert(&self, _peers: &Peers) -> Vec<Inert> {
         if self.enabled {
             return vec![Inert {
                 keys: &["network.scheduler"],

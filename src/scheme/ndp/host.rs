@@ -21,9 +21,11 @@
 //! needs the message length (RDMA carries it in the first packet's RETH); a pull asked for while the pacer is idle is piggybacked on the
 //! ACK/NACK that asked for it (htsim).
 
-use crate::config::NetConfig;
+use crate::config::CoreConfig;
 use crate::engine::packet::WireSizes;
 use crate::host::transport::{RecvState, SendState};
+use crate::scheme::Setup;
+use crate::scheme::ndp::NdpConfig;
 use crate::scheme::ndp::wire::{NdpHdr, NdpKind};
 use crate::scheme::ndp::{NdpRecv, NdpSender, PullPacer, PullQueue};
 use crate::scheme::{Env, HostAction, HostCtx, HostHooks};
@@ -127,9 +129,9 @@ pub fn pull_interval_ps(ser_ps: u64, pull_rate: f64) -> u64 {
 }
 
 /// Initial window: `iw_bytes`, or 1 BDP (max base RTT × host line rate) when 0.
-pub fn initial_window(cfg: &NetConfig, env: &Env) -> u64 {
-    if cfg.schemes.ndp.iw_bytes > 0 {
-        cfg.schemes.ndp.iw_bytes
+pub fn initial_window(cfg: &NdpConfig, env: &Env) -> u64 {
+    if cfg.iw_bytes > 0 {
+        cfg.iw_bytes
     } else {
         ((env.base_rtt_ps as u128 * env.host_rate_bps as u128) / 8_000_000_000_000) as u64
     }
@@ -138,13 +140,13 @@ pub fn initial_window(cfg: &NetConfig, env: &Env) -> u64 {
 
 impl NdpHost {
     /// NDP host state for `hosts` hosts and `flows` flows.
-    pub fn new(cfg: &NetConfig, env: &Env, hosts: usize, flows: usize) -> Self {
+    pub fn new(cfg: &Setup<'_, NdpConfig>, env: &Env, hosts: usize, flows: usize) -> Self {
         NdpHost {
             mtu: cfg.mtu_bytes as u64,
-            iw_bytes: initial_window(cfg, env),
-            byte_credits: cfg.schemes.ndp.byte_credits,
-            pull_rate: cfg.schemes.ndp.pull_rate,
-            spray: cfg.schemes.ndp.spray,
+            iw_bytes: initial_window(cfg.own, env),
+            byte_credits: cfg.own.byte_credits,
+            pull_rate: cfg.own.pull_rate,
+            spray: cfg.own.spray,
             pacers: vec![PullPacer::default(); hosts],
             recv: vec![NdpRecv::default(); flows],
             pending: vec![0; flows],
@@ -251,7 +253,7 @@ impl NdpHost {
             self.c.rts_received += 1;
         }
         if let Some((s, tx)) = qp {
-            s.on_control(tx, n);
+            super::sender_on_control(s, tx, n);
         }
     }
 
@@ -316,9 +318,13 @@ impl NdpHost {
 
 /// Give every switch port the 10:1 (`high_weight`:1) weighted round robin between the header
 /// and data queues (called once at build, when NDP is on).
-pub fn install_wrr(cfg: &mut NetConfig, switches: &mut [crate::switch::Switch]) {
-    cfg.scheduler = crate::config::SchedulerKind::Wrr;
-    let hw = cfg.schemes.ndp.high_weight;
+pub fn install_wrr<S>(
+    core: &mut CoreConfig,
+    cfg: &NdpConfig,
+    switches: &mut [crate::switch::Switch<S>],
+) {
+    core.scheduler = crate::config::SchedulerKind::Wrr;
+    let hw = cfg.high_weight;
     for sw in switches {
         for p in &mut sw.ports {
             p.weights = vec![1; p.queues.len()];

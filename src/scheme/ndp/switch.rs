@@ -11,7 +11,6 @@
 //! and meets the high queue's rule like any arriving header. The 10:1 service is the core's
 //! weighted round robin (`SchedulerKind::Wrr`, weights set when the network is built).
 
-use crate::config::NetConfig;
 use crate::engine::packet::{Header, Packet, WireHeader};
 use crate::scheme::ndp::host::NdpHost;
 use crate::scheme::ndp::wire::{NdpHdr, NdpKind};
@@ -19,6 +18,7 @@ use crate::scheme::ndp::{
     ControlAction, DataAction, HIGH_QUEUE, LOW_QUEUE, control_arrival, data_arrival,
 };
 use crate::scheme::{Emit, Env, Hop, Scheme, SwitchCtx, SwitchHooks, Verdict, hook};
+use crate::scheme::{SchemeId, Setup};
 use crate::switch::EgressPort;
 
 /// Counters of one NDP switch.
@@ -87,15 +87,15 @@ pub fn bounce(p: &mut Packet) {
 impl NdpSwitch {
     /// NDP switch for `cfg` (data queue: `queue_pkts` full-size data packets; header queue:
     /// `control_queue_bytes`, or as many bytes as the data queue).
-    pub fn new(cfg: &NetConfig) -> Self {
-        let cap = cfg.schemes.ndp.queue_pkts as u64 * cfg.max_packet_bytes();
+    pub fn new(cfg: &Setup<'_, super::NdpConfig>) -> Self {
+        let cap = cfg.own.queue_pkts as u64 * cfg.max_packet_bytes();
         NdpSwitch {
             cap_bytes: cap,
-            cap_high_bytes: match cfg.schemes.ndp.control_queue_bytes {
+            cap_high_bytes: match cfg.own.control_queue_bytes {
                 0 => cap,
                 b => b,
             },
-            header_bytes: cfg.schemes.ndp.header_bytes,
+            header_bytes: cfg.own.header_bytes,
             c: NdpSwitchCounters::default(),
         }
     }
@@ -190,14 +190,25 @@ impl SwitchHooks for NdpSwitch {
 
 impl Scheme for NdpSwitch {
     type Host = NdpHost;
+    type Config = super::NdpConfig;
+    const ID: SchemeId = super::ID;
 
-    fn build_switch(cfg: &NetConfig, _env: &Env, _tier: u8, _ports: &[EgressPort]) -> Option<Self> {
-        cfg.schemes.ndp.enabled.then(|| NdpSwitch::new(cfg))
+    fn build_switch(
+        cfg: &Setup<'_, super::NdpConfig>,
+        _env: &Env,
+        _tier: u8,
+        _ports: &[EgressPort],
+    ) -> Option<Self> {
+        cfg.own.enabled.then(|| NdpSwitch::new(cfg))
     }
 
-    fn build_host(cfg: &NetConfig, env: &Env, hosts: usize, flows: usize) -> Option<NdpHost> {
-        cfg.schemes
-            .ndp
+    fn build_host(
+        cfg: &Setup<'_, super::NdpConfig>,
+        env: &Env,
+        hosts: usize,
+        flows: usize,
+    ) -> Option<NdpHost> {
+        cfg.own
             .enabled
             .then(|| NdpHost::new(cfg, env, hosts, flows))
     }
@@ -205,9 +216,9 @@ impl Scheme for NdpSwitch {
     fn summary(
         switches: &[&Self],
         host: Option<&NdpHost>,
-        cfg: &NetConfig,
+        cfg: &Setup<'_, super::NdpConfig>,
     ) -> Option<(&'static str, serde_json::Value)> {
-        if !cfg.schemes.ndp.enabled {
+        if !cfg.own.enabled {
             return None;
         }
         let mut c = NdpSwitchCounters::default();
@@ -224,7 +235,7 @@ impl Scheme for NdpSwitch {
         Some((
             "ndp",
             serde_json::json!({
-                "config": cfg.schemes.ndp,
+                "config": cfg.own,
                 "trims": c.trims,
                 "trims_tail": c.trims_tail,
                 "rts": c.rts,

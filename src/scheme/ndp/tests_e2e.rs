@@ -3,8 +3,8 @@
 
 use crate::cc::CcConfig;
 use crate::cc::none::{NoneParams, NoneWindow};
-use crate::config::NetConfig;
 use crate::engine::packet::{DataHdr, Header, Marks, Packet, WireHeader};
+use crate::registry::NetConfig;
 use crate::scheme::ndp::wire::{NdpHdr, NdpKind};
 use crate::scheme::ndp::{HIGH_QUEUE, LOW_QUEUE};
 use crate::sim::Simulator;
@@ -13,10 +13,10 @@ use crate::units::{GBPS, US};
 use crate::workload::FlowSpec;
 
 fn ndp_cfg(seed: u64) -> NetConfig {
-    let mut cfg = NetConfig {
+    let mut cfg = NetConfig::from(crate::config::CoreConfig {
         seed,
-        ..NetConfig::default()
-    };
+        ..Default::default()
+    });
     cfg.schemes.ndp.enabled = true;
     cfg
 }

@@ -2,7 +2,6 @@
 //! one is `ndp.header_bytes` on the wire.
 
 use crate::engine::packet::{HdrReader, HdrWriter, SchemeTag, WireHeader};
-use crate::scheme::SchemeId;
 
 /// What an NDP control packet is ([`NdpHdr::kind`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -53,7 +52,7 @@ pub struct NdpHdr {
 
 impl WireHeader for NdpHdr {
     const TAG: SchemeTag = SchemeTag {
-        scheme: SchemeId::Ndp as u8,
+        scheme: super::ID.0,
         kind: 0,
     };
     fn encode(&self, w: &mut HdrWriter<'_>) {

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use super::OnRampConfig;
 use crate::scheme::config::{Fields, HpccFields, Inert, Issues, SchemeConfig, Value};
 use crate::scheme::config::{hpcc_positive, nonzero_time};
-use crate::scheme::{CoreView, SchemeConfigs};
+use crate::scheme::{CoreView, Peers};
 
 /// Largest accepted OnRamp gain K (pause = K × (OWD − T)): beyond it a pause is more than a
 /// hundred times the excess one-way delay, and huge gains overflowed the pause end time.
@@ -52,7 +52,7 @@ impl SchemeConfig for OnRampConfig {
         Ok(())
     }
 
-    fn issues(&self, _core: &CoreView, _all: &SchemeConfigs) -> Issues {
+    fn issues(&self, _core: &CoreView, _peers: &Peers) -> Issues {
         let mut v = Vec::new();
         if !(self.gain.is_finite() && self.gain > 0.0 && self.gain <= MAX_ONRAMP_GAIN) {
             v.push((
@@ -74,7 +74,7 @@ impl SchemeConfig for OnRampConfig {
         v
     }
 
-    fn inert(&self, _all: &SchemeConfigs) -> Vec<Inert> {
+    fn inert(&self, _peers: &Peers) -> Vec<Inert> {
         if self.enabled {
             return Vec::new();
         }

@@ -14,6 +14,11 @@
 
 pub mod config;
 
+use crate::scheme::{SchemeId, Setup};
+
+/// The scheme's registry id ([`crate::scheme::Scheme::ID`]; its position in the registry).
+pub const ID: crate::scheme::SchemeId = crate::scheme::SchemeId(2);
+
 /// OnRamp parameters.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct OnRampConfig {
@@ -137,9 +142,11 @@ impl crate::scheme::HostHooks for OnRampHost {
 
 impl crate::scheme::Scheme for OnRampSwitch {
     type Host = OnRampHost;
+    type Config = OnRampConfig;
+    const ID: SchemeId = ID;
 
     fn build_switch(
-        _cfg: &crate::config::NetConfig,
+        _cfg: &Setup<'_, OnRampConfig>,
         _env: &crate::scheme::Env,
         _tier: u8,
         _ports: &[crate::switch::EgressPort],
@@ -150,12 +157,12 @@ impl crate::scheme::Scheme for OnRampSwitch {
     /// The OWD threshold defaults to half the base RTT + 1 µs (the longest base one-way delay
     /// plus margin).
     fn build_host(
-        cfg: &crate::config::NetConfig,
+        cfg: &Setup<'_, OnRampConfig>,
         env: &crate::scheme::Env,
         _hosts: usize,
         flows: usize,
     ) -> Option<Self::Host> {
-        let c = &cfg.schemes.onramp;
+        let c = cfg.own;
         c.enabled.then(|| OnRampHost {
             cfg: c.clone(),
             threshold_ps: if c.threshold_ps > 0 {
@@ -171,12 +178,12 @@ impl crate::scheme::Scheme for OnRampSwitch {
     fn summary(
         _switches: &[&Self],
         host: Option<&Self::Host>,
-        cfg: &crate::config::NetConfig,
+        cfg: &Setup<'_, OnRampConfig>,
     ) -> Option<(&'static str, serde_json::Value)> {
         Some((
             "onramp",
             serde_json::json!({
-                "enabled": cfg.schemes.onramp.enabled,
+                "enabled": cfg.own.enabled,
                 "threshold_ps": host.map_or(0, |h| h.threshold_ps),
                 "pauses": host.map_or(0, |h| h.pauses),
             }),

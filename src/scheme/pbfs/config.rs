@@ -4,7 +4,7 @@ use serde::Deserialize;
 
 use super::{MAX_SLOTS, PbfsConfig, PbfsDeploy};
 use crate::scheme::config::{Fields, Inert, Issues, SchemeConfig, Value};
-use crate::scheme::{CoreView, SchemeConfigs};
+use crate::scheme::{CoreView, Peers};
 
 /// `[pbfs]` as written: PB-FS, postcard-based fast start.
 #[derive(Debug, Deserialize, Default)]
@@ -52,7 +52,7 @@ impl SchemeConfig for PbfsConfig {
         Ok(())
     }
 
-    fn issues(&self, _core: &CoreView, _all: &SchemeConfigs) -> Issues {
+    fn issues(&self, _core: &CoreView, _peers: &Peers) -> Issues {
         let mut v = Vec::new();
         if !(1..=MAX_SLOTS).contains(&self.n_slots) {
             v.push((
@@ -72,7 +72,7 @@ impl SchemeConfig for PbfsConfig {
         v
     }
 
-    fn inert(&self, _all: &SchemeConfigs) -> Vec<Inert> {
+    fn inert(&self, _peers: &Peers) -> Vec<Inert> {
         if self.enabled {
             return Vec::new();
         }

@@ -38,13 +38,15 @@ pub mod switch;
 pub mod wire;
 
 use crate::engine::packet::Marks;
-use crate::scheme::SchemeId;
 use crate::units::bytes_in_ps;
 use wire::PostcardHdr;
 
+/// The scheme's registry id ([`crate::scheme::Scheme::ID`]; its position in the registry).
+pub const ID: crate::scheme::SchemeId = crate::scheme::SchemeId(4);
+
 /// PBT-triggering ("subject to CC-postcards"): set on a data packet by its sender (the paper
 /// uses a TOS bit); switches assess a port when such a packet arrives for it.
-pub const PBT: Marks = SchemeId::Pbfs.mark();
+pub const PBT: Marks = Marks::bit(0);
 
 /// Where PB-FS's switch half runs (scenario spelling: `all`, `tor`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -453,7 +455,7 @@ pub const HOPS_HIST: usize = 8;
 pub fn summary_json(
     switches: &[&switch::PbfsSwitch],
     host: Option<&host::PbfsHost>,
-    cfg: &crate::config::NetConfig,
+    cfg: &crate::scheme::Setup<'_, PbfsConfig>,
 ) -> serde_json::Value {
     let mut generated = 0u64;
     let mut assessed = 0u64;
@@ -482,7 +484,7 @@ pub fn summary_json(
         }
     }
     serde_json::json!({
-        "enabled": cfg.schemes.pbfs.enabled,
+        "enabled": cfg.own.enabled,
         "postcards_generated": generated,
         "postcards_received": received,
         "postcards_ignored": ignored,

@@ -2,13 +2,15 @@
 //! Definition 1 assessment on PBT-triggering packets, and CC-postcard generation
 //! (`seeds/pbfs.txt` §III-C, Figs. 3–4).
 
-use crate::config::NetConfig;
+use crate::config::CoreConfig;
+use crate::engine::packet::Marks;
 use crate::engine::packet::{Header, Packet, WireHeader};
 use crate::scheme::pbfs::wire::{PostcardHdr, postcard_bytes};
 use crate::scheme::pbfs::{
     Assessment, HOPS_HIST, PBT, PbfsConfig, PbfsDeploy, PortSlots, RECENT_BUCKETS, RecentWindow,
 };
 use crate::scheme::{Emit, Env, Hop, Scheme, SwitchCtx, SwitchHooks, Verdict, hook};
+use crate::scheme::{SchemeId, Setup};
 use crate::switch::EgressPort;
 
 /// Counters of one switch.
@@ -53,14 +55,14 @@ pub fn dc_rtt_ps(cfg: &PbfsConfig, env: &Env) -> u64 {
 }
 
 /// T_Δ: the time the sender takes to send Δ full-sized packets at line rate, picoseconds.
-pub fn t_delta_ps(cfg: &PbfsConfig, env: &Env, net: &NetConfig) -> u64 {
+pub fn t_delta_ps(cfg: &PbfsConfig, env: &Env, net: &CoreConfig) -> u64 {
     let full = env.sizes.data(net.mtu_bytes);
     cfg.delta as u64 * net.framing.ser_ps(full, env.host_rate_bps.max(1))
 }
 
 impl PbfsSwitch {
     /// PB-FS on a switch with `ports`.
-    pub fn new(cfg: &PbfsConfig, env: &Env, net: &NetConfig, ports: &[EgressPort]) -> Self {
+    pub fn new(cfg: &PbfsConfig, env: &Env, net: &CoreConfig, ports: &[EgressPort]) -> Self {
         let dc_rtt = dc_rtt_ps(cfg, env);
         let n = cfg.n_slots.max(1);
         let slot_ps = (dc_rtt / (2 * n as u64)).max(1);
@@ -176,32 +178,42 @@ impl SwitchHooks for PbfsSwitch {
 
 impl Scheme for PbfsSwitch {
     type Host = super::host::PbfsHost;
+    type Config = super::PbfsConfig;
+    const ID: SchemeId = super::ID;
     /// PBT-triggering ([`PBT`]), set by the sender.
-    const MARKS_PACKETS: bool = true;
+    const MARK: Marks = PBT;
 
-    fn build_switch(cfg: &NetConfig, env: &Env, tier: u8, ports: &[EgressPort]) -> Option<Self> {
-        let c = &cfg.schemes.pbfs;
+    fn build_switch(
+        cfg: &Setup<'_, super::PbfsConfig>,
+        env: &Env,
+        tier: u8,
+        ports: &[EgressPort],
+    ) -> Option<Self> {
+        let c = cfg.own;
         let here = match c.deploy {
             PbfsDeploy::All => true,
             PbfsDeploy::Tor => tier == 1,
         };
-        (c.enabled && here).then(|| PbfsSwitch::new(c, env, cfg, ports))
+        (c.enabled && here).then(|| PbfsSwitch::new(c, env, cfg.core, ports))
     }
 
-    fn build_host(cfg: &NetConfig, env: &Env, _hosts: usize, flows: usize) -> Option<Self::Host> {
-        cfg.schemes
-            .pbfs
+    fn build_host(
+        cfg: &Setup<'_, super::PbfsConfig>,
+        env: &Env,
+        _hosts: usize,
+        flows: usize,
+    ) -> Option<Self::Host> {
+        cfg.own
             .enabled
-            .then(|| super::host::PbfsHost::new(&cfg.schemes.pbfs, env, flows))
+            .then(|| super::host::PbfsHost::new(cfg.own, env, flows))
     }
 
     fn summary(
         switches: &[&Self],
         host: Option<&Self::Host>,
-        cfg: &NetConfig,
+        cfg: &Setup<'_, super::PbfsConfig>,
     ) -> Option<(&'static str, serde_json::Value)> {
-        cfg.schemes
-            .pbfs
+        cfg.own
             .enabled
             .then(|| ("pbfs", super::summary_json(switches, host, cfg)))
     }

@@ -1,7 +1,6 @@
 //! PB-FS's packet: the CC-postcard a switch sends to a flow's sender.
 
 use crate::engine::packet::{HdrReader, HdrWriter, SchemeTag, WireHeader, WireSizes};
-use crate::scheme::SchemeId;
 
 /// Fields of a PB-FS CC-postcard (`seeds/pbfs.txt` §III-C/D). Byte counts are saturated to
 /// `u32` (4 GB, far above any port's bytes per DC_RTT) so the header fits the packet line;
@@ -26,7 +25,7 @@ pub struct PostcardHdr {
 
 impl WireHeader for PostcardHdr {
     const TAG: SchemeTag = SchemeTag {
-        scheme: SchemeId::Pbfs as u8,
+        scheme: super::ID.0,
         kind: 0,
     };
     fn encode(&self, w: &mut HdrWriter<'_>) {

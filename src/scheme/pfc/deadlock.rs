@@ -47,7 +47,10 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::engine::arena::PacketArena;
+use crate::scheme::Holds;
 use crate::switch::Switch;
+
+use super::switch::PfcSwitch;
 use crate::units::fmt_time;
 
 use super::quanta_ps;
@@ -178,10 +181,10 @@ impl Detector {
     /// The checking period of a run on `switches`, picoseconds: half the longest pause time
     /// of any PFC switch port, at least 10 µs; `None` if no switch runs lossless PFC (then
     /// nothing is ever checked).
-    pub fn period_ps(switches: &[Switch]) -> Option<u64> {
+    pub fn period_ps<S: Holds<PfcSwitch>>(switches: &[Switch<S>]) -> Option<u64> {
         let mut longest = None;
         for sw in switches {
-            let Some(pfc) = sw.schemes.pfc.as_ref().filter(|p| p.lossless.is_some()) else {
+            let Some(pfc) = sw.schemes.get().filter(|p| p.lossless.is_some()) else {
                 continue;
             };
             for ep in &sw.ports {
@@ -193,20 +196,23 @@ impl Detector {
     }
 
     /// Is a received pause in force at some switch egress?
-    pub fn any_paused(switches: &[Switch]) -> bool {
+    pub fn any_paused<S: Holds<PfcSwitch>>(switches: &[Switch<S>]) -> bool {
         switches
             .iter()
-            .any(|sw| sw.schemes.pfc.as_ref().is_some_and(|p| p.rx.held() > 0))
+            .any(|sw| sw.schemes.get().is_some_and(|p| p.rx.held() > 0))
     }
 
     /// The persistence bound of a cycle of `queues`, picoseconds (module docs).
-    pub fn bound_ps(switches: &[Switch], queues: &[(usize, QueueRef)]) -> u64 {
+    pub fn bound_ps<S: Holds<PfcSwitch>>(
+        switches: &[Switch<S>],
+        queues: &[(usize, QueueRef)],
+    ) -> u64 {
         let mut t_pause = 0u64;
         let mut sum = 0u64;
         for &(s, q) in queues {
             let sw = &switches[s];
             let ep = &sw.ports[q.port as usize];
-            let quanta = sw.schemes.pfc.as_ref().map_or(65535, |p| p.quanta);
+            let quanta = sw.schemes.get().map_or(65535, |p| p.quanta);
             let rate = ep.tx.link.rate_bps;
             t_pause = t_pause.max(pause_ps(quanta, rate));
             let bytes = ep.queues.get(q.prio as usize).map_or(0, |x| x.bytes);
@@ -224,9 +230,9 @@ impl Detector {
     /// plus its bound. `switch_of` maps a node id to its switch index (`None`: a host).
     /// Returns how many new deadlocks were found (each in [`Self::found`] while there is
     /// room, and counted in [`Self::count`]).
-    pub fn check(
+    pub fn check<S: Holds<PfcSwitch>>(
         &mut self,
-        switches: &[Switch],
+        switches: &[Switch<S>],
         arena: &PacketArena,
         switch_of: impl Fn(u32) -> Option<usize>,
         now_ps: u64,
@@ -246,16 +252,16 @@ impl Detector {
 
     /// The blocked queues paused for at least twice their pause time by `horizon_ps` (a
     /// cycle's bound is at least that): `nodes` and `index`.
-    fn collect_blocked(
+    fn collect_blocked<S: Holds<PfcSwitch>>(
         &mut self,
-        switches: &[Switch],
+        switches: &[Switch<S>],
         switch_of: &impl Fn(u32) -> Option<usize>,
         horizon_ps: u64,
     ) {
         self.nodes.clear();
         self.index.clear();
         for (s, sw) in switches.iter().enumerate() {
-            let Some(pfc) = sw.schemes.pfc.as_ref() else {
+            let Some(pfc) = sw.schemes.get() else {
                 continue;
             };
             if pfc.lossless.is_none() || pfc.rx.held() == 0 {
@@ -269,12 +275,7 @@ impl Detector {
                 let Some(d) = switch_of(ep.tx.link.peer) else {
                     continue;
                 };
-                let Some(down) = switches[d]
-                    .schemes
-                    .pfc
-                    .as_ref()
-                    .and_then(|x| x.lossless.as_ref())
-                else {
+                let Some(down) = switches[d].schemes.get().and_then(|x| x.lossless.as_ref()) else {
                     continue;
                 };
                 let min_age = pause_ps(pfc.quanta, ep.tx.link.rate_bps).saturating_mul(2);
@@ -321,9 +322,9 @@ impl Detector {
     /// The successors of every blocked queue: the downstream queues holding a packet of its
     /// pausing ingress. A queue whose ingress has a packet in a queue that is not blocked
     /// (or none at all) is not alive.
-    fn link(
+    fn link<S: Holds<PfcSwitch>>(
         &mut self,
-        switches: &[Switch],
+        switches: &[Switch<S>],
         arena: &PacketArena,
         switch_of: &impl Fn(u32) -> Option<usize>,
     ) {
@@ -332,14 +333,10 @@ impl Detector {
             let n = self.nodes[i];
             let sw = &switches[n.s];
             let ep = &sw.ports[n.q.port as usize];
-            let pfc = sw.schemes.pfc.as_ref().expect("blocked queues run PFC");
+            let pfc = sw.schemes.get().expect("blocked queues run PFC");
             let d = switch_of(ep.tx.link.peer).expect("blocked queues face a switch");
             let down_sw = &switches[d];
-            let down_pfc = down_sw
-                .schemes
-                .pfc
-                .as_ref()
-                .expect("checked when collected");
+            let down_pfc = down_sw.schemes.get().expect("checked when collected");
             let down = down_pfc.lossless.as_ref().expect("checked when collected");
             let in_port = ep.tx.link.peer_port;
             let nq = pfc.rx.priorities();
@@ -414,9 +411,9 @@ impl Detector {
 
     /// Follow the relation from each alive queue to a cycle; report each new cycle that has
     /// persisted for its bound.
-    fn find_cycles(
+    fn find_cycles<S: Holds<PfcSwitch>>(
         &mut self,
-        switches: &[Switch],
+        switches: &[Switch<S>],
         arena: &PacketArena,
         now_ps: u64,
         horizon_ps: u64,

@@ -32,6 +32,9 @@ use crate::config::PfcConfig;
 use crate::link::TxPort;
 use crate::scheme::pause::PfcHdr;
 
+/// The scheme's registry id ([`crate::scheme::Scheme::ID`]; its position in the registry).
+pub const ID: crate::scheme::SchemeId = crate::scheme::pause::PAUSE_OWNER;
+
 /// The PFC counters of one ingress (port, priority) together with its port's parameters:
 /// everything an admission, a release or an XOFF/XON decision reads, in one 64-byte cache
 /// line (the port's headroom, α and zero-threshold bound are repeated in each of its

@@ -10,11 +10,12 @@
 //! the two changes ingress accounting, except a packet another scheme re-injects into this
 //! switch at dequeue — SFC's egress-mode BTS — which is now charged before the release.)
 
-use crate::config::{BufferMode, NetConfig};
+use crate::config::BufferMode;
 use crate::engine::packet::{Packet, PktKind, WireHeader};
 use crate::scheme::pause::{PfcHdr, pfc_frame};
 use crate::scheme::pfc::{PauseTimes, PfcState, Received, RxPort, quanta_ps};
 use crate::scheme::{Emit, Env, Hop, Scheme, SwitchCtx, SwitchHooks, Verdict, hook};
+use crate::scheme::{SchemeId, Setup};
 use crate::switch::EgressPort;
 
 /// Timer / deferred-call kinds of the switch half (`which` of [`Emit::Timer`] and
@@ -261,11 +262,19 @@ impl SwitchHooks for PfcSwitch {
 
 impl Scheme for PfcSwitch {
     type Host = super::host::PfcHost;
+    type Config = ();
+    const ID: SchemeId = super::ID;
 
-    /// On every switch of a lossless fabric that does not run CBFC instead (α of the ingress threshold scaled per port rate
+    /// On every switch of a lossless fabric whose buffer no other scheme runs instead
+    /// ([`crate::scheme::Peers::replaces_pfc`]: CBFC) (α of the ingress threshold scaled per port rate
     /// from the host rate).
-    fn build_switch(cfg: &NetConfig, env: &Env, _tier: u8, ports: &[EgressPort]) -> Option<Self> {
-        if cfg.buffer.mode != BufferMode::Lossless || cfg.schemes.cbfc.enabled {
+    fn build_switch(
+        cfg: &Setup<'_, ()>,
+        env: &Env,
+        _tier: u8,
+        ports: &[EgressPort],
+    ) -> Option<Self> {
+        if cfg.buffer.mode != BufferMode::Lossless || cfg.peers.replaces_pfc.is_some() {
             return None;
         }
         let pr: Vec<(u64, u64)> = ports
@@ -281,7 +290,7 @@ impl Scheme for PfcSwitch {
                 cfg.pfc.nic_rate_bps.unwrap_or(env.host_rate_bps),
             )),
             rx: PauseTimes::new(ports.len(), env.queues_per_port).with_shared_queues(
-                if cfg.schemes.bfc.enabled {
+                if cfg.peers.queues_by_flow {
                     // Every queue but the control class 0.
                     (u64::MAX >> (64 - env.queues_per_port)) & !1
                 } else {
@@ -294,12 +303,17 @@ impl Scheme for PfcSwitch {
             resumes: 0,
             drops_lossless: 0,
             drops_lossless_acks: 0,
-            class_by_prio: cfg.schemes.bfc.enabled,
+            class_by_prio: cfg.peers.queues_by_flow,
         })
     }
 
     /// Every NIC understands PFC (SFC-P pauses NICs even in a lossy fabric).
-    fn build_host(_cfg: &NetConfig, env: &Env, hosts: usize, _flows: usize) -> Option<Self::Host> {
+    fn build_host(
+        _cfg: &Setup<'_, ()>,
+        env: &Env,
+        hosts: usize,
+        _flows: usize,
+    ) -> Option<Self::Host> {
         Some(super::host::PfcHost {
             rx: PauseTimes::new(hosts, env.queues_per_port),
         })
@@ -308,12 +322,12 @@ impl Scheme for PfcSwitch {
     fn summary(
         switches: &[&Self],
         host: Option<&Self::Host>,
-        cfg: &NetConfig,
+        cfg: &Setup<'_, ()>,
     ) -> Option<(&'static str, serde_json::Value)> {
         Some((
             "pfc",
             serde_json::json!({
-                "enabled": cfg.buffer.mode == BufferMode::Lossless && !cfg.schemes.cbfc.enabled,
+                "enabled": cfg.buffer.mode == BufferMode::Lossless && cfg.peers.replaces_pfc.is_none(),
                 "pauses": switches.iter().map(|s| s.pauses).sum::<u64>(),
                 "resumes": switches.iter().map(|s| s.resumes).sum::<u64>(),
                 "paused_ps": switches.iter().map(|s| s.rx.paused_ps).sum::<u64>()

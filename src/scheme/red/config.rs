@@ -5,7 +5,7 @@ use serde::Deserialize;
 
 use super::RedConfig;
 use crate::scheme::config::{Fields, Inert, Issues, SchemeConfig, Value};
-use crate::scheme::{CoreView, SchemeConfigs};
+use crate::scheme::{CoreView, Peers};
 
 /// `[red]` as written.
 #[derive(Debug, Deserialize, Default)]
@@ -36,7 +36,7 @@ impl SchemeConfig for RedConfig {
         Ok(())
     }
 
-    fn issues(&self, core: &CoreView, _all: &SchemeConfigs) -> Issues {
+    fn issues(&self, core: &CoreView, _peers: &Peers) -> Issues {
         let mut v = Vec::new();
         let (min_th, max_th) = self.thresholds(core.max_packet_bytes);
         if min_th == 0 {
@@ -70,7 +70,7 @@ impl SchemeConfig for RedConfig {
         v
     }
 
-    fn inert(&self, _all: &SchemeConfigs) -> Vec<Inert> {
+    fn inert(&self, _peers: &Peers) -> Vec<Inert> {
         if self.enabled {
             return Vec::new();
         }

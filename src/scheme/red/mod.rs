@@ -38,6 +38,9 @@ mod tests_e2e;
 
 pub use switch::RedSwitch;
 
+/// The scheme's registry id ([`crate::scheme::Scheme::ID`]; its position in the registry).
+pub const ID: crate::scheme::SchemeId = crate::scheme::SchemeId(9);
+
 /// `[red]`: RED parameters. The defaults are those of the RED paper's simulations
 /// (min_th = 5 packets, max_th = 15 packets, w_q = 0.002, max_p = 1/50), in byte mode: the
 /// thresholds are 5 and 15 full-size data packets on the wire.

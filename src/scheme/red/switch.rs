@@ -2,10 +2,10 @@
 //! (after the forwarding lookup, before buffer admission) and the note that a queue went empty
 //! at departure (the idle-time correction's start).
 
-use crate::config::NetConfig;
 use crate::engine::packet::Header;
 use crate::scheme::red::{Decision, RedParams, RedQueue};
 use crate::scheme::{Env, Hop, NoHost, Scheme, SwitchCtx, SwitchHooks, Verdict, hook};
+use crate::scheme::{SchemeId, Setup};
 use crate::switch::EgressPort;
 
 /// RED on one switch.
@@ -76,10 +76,17 @@ impl SwitchHooks for RedSwitch {
 
 impl Scheme for RedSwitch {
     type Host = NoHost;
+    type Config = super::RedConfig;
+    const ID: SchemeId = super::ID;
 
     /// Every switch, when `red.enabled`.
-    fn build_switch(cfg: &NetConfig, _env: &Env, _tier: u8, ports: &[EgressPort]) -> Option<Self> {
-        let c = &cfg.schemes.red;
+    fn build_switch(
+        cfg: &Setup<'_, super::RedConfig>,
+        _env: &Env,
+        _tier: u8,
+        ports: &[EgressPort],
+    ) -> Option<Self> {
+        let c = cfg.own;
         if !c.enabled {
             return None;
         }
@@ -109,9 +116,9 @@ impl Scheme for RedSwitch {
     fn summary(
         switches: &[&Self],
         _host: Option<&NoHost>,
-        cfg: &NetConfig,
+        cfg: &Setup<'_, super::RedConfig>,
     ) -> Option<(&'static str, serde_json::Value)> {
-        let c = &cfg.schemes.red;
+        let c = cfg.own;
         if !c.enabled {
             return None;
         }

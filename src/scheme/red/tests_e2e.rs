@@ -3,7 +3,8 @@
 
 use crate::cc::CcConfig;
 use crate::cc::none::{NoneParams, NoneWindow};
-use crate::config::{BufferMode, NetConfig};
+use crate::config::BufferMode;
+use crate::registry::NetConfig;
 use crate::sim::Simulator;
 use crate::topology::shapes;
 use crate::units::{GBPS, US};
@@ -17,10 +18,10 @@ const MAX_TH: u64 = 20_000;
 /// on a 3-host star (100 Gb/s, 1 µs links); the switch is node 3 and its port 0 faces host
 /// 0 (monitored). The shared buffer (lossy, 1 GiB) never refuses a packet here.
 fn run(red: bool) -> Simulator {
-    let mut cfg = NetConfig {
+    let mut cfg = NetConfig::from(crate::config::CoreConfig {
         seed: 3,
-        ..NetConfig::default()
-    };
+        ..Default::default()
+    });
     cfg.buffer.mode = BufferMode::Lossy;
     cfg.buffer.size_bytes = 1 << 30;
     cfg.queue_monitor = vec![(3, 0)];

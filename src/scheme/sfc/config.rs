@@ -9,7 +9,7 @@ use super::{
 use crate::scheme::config::{
     Fields, HpccFields, Inert, Issues, SchemeConfig, Value, hpcc_positive, nonzero_time,
 };
-use crate::scheme::{CoreView, SchemeConfigs};
+use crate::scheme::{CoreView, Declares, Exclusive, Peers};
 use crate::units::parse_bytes;
 
 /// Largest accepted SFC pause quantum, picoseconds (1 ms): pauses are rounded up to a whole
@@ -195,7 +195,7 @@ impl SchemeConfig for SfcConfig {
         Ok(())
     }
 
-    fn issues(&self, _core: &CoreView, _all: &SchemeConfigs) -> Issues {
+    fn issues(&self, _core: &CoreView, _peers: &Peers) -> Issues {
         let mut v = Vec::new();
         if self.qth_bytes > 0 && self.qtg_bytes > self.qth_bytes {
             v.push((
@@ -230,7 +230,19 @@ impl SchemeConfig for SfcConfig {
         v
     }
 
-    fn inert(&self, _all: &SchemeConfigs) -> Vec<Inert> {
+    /// SFC pauses NIC QPs (BTS at the sender's NIC) through the NICs' pause bits.
+    fn declares(&self) -> Declares {
+        if !self.is_on() {
+            return Declares::default();
+        }
+        Declares {
+            on: Some(("SFC", "sfc.mode")),
+            exclusive: &[Exclusive::NicPauses],
+            ..Declares::default()
+        }
+    }
+
+    fn inert(&self, _peers: &Peers) -> Vec<Inert> {
         if self.mode != SfcMode::Off {
             return Vec::new();
         }

@@ -69,7 +69,7 @@ mod tests {
         assert_eq!(
             out.items,
             vec![(
-                crate::scheme::SchemeId::Ecn,
+                crate::scheme::SchemeId(0),
                 HostAction::PauseQp {
                     flow: 7,
                     until_ps: 8_000_000

@@ -26,6 +26,9 @@ use std::collections::HashMap;
 
 use crate::rng::mix64;
 
+/// The scheme's registry id ([`crate::scheme::Scheme::ID`]; its position in the registry).
+pub const ID: crate::scheme::SchemeId = crate::scheme::SchemeId(1);
+
 /// Which SFC variant runs (scenario spelling: `off`, `sfc`, `ingress`, `egress`, `sfcp`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -624,7 +627,7 @@ pub fn quantize(pause_ps: u64, quantum_ps: u64) -> u64 {
 pub fn summary_json(
     switches: &[&switch::SfcSwitch],
     host: Option<&host::SfcHost>,
-    cfg: &crate::config::NetConfig,
+    cfg: &crate::scheme::Setup<'_, SfcConfig>,
 ) -> serde_json::Value {
     let mut c = SfcCounters::default();
     let (mut bloom, mut cache, mut collisions) = (0u32, 0u32, 0u64);
@@ -644,8 +647,8 @@ pub fn summary_json(
     }
     let trig = c.bts_generated + c.bts_suppressed;
     let mut v = serde_json::json!({
-        "mode": cfg.schemes.sfc.mode,
-        "deploy": cfg.schemes.sfc.deploy,
+        "mode": cfg.own.mode,
+        "deploy": cfg.own.deploy,
         "bts_generated": c.bts_generated,
         "bts_suppressed": c.bts_suppressed,
         "bts_from_cache": c.bts_from_cache,

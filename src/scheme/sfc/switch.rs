@@ -2,7 +2,6 @@
 //! at the switches a BTS crosses, the Egress-BTS variant, SFC-P conversion and the optional
 //! incast estimator (Algorithm 1 of the SFC paper).
 
-use crate::config::NetConfig;
 use crate::engine::packet::{DPORT_INCAST, Hdr, Packet, PktKind, WireHeader};
 use crate::scheme::pause::pfc_frame;
 use crate::scheme::sfc::wire::BtsHdr;
@@ -11,6 +10,7 @@ use crate::scheme::sfc::{
     TriggerStats, quantize,
 };
 use crate::scheme::{Emit, Env, Hop, Scheme, SwitchCtx, SwitchHooks, Verdict, hook};
+use crate::scheme::{SchemeId, Setup};
 use crate::switch::EgressPort;
 use crate::units::{bytes_in_ps, drain_time_ps};
 
@@ -399,9 +399,16 @@ impl SwitchHooks for SfcSwitch {
 
 impl Scheme for SfcSwitch {
     type Host = super::host::SfcHost;
+    type Config = super::SfcConfig;
+    const ID: SchemeId = super::ID;
 
-    fn build_switch(cfg: &NetConfig, env: &Env, tier: u8, ports: &[EgressPort]) -> Option<Self> {
-        let sc = &cfg.schemes.sfc;
+    fn build_switch(
+        cfg: &Setup<'_, super::SfcConfig>,
+        env: &Env,
+        tier: u8,
+        ports: &[EgressPort],
+    ) -> Option<Self> {
+        let sc = cfg.own;
         let here = match sc.deploy {
             SfcDeploy::Tor => tier == 1,
             SfcDeploy::All => true,
@@ -409,14 +416,19 @@ impl Scheme for SfcSwitch {
         (sc.mode != SfcMode::Off && here).then(|| SfcSwitch::new(sc, env, tier, ports))
     }
 
-    fn build_host(cfg: &NetConfig, _env: &Env, _hosts: usize, _flows: usize) -> Option<Self::Host> {
-        (cfg.schemes.sfc.mode != SfcMode::Off).then(super::host::SfcHost::default)
+    fn build_host(
+        cfg: &Setup<'_, super::SfcConfig>,
+        _env: &Env,
+        _hosts: usize,
+        _flows: usize,
+    ) -> Option<Self::Host> {
+        (cfg.own.mode != SfcMode::Off).then(super::host::SfcHost::default)
     }
 
     fn summary(
         switches: &[&Self],
         host: Option<&Self::Host>,
-        cfg: &NetConfig,
+        cfg: &Setup<'_, super::SfcConfig>,
     ) -> Option<(&'static str, serde_json::Value)> {
         Some(("sfc", super::summary_json(switches, host, cfg)))
     }

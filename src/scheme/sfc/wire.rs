@@ -1,7 +1,6 @@
 //! SFC's packet: the Back-To-Sender signal.
 
 use crate::engine::packet::{HdrReader, HdrWriter, SchemeTag, WireHeader};
-use crate::scheme::SchemeId;
 
 /// Header of an SFC Back-To-Sender signal. Its wire size is `sfc.bts_bytes` (the trimmed
 /// header of the data packet that triggered it).
@@ -18,7 +17,7 @@ pub struct BtsHdr {
 
 impl WireHeader for BtsHdr {
     const TAG: SchemeTag = SchemeTag {
-        scheme: SchemeId::Sfc as u8,
+        scheme: super::ID.0,
         kind: 0,
     };
     fn encode(&self, w: &mut HdrWriter<'_>) {

@@ -4,7 +4,7 @@ use serde::Deserialize;
 
 use super::{CeMarking, TcdConfig};
 use crate::scheme::config::{Fields, Inert, Issues, SchemeConfig, Value};
-use crate::scheme::{CoreView, SchemeConfigs};
+use crate::scheme::{CoreView, Declares, Peers};
 
 /// `[tcd]` as written: ternary congestion detection at switch egress (lossless fabrics).
 #[derive(Debug, Deserialize, Default)]
@@ -59,12 +59,33 @@ impl SchemeConfig for TcdConfig {
         Ok(())
     }
 
-    fn issues(&self, core: &CoreView, _all: &SchemeConfigs) -> Issues {
+    fn issues(&self, core: &CoreView, _peers: &Peers) -> Issues {
         TcdConfig::issues(self, core.lossless, core.has_ecn)
     }
 
-    fn inert(&self, _all: &SchemeConfigs) -> Vec<Inert> {
+    /// TCD marks CE itself on a lossless fabric, above CBFC's FECN
+    /// ([`super::CE_PRECEDENCE`]).
+    fn declares(&self) -> Declares {
+        if !self.enabled {
+            return Declares::default();
+        }
+        Declares {
+            on: Some(("TCD", "tcd.enabled")),
+            ce_precedence: Some(super::CE_PRECEDENCE),
+            ..Declares::default()
+        }
+    }
+
+    fn inert(&self, peers: &Peers) -> Vec<Inert> {
         if self.enabled {
+            if peers.credit_period.is_some() {
+                // TCD-IB: max(T_on) is the credit-update period, not Eq. (3).
+                return vec![Inert {
+                    keys: &["tcd.epsilon", "tcd.tau", "tcd.hysteresis"],
+                    why: "has no effect under hop-by-hop credits: TCD-IB takes max(T_on) = the \
+                         credit-update period (`cbfc.period`; or set `tcd.max_ton`)",
+                }];
+            }
             return Vec::new();
         }
         vec![Inert {

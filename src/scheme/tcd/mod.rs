@@ -29,13 +29,20 @@ pub mod config;
 pub mod switch;
 
 use crate::engine::packet::Marks;
-use crate::scheme::SchemeId;
 use crate::units::SEC;
+
+/// The scheme's registry id ([`crate::scheme::Scheme::ID`]; its position in the registry).
+pub const ID: crate::scheme::SchemeId = crate::scheme::SchemeId(5);
+
+/// TCD's precedence among the schemes that mark CE themselves on a lossless fabric
+/// ([`crate::scheme::Declares::ce_precedence`]): above a credit fabric's FECN marking, which
+/// stands down where TCD runs.
+pub const CE_PRECEDENCE: u8 = 2;
 
 /// Undetermined Experienced: TCD's second code point (ECT(1) re-purposed), set on a data
 /// packet by a TCD switch on a port in the undetermined state; never together with CE (a later
-/// CE mark replaces it). Receivers echo it ([`crate::scheme::ECHOED_MARKS`]).
-pub const UE: Marks = SchemeId::Tcd.mark();
+/// CE mark replaces it). Receivers echo it ([`crate::registry::ECHOED_MARKS`]).
+pub const UE: Marks = Marks::bit(1);
 
 /// How a packet whose port is in the congestion state is CE-marked ("Mark(CE)" of Figure 9).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]

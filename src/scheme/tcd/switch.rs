@@ -1,11 +1,13 @@
 //! The switch half of TCD: Figure 9 at every dequeue from a data queue, CE/UE marking of data
 //! packets, and the per-(port, priority) counters of the `tcd` summary section.
 
-use crate::config::{BufferMode, NetConfig};
+use crate::config::BufferMode;
 use crate::engine::packet::Header;
+use crate::engine::packet::Marks;
 use crate::scheme::marking::{EcnThresholds, should_mark};
 use crate::scheme::tcd::{CeMarking, Mark, TcdParams, TcdQueue, UE, max_ton_ps, pfc_tau_ps};
 use crate::scheme::{Env, Hop, NoHost, Scheme, SwitchCtx, SwitchHooks, hook};
+use crate::scheme::{SchemeId, Setup};
 use crate::switch::EgressPort;
 
 /// Marks applied at one egress (port, priority).
@@ -44,18 +46,23 @@ pub struct TcdSwitch {
 
 impl TcdSwitch {
     /// Figure 9's parameters of a port of `rate_bps` with propagation delay `delay_ps`:
-    /// on a CBFC fabric (TCD-IB) max(T_on) = the port's credit-update period T_c; otherwise
+    /// on a credit fabric (CBFC: TCD-IB) max(T_on) = the port's credit-update period T_c
+    /// ([`crate::scheme::Peers::credit_period`]); otherwise
     /// max(T_on) from Eq. (3) with τ = 2·MTU/C + 2·t_p and B1 − B0 = the PFC XON hysteresis
     /// (each overridable), T = max(T_on), the threshold = the port's ECN Kmin.
-    pub fn port_params(cfg: &NetConfig, rate_bps: u64, delay_ps: u64) -> TcdParams {
-        let t = &cfg.schemes.tcd;
+    pub fn port_params(
+        cfg: &Setup<'_, super::TcdConfig>,
+        rate_bps: u64,
+        delay_ps: u64,
+    ) -> TcdParams {
+        let t = cfg.own;
         let mtu = cfg.max_packet_bytes();
         let max_ton = t.max_ton_ps.unwrap_or_else(|| {
-            if cfg.schemes.cbfc.enabled {
+            if let Some(period) = cfg.peers.credit_period {
                 // TCD-IB (fragment §4.4): the ON period of a CBFC-regulated port is cut in
                 // units of the credit-update period, T_on = R_d·T_c/(R_d + ε·C) < T_c: T_c
                 // is the upper bound.
-                return cfg.schemes.cbfc.port_period_ps(rate_bps);
+                return period.at(rate_bps);
             }
             let tau = t
                 .tau_ps
@@ -154,15 +161,22 @@ impl SwitchHooks for TcdSwitch {
 
 impl Scheme for TcdSwitch {
     type Host = NoHost;
+    type Config = super::TcdConfig;
+    const ID: SchemeId = super::ID;
     /// UE ([`UE`]).
-    const MARKS_PACKETS: bool = true;
+    const MARK: Marks = UE;
     /// Receivers echo UE (on ACKs, or as the UE variant of a CNP).
     const ECHO_MARK: bool = true;
 
     /// On every switch of a lossless fabric with `tcd.enabled` (it then replaces plain ECN
     /// marking, see [`crate::scheme::ecn`]).
-    fn build_switch(cfg: &NetConfig, env: &Env, _tier: u8, ports: &[EgressPort]) -> Option<Self> {
-        if !cfg.schemes.tcd.enabled || cfg.buffer.mode != BufferMode::Lossless {
+    fn build_switch(
+        cfg: &Setup<'_, super::TcdConfig>,
+        env: &Env,
+        _tier: u8,
+        ports: &[EgressPort],
+    ) -> Option<Self> {
+        if !cfg.own.enabled || cfg.buffer.mode != BufferMode::Lossless {
             return None;
         }
         let nq = env.queues_per_port;
@@ -172,7 +186,7 @@ impl Scheme for TcdSwitch {
             .collect();
         let red = ports
             .iter()
-            .map(|e| match cfg.schemes.tcd.ce_marking {
+            .map(|e| match cfg.own.ce_marking {
                 CeMarking::Step => None,
                 CeMarking::Red => cfg.ecn.for_rate(e.tx.link.rate_bps),
             })
@@ -195,9 +209,9 @@ impl Scheme for TcdSwitch {
     fn summary(
         switches: &[&Self],
         _host: Option<&NoHost>,
-        cfg: &NetConfig,
+        cfg: &Setup<'_, super::TcdConfig>,
     ) -> Option<(&'static str, serde_json::Value)> {
-        if !cfg.schemes.tcd.enabled {
+        if !cfg.own.enabled {
             return None;
         }
         let mut time = [0u64; 3];
