@@ -425,6 +425,17 @@ macro_rules! schemes {
                 )*
             }
 
+            /// [`SwitchHooks::check`] of every scheme present, in registry order: the first
+            /// violation.
+            pub fn check(&self) -> Result<(), String> {
+                $(
+                    if let Some(s) = &self.$f {
+                        s.check()?;
+                    }
+                )*
+                Ok(())
+            }
+
             /// [`SwitchHooks::finish`] of every scheme present, in registry order.
             pub fn finish(&mut self, ctx: &mut SwitchCtx<'_>) {
                 $(
@@ -596,6 +607,59 @@ macro_rules! schemes {
                     }
                 )?)*
                 key
+            }
+        }
+
+        impl NetConfig {
+            /// Every scheme's [`Scheme::check_run`], in registry order: the first refusal.
+            pub fn check_run(
+                &self,
+                cc: &crate::cc::CcConfig,
+                topo: &crate::topology::TopologySpec,
+            ) -> Result<(), String> {
+                let peers = self.peers();
+                $(
+                    <$sw as Scheme>::check_run(
+                        &Setup { core: &self.core, own: own!(self.schemes, $f $(, $cfg)?), peers },
+                        cc,
+                        topo,
+                    )?;
+                )*
+                Ok(())
+            }
+
+            /// The transport a scheme brings ([`Scheme::transport`]; the first in registry
+            /// order), with that scheme's id, if any.
+            pub fn scheme_transport(
+                &self,
+                env: &Env,
+            ) -> Option<(SchemeId, crate::host::transport::TransportParams)> {
+                let peers = self.peers();
+                $(
+                    let setup = Setup { core: &self.core, own: own!(self.schemes, $f $(, $cfg)?), peers };
+                    if let Some(t) = <$sw as Scheme>::transport(&setup, env) {
+                        return Some((<$sw as Scheme>::ID, t));
+                    }
+                )*
+                None
+            }
+
+            /// Every scheme's [`Scheme::prepare_ports`] on every switch, in registry order;
+            /// the data scheduler the first scheme that needs one asks for, if any.
+            pub fn prepare_ports(
+                &self,
+                switches: &mut [Switch],
+            ) -> Option<crate::config::SchedulerKind> {
+                let peers = self.peers();
+                let mut sched = None;
+                $(
+                    let setup = Setup { core: &self.core, own: own!(self.schemes, $f $(, $cfg)?), peers };
+                    for sw in switches.iter_mut() {
+                        let s = <$sw as Scheme>::prepare_ports(&setup, &mut sw.ports);
+                        sched = sched.or(s);
+                    }
+                )*
+                sched
             }
         }
 
@@ -908,6 +972,24 @@ macro_rules! own_config {
     };
 }
 registry!(own_config);
+
+/// Every PFC frame received by a switch or NIC, in the order received (HPCC-sim
+/// `PFC_OUTPUT_FILE`), from the PFC halves of `switches` and `hosts`.
+pub fn pfc_log(switches: &[Switch], hosts: &[HostScheme]) -> Vec<crate::scheme::pfc::PfcRecord> {
+    let mut all: Vec<(u64, crate::scheme::pfc::PfcRecord)> = Vec::new();
+    for sw in switches {
+        if let Some(p) = &sw.schemes.pfc {
+            all.extend_from_slice(&p.rx.log);
+        }
+    }
+    for h in hosts {
+        if let HostScheme::Pfc(p) = h {
+            all.extend_from_slice(&p.rx.log);
+        }
+    }
+    all.sort_by_key(|&(n, _)| n);
+    all.into_iter().map(|(_, r)| r).collect()
+}
 
 #[cfg(test)]
 mod tests {

@@ -205,6 +205,9 @@ pub struct Declares {
     pub queues_by_flow: bool,
     /// The scheme paces hop-by-hop credit updates with this period.
     pub credit_period: Option<CreditPeriod>,
+    /// ACKs and NACKs need the scheme's credits in their data class: the NIC cannot send them
+    /// past a pause from its control queue (`ack_high_prio` does not apply).
+    pub acks_need_credits: bool,
     /// Fabric resources the scheme owns alone.
     pub exclusive: &'static [Exclusive],
 }
@@ -221,6 +224,8 @@ pub struct Peers {
     pub queues_by_flow: bool,
     /// A scheme's credit-update period ([`Declares::credit_period`]).
     pub credit_period: Option<CreditPeriod>,
+    /// ACKs need a scheme's credits ([`Declares::acks_need_credits`]).
+    pub acks_need_credits: bool,
 }
 
 impl Peers {
@@ -233,6 +238,7 @@ impl Peers {
         self.ce_precedence = self.ce_precedence.max(d.ce_precedence);
         self.queues_by_flow |= d.queues_by_flow;
         self.credit_period = self.credit_period.or(d.credit_period);
+        self.acks_need_credits |= d.acks_need_credits;
     }
 }
 

@@ -295,6 +295,11 @@ pub trait SwitchHooks {
     fn prefetch_egress(&self, _port: u16) {}
     /// The run ends at `ctx.now_ps`: close open intervals.
     fn finish(&mut self, _ctx: &mut SwitchCtx<'_>) {}
+    /// The scheme's own consistency checks on its state (the simulator's invariant check
+    /// calls them): the first violation, described.
+    fn check(&self) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// What a host-side scheme asks the NIC to do (carried out in order after the hook returns).
@@ -524,6 +529,32 @@ pub trait Scheme: SwitchHooks + Sized {
         host: Option<&Self::Host>,
         cfg: &Setup<'_, Self::Config>,
     ) -> Option<(&'static str, serde_json::Value)>;
+    /// Why the scheme, as configured, cannot run with controller `cc` on topology `topo`
+    /// (checked when the simulator is built), if it cannot.
+    fn check_run(
+        _cfg: &Setup<'_, Self::Config>,
+        _cc: &crate::cc::CcConfig,
+        _topo: &crate::topology::TopologySpec,
+    ) -> Result<(), String> {
+        Ok(())
+    }
+    /// The transport every QP runs when the scheme brings its own (NDP's receiver-pulled
+    /// one) instead of the configured loss recovery; `None` = the configured one.
+    fn transport(
+        _cfg: &Setup<'_, Self::Config>,
+        _env: &Env,
+    ) -> Option<crate::host::transport::TransportParams> {
+        None
+    }
+    /// Set up a switch's `ports` before the run (NDP: the weights of weighted round robin
+    /// between its queues); returns the data scheduler every switch must use instead of the
+    /// configured one, if the scheme needs one.
+    fn prepare_ports(
+        _cfg: &Setup<'_, Self::Config>,
+        _ports: &mut [EgressPort],
+    ) -> Option<crate::config::SchedulerKind> {
+        None
+    }
 }
 
 /// The host half of a scheme that has none.

@@ -147,6 +147,9 @@ pub struct Simulator {
     pub bdp_bytes: u64,
     /// The run's transport and its parameters (every QP runs it).
     pub transport: crate::host::transport::TransportParams,
+    /// The scheme whose transport the run uses ([`crate::scheme::Scheme::transport`]), if
+    /// any: its host timers are the transport's (the NIC drives them).
+    pub(crate) transport_scheme: Option<crate::scheme::SchemeId>,
     /// Congestion control in use.
     pub cc_cfg: CcConfig,
     /// Static environment of the schemes' hooks.
@@ -614,30 +617,6 @@ fn scheme_env(cfg: &NetConfig, host_rate_bps: u64, base_rtt_ps: u64, num_hosts: 
     }
 }
 
-/// Combinations of the configuration, the controller and the topology the model does not
-/// cover: NDP with a congestion controller, CBFC on lossy links.
-fn check_combinations(topo: &TopologySpec, cfg: &NetConfig, cc: &CcConfig) -> Result<(), String> {
-    if cfg.schemes.ndp.enabled && !matches!(cc, CcConfig::None(_)) {
-        return Err(format!(
-            "NDP is its own transport (receiver-pulled, no congestion control): set cc.mode \
-             = \"none\" (got {})",
-            cc.name()
-        ));
-    }
-    if cfg.schemes.cbfc.enabled
-        && cfg.buffer.mode == crate::config::BufferMode::Lossless
-        && let Some(l) = topo.links.iter().find(|l| l.error_rate > 0.0)
-    {
-        return Err(format!(
-            "cbfc.enabled: CBFC is not modelled on lossy links (link {} – {} has error rate \
-             {}): a packet lost on the wire would keep its credits, since IB's FCTBS \
-             resynchronisation is not modelled",
-            l.a, l.b, l.error_rate
-        ));
-    }
-    Ok(())
-}
-
 /// Streaming arrivals: flow ids in start order (ties in workload order), one `FlowStart`
 /// pending at a time (see `Event::FlowStart`). Workloads come sorted by start time: then the
 /// arrival order is the workload order and needs no list (4 B per flow): empty.
@@ -682,22 +661,16 @@ impl HostHookFlags {
     }
 }
 
-/// The run's transport: NDP's when NDP is on, else the configured loss recovery (IRN's cap
-/// on outstanding bytes defaulting to `max_bdp_bytes`).
+/// The run's transport: a scheme's own ([`crate::scheme::Scheme::transport`]: NDP's), else
+/// the configured loss recovery (IRN's cap on outstanding bytes defaulting to `max_bdp_bytes`).
 fn transport_params(
     cfg: &NetConfig,
     env: &Env,
     max_bdp_bytes: u64,
 ) -> crate::host::transport::TransportParams {
     use crate::host::transport::TransportParams;
-    if cfg.schemes.ndp.enabled {
-        return TransportParams::ndp(
-            cfg.schemes.ndp.rto_ps,
-            crate::scheme::ndp::host::initial_window(&cfg.schemes.ndp, env),
-            cfg.schemes.ndp.byte_credits,
-            cfg.schemes.ndp.sender_rr,
-            cfg.schemes.ndp.spray,
-        );
+    if let Some((_, t)) = cfg.scheme_transport(env) {
+        return t;
     }
     match cfg.loss_recovery {
         LossRecovery::Gbn {
@@ -836,7 +809,7 @@ impl Simulator {
         let bounds = routes.max_base_rtt(&topo, mtu);
         let (nodes, hosts, mut switches) = build_nodes(&topo, &cfg);
         let env = scheme_env(&cfg, host_rate, bounds.max_base_rtt_ps, hosts.len());
-        check_combinations(&topo, &cfg, &cc)?;
+        cfg.check_run(&cc, &topo)?;
         let (fl, paths) = build_flows(&topo, &routes, &cfg, flows, &nodes)?;
         install_schemes(&cfg, &env, &mut switches);
         let host_schemes = crate::registry::build_host_schemes(&cfg, &env, hosts.len(), fl.len());
@@ -851,6 +824,7 @@ impl Simulator {
             );
         }
         let transport = transport_params(&cfg, &env, bounds.max_bdp_bytes.max(mtu));
+        let transport_scheme = cfg.scheme_transport(&env).map(|(id, _)| id);
         // The time series start at the interval holding the first flow's start: idle time
         // before it (HPCC flow files start at 2 s) costs no memory and no output rows.
         let first_start_ps = match (&stream, first) {
@@ -864,7 +838,7 @@ impl Simulator {
         )
         .with_origin(first_start_ps);
         let sw_ids = switches.iter().map(|s: &Switch| s.node).collect();
-        let ack_ignores_pause = cfg.ack_high_prio && !cfg.schemes.cbfc.enabled;
+        let ack_ignores_pause = cfg.ack_high_prio && !cfg.peers().acks_need_credits;
         let int_hops = if cfg.int_enabled {
             bounds.max_switch_hops as usize
         } else {
@@ -925,6 +899,7 @@ impl Simulator {
             base_rtt_ps: bounds.max_base_rtt_ps,
             bdp_bytes: bounds.max_bdp_bytes,
             transport,
+            transport_scheme,
             cc_cfg: cc,
             env,
             host_send_hooks: hooks.sends,
@@ -941,9 +916,8 @@ impl Simulator {
             monitor_end_ps: None,
         };
         sim.deadlock_period = crate::scheme::pfc::deadlock::Detector::period_ps(&sim.switches);
-        if sim.cfg.schemes.ndp.enabled {
-            let ndp = sim.cfg.schemes.ndp.clone();
-            crate::scheme::ndp::host::install_wrr(&mut sim.cfg.core, &ndp, &mut sim.switches);
+        if let Some(sched) = sim.cfg.prepare_ports(&mut sim.switches) {
+            sim.cfg.scheduler = sched;
         }
         Ok(sim)
     }
@@ -1777,19 +1751,7 @@ impl Simulator {
     /// Every PFC frame received by a switch or NIC, in the order received (HPCC-sim
     /// `PFC_OUTPUT_FILE`).
     pub fn pfc_log(&self) -> Vec<crate::scheme::pfc::PfcRecord> {
-        let mut all: Vec<(u64, crate::scheme::pfc::PfcRecord)> = Vec::new();
-        for sw in &self.switches {
-            if let Some(p) = &sw.schemes.pfc {
-                all.extend_from_slice(&p.rx.log);
-            }
-        }
-        for h in &self.host_schemes {
-            if let HostScheme::Pfc(p) = h {
-                all.extend_from_slice(&p.rx.log);
-            }
-        }
-        all.sort_by_key(|&(n, _)| n);
-        all.into_iter().map(|(_, r)| r).collect()
+        crate::registry::pfc_log(&self.switches, &self.host_schemes)
     }
 
     /// Max over switches of peak shared-buffer use, bytes.
@@ -1822,9 +1784,9 @@ impl Simulator {
             ));
         }
         for s in &self.switches {
-            if let Some(b) = &s.schemes.bfc {
-                b.check().map_err(|e| format!("switch {}: {e}", s.node))?;
-            }
+            s.schemes
+                .check()
+                .map_err(|e| format!("switch {}: {e}", s.node))?;
         }
         for s in &self.switches {
             let mut total = 0u64;

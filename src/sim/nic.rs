@@ -403,7 +403,7 @@ impl Simulator {
 
     /// A scheme timer of host `h` fired.
     pub(crate) fn host_timer(&mut self, h: usize, id: SchemeId, which: u8, arg: u8) {
-        if self.transport.receiver_driven && id == crate::scheme::ndp::ID {
+        if self.transport.receiver_driven && self.transport_scheme == Some(id) {
             // The transport's own timer (NDP's pull pacer) sends packets: the NIC drives it.
             self.pulled_timer(h);
             return;

@@ -183,7 +183,9 @@ impl Simulator {
     pub(crate) fn pulled_timer(&mut self, h: usize) {
         let start = self.host_out.len();
         let (now_ps, event_no) = (self.q.now(), self.q.events());
-        self.host_out.current = crate::scheme::ndp::ID;
+        self.host_out.current = self
+            .transport_scheme
+            .expect("a receiver-pulled transport belongs to a scheme");
         let pull = {
             let mut ctx = host_ctx(&mut self.hosts[h], h, &mut self.host_out, now_ps, event_no);
             let (flows, active) = (&self.flows, &self.active);

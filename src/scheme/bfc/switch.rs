@@ -398,6 +398,10 @@ impl BfcSwitch {
 }
 
 impl SwitchHooks for BfcSwitch {
+    fn check(&self) -> Result<(), String> {
+        BfcSwitch::check(self)
+    }
+
     fn hooks(&self) -> u16 {
         hook::SELECT_QUEUE | hook::ENQUEUE | hook::DEPARTURE
     }

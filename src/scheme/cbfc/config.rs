@@ -123,6 +123,7 @@ impl SchemeConfig for CbfcConfig {
             ),
             ce_precedence: self.fecn.then_some(super::FECN_PRECEDENCE),
             queues_by_flow: false,
+            acks_need_credits: true,
             credit_period: Some(CreditPeriod {
                 fixed_ps: self.period_ps,
                 default_ps: super::ib_period_ps,

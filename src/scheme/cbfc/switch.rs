@@ -310,6 +310,27 @@ impl Scheme for CbfcSwitch {
     /// the largest ingress occupancy (and its ratio to the limit), overruns (always 0), FECN
     /// marks, and per (switch, port, VL) that held packets or was blocked: its limit,
     /// largest occupancy and blocked time; per (host, VL) that was blocked: its blocked time.
+    /// Not on lossy links: a packet lost on the wire would keep its credits (IB's FCTBS
+    /// resynchronisation is not modelled).
+    fn check_run(
+        cfg: &Setup<'_, super::CbfcConfig>,
+        _cc: &crate::cc::CcConfig,
+        topo: &crate::topology::TopologySpec,
+    ) -> Result<(), String> {
+        if cfg.own.enabled
+            && cfg.buffer.mode == BufferMode::Lossless
+            && let Some(l) = topo.links.iter().find(|l| l.error_rate > 0.0)
+        {
+            return Err(format!(
+                "cbfc.enabled: CBFC is not modelled on lossy links (link {} – {} has error rate \
+                 {}): a packet lost on the wire would keep its credits, since IB's FCTBS \
+                 resynchronisation is not modelled",
+                l.a, l.b, l.error_rate
+            ));
+        }
+        Ok(())
+    }
+
     fn summary(
         switches: &[&Self],
         host: Option<&Self::Host>,

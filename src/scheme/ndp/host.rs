@@ -21,7 +21,6 @@
 //! needs the message length (RDMA carries it in the first packet's RETH); a pull asked for while the pacer is idle is piggybacked on the
 //! ACK/NACK that asked for it (htsim).
 
-use crate::config::CoreConfig;
 use crate::engine::packet::WireSizes;
 use crate::host::transport::{RecvState, SendState};
 use crate::scheme::Setup;
@@ -316,19 +315,13 @@ impl NdpHost {
     }
 }
 
-/// Give every switch port the 10:1 (`high_weight`:1) weighted round robin between the header
-/// and data queues (called once at build, when NDP is on).
-pub fn install_wrr<S>(
-    core: &mut CoreConfig,
-    cfg: &NdpConfig,
-    switches: &mut [crate::switch::Switch<S>],
-) {
-    core.scheduler = crate::config::SchedulerKind::Wrr;
+/// Give every port of a switch the 10:1 (`high_weight`:1) weighted round robin between the
+/// header and data queues (once at build, when NDP is on; the switches then run
+/// [`crate::config::SchedulerKind::Wrr`]).
+pub fn install_wrr(cfg: &NdpConfig, ports: &mut [crate::switch::EgressPort]) {
     let hw = cfg.high_weight;
-    for sw in switches {
-        for p in &mut sw.ports {
-            p.weights = vec![1; p.queues.len()];
-            p.weights[super::HIGH_QUEUE] = hw;
-        }
+    for p in ports {
+        p.weights = vec![1; p.queues.len()];
+        p.weights[super::HIGH_QUEUE] = hw;
     }
 }

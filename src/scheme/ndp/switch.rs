@@ -202,6 +202,50 @@ impl Scheme for NdpSwitch {
         cfg.own.enabled.then(|| NdpSwitch::new(cfg))
     }
 
+    /// NDP is its own transport, receiver-pulled, without a congestion controller.
+    fn check_run(
+        cfg: &Setup<'_, super::NdpConfig>,
+        cc: &crate::cc::CcConfig,
+        _topo: &crate::topology::TopologySpec,
+    ) -> Result<(), String> {
+        if cfg.own.enabled && !matches!(cc, crate::cc::CcConfig::None(_)) {
+            return Err(format!(
+                "NDP is its own transport (receiver-pulled, no congestion control): set cc.mode \
+                 = \"none\" (got {})",
+                cc.name()
+            ));
+        }
+        Ok(())
+    }
+
+    /// NDP's transport ([`crate::host::transport::ndp`]) for every QP.
+    fn transport(
+        cfg: &Setup<'_, super::NdpConfig>,
+        env: &Env,
+    ) -> Option<crate::host::transport::TransportParams> {
+        let c = cfg.own;
+        c.enabled.then(|| {
+            crate::host::transport::TransportParams::ndp(
+                c.rto_ps,
+                super::host::initial_window(c, env),
+                c.byte_credits,
+                c.sender_rr,
+                c.spray,
+            )
+        })
+    }
+
+    /// Weighted round robin between the header and data queues on every port.
+    fn prepare_ports(
+        cfg: &Setup<'_, super::NdpConfig>,
+        ports: &mut [EgressPort],
+    ) -> Option<crate::config::SchedulerKind> {
+        cfg.own.enabled.then(|| {
+            super::host::install_wrr(cfg.own, ports);
+            crate::config::SchedulerKind::Wrr
+        })
+    }
+
     fn build_host(
         cfg: &Setup<'_, super::NdpConfig>,
         env: &Env,
