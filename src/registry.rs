@@ -17,11 +17,12 @@
 //! scheme interface ([`crate::scheme`]) and the core configuration ([`crate::config`]).
 
 use crate::config::{ConfigIssue, CoreConfig, NetField};
-use crate::engine::packet::{Marks, Packet};
+use crate::engine::packet::{Header, Marks, Packet};
+use crate::host::transport::SendState;
 use crate::scheme::{
     AckEvent, CoreDefaults, CoreView, Declares, Env, Fields, FlowKey, Hop, HostCtx, HostHooks,
-    HpccFields, Inert, Issues, Peers, Scheme, SchemeConfig, SchemeId, Setup, SwitchCtx,
-    SwitchHooks, Verdict,
+    HpccFields, Inert, Issues, Peers, PulledRole, RxProgress, Scheme, SchemeConfig, SchemeId,
+    Setup, SwitchCtx, SwitchHooks, Verdict,
 };
 use crate::switch::EgressPort;
 
@@ -795,6 +796,47 @@ impl HostHooks for HostScheme {
     }
     fn finish(&mut self, ctx: &mut HostCtx<'_>) {
         dispatch_host!(self, s => s.finish(ctx))
+    }
+    fn pulled_data(
+        &mut self,
+        ctx: &mut HostCtx<'_>,
+        flow: u32,
+        rx: RxProgress,
+        seq: u64,
+        payload: u32,
+    ) -> Option<(Header, u32)> {
+        dispatch_host!(self, s => s.pulled_data(ctx, flow, rx, seq, payload))
+    }
+    fn pulled_role(&self, pkt: &Packet) -> Option<PulledRole> {
+        dispatch_host!(self, s => s.pulled_role(pkt))
+    }
+    fn pulled_at_receiver(
+        &mut self,
+        ctx: &mut HostCtx<'_>,
+        pkt: &Packet,
+        rx: RxProgress,
+    ) -> Option<(Header, u32)> {
+        dispatch_host!(self, s => s.pulled_at_receiver(ctx, pkt, rx))
+    }
+    fn pulled_at_sender(
+        &mut self,
+        pkt: &Packet,
+        qp: Option<(&mut crate::host::transport::QpTransport, &mut SendState)>,
+    ) {
+        dispatch_host!(self, s => s.pulled_at_sender(pkt, qp))
+    }
+    fn pulled_pacer(
+        &mut self,
+        ctx: &mut HostCtx<'_>,
+        progress: &dyn Fn(u32) -> RxProgress,
+    ) -> Option<(u32, Header, u32)> {
+        dispatch_host!(self, s => s.pulled_pacer(ctx, progress))
+    }
+    fn pulled_rearm(&mut self, ctx: &mut HostCtx<'_>) {
+        dispatch_host!(self, s => s.pulled_rearm(ctx))
+    }
+    fn pulled_timeout(&mut self) {
+        dispatch_host!(self, s => s.pulled_timeout())
     }
 }
 

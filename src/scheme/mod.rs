@@ -67,7 +67,8 @@ pub mod tcd;
 
 use crate::config::CoreConfig;
 use crate::engine::arena::PacketArena;
-use crate::engine::packet::{AckHdr, Marks, Packet, WireSizes};
+use crate::engine::packet::{AckHdr, Header, Marks, Packet, WireSizes};
+use crate::host::transport::SendState;
 use crate::link::TxPort;
 use crate::rng::Rng;
 use crate::switch::EgressPort;
@@ -438,6 +439,98 @@ pub trait HostHooks {
     fn on_timer(&mut self, _ctx: &mut HostCtx<'_>, _which: u8, _arg: u8) {}
     /// The run ends at `ctx.now_ps` (called once per host): close open intervals.
     fn finish(&mut self, _ctx: &mut HostCtx<'_>) {}
+
+    // The host half of a receiver-pulled transport (the scheme whose `Scheme::transport` the
+    // run uses, with `TransportParams::receiver_driven`: NDP). The NIC drives it where the
+    // receiver answers and pulls itself; every other host half keeps the defaults.
+
+    /// A full data packet (segment `seq`, `payload` bytes) of `flow` reached its receiver
+    /// (host `ctx.host`), whose progress after it is `rx`: the reply the NIC sends back in the
+    /// data packet's place (header, wire bytes).
+    fn pulled_data(
+        &mut self,
+        _ctx: &mut HostCtx<'_>,
+        _flow: u32,
+        _rx: RxProgress,
+        _seq: u64,
+        _payload: u32,
+    ) -> Option<(Header, u32)> {
+        None
+    }
+    /// Which end of the transport control packet `pkt` is for; `None` = not the transport's.
+    fn pulled_role(&self, _pkt: &Packet) -> Option<PulledRole> {
+        None
+    }
+    /// A control packet `pkt` for the receiver ([`PulledRole::Receiver`]: NDP's trimmed
+    /// header) reached it, whose flow's progress is `rx`: the reply the NIC sends back in its
+    /// place (header, wire bytes).
+    fn pulled_at_receiver(
+        &mut self,
+        _ctx: &mut HostCtx<'_>,
+        _pkt: &Packet,
+        _rx: RxProgress,
+    ) -> Option<(Header, u32)> {
+        None
+    }
+    /// A control packet `pkt` for the sender ([`PulledRole::Sender`]) reached it; its QP
+    /// (transport and sequence state) if still active.
+    fn pulled_at_sender(
+        &mut self,
+        _pkt: &Packet,
+        _qp: Option<(&mut crate::host::transport::QpTransport, &mut SendState)>,
+    ) {
+    }
+    /// Host `ctx.host`'s pull pacer fires: the next pull, if one is due, as (flow, header,
+    /// wire bytes); `progress` gives a flow's receiver progress. [`Self::pulled_rearm`]
+    /// follows once the pull is sent.
+    fn pulled_pacer(
+        &mut self,
+        _ctx: &mut HostCtx<'_>,
+        _progress: &dyn Fn(u32) -> RxProgress,
+    ) -> Option<(u32, Header, u32)> {
+        None
+    }
+    /// After the pacer of host `ctx.host` fired: arm it again while pulls are pending.
+    fn pulled_rearm(&mut self, _ctx: &mut HostCtx<'_>) {}
+    /// A sender of the transport timed out.
+    fn pulled_timeout(&mut self) {}
+}
+
+/// Which end of a receiver-pulled transport a control packet is for ([`HostHooks::pulled_role`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PulledRole {
+    /// The flow's receiver (NDP: a trimmed header, NACKed and pulled again).
+    Receiver,
+    /// The flow's sender (NDP: an ACK, NACK, PULL or returned header).
+    Sender,
+}
+
+/// What a receiver-pulled transport's host half needs to know of a flow's receiver (a
+/// finished flow's receiver holds every byte: `expected` = `delivered_bytes` = `size_bytes`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RxProgress {
+    /// Message size, payload bytes.
+    pub size_bytes: u64,
+    /// Next in-order byte expected (the cumulative ACK).
+    pub expected: u64,
+    /// Payload bytes delivered so far.
+    pub delivered_bytes: u64,
+}
+
+impl RxProgress {
+    /// The progress of a `size_bytes` message whose receive state is `rx`, or of a finished
+    /// flow (`None`: its receiver holds every byte).
+    #[inline]
+    pub fn of(size_bytes: u64, rx: Option<&crate::host::transport::RecvState>) -> RxProgress {
+        let (expected, delivered_bytes) = rx.map_or((size_bytes, size_bytes), |r| {
+            (r.expected, r.delivered_bytes)
+        });
+        RxProgress {
+            size_bytes,
+            expected,
+            delivered_bytes,
+        }
+    }
 }
 
 /// A scheme's registry id: its position in the registry list ([`crate::registry`]), declared

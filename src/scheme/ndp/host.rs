@@ -21,13 +21,13 @@
 //! needs the message length (RDMA carries it in the first packet's RETH); a pull asked for while the pacer is idle is piggybacked on the
 //! ACK/NACK that asked for it (htsim).
 
-use crate::engine::packet::WireSizes;
-use crate::host::transport::{RecvState, SendState};
+use crate::engine::packet::{Header, Packet, WireHeader, WireSizes};
+use crate::host::transport::{QpTransport, SendState};
 use crate::scheme::Setup;
 use crate::scheme::ndp::NdpConfig;
 use crate::scheme::ndp::wire::{NdpHdr, NdpKind};
 use crate::scheme::ndp::{NdpRecv, NdpSender, PullPacer, PullQueue};
-use crate::scheme::{Env, HostAction, HostCtx, HostHooks};
+use crate::scheme::{Env, HostAction, HostCtx, HostHooks, PulledRole};
 
 /// Counters of the NDP hosts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -72,35 +72,11 @@ pub struct NdpHost {
     pub pull_log: Option<Vec<(u32, u64)>>,
     /// Wire sizes (a pull's pacing is the wire time of the data packet it pulls).
     pub sizes: WireSizes,
+    /// Wire size of an ACK, NACK or PULL ([`NdpConfig::header_bytes`]).
+    pub header_bytes: u32,
 }
 
-/// What the NDP host half needs to know of a flow's receiver (a finished flow's receiver
-/// holds every byte: `expected` = `delivered_bytes` = `size_bytes`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RxProgress {
-    /// Message size, payload bytes.
-    pub size_bytes: u64,
-    /// Next in-order byte expected (the cumulative ACK).
-    pub expected: u64,
-    /// Payload bytes delivered so far.
-    pub delivered_bytes: u64,
-}
-
-impl RxProgress {
-    /// The progress of a `size_bytes` message whose receive state is `rx`, or of a finished
-    /// flow (`None`: its receiver holds every byte).
-    #[inline]
-    pub fn of(size_bytes: u64, rx: Option<&RecvState>) -> RxProgress {
-        let (expected, delivered_bytes) = rx.map_or((size_bytes, size_bytes), |r| {
-            (r.expected, r.delivered_bytes)
-        });
-        RxProgress {
-            size_bytes,
-            expected,
-            delivered_bytes,
-        }
-    }
-}
+pub use crate::scheme::RxProgress;
 
 /// A PULL the pacer sends: for `flow`, carrying its cumulative credit and cumulative ACK.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -152,6 +128,7 @@ impl NdpHost {
             c: NdpHostCounters::default(),
             pull_log: None,
             sizes: env.sizes,
+            header_bytes: cfg.own.header_bytes,
         }
     }
 
@@ -161,8 +138,99 @@ impl NdpHost {
     }
 }
 
-/// The NDP transport is driven by the NIC (see the module doc), not through host hooks.
-impl HostHooks for NdpHost {}
+/// The NDP transport is driven by the NIC (see the module doc) through the receiver-pulled
+/// transport's hooks; the NIC builds, queues and sends the packets these answer with.
+impl HostHooks for NdpHost {
+    /// An ACK carrying the flow's cumulative credit and cumulative ACK.
+    fn pulled_data(
+        &mut self,
+        ctx: &mut HostCtx<'_>,
+        flow: u32,
+        rx: RxProgress,
+        seq: u64,
+        payload: u32,
+    ) -> Option<(Header, u32)> {
+        let pull_bytes = self.on_data(ctx, flow, rx);
+        Some(self.reply(NdpKind::Ack, seq, payload, rx.expected, pull_bytes))
+    }
+
+    /// A trimmed header that was not returned is for the receiver; every other NDP packet
+    /// (ACK, NACK, PULL, returned header) for the sender.
+    fn pulled_role(&self, pkt: &Packet) -> Option<PulledRole> {
+        let n = NdpHdr::of(pkt)?;
+        Some(if n.kind == NdpKind::Header && !n.bounced {
+            PulledRole::Receiver
+        } else {
+            PulledRole::Sender
+        })
+    }
+
+    /// A NACK carrying the flow's cumulative credit.
+    fn pulled_at_receiver(
+        &mut self,
+        ctx: &mut HostCtx<'_>,
+        pkt: &Packet,
+        rx: RxProgress,
+    ) -> Option<(Header, u32)> {
+        let n = NdpHdr::of(pkt)?;
+        let pull_bytes = self.on_header(ctx, pkt.flow, rx);
+        Some(self.reply(NdpKind::Nack, n.seq, n.payload, rx.expected, pull_bytes))
+    }
+
+    fn pulled_at_sender(&mut self, pkt: &Packet, qp: Option<(&mut QpTransport, &mut SendState)>) {
+        if let Some(n) = NdpHdr::of(pkt) {
+            let qp = qp.and_then(|(t, tx)| t.ndp_mut().map(|s| (s, tx)));
+            self.on_sender_packet(qp, &n);
+        }
+    }
+
+    /// A PULL carrying the flow's cumulative credit and cumulative ACK.
+    fn pulled_pacer(
+        &mut self,
+        ctx: &mut HostCtx<'_>,
+        progress: &dyn Fn(u32) -> RxProgress,
+    ) -> Option<(u32, Header, u32)> {
+        let pull = self.on_pacer(ctx, progress)?;
+        let hdr = NdpHdr {
+            cum_ack: pull.cum_ack,
+            pull_bytes: pull.granted,
+            kind: NdpKind::Pull,
+            ..NdpHdr::default()
+        };
+        Some((pull.flow, hdr.header(), self.header_bytes))
+    }
+
+    fn pulled_rearm(&mut self, ctx: &mut HostCtx<'_>) {
+        self.pacer_rearm(ctx);
+    }
+
+    fn pulled_timeout(&mut self) {
+        self.on_timeout();
+    }
+}
+
+impl NdpHost {
+    /// An ACK or NACK (`kind`) for segment `seq` of `payload` bytes, carrying the cumulative
+    /// ACK `cum_ack` and the cumulative credit `pull_bytes`: its header and wire bytes.
+    fn reply(
+        &self,
+        kind: NdpKind,
+        seq: u64,
+        payload: u32,
+        cum_ack: u64,
+        pull_bytes: u64,
+    ) -> (Header, u32) {
+        let hdr = NdpHdr {
+            seq,
+            cum_ack,
+            pull_bytes,
+            payload,
+            kind,
+            bounced: false,
+        };
+        (hdr.header(), self.header_bytes)
+    }
+}
 
 impl NdpHost {
     /// Pull spacing for a data packet carrying `payload` bytes at host `ctx.host`: its

@@ -21,6 +21,17 @@ fn ndp_cfg(seed: u64) -> NetConfig {
     cfg
 }
 
+/// The NDP host half of a run.
+fn ndp_host(s: &mut Simulator) -> &mut crate::scheme::ndp::host::NdpHost {
+    s.host_schemes
+        .iter_mut()
+        .find_map(|h| match h {
+            crate::registry::HostScheme::Ndp(n) => Some(n),
+            _ => None,
+        })
+        .expect("NDP runs")
+}
+
 fn line_rate() -> CcConfig {
     CcConfig::None(NoneParams {
         window: NoneWindow::Unlimited,
@@ -163,7 +174,7 @@ fn pulls_are_paced_at_the_receiver_link_rate() {
         })
         .collect();
     let mut s = sim(k + 1, ndp_cfg(1), &flows);
-    s.ndp_host().pull_log = Some(Vec::new());
+    ndp_host(&mut s).pull_log = Some(Vec::new());
     let gap = s.cfg.framing.ser_ps(1048, 100 * GBPS);
     assert_eq!(gap, 83_000);
     // Steady state: from 20 µs (well after the first RTT, ~4.4 µs) to 60 µs (the flows need
@@ -180,7 +191,7 @@ fn pulls_are_paced_at_the_receiver_link_rate() {
         (goodput_bps - expect).abs() < 0.01 * expect,
         "goodput {goodput_bps:.4e} vs {expect:.4e}"
     );
-    let log = s.ndp_host().pull_log.clone().unwrap();
+    let log = ndp_host(&mut s).pull_log.clone().unwrap();
     let steady: Vec<u64> = log
         .iter()
         .filter(|&&(h, t)| h == 0 && (20 * US..60 * US).contains(&t))
@@ -433,10 +444,10 @@ fn the_pacer_spaces_pulls_by_the_scaled_wire_time() {
     let mut cfg = ndp_cfg(1);
     cfg.schemes.ndp.pull_rate = 0.99;
     let mut s = sim(5, cfg, &flows);
-    s.ndp_host().pull_log = Some(Vec::new());
+    ndp_host(&mut s).pull_log = Some(Vec::new());
     s.cfg.stop_ps = 60 * US;
     s.run_quiet();
-    let log = s.ndp_host().pull_log.clone().unwrap();
+    let log = ndp_host(&mut s).pull_log.clone().unwrap();
     let steady: Vec<u64> = log
         .iter()
         .filter(|&&(h, t)| h == 0 && (20 * US..60 * US).contains(&t))
