@@ -169,63 +169,6 @@ pub enum CnpMode {
     },
 }
 
-/// PFC (lossless fabric) parameters, HPCC-sim's switch MMU model (`specs/pfc.md`).
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
-pub struct PfcConfig {
-    /// Guaranteed bytes per ingress (port, priority) before the shared pool is used (4 KiB).
-    pub reserve_bytes: u64,
-    /// XON hysteresis: resume when shared use + this ≤ threshold (3 KiB).
-    pub resume_offset_bytes: u64,
-    /// Headroom per port = factor × link rate × one-way delay (HPCC-sim: 3).
-    pub headroom_factor: f64,
-    /// Fixed extra headroom per port, bytes (e.g. 2 MTU), added to the above.
-    pub headroom_extra_bytes: u64,
-    /// α of the ingress dynamic threshold at host-rate ports (HPCC-sim 1/8); it doubles for
-    /// every doubling of the port rate above the host rate, up to 1 (400 G → 1/2).
-    pub alpha_host: f64,
-    /// Pause frames carry real quanta and expire unless refreshed (the switch refreshes XOFF
-    /// at half the pause time). `false` = HPCC-sim: a PAUSE holds until an explicit RESUME.
-    pub expiry: bool,
-    /// Pause quanta in a PAUSE frame ([`MIN_PFC_QUANTA`]..=65535; one quantum = 512 bit times).
-    pub quanta: u32,
-    /// The NIC rate α's doubling starts from, bits per second. `None` (TOML scenarios): the
-    /// slowest host link. `sfc hpcc` sets HPCC-sim's `get_nic_rate`: the link of the host with
-    /// the lowest node id (they differ only with host links of mixed rates).
-    pub nic_rate_bps: Option<u64>,
-}
-
-/// Fewest pause quanta a PAUSE frame may carry. A switch refreshes an XOFF every half pause
-/// time, and a PAUSE frame takes one quantum (64 B) to send: with 1 quantum the refreshes alone
-/// would need twice the link, with 2 all of it. From 8 the refreshes take at most a quarter of
-/// the link (one frame per 4 quanta).
-pub const MIN_PFC_QUANTA: u32 = 8;
-
-impl PfcConfig {
-    /// PFC headroom of one port, bytes: HPCC-sim's integer `rate · delay_ns / 8 / 1e9` (the
-    /// one-way bytes in flight) times `headroom_factor`, plus `headroom_extra_bytes`. The one
-    /// formula for the switches' PFC state and the carve-out check.
-    pub fn port_headroom_bytes(&self, rate_bps: u64, delay_ps: u64) -> u64 {
-        let one_way = (rate_bps as u128 * (delay_ps / 1000) as u128 / 8 / 1_000_000_000)
-            .min(u64::MAX as u128) as u64;
-        ((one_way as f64 * self.headroom_factor) as u64).saturating_add(self.headroom_extra_bytes)
-    }
-}
-
-impl Default for PfcConfig {
-    fn default() -> Self {
-        PfcConfig {
-            reserve_bytes: 4096,
-            resume_offset_bytes: 3072,
-            headroom_factor: 3.0,
-            headroom_extra_bytes: 0,
-            alpha_host: 0.125,
-            expiry: true,
-            quanta: 65535,
-            nic_rate_bps: None,
-        }
-    }
-}
-
 /// RED/ECN marking thresholds for links of one rate (HPCC-sim `KMIN_MAP`/`KMAX_MAP`/`PMAX_MAP`).
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct EcnThresholds {
@@ -301,8 +244,6 @@ pub struct CoreConfig {
     pub cnp: CnpMode,
     /// Switches append INT hop records to data packets (HPCC).
     pub int_enabled: bool,
-    /// PFC parameters (used in [`BufferMode::Lossless`]).
-    pub pfc: PfcConfig,
     /// Switch egress ports whose queue (all priorities, bytes) is recorded as a time series:
     /// (switch node id, port number).
     pub queue_monitor: Vec<(u32, u32)>,
@@ -344,7 +285,6 @@ impl Default for CoreConfig {
             },
             cnp: CnpMode::AckEcho,
             int_enabled: false,
-            pfc: PfcConfig::default(),
             queue_monitor: Vec::new(),
             queue_monitor_ps: US,
             sender_throughput: false,
@@ -393,12 +333,6 @@ pub enum NetField {
     EcnPmax,
     /// The interval of [`CnpMode::Cnp`].
     CnpInterval,
-    /// [`PfcConfig::quanta`].
-    PfcQuanta,
-    /// [`PfcConfig::headroom_factor`].
-    PfcHeadroomFactor,
-    /// [`PfcConfig::alpha_host`].
-    PfcAlpha,
     /// [`CoreConfig::queue_monitor_ps`].
     QueueMonitorInterval,
     /// A value of a scheme's configuration ([`crate::scheme::SchemeConfig::issues`]), or a
@@ -467,62 +401,6 @@ impl CoreConfig {
             }
             if !seen.insert(node) {
                 return Err(format!("per-switch buffer: switch {node} is given twice"));
-            }
-        }
-        Ok(())
-    }
-
-    /// Check that every switch's lossless carve-out fits its buffer (`buffer.mode =
-    /// "lossless"` with PFC, not CBFC): the per-port PFC headroom (`headroom_factor` × rate ×
-    /// one-way delay + `headroom_extra_bytes`, as [`crate::scheme::pfc::PfcState::new`]
-    /// computes it) summed over the switch's ports, plus `reserve_bytes` per ingress port.
-    /// Beyond the buffer the shared pool is negative and occupancy exceeds the buffer (a
-    /// 2096 B lossless buffer peaked at 116 KB). The error names the field and the bytes.
-    pub fn check_lossless_carve_out(
-        &self,
-        topo: &crate::topology::TopologySpec,
-    ) -> Result<(), ConfigIssue> {
-        use crate::topology::NodeKind;
-        if self.buffer.mode != BufferMode::Lossless {
-            return Ok(());
-        }
-        let p = &self.pfc;
-        // (headroom, ports) per node.
-        let mut carve = vec![(0u64, 0u64); topo.kinds.len()];
-        for l in &topo.links {
-            let headroom = p.port_headroom_bytes(l.rate_bps, l.delay_ps);
-            for n in [l.a, l.b] {
-                if let Some(c) = carve.get_mut(n as usize) {
-                    c.0 = c.0.saturating_add(headroom);
-                    c.1 += 1;
-                }
-            }
-        }
-        for (node, &(headroom, ports)) in carve.iter().enumerate() {
-            if topo.kinds[node] != NodeKind::Switch || ports == 0 {
-                continue;
-            }
-            let node = node as u32;
-            let reserve = p.reserve_bytes.saturating_mul(ports);
-            let need = headroom.saturating_add(reserve);
-            let size = self.buffer_of(node).size_bytes;
-            if need > size {
-                let field = if self.switch_buffer_bytes.iter().any(|&(n, _)| n == node) {
-                    NetField::SwitchBufferSize(node)
-                } else {
-                    NetField::BufferSize
-                };
-                return Err(ConfigIssue {
-                    field,
-                    message: format!(
-                        "{size} B at switch {node} is smaller than its lossless carve-out, {need} B \
-                         (PFC headroom {headroom} B over its {ports} ports, {} × rate × one-way \
-                         delay each, plus the reserve {} B per ingress port, {reserve} B): the \
-                         shared pool would be negative and occupancy would exceed the buffer; \
-                         enlarge the buffer or lower the PFC headroom factor / reserve",
-                        p.headroom_factor, p.reserve_bytes
-                    ),
-                });
             }
         }
         Ok(())
@@ -724,30 +602,6 @@ impl CoreConfig {
         }
         if let CnpMode::Cnp { interval_ps: 0 } = self.cnp {
             bad(NetField::CnpInterval, "must be positive".into());
-        }
-        let p = &self.pfc;
-        if !(MIN_PFC_QUANTA..=65535).contains(&p.quanta) {
-            bad(
-                NetField::PfcQuanta,
-                format!(
-                    "must be in {MIN_PFC_QUANTA}..=65535 (got {}; a switch refreshes a pause every \
-                     half pause time, and below {MIN_PFC_QUANTA} quanta the refresh frames alone \
-                     take more than a quarter of the link)",
-                    p.quanta
-                ),
-            );
-        }
-        if !(p.headroom_factor.is_finite() && p.headroom_factor >= 0.0) {
-            bad(
-                NetField::PfcHeadroomFactor,
-                format!("must be a finite number ≥ 0 (got {})", p.headroom_factor),
-            );
-        }
-        if !(p.alpha_host.is_finite() && p.alpha_host > 0.0) {
-            bad(
-                NetField::PfcAlpha,
-                format!("must be a positive number (got {})", p.alpha_host),
-            );
         }
     }
 }

@@ -21,7 +21,7 @@ use crate::cc::dctcp::DctcpParams;
 use crate::cc::hpcc::{HpccAi, HpccParams, IntQuantum, Reaction};
 use crate::cc::none::{NoneParams, NoneWindow};
 use crate::cc::timely::TimelyParams;
-use crate::config::{BufferConfig, BufferMode, CoreConfig, EcnConfig, LossRecovery, PfcConfig};
+use crate::config::{BufferConfig, BufferMode, CoreConfig, EcnConfig, LossRecovery};
 use crate::engine::packet::Framing;
 use crate::metrics::output::{write_atomic, write_fct_file};
 use crate::metrics::spill::stats_from_spill;
@@ -148,7 +148,6 @@ const KEYS: &[(&str, KeyUse)] = &[
     ("IRN_RTO_LOW_US", KeyUse::Used),
     ("IRN_RTO_HIGH_US", KeyUse::Used),
     ("GBN_RTO_US", KeyUse::Used),
-    ("PFC_EXPIRY", KeyUse::Used),
 ];
 
 impl HpccConfig {
@@ -489,7 +488,7 @@ fn resolve_once(c: &HpccConfig, cwd: &Path, stream: bool) -> Result<HpccRun, Str
     check_unimplemented(c, &mut setup)?;
     let (mut net, err_rate) = resolve_net(c, &setup)?;
     // PFC's α scales from HPCC-sim's `get_nic_rate`: the first host's link, not the slowest.
-    net.pfc.nic_rate_bps = topo.first_host_rate_bps();
+    net.schemes.pfc.nic_rate_bps = topo.first_host_rate_bps();
     let cc = setup.cc;
     if err_rate > 0.0 {
         // HPCC-sim: a link with error_rate 0 uses the global model.
@@ -1280,11 +1279,6 @@ fn resolve_net(
         cnp: setup.cnp,
         int_enabled: setup.int_enabled,
         int_bytes: setup.int_bytes,
-        // HPCC-sim: a PAUSE holds until RESUME (no quanta); `PFC_EXPIRY 1` for real PFC.
-        pfc: PfcConfig {
-            expiry: c.flag("PFC_EXPIRY", false)?,
-            ..PfcConfig::default()
-        },
         ..Default::default()
     });
     let mut net = net;
@@ -1308,7 +1302,6 @@ fn hpcc_key(f: crate::config::NetField) -> &'static str {
         F::Stop => "SIMULATOR_STOP_TIME",
         F::Ecn => "KMAX_MAP",
         F::EcnPmax => "PMAX_MAP",
-        F::PfcQuanta | F::PfcHeadroomFactor | F::PfcAlpha => "PFC_EXPIRY",
         F::IntBytes
         | F::QueuesPerPort
         | F::DrrQuantum

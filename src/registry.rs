@@ -721,7 +721,7 @@ macro_rules! registry {
                 crate::scheme::sfc::SfcConfig;
             OnRamp, onramp => crate::scheme::onramp::OnRampSwitch, outline,
                 crate::scheme::onramp::OnRampConfig;
-            Pfc, pfc => crate::scheme::pfc::switch::PfcSwitch, inline;
+            Pfc, pfc => crate::scheme::pfc::switch::PfcSwitch, inline, crate::scheme::pfc::PfcConfig;
             Pbfs, pbfs => crate::scheme::pbfs::switch::PbfsSwitch, outline,
                 crate::scheme::pbfs::PbfsConfig;
             Tcd, tcd => crate::scheme::tcd::switch::TcdSwitch, outline,
@@ -976,16 +976,62 @@ impl NetConfig {
         (errs, warns)
     }
 
-    /// [`CoreConfig::check_lossless_carve_out`], unless a scheme runs the lossless buffer
-    /// instead of PFC ([`Declares::replaces_pfc`]).
+    /// Check that every switch's lossless carve-out fits its buffer (`buffer.mode =
+    /// "lossless"` with PFC, not CBFC): the per-port PFC headroom (`headroom_factor` × rate ×
+    /// one-way delay + `headroom_extra_bytes`, as [`crate::scheme::pfc::PfcState::new`]
+    /// computes it) summed over the switch's ports, plus `reserve_bytes` per ingress port.
+    /// Beyond the buffer the shared pool is negative and occupancy exceeds the buffer (a
+    /// 2096 B lossless buffer peaked at 116 KB). The error names the field and the bytes.
     pub fn check_lossless_carve_out(
         &self,
         topo: &crate::topology::TopologySpec,
     ) -> Result<(), ConfigIssue> {
-        if self.peers().replaces_pfc.is_some() {
+        use crate::topology::NodeKind;
+        if self.buffer.mode != crate::config::BufferMode::Lossless
+            || self.peers().replaces_pfc.is_some()
+        {
             return Ok(());
         }
-        self.core.check_lossless_carve_out(topo)
+        let p = &self.schemes.pfc;
+        // (headroom, ports) per node.
+        let mut carve = vec![(0u64, 0u64); topo.kinds.len()];
+        for l in &topo.links {
+            let headroom = p.port_headroom_bytes(l.rate_bps, l.delay_ps);
+            for n in [l.a, l.b] {
+                if let Some(c) = carve.get_mut(n as usize) {
+                    c.0 = c.0.saturating_add(headroom);
+                    c.1 += 1;
+                }
+            }
+        }
+        for (node, &(headroom, ports)) in carve.iter().enumerate() {
+            if topo.kinds[node] != NodeKind::Switch || ports == 0 {
+                continue;
+            }
+            let node = node as u32;
+            let reserve = p.reserve_bytes.saturating_mul(ports);
+            let need = headroom.saturating_add(reserve);
+            let size = self.buffer_of(node).size_bytes;
+            if need > size {
+                let field = if self.switch_buffer_bytes.iter().any(|&(n, _)| n == node) {
+                    NetField::SwitchBufferSize(node)
+                } else {
+                    NetField::BufferSize
+                };
+                return Err(ConfigIssue {
+                    field,
+                    message: format!(
+                        "{size} B at switch {node} is smaller than its lossless carve-out, {need} B \
+                         (PFC headroom {headroom} B over its {ports} ports, {} × rate × one-way \
+                         delay each, plus the reserve {} B per ingress port, {reserve} B): the \
+                         shared pool would be negative and occupancy would exceed the buffer; \
+                         enlarge the buffer or lower the PFC headroom factor / reserve",
+                        p.headroom_factor, p.reserve_bytes
+                    ),
+                });
+            }
+        }
+        Ok(())
     }
 }
 

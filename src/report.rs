@@ -576,7 +576,7 @@ pub fn lossless_drop_warning(sim: &Simulator) -> Option<String> {
 fn hold_on_lossy_links_warning(sim: &Simulator) -> Option<String> {
     let cfg = &sim.cfg;
     if cfg.buffer.mode != crate::config::BufferMode::Lossless
-        || cfg.pfc.expiry
+        || cfg.schemes.pfc.expiry
         || cfg.schemes.cbfc.enabled
     {
         return None;

@@ -10,9 +10,10 @@ use sfc::cc::CcConfig;
 
 mod util {
     use sfc::cc::CcConfig;
-    use sfc::config::{BufferConfig, BufferMode, PfcConfig};
+    use sfc::config::{BufferConfig, BufferMode};
     use sfc::registry::NetConfig;
     use sfc::scenario::cc::preset;
+    use sfc::scheme::pfc::PfcConfig;
     use sfc::scheme::pfc::PfcRecord;
     use sfc::sim::Simulator;
     use sfc::topology::shapes;
@@ -31,15 +32,16 @@ mod util {
 
     /// Lossless network with a `buffer`-byte switch buffer and PFC settings `pfc`.
     pub fn lossless(buffer: u64, pfc: PfcConfig) -> NetConfig {
-        NetConfig::from(sfc::config::CoreConfig {
+        let mut n = NetConfig::from(sfc::config::CoreConfig {
             buffer: BufferConfig {
                 mode: BufferMode::Lossless,
                 size_bytes: buffer,
                 dt_alpha: 1.0,
             },
-            pfc,
             ..Default::default()
-        })
+        });
+        n.schemes.pfc = pfc;
+        n
     }
 
     /// `cfg` with the network features of CC preset `name`; returns the controller too.
@@ -160,7 +162,8 @@ mod util {
     }
 }
 
-use sfc::config::{BufferMode, PfcConfig};
+use sfc::config::BufferMode;
+use sfc::scheme::pfc::PfcConfig;
 use sfc::scheme::pfc::PfcState;
 use sfc::scheme::pfc::quanta_ps;
 use sfc::sim::Simulator;

@@ -92,9 +92,6 @@ macro_rules! raw_scenario {
             /// ECN section.
             #[serde(default)]
             pub ecn: RawEcn,
-            /// PFC section.
-            #[serde(default)]
-            pub pfc: RawPfc,
             $($(
                 #[doc = concat!("`[", stringify!($f), "]` (see [`", stringify!($cfg), "`]).")]
                 #[serde(default)]
@@ -350,22 +347,6 @@ pub struct RawEcn {
     pub kmax: Option<S>,
     /// Pmax.
     pub pmax: Option<f64>,
-}
-
-/// `[pfc]`: lossless-mode parameters.
-#[derive(Debug, Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub struct RawPfc {
-    /// Pauses expire unless refreshed (real quanta); false = HPCC-sim (hold until RESUME).
-    pub expiry: Option<bool>,
-    /// Pause quanta per PAUSE frame.
-    pub quanta: Option<u32>,
-    /// Headroom = factor × rate × link delay.
-    pub headroom_factor: Option<f64>,
-    /// Ingress dynamic-threshold α at host-rate ports.
-    pub alpha: Option<f64>,
-    /// Per-(port, priority) reserve.
-    pub reserve: Option<S>,
 }
 
 /// One `[[traffic]]` generator.
@@ -1116,7 +1097,6 @@ fn resolve(
         .and_then(|t| t.max_host_rate_bps())
         .unwrap_or(host_rate);
     let cc = errs.take(resolve_cc(&raw, (host_rate, fastest), ctx, &mut net));
-    errs.take(resolve_pfc(&raw.pfc, ctx, &mut net));
     errs.0.extend(scheme_errs);
     net.schemes = schemes;
     apply_scheme_defaults(&raw.network, &mut net);
@@ -1279,9 +1259,6 @@ fn field_key(f: NetField) -> &'static str {
         NetField::Ecn => "ecn.kmax",
         NetField::EcnPmax => "ecn.pmax",
         NetField::CnpInterval => "network.cnp_interval",
-        NetField::PfcQuanta => "pfc.quanta",
-        NetField::PfcHeadroomFactor => "pfc.headroom_factor",
-        NetField::PfcAlpha => "pfc.alpha",
         NetField::QueueMonitorInterval => "output.queue_interval",
         NetField::SwitchAckHighPrio => "network.switch_ack_high_prio",
         NetField::Scheme(key) => key,
@@ -1607,16 +1584,6 @@ fn resolve_cc(
         }
     }
     Ok(setup.cc)
-}
-
-/// `[pfc]` (range checks: [`NetConfig::issues`]).
-fn resolve_pfc(pf: &RawPfc, ctx: &Ctx, net: &mut NetConfig) -> Result<(), String> {
-    net.pfc.expiry = pf.expiry.unwrap_or(net.pfc.expiry);
-    net.pfc.quanta = pf.quanta.unwrap_or(net.pfc.quanta);
-    net.pfc.headroom_factor = pf.headroom_factor.unwrap_or(net.pfc.headroom_factor);
-    net.pfc.alpha_host = pf.alpha.unwrap_or(net.pfc.alpha_host);
-    net.pfc.reserve_bytes = ctx.bytes(&pf.reserve, "pfc.reserve", net.pfc.reserve_bytes)?;
-    Ok(())
 }
 
 /// The core settings the schemes set where `[network]` leaves them unset

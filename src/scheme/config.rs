@@ -208,6 +208,9 @@ pub struct Declares {
     /// ACKs and NACKs need the scheme's credits in their data class: the NIC cannot send them
     /// past a pause from its control queue (`ack_high_prio` does not apply).
     pub acks_need_credits: bool,
+    /// The scheme's pause/resume hysteresis (PFC: resume when the queue has fallen this far
+    /// below the pause threshold), bytes.
+    pub xon_hysteresis_bytes: Option<u64>,
     /// Fabric resources the scheme owns alone.
     pub exclusive: &'static [Exclusive],
 }
@@ -226,6 +229,8 @@ pub struct Peers {
     pub credit_period: Option<CreditPeriod>,
     /// ACKs need a scheme's credits ([`Declares::acks_need_credits`]).
     pub acks_need_credits: bool,
+    /// A scheme's pause/resume hysteresis ([`Declares::xon_hysteresis_bytes`]).
+    pub xon_hysteresis_bytes: Option<u64>,
 }
 
 impl Peers {
@@ -239,6 +244,7 @@ impl Peers {
         self.queues_by_flow |= d.queues_by_flow;
         self.credit_period = self.credit_period.or(d.credit_period);
         self.acks_need_credits |= d.acks_need_credits;
+        self.xon_hysteresis_bytes = self.xon_hysteresis_bytes.or(d.xon_hysteresis_bytes);
     }
 }
 

@@ -124,6 +124,7 @@ impl SchemeConfig for CbfcConfig {
             ce_precedence: self.fecn.then_some(super::FECN_PRECEDENCE),
             queues_by_flow: false,
             acks_need_credits: true,
+            xon_hysteresis_bytes: None,
             credit_period: Some(CreditPeriod {
                 fixed_ps: self.period_ps,
                 default_ps: super::ib_period_ps,

@@ -24,13 +24,14 @@
 //! HPCC-sim's `pfc_a_shift`. Pure state, no I/O: the forwarding path calls it and sends the
 //! frames.
 
+pub mod config;
 pub mod deadlock;
 pub mod host;
 pub mod switch;
 
-use crate::config::PfcConfig;
 use crate::link::TxPort;
 use crate::scheme::pause::PfcHdr;
+pub use config::{MIN_PFC_QUANTA, PfcConfig};
 
 /// The scheme's registry id ([`crate::scheme::Scheme::ID`]; its position in the registry).
 pub const ID: crate::scheme::SchemeId = crate::scheme::pause::PAUSE_OWNER;

@@ -262,14 +262,14 @@ impl SwitchHooks for PfcSwitch {
 
 impl Scheme for PfcSwitch {
     type Host = super::host::PfcHost;
-    type Config = ();
+    type Config = super::PfcConfig;
     const ID: SchemeId = super::ID;
 
     /// On every switch of a lossless fabric whose buffer no other scheme runs instead
     /// ([`crate::scheme::Peers::replaces_pfc`]: CBFC) (α of the ingress threshold scaled per port rate
     /// from the host rate).
     fn build_switch(
-        cfg: &Setup<'_, ()>,
+        cfg: &Setup<'_, super::PfcConfig>,
         env: &Env,
         _tier: u8,
         ports: &[EgressPort],
@@ -283,11 +283,11 @@ impl Scheme for PfcSwitch {
             .collect();
         Some(PfcSwitch {
             lossless: Some(PfcState::new(
-                &cfg.pfc,
+                cfg.own,
                 &pr,
                 env.queues_per_port,
                 cfg.buffer.size_bytes,
-                cfg.pfc.nic_rate_bps.unwrap_or(env.host_rate_bps),
+                cfg.own.nic_rate_bps.unwrap_or(env.host_rate_bps),
             )),
             rx: PauseTimes::new(ports.len(), env.queues_per_port).with_shared_queues(
                 if cfg.peers.queues_by_flow {
@@ -297,8 +297,8 @@ impl Scheme for PfcSwitch {
                     0
                 },
             ),
-            expiry: cfg.pfc.expiry,
-            quanta: cfg.pfc.quanta,
+            expiry: cfg.own.expiry,
+            quanta: cfg.own.quanta,
             pauses: 0,
             resumes: 0,
             drops_lossless: 0,
@@ -309,7 +309,7 @@ impl Scheme for PfcSwitch {
 
     /// Every NIC understands PFC (SFC-P pauses NICs even in a lossy fabric).
     fn build_host(
-        _cfg: &Setup<'_, ()>,
+        _cfg: &Setup<'_, super::PfcConfig>,
         env: &Env,
         hosts: usize,
         _flows: usize,
@@ -322,7 +322,7 @@ impl Scheme for PfcSwitch {
     fn summary(
         switches: &[&Self],
         host: Option<&Self::Host>,
-        cfg: &Setup<'_, ()>,
+        cfg: &Setup<'_, super::PfcConfig>,
     ) -> Option<(&'static str, serde_json::Value)> {
         Some((
             "pfc",

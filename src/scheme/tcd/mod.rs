@@ -70,8 +70,8 @@ pub struct TcdConfig {
     pub period_ps: Option<u64>,
     /// Fixed feedback latency τ, picoseconds; `None` = `2·MTU/C + 2·t_p` per port.
     pub tau_ps: Option<u64>,
-    /// B1 − B0 = X_off − X_on, bytes; `None` = the PFC XON hysteresis
-    /// ([`crate::config::PfcConfig::resume_offset_bytes`]).
+    /// B1 − B0 = X_off − X_on, bytes; `None` = the XON hysteresis the lossless flow control
+    /// declares ([`crate::scheme::Peers::xon_hysteresis_bytes`]: PFC's `resume_offset_bytes`).
     pub hysteresis_bytes: Option<u64>,
     /// The queue threshold of "QueueLength > threshold", bytes; `None` = the port's ECN Kmin.
     pub threshold_bytes: Option<u64>,

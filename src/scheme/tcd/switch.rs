@@ -67,7 +67,10 @@ impl TcdSwitch {
             let tau = t
                 .tau_ps
                 .unwrap_or_else(|| pfc_tau_ps(mtu, rate_bps, delay_ps));
-            let hyst = t.hysteresis_bytes.unwrap_or(cfg.pfc.resume_offset_bytes);
+            let hyst = t
+                .hysteresis_bytes
+                .or(cfg.peers.xon_hysteresis_bytes)
+                .unwrap_or(0);
             max_ton_ps(hyst, t.epsilon, rate_bps, tau)
         });
         let threshold = t.threshold_bytes.unwrap_or_else(|| {

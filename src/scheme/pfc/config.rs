@@ -1,0 +1,146 @@
+//! `[pfc]`: PFC's configuration (HPCC-sim's switch MMU model, `specs/pfc.md`), its scenario
+//! table and validation ([`SchemeConfig`] for [`PfcConfig`]). PFC runs on a lossless fabric
+//! (`buffer.mode = "lossless"`) unless another scheme runs the lossless buffer instead
+//! ([`crate::scheme::Peers::replaces_pfc`]).
+
+use serde::Deserialize;
+
+use crate::scheme::config::{Fields, HpccFields, Issues, SchemeConfig, Value};
+use crate::scheme::{CoreView, Declares, Peers};
+
+/// PFC (lossless fabric) parameters, HPCC-sim's switch MMU model (`specs/pfc.md`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct PfcConfig {
+    /// Guaranteed bytes per ingress (port, priority) before the shared pool is used (4 KiB).
+    pub reserve_bytes: u64,
+    /// XON hysteresis: resume when shared use + this ≤ threshold (3 KiB).
+    pub resume_offset_bytes: u64,
+    /// Headroom per port = factor × link rate × one-way delay (HPCC-sim: 3).
+    pub headroom_factor: f64,
+    /// Fixed extra headroom per port, bytes (e.g. 2 MTU), added to the above.
+    pub headroom_extra_bytes: u64,
+    /// α of the ingress dynamic threshold at host-rate ports (HPCC-sim 1/8); it doubles for
+    /// every doubling of the port rate above the host rate, up to 1 (400 G → 1/2).
+    pub alpha_host: f64,
+    /// Pause frames carry real quanta and expire unless refreshed (the switch refreshes XOFF
+    /// at half the pause time). `false` = HPCC-sim: a PAUSE holds until an explicit RESUME.
+    pub expiry: bool,
+    /// Pause quanta in a PAUSE frame ([`MIN_PFC_QUANTA`]..=65535; one quantum = 512 bit times).
+    pub quanta: u32,
+    /// The NIC rate α's doubling starts from, bits per second. `None` (TOML scenarios): the
+    /// slowest host link. `sfc hpcc` sets HPCC-sim's `get_nic_rate`: the link of the host with
+    /// the lowest node id (they differ only with host links of mixed rates).
+    pub nic_rate_bps: Option<u64>,
+}
+
+/// Fewest pause quanta a PAUSE frame may carry. A switch refreshes an XOFF every half pause
+/// time, and a PAUSE frame takes one quantum (64 B) to send: with 1 quantum the refreshes alone
+/// would need twice the link, with 2 all of it. From 8 the refreshes take at most a quarter of
+/// the link (one frame per 4 quanta).
+pub const MIN_PFC_QUANTA: u32 = 8;
+
+impl PfcConfig {
+    /// PFC headroom of one port, bytes: HPCC-sim's integer `rate · delay_ns / 8 / 1e9` (the
+    /// one-way bytes in flight) times `headroom_factor`, plus `headroom_extra_bytes`. The one
+    /// formula for the switches' PFC state and the carve-out check.
+    pub fn port_headroom_bytes(&self, rate_bps: u64, delay_ps: u64) -> u64 {
+        let one_way = (rate_bps as u128 * (delay_ps / 1000) as u128 / 8 / 1_000_000_000)
+            .min(u64::MAX as u128) as u64;
+        ((one_way as f64 * self.headroom_factor) as u64).saturating_add(self.headroom_extra_bytes)
+    }
+}
+
+impl Default for PfcConfig {
+    fn default() -> Self {
+        PfcConfig {
+            reserve_bytes: 4096,
+            resume_offset_bytes: 3072,
+            headroom_factor: 3.0,
+            headroom_extra_bytes: 0,
+            alpha_host: 0.125,
+            expiry: true,
+            quanta: 65535,
+            nic_rate_bps: None,
+        }
+    }
+}
+
+/// `[pfc]` as written: lossless-mode parameters.
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawPfc {
+    /// Pauses expire unless refreshed (real quanta); false = HPCC-sim (hold until RESUME).
+    pub expiry: Option<bool>,
+    /// Pause quanta per PAUSE frame.
+    pub quanta: Option<u32>,
+    /// Headroom = factor × rate × link delay.
+    pub headroom_factor: Option<f64>,
+    /// Ingress dynamic-threshold α at host-rate ports.
+    pub alpha: Option<f64>,
+    /// Per-(port, priority) reserve.
+    pub reserve: Option<Value>,
+}
+
+impl SchemeConfig for PfcConfig {
+    const TABLE: &'static str = "pfc";
+    type Raw = RawPfc;
+    const HPCC_KEYS: &'static [&'static str] = &["PFC_EXPIRY"];
+
+    fn resolve(&mut self, r: &RawPfc, f: &impl Fields) -> Result<(), String> {
+        self.expiry = r.expiry.unwrap_or(self.expiry);
+        self.quanta = r.quanta.unwrap_or(self.quanta);
+        self.headroom_factor = r.headroom_factor.unwrap_or(self.headroom_factor);
+        self.alpha_host = r.alpha.unwrap_or(self.alpha_host);
+        self.reserve_bytes = f.bytes(&r.reserve, "pfc.reserve", self.reserve_bytes)?;
+        Ok(())
+    }
+
+    /// PFC is the lossless buffer's flow control unless a scheme replaces it; what others
+    /// read of it is its XON hysteresis (TCD's default B1 − B0).
+    fn declares(&self) -> Declares {
+        Declares {
+            on: Some(("PFC", "buffer.mode")),
+            xon_hysteresis_bytes: Some(self.resume_offset_bytes),
+            ..Declares::default()
+        }
+    }
+
+    fn issues(&self, _core: &CoreView, _peers: &Peers) -> Issues {
+        let mut v: Issues = Vec::new();
+        if !(MIN_PFC_QUANTA..=65535).contains(&self.quanta) {
+            v.push((
+                "pfc.quanta",
+                format!(
+                    "must be in {MIN_PFC_QUANTA}..=65535 (got {}; a switch refreshes a pause every \
+                     half pause time, and below {MIN_PFC_QUANTA} quanta the refresh frames alone \
+                     take more than a quarter of the link)",
+                    self.quanta
+                ),
+            ));
+        }
+        if !(self.headroom_factor.is_finite() && self.headroom_factor >= 0.0) {
+            v.push((
+                "pfc.headroom_factor",
+                format!("must be a finite number ≥ 0 (got {})", self.headroom_factor),
+            ));
+        }
+        if !(self.alpha_host.is_finite() && self.alpha_host > 0.0) {
+            v.push((
+                "pfc.alpha",
+                format!("must be a positive number (got {})", self.alpha_host),
+            ));
+        }
+        v
+    }
+
+    /// HPCC-sim: a PAUSE holds until RESUME (no quanta) unless `PFC_EXPIRY 1`.
+    fn resolve_hpcc(&mut self, c: &impl HpccFields) -> Result<(), String> {
+        self.expiry = c.flag("PFC_EXPIRY", false)?;
+        Ok(())
+    }
+
+    /// `sfc hpcc` has one PFC key: every PFC issue names it.
+    fn hpcc_key(_key: &'static str) -> &'static str {
+        "PFC_EXPIRY"
+    }
+}
