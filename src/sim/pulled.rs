@@ -3,7 +3,7 @@
 //! transport scheme's host half (a pure state machine, through the `pulled_*` hooks of
 //! [`HostHooks`]) where the receiver answers and pulls itself: data arriving at a receiver,
 //! the transport's control packets arriving at a host, the pull pacer's timer and a sender's
-//! timeout. The host half works on the NIC's narrow context ([`HostCtx`]) and returns the
+//! timeout. The host half works on the NIC's narrow context ([`crate::scheme::HostCtx`]) and returns the
 //! headers of the replies and pulls; the NIC builds and queues those packets, delivers data,
 //! and completes flows.
 
