@@ -555,17 +555,19 @@ macro_rules! schemes {
             }
 
             /// Every scheme's [`SchemeConfig::inert`] keys, in registry order.
-            pub fn inert(&self) -> Vec<Inert> {
+            pub fn inert(&self, core: &crate::scheme::KeyView) -> Vec<Inert> {
                 let mut v = Vec::new();
                 let peers = self.peers();
-                $($( v.extend(<$cfg as SchemeConfig>::inert(&self.$f, &peers)); )?)*
+                $($( v.extend(<$cfg as SchemeConfig>::inert(&self.$f, core, &peers)); )?)*
                 v
             }
 
-            /// The error for PFC settings when a scheme runs the lossless buffer instead of
-            /// PFC ([`Declares::replaces_pfc`]).
-            pub fn replaces_pfc(&self) -> Option<&'static str> {
-                self.peers().replaces_pfc
+            /// Every scheme's [`SchemeConfig::refused`] keys, in registry order.
+            pub fn refused(&self) -> Vec<Inert> {
+                let mut v = Vec::new();
+                let peers = self.peers();
+                $($( v.extend(<$cfg as SchemeConfig>::refused(&self.$f, &peers)); )?)*
+                v
             }
 
             /// Every scheme's per-switch tables ([`SchemeConfig::tables`]), in registry order.

@@ -7,6 +7,7 @@
 use super::{Ctx, RawScenario, RawTraffic};
 use crate::registry::SchemeConfigs;
 use crate::scenario::cc;
+use crate::scheme::KeyView;
 
 /// Record an error for every present key of `present` that `allowed` does not list.
 fn only(
@@ -21,31 +22,6 @@ fn only(
         if *p && !allowed.contains(k) {
             let key = format!("{prefix}{k}");
             errs.push(ctx.err_key(&key, format!("does not apply {why}")));
-        }
-    }
-}
-
-/// Warn, for every present key of `present` (prefixed with `prefix`), that it `why`: keys that
-/// cannot act in this run but may in a `[[compare]]` variant.
-fn no_effect(ctx: &Ctx, prefix: &str, present: &[(&str, bool)], why: &str) {
-    for (k, p) in present {
-        if *p {
-            ctx.warn(ctx.err_key(&format!("{prefix}{k}"), why));
-        }
-    }
-}
-
-/// Record the error `why` for every present key of `present` (prefixed with `prefix`).
-fn each_error(
-    ctx: &Ctx,
-    errs: &mut Vec<String>,
-    prefix: &str,
-    present: &[(&str, bool)],
-    why: &str,
-) {
-    for (k, p) in present {
-        if *p {
-            errs.push(ctx.err_key(&format!("{prefix}{k}"), why));
         }
     }
 }
@@ -97,7 +73,14 @@ pub(super) fn check_applicable(
         .mode
         .as_ref()
         .is_some_and(|m| m.get_ref() == "lossless");
-    for inert in schemes.inert() {
+    for refused in schemes.refused() {
+        for key in refused.keys {
+            if ctx.given(key) {
+                errs.push(ctx.err_key(key, refused.why));
+            }
+        }
+    }
+    for inert in schemes.inert(&KeyView { lossless }) {
         for key in inert.keys {
             if ctx.given(key) {
                 ctx.warn(ctx.err_key(key, inert.why));
@@ -121,35 +104,6 @@ pub(super) fn check_applicable(
     }
     // (`buffer.size` with "unlimited" is not flagged: sweeps switch a sized base to
     // "unlimited" for an infinite-buffer reference, e.g. bfc-fig5's Ideal-FQ.)
-    let p = &raw.pfc;
-    if let Some(why) = schemes.replaces_pfc() {
-        each_error(
-            ctx,
-            errs,
-            "pfc.",
-            &[
-                ("expiry", p.expiry.is_some()),
-                ("quanta", p.quanta.is_some()),
-                ("headroom_factor", p.headroom_factor.is_some()),
-                ("alpha", p.alpha.is_some()),
-                ("reserve", p.reserve.is_some()),
-            ],
-            why,
-        );
-    } else if !lossless {
-        no_effect(
-            ctx,
-            "pfc.",
-            &[
-                ("expiry", p.expiry.is_some()),
-                ("quanta", p.quanta.is_some()),
-                ("headroom_factor", p.headroom_factor.is_some()),
-                ("alpha", p.alpha.is_some()),
-                ("reserve", p.reserve.is_some()),
-            ],
-            "has no effect: PFC runs only with `buffer.mode = \"lossless\"`",
-        );
-    }
 }
 
 /// Topology keys per kind.

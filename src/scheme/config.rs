@@ -267,6 +267,14 @@ pub struct Inert {
     pub why: &'static str,
 }
 
+/// What the no-effect checks ([`SchemeConfig::inert`]) know of the core settings, as the
+/// scenario writes them.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct KeyView {
+    /// `buffer.mode = "lossless"`.
+    pub lossless: bool,
+}
+
 /// Which problems a scheme's validation reports, as (scenario key, message).
 pub type Issues = Vec<(&'static str, String)>;
 
@@ -311,8 +319,14 @@ pub trait SchemeConfig: Default + Clone + std::fmt::Debug + serde::Serialize {
         Vec::new()
     }
 
-    /// Scenario keys that have no effect in this run ([`Inert`]).
-    fn inert(&self, _peers: &Peers) -> Vec<Inert> {
+    /// Scenario keys that have no effect in this run ([`Inert`]): warned about when given.
+    fn inert(&self, _core: &KeyView, _peers: &Peers) -> Vec<Inert> {
+        Vec::new()
+    }
+
+    /// Scenario keys that are errors in this run when given ([`Inert`]: the keys and the
+    /// error), e.g. PFC's keys when another scheme runs the lossless buffer.
+    fn refused(&self, _peers: &Peers) -> Vec<Inert> {
         Vec::new()
     }
 

@@ -75,7 +75,7 @@ use crate::switch::EgressPort;
 use crate::topology::routing::RouteTable;
 pub use config::{
     CoreDefaults, CoreView, CreditPeriod, Declares, Exclusive, Fields, HpccFields, Inert, Issues,
-    Peers, SchemeConfig,
+    KeyView, Peers, SchemeConfig,
 };
 
 /// Static environment every hook may read: rates, base RTT, sizes.

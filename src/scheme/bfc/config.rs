@@ -4,7 +4,7 @@ use serde::Deserialize;
 
 use super::{BfcConfig, BfcMode, FlowTable, MIN_TAU_PS};
 use crate::scheme::config::{CoreDefaults, Fields, Inert, Issues, SchemeConfig, Value};
-use crate::scheme::{CoreView, Declares, Exclusive, Peers};
+use crate::scheme::{CoreView, Declares, Exclusive, KeyView, Peers};
 use crate::units::parse_bytes;
 
 /// `[bfc]` as written: backpressure flow control (switches and NICs).
@@ -123,7 +123,7 @@ impl SchemeConfig for BfcConfig {
         }
     }
 
-    fn inert(&self, _peers: &Peers) -> Vec<Inert> {
+    fn inert(&self, _core: &KeyView, _peers: &Peers) -> Vec<Inert> {
         if self.enabled {
             return Vec::new();
         }

@@ -4,7 +4,7 @@ use serde::Deserialize;
 
 use super::CbfcConfig;
 use crate::scheme::config::{Fields, Inert, Issues, SchemeConfig, Value};
-use crate::scheme::{CoreView, CreditPeriod, Declares, Exclusive, Peers};
+use crate::scheme::{CoreView, CreditPeriod, Declares, Exclusive, KeyView, Peers};
 use crate::units::parse_bytes;
 
 /// `[cbfc]` as written: InfiniBand credit-based flow control (the lossless buffer's
@@ -81,7 +81,7 @@ impl SchemeConfig for CbfcConfig {
         v
     }
 
-    fn inert(&self, _peers: &Peers) -> Vec<Inert> {
+    fn inert(&self, _core: &KeyView, _peers: &Peers) -> Vec<Inert> {
         if !self.enabled {
             return vec![Inert {
                 keys: &[

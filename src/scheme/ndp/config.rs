@@ -4,7 +4,7 @@ use serde::Deserialize;
 
 use super::NdpConfig;
 use crate::scheme::config::{Fields, Inert, Issues, SchemeConfig, Value};
-use crate::scheme::{CoreView, Declares, Exclusive, Peers};
+use crate::scheme::{CoreView, Declares, Exclusive, KeyView, Peers};
 
 /// `[ndp]` as written: NDP — trimming switches and the receiver-pulled transport.
 #[derive(Debug, Deserialize, Default)]
@@ -93,7 +93,7 @@ impl SchemeConfig for NdpConfig {
         }
     }
 
-    fn inert(&self, _peers: &Peers) -> Vec<Inert> {
+    fn inert(&self, _core: &KeyView, _peers: &Peers) -> Vec<Inert> {
         if self.enabled {
             return vec![Inert {
                 keys: &["network.scheduler"],

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use super::OnRampConfig;
 use crate::scheme::config::{Fields, HpccFields, Inert, Issues, SchemeConfig, Value};
 use crate::scheme::config::{hpcc_positive, nonzero_time};
-use crate::scheme::{CoreView, Peers};
+use crate::scheme::{CoreView, KeyView, Peers};
 
 /// Largest accepted OnRamp gain K (pause = K × (OWD − T)): beyond it a pause is more than a
 /// hundred times the excess one-way delay, and huge gains overflowed the pause end time.
@@ -74,7 +74,7 @@ impl SchemeConfig for OnRampConfig {
         v
     }
 
-    fn inert(&self, _peers: &Peers) -> Vec<Inert> {
+    fn inert(&self, _core: &KeyView, _peers: &Peers) -> Vec<Inert> {
         if self.enabled {
             return Vec::new();
         }

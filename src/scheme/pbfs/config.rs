@@ -4,7 +4,7 @@ use serde::Deserialize;
 
 use super::{MAX_SLOTS, PbfsConfig, PbfsDeploy};
 use crate::scheme::config::{Fields, Inert, Issues, SchemeConfig, Value};
-use crate::scheme::{CoreView, Peers};
+use crate::scheme::{CoreView, KeyView, Peers};
 
 /// `[pbfs]` as written: PB-FS, postcard-based fast start.
 #[derive(Debug, Deserialize, Default)]
@@ -72,7 +72,7 @@ impl SchemeConfig for PbfsConfig {
         v
     }
 
-    fn inert(&self, _peers: &Peers) -> Vec<Inert> {
+    fn inert(&self, _core: &KeyView, _peers: &Peers) -> Vec<Inert> {
         if self.enabled {
             return Vec::new();
         }

@@ -5,8 +5,8 @@
 
 use serde::Deserialize;
 
-use crate::scheme::config::{Fields, HpccFields, Issues, SchemeConfig, Value};
-use crate::scheme::{CoreView, Declares, Peers};
+use crate::scheme::config::{Fields, HpccFields, Inert, Issues, SchemeConfig, Value};
+use crate::scheme::{CoreView, Declares, KeyView, Peers};
 
 /// PFC (lossless fabric) parameters, HPCC-sim's switch MMU model (`specs/pfc.md`).
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -81,6 +81,15 @@ pub struct RawPfc {
     pub reserve: Option<Value>,
 }
 
+/// The `[pfc]` keys.
+const KEYS: [&str; 5] = [
+    "pfc.expiry",
+    "pfc.quanta",
+    "pfc.headroom_factor",
+    "pfc.alpha",
+    "pfc.reserve",
+];
+
 impl SchemeConfig for PfcConfig {
     const TABLE: &'static str = "pfc";
     type Raw = RawPfc;
@@ -133,6 +142,25 @@ impl SchemeConfig for PfcConfig {
         v
     }
 
+    /// PFC runs only on a lossless fabric.
+    fn inert(&self, core: &KeyView, peers: &Peers) -> Vec<Inert> {
+        if core.lossless || peers.replaces_pfc.is_some() {
+            return Vec::new();
+        }
+        vec![Inert {
+            keys: &KEYS,
+            why: "has no effect: PFC runs only with `buffer.mode = \"lossless\"`",
+        }]
+    }
+
+    /// Every PFC key, when another scheme runs the lossless buffer.
+    fn refused(&self, peers: &Peers) -> Vec<Inert> {
+        match peers.replaces_pfc {
+            Some(why) => vec![Inert { keys: &KEYS, why }],
+            None => Vec::new(),
+        }
+    }
+
     /// HPCC-sim: a PAUSE holds until RESUME (no quanta) unless `PFC_EXPIRY 1`.
     fn resolve_hpcc(&mut self, c: &impl HpccFields) -> Result<(), String> {
         self.expiry = c.flag("PFC_EXPIRY", false)?;
@@ -142,5 +170,65 @@ impl SchemeConfig for PfcConfig {
     /// `sfc hpcc` has one PFC key: every PFC issue names it.
     fn hpcc_key(_key: &'static str) -> &'static str {
         "PFC_EXPIRY"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// PFC's keys: no effect on a lossy fabric (warnings), errors when another scheme runs
+    /// the lossless buffer, neither on a lossless PFC fabric.
+    #[test]
+    fn pfc_keys_are_inert_off_lossless_and_refused_when_replaced() {
+        let c = PfcConfig::default();
+        let lossy = KeyView { lossless: false };
+        let lossless = KeyView { lossless: true };
+        let alone = Peers::default();
+        let replaced = Peers {
+            replaces_pfc: Some("PFC and CBFC cannot run together"),
+            ..Peers::default()
+        };
+        let inert = c.inert(&lossy, &alone);
+        assert_eq!(inert.len(), 1);
+        assert_eq!(inert[0].keys, KEYS);
+        assert!(inert[0].why.contains("buffer.mode"));
+        assert!(c.inert(&lossless, &alone).is_empty());
+        assert!(c.refused(&alone).is_empty());
+        let refused = c.refused(&replaced);
+        assert_eq!(refused.len(), 1);
+        assert_eq!(refused[0].why, "PFC and CBFC cannot run together");
+        // Refused keys are not also warned about.
+        assert!(c.inert(&lossy, &replaced).is_empty());
+    }
+
+    /// Each bad value is an issue on its own key, with the messages the scenario reader
+    /// prints; 8 quanta is the smallest accepted.
+    #[test]
+    fn bad_values_name_their_keys() {
+        let core = CoreView {
+            lossless: true,
+            has_ecn: false,
+            queues_per_port: 8,
+            max_packet_bytes: 1048,
+            smallest_buffer_bytes: 1 << 20,
+        };
+        let c = PfcConfig {
+            quanta: MIN_PFC_QUANTA - 1,
+            headroom_factor: f64::NAN,
+            alpha_host: 0.0,
+            ..PfcConfig::default()
+        };
+        let keys: Vec<&str> = c
+            .issues(&core, &Peers::default())
+            .iter()
+            .map(|(k, _)| *k)
+            .collect();
+        assert_eq!(keys, ["pfc.quanta", "pfc.headroom_factor", "pfc.alpha"]);
+        let ok = PfcConfig {
+            quanta: MIN_PFC_QUANTA,
+            ..PfcConfig::default()
+        };
+        assert!(ok.issues(&core, &Peers::default()).is_empty());
     }
 }

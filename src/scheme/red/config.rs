@@ -5,7 +5,7 @@ use serde::Deserialize;
 
 use super::RedConfig;
 use crate::scheme::config::{Fields, Inert, Issues, SchemeConfig, Value};
-use crate::scheme::{CoreView, Peers};
+use crate::scheme::{CoreView, KeyView, Peers};
 
 /// `[red]` as written.
 #[derive(Debug, Deserialize, Default)]
@@ -70,7 +70,7 @@ impl SchemeConfig for RedConfig {
         v
     }
 
-    fn inert(&self, _peers: &Peers) -> Vec<Inert> {
+    fn inert(&self, _core: &KeyView, _peers: &Peers) -> Vec<Inert> {
         if self.enabled {
             return Vec::new();
         }

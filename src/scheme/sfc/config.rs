@@ -9,7 +9,7 @@ use super::{
 use crate::scheme::config::{
     Fields, HpccFields, Inert, Issues, SchemeConfig, Value, hpcc_positive, nonzero_time,
 };
-use crate::scheme::{CoreView, Declares, Exclusive, Peers};
+use crate::scheme::{CoreView, Declares, Exclusive, KeyView, Peers};
 use crate::units::parse_bytes;
 
 /// Largest accepted SFC pause quantum, picoseconds (1 ms): pauses are rounded up to a whole
@@ -242,7 +242,7 @@ impl SchemeConfig for SfcConfig {
         }
     }
 
-    fn inert(&self, _peers: &Peers) -> Vec<Inert> {
+    fn inert(&self, _core: &KeyView, _peers: &Peers) -> Vec<Inert> {
         if self.mode != SfcMode::Off {
             return Vec::new();
         }

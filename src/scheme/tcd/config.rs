@@ -4,7 +4,7 @@ use serde::Deserialize;
 
 use super::{CeMarking, TcdConfig};
 use crate::scheme::config::{Fields, Inert, Issues, SchemeConfig, Value};
-use crate::scheme::{CoreView, Declares, Peers};
+use crate::scheme::{CoreView, Declares, KeyView, Peers};
 
 /// `[tcd]` as written: ternary congestion detection at switch egress (lossless fabrics).
 #[derive(Debug, Deserialize, Default)]
@@ -76,7 +76,7 @@ impl SchemeConfig for TcdConfig {
         }
     }
 
-    fn inert(&self, peers: &Peers) -> Vec<Inert> {
+    fn inert(&self, _core: &KeyView, peers: &Peers) -> Vec<Inert> {
         if self.enabled {
             if peers.credit_period.is_some() {
                 // TCD-IB: max(T_on) is the credit-update period, not Eq. (3).
