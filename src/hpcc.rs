@@ -1504,7 +1504,7 @@ fn run_config_opts(
     if let Some(p) = &r.pfc_file {
         write_pfc_file(p, &sim)?;
     }
-    if let Some(w) = crate::report::lossless_drop_warning(&sim) {
+    if let Some(w) = crate::report::scheme_warnings(&sim) {
         tell(&w);
     }
     if let Some(p) = &r.buffer_mon_file {

@@ -684,6 +684,29 @@ macro_rules! schemes {
             v
         }
 
+        /// Every scheme's warnings about the finished run ([`Scheme::warnings`]), in registry
+        /// order.
+        pub fn warnings(
+            switches: &[&SwitchSchemes],
+            hosts: &[HostScheme],
+            cfg: &NetConfig,
+            topo: &crate::topology::TopologySpec,
+        ) -> Vec<String> {
+            let mut out = Vec::new();
+            let peers = cfg.peers();
+            $(
+                let setup = Setup { core: &cfg.core, own: own!(cfg.schemes, $f $(, $cfg)?), peers };
+                let parts: Vec<&$sw> = switches.iter().filter_map(|s| s.$f.as_ref()).collect();
+                let host = hosts.iter().find_map(|h| match h {
+                    HostScheme::$v(x) => Some(x),
+                    #[allow(unreachable_patterns)]
+                    _ => None,
+                });
+                out.extend(<$sw as Scheme>::warnings(&parts, host, &setup, topo));
+            )*
+            out
+        }
+
         /// Every scheme's `summary.json` section, in registry order, from the switch halves
         /// of every switch and the host halves.
         pub fn summaries(

@@ -410,7 +410,7 @@ fn run_with(
     sim.close_results();
     drop(files);
     let failure = outcome.failure(stop_set);
-    let note = [outcome.stop_note(stop_set), lossless_drop_warning(&sim)]
+    let note = [outcome.stop_note(stop_set), scheme_warnings(&sim)]
         .into_iter()
         .flatten()
         .reduce(|a, b| format!("{a}; {b}"));
@@ -538,58 +538,11 @@ fn fairness_json_of(
     serde_json::to_value(crate::metrics::fairness::interval_fairness(m, &spans)).ok()
 }
 
-/// A warning when the lossless fabric dropped packets (PFC headroom overflow, which sane
-/// settings never cause), naming the usual cause when ACKs were among them: NICs with
-/// `ack_high_prio` send ACKs while paused, and switches queue them in the data priority
-/// (HPCC-sim's behaviour) unless `switch_ack_high_prio`; and, drops or not, a warning when
-/// pauses hold until a RESUME on links that drop packets (`hold_on_lossy_links_warning`).
-pub fn lossless_drop_warning(sim: &Simulator) -> Option<String> {
-    let held = hold_on_lossy_links_warning(sim);
-    let n = sim.scheme_stat("pfc", "drops_lossless");
-    if n == 0 {
-        return held;
-    }
-    let acks = sim.scheme_stat("pfc", "drops_lossless_acks");
-    let drops = if acks > 0 && sim.cfg.ack_high_prio && !sim.cfg.switch_ack_high_prio {
-        format!(
-            "warning: {n} packets dropped in the lossless fabric (PFC headroom overflow), {acks} \
-             of them ACK/NACKs: with ACK_HIGH_PRIO a paused NIC still sends its ACKs, and the \
-             switches queue them in the data priority, as HPCC-sim does \
-             (`network.switch_ack_high_prio = true` puts them in queue 0 at switches)"
-        )
-    } else {
-        format!(
-            "warning: {n} packets dropped in the lossless fabric (PFC headroom overflow, {acks} \
-             of them ACK/NACKs): check the headroom settings"
-        )
-    };
-    Some(match held {
-        Some(h) => format!("{drops}\n{h}"),
-        None => drops,
-    })
-}
-
-/// PFC in hold mode (HPCC-sim's: a PAUSE lasts until a RESUME, `pfc.expiry = false`, the
-/// `sfc hpcc` default) on links that drop packets: a lost RESUME pauses its port for the rest
-/// of the run, as in HPCC-sim (`specs/pfc.md` §3.1), with no other symptom than flows that
-/// never finish.
-fn hold_on_lossy_links_warning(sim: &Simulator) -> Option<String> {
-    let cfg = &sim.cfg;
-    if cfg.buffer.mode != crate::config::BufferMode::Lossless
-        || cfg.schemes.pfc.expiry
-        || cfg.schemes.cbfc.enabled
-    {
-        return None;
-    }
-    let lossy = sim.topo.links.iter().filter(|l| l.error_rate > 0.0).count();
-    (lossy > 0).then(|| {
-        format!(
-            "warning: PFC pauses hold until a RESUME (HPCC-sim's rule: PFC_EXPIRY 0, pfc.expiry = \
-             false) and {lossy} links drop packets (error rate > 0): a RESUME lost on one pauses \
-             its port for the rest of the run (PFC_EXPIRY 1 / pfc.expiry = true makes pauses \
-             expire and be refreshed)"
-        )
-    })
+/// The schemes' warnings about the finished run ([`crate::scheme::Scheme::warnings`]: PFC's
+/// drops in a lossless fabric, pauses that hold on lossy links), one per line.
+pub fn scheme_warnings(sim: &Simulator) -> Option<String> {
+    let w = sim.scheme_warnings();
+    (!w.is_empty()).then(|| w.join("\n"))
 }
 
 /// The stdout summary's line about PFC deadlocks, when the run found some: their number

@@ -692,11 +692,11 @@ fn paused_nic_acks_overflow_headroom_as_in_hpcc_sim() {
         "ACKs in the paused data priority overflow the headroom"
     );
     assert_eq!(drops, acks, "only ACKs: data waits for the pause");
-    let w = sfc::report::lossless_drop_warning(&hpcc_sim).expect("a warning");
+    let w = sfc::report::scheme_warnings(&hpcc_sim).expect("a warning");
     assert!(w.contains("network.switch_ack_high_prio"), "{w}");
     let high = run(true);
     assert_eq!(util::pfc_stat(&high, "drops_lossless"), 0);
-    assert!(sfc::report::lossless_drop_warning(&high).is_none());
+    assert!(sfc::report::scheme_warnings(&high).is_none());
     for sim in [&hpcc_sim, &high] {
         assert!(sim.flow_records().iter().all(|r| r.fct_ps.is_some()));
     }
@@ -720,13 +720,13 @@ fn hold_mode_on_lossy_links_warns() {
         let flows = [flow(1, 0, 10_000, 0)];
         Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap()
     };
-    let w = sfc::report::lossless_drop_warning(&build(false, 0.01)).expect("a warning");
+    let w = sfc::report::scheme_warnings(&build(false, 0.01)).expect("a warning");
     assert!(
         w.contains("a RESUME lost on one pauses its port") && w.contains("1 links drop packets"),
         "{w}"
     );
-    assert_eq!(sfc::report::lossless_drop_warning(&build(true, 0.01)), None);
-    assert_eq!(sfc::report::lossless_drop_warning(&build(false, 0.0)), None);
+    assert_eq!(sfc::report::scheme_warnings(&build(true, 0.01)), None);
+    assert_eq!(sfc::report::scheme_warnings(&build(false, 0.0)), None);
 }
 
 // ------------------------------------------------------------------------------------------

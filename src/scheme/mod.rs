@@ -622,6 +622,16 @@ pub trait Scheme: SwitchHooks + Sized {
         host: Option<&Self::Host>,
         cfg: &Setup<'_, Self::Config>,
     ) -> Option<(&'static str, serde_json::Value)>;
+    /// Warnings about the finished run for its user (stderr and the stdout summary's note),
+    /// from all the scheme's switch instances and its host half, on topology `topo`.
+    fn warnings(
+        _switches: &[&Self],
+        _host: Option<&Self::Host>,
+        _cfg: &Setup<'_, Self::Config>,
+        _topo: &crate::topology::TopologySpec,
+    ) -> Vec<String> {
+        Vec::new()
+    }
     /// Why the scheme, as configured, cannot run with controller `cc` on topology `topo`
     /// (checked when the simulator is built), if it cannot.
     fn check_run(

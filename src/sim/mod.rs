@@ -1731,6 +1731,13 @@ impl Simulator {
         v
     }
 
+    /// Every scheme's warnings about the finished run ([`crate::scheme::Scheme::warnings`]),
+    /// in registry order.
+    pub fn scheme_warnings(&self) -> Vec<String> {
+        let per_switch: Vec<&SwitchSchemes> = self.switches.iter().map(|s| &s.schemes).collect();
+        crate::registry::warnings(&per_switch, &self.host_schemes, &self.cfg, &self.topo)
+    }
+
     /// Every scheme's `summary.json` section (name, object), in registry order.
     pub fn scheme_summaries(&self) -> Vec<(&'static str, serde_json::Value)> {
         let per_switch: Vec<&SwitchSchemes> = self.switches.iter().map(|s| &s.schemes).collect();

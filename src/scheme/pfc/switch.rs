@@ -319,6 +319,53 @@ impl Scheme for PfcSwitch {
         })
     }
 
+    /// Packets dropped in the lossless fabric (PFC headroom overflow, which sane settings
+    /// never cause), naming the usual cause when ACKs were among them: NICs with
+    /// `ack_high_prio` send ACKs while paused, and switches queue them in the data priority
+    /// (HPCC-sim's behaviour) unless `switch_ack_high_prio`; and, drops or not, pauses that
+    /// hold until a RESUME on links that drop packets (HPCC-sim's rule, `pfc.expiry = false`,
+    /// the `sfc hpcc` default): a lost RESUME pauses its port for the rest of the run
+    /// (`specs/pfc.md` §3.1), with no other symptom than flows that never finish.
+    fn warnings(
+        switches: &[&Self],
+        _host: Option<&Self::Host>,
+        cfg: &Setup<'_, super::PfcConfig>,
+        topo: &crate::topology::TopologySpec,
+    ) -> Vec<String> {
+        let mut v = Vec::new();
+        let n: u64 = switches.iter().map(|s| s.drops_lossless).sum();
+        if n > 0 {
+            let acks: u64 = switches.iter().map(|s| s.drops_lossless_acks).sum();
+            v.push(if acks > 0 && cfg.ack_high_prio && !cfg.switch_ack_high_prio {
+                format!(
+                    "warning: {n} packets dropped in the lossless fabric (PFC headroom overflow), {acks} \
+                     of them ACK/NACKs: with ACK_HIGH_PRIO a paused NIC still sends its ACKs, and the \
+                     switches queue them in the data priority, as HPCC-sim does \
+                     (`network.switch_ack_high_prio = true` puts them in queue 0 at switches)"
+                )
+            } else {
+                format!(
+                    "warning: {n} packets dropped in the lossless fabric (PFC headroom overflow, {acks} \
+                     of them ACK/NACKs): check the headroom settings"
+                )
+            });
+        }
+        let lossy = topo.links.iter().filter(|l| l.error_rate > 0.0).count();
+        if cfg.buffer.mode == BufferMode::Lossless
+            && !cfg.own.expiry
+            && cfg.peers.replaces_pfc.is_none()
+            && lossy > 0
+        {
+            v.push(format!(
+                "warning: PFC pauses hold until a RESUME (HPCC-sim's rule: PFC_EXPIRY 0, pfc.expiry = \
+                 false) and {lossy} links drop packets (error rate > 0): a RESUME lost on one pauses \
+                 its port for the rest of the run (PFC_EXPIRY 1 / pfc.expiry = true makes pauses \
+                 expire and be refreshed)"
+            ));
+        }
+        v
+    }
+
     fn summary(
         switches: &[&Self],
         host: Option<&Self::Host>,
