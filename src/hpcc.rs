@@ -649,12 +649,6 @@ fn no_effect_warnings(c: &HpccConfig, net: &NetConfig) -> Vec<String> {
             }
         }
     };
-    if net.buffer.mode != BufferMode::Lossless {
-        unused(
-            &["PFC_EXPIRY"],
-            "PFC runs only with BUFFER_MODE lossless (the default)",
-        );
-    }
     if net.buffer.mode != BufferMode::Lossy {
         unused(
             &["DT_ALPHA"],
@@ -671,7 +665,10 @@ fn no_effect_warnings(c: &HpccConfig, net: &NetConfig) -> Vec<String> {
             "go-back-N's timeout applies only with LOSS_RECOVERY gbn (the default)",
         ),
     }
-    for (keys, why) in net.schemes.hpcc_inert() {
+    let core = crate::scheme::KeyView {
+        lossless: net.buffer.mode == BufferMode::Lossless,
+    };
+    for (keys, why) in net.schemes.hpcc_inert(&core) {
         unused(keys, why);
     }
     let maps = ["KMIN_MAP", "KMAX_MAP", "PMAX_MAP"];

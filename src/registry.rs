@@ -594,9 +594,12 @@ macro_rules! schemes {
             }
 
             /// Every scheme's `sfc hpcc` keys with no effect ([`SchemeConfig::hpcc_inert`]).
-            pub fn hpcc_inert(&self) -> Vec<(&'static [&'static str], &'static str)> {
+            pub fn hpcc_inert(
+                &self,
+                core: &crate::scheme::KeyView,
+            ) -> Vec<(&'static [&'static str], &'static str)> {
                 let mut v = Vec::new();
-                $($( v.extend(<$cfg as SchemeConfig>::hpcc_inert(&self.$f)); )?)*
+                $($( v.extend(<$cfg as SchemeConfig>::hpcc_inert(&self.$f, core)); )?)*
                 v
             }
 

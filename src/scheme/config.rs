@@ -347,7 +347,7 @@ pub trait SchemeConfig: Default + Clone + std::fmt::Debug + serde::Serialize {
     }
 
     /// `sfc hpcc` keys with no effect in this run: (keys, why) — warned as `has no effect: why`.
-    fn hpcc_inert(&self) -> Vec<(&'static [&'static str], &'static str)> {
+    fn hpcc_inert(&self, _core: &KeyView) -> Vec<(&'static [&'static str], &'static str)> {
         Vec::new()
     }
 

@@ -114,7 +114,7 @@ impl SchemeConfig for OnRampConfig {
         Ok(())
     }
 
-    fn hpcc_inert(&self) -> Vec<(&'static [&'static str], &'static str)> {
+    fn hpcc_inert(&self, _core: &KeyView) -> Vec<(&'static [&'static str], &'static str)> {
         if self.enabled {
             return Vec::new();
         }

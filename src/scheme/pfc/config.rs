@@ -167,6 +167,17 @@ impl SchemeConfig for PfcConfig {
         Ok(())
     }
 
+    /// `PFC_EXPIRY` off a lossless fabric.
+    fn hpcc_inert(&self, core: &KeyView) -> Vec<(&'static [&'static str], &'static str)> {
+        if core.lossless {
+            return Vec::new();
+        }
+        vec![(
+            &["PFC_EXPIRY"],
+            "PFC runs only with BUFFER_MODE lossless (the default)",
+        )]
+    }
+
     /// `sfc hpcc` has one PFC key: every PFC issue names it.
     fn hpcc_key(_key: &'static str) -> &'static str {
         "PFC_EXPIRY"

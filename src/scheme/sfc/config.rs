@@ -322,7 +322,7 @@ impl SchemeConfig for SfcConfig {
         Ok(())
     }
 
-    fn hpcc_inert(&self) -> Vec<(&'static [&'static str], &'static str)> {
+    fn hpcc_inert(&self, _core: &KeyView) -> Vec<(&'static [&'static str], &'static str)> {
         if self.mode == SfcMode::Off {
             vec![(&HPCC_KEYS[1..], "SFC is off (set SFC_MODE)")]
         } else if self.estimator_tau_ps == 0 {
