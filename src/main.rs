@@ -392,8 +392,9 @@ fn cmd_score(
     }
     if explicit && !missing.is_empty() {
         return Err(format!(
-            "{} of the named experiments have no results",
-            missing.len()
+            "{} of the named experiments {} no results",
+            missing.len(),
+            if missing.len() == 1 { "has" } else { "have" }
         ));
     }
     Ok(())

@@ -284,8 +284,8 @@ pub fn results_dir(dir: &Path, name: &str) -> Option<PathBuf> {
 pub fn read_results(dir: &Path, name: &str) -> Result<(PathBuf, Vec<ClaimRecord>), String> {
     let Some(d) = results_dir(dir, name) else {
         return Err(format!(
-            "{name}: no results in {} or {} (no claims.csv): run `sfc experiment run {name} \
-             [--quick] --out {}` (finished points are reused; an older run is re-aggregated)",
+            "{name}: no results in {} or {} (no claims.csv): `sfc experiment run {name} \
+             [--quick] --out {}` produces them",
             dir.join(name).display(),
             dir.join(format!("{name}-quick")).display(),
             dir.join(name).display()
