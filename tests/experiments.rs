@@ -812,7 +812,10 @@ fn claims_csv_score_and_quotes() {
         .output()
         .expect("spawn");
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success() && err.contains("sfc experiment run audited"), "{err}");
+    assert!(
+        !o.status.success() && err.contains("sfc experiment run audited"),
+        "{err}"
+    );
     let dir = out.join("audited");
     sfc_ok(&[
         "experiment",
@@ -829,21 +832,65 @@ fn claims_csv_score_and_quotes() {
         lines[0],
         "experiment,paper,claim,kind,value,low,high,verdict,calibrated,audited"
     );
-    assert_eq!(lines[1], "audited,Mini,point 1,point,1,0.8,1.2,matches,,true");
-    assert!(lines[2].starts_with("audited,Mini,point 1.3,point,1,") && lines[2].ends_with(",differs (ours lower),,true"), "{}", lines[2]);
-    assert_eq!(lines[3], "audited,Mini,upper bound 1,bound,1,,1,matches,,true");
-    assert_eq!(lines[4], "audited,Mini,lower bound 2,bound,1,2,,differs (ours lower),,true");
-    assert_eq!(lines[5], "audited,Mini,direction higher,direction,1,1,,differs (no difference),,true");
-    assert_eq!(lines[6], "audited,Mini,calibrated point 1,point,1,0.8,1.2,matches,cc.kind,true");
-    assert_eq!(lines[7], "audited,Mini,unaudited,,1,0.75,1.25,matches,,false");
+    assert_eq!(
+        lines[1],
+        "audited,Mini,point 1,point,1,0.8,1.2,matches,,true"
+    );
+    assert!(
+        lines[2].starts_with("audited,Mini,point 1.3,point,1,")
+            && lines[2].ends_with(",differs (ours lower),,true"),
+        "{}",
+        lines[2]
+    );
+    assert_eq!(
+        lines[3],
+        "audited,Mini,upper bound 1,bound,1,,1,matches,,true"
+    );
+    assert_eq!(
+        lines[4],
+        "audited,Mini,lower bound 2,bound,1,2,,differs (ours lower),,true"
+    );
+    assert_eq!(
+        lines[5],
+        "audited,Mini,direction higher,direction,1,1,,differs (no difference),,true"
+    );
+    assert_eq!(
+        lines[6],
+        "audited,Mini,calibrated point 1,point,1,0.8,1.2,matches,cc.kind,true"
+    );
+    assert_eq!(
+        lines[7],
+        "audited,Mini,unaudited,,1,0.75,1.25,matches,,false"
+    );
     let report = std::fs::read_to_string(dir.join("REPORT.md")).expect("REPORT.md");
-    assert!(report.contains("| this experiment | 2 of 4 | 0 of 1 | 1 | 1 |"), "{report}");
+    assert!(
+        report.contains("| this experiment | 2 of 4 | 0 of 1 | 1 | 1 |"),
+        "{report}"
+    );
     assert!(report.find("## Score") < report.find("## Ours next to the paper"));
-    assert!(report.contains("| calibrated point 1 | 1 | 1 ± 20 % | matches (calibrated: cc.kind; not scored) |"), "{report}");
-    let o = sfc_ok(&["experiment", "score", "--out", out_s, "--dir", exps.to_str().expect("utf-8")]);
+    assert!(
+        report.contains(
+            "| calibrated point 1 | 1 | 1 ± 20 % | matches (calibrated: cc.kind; not scored) |"
+        ),
+        "{report}"
+    );
+    let o = sfc_ok(&[
+        "experiment",
+        "score",
+        "--out",
+        out_s,
+        "--dir",
+        exps.to_str().expect("utf-8"),
+    ]);
     let table = String::from_utf8_lossy(&o.stdout);
-    assert!(table.contains("| Mini | 2 of 4 | 0 of 1 | 1 | 1 |"), "{table}");
-    assert!(table.contains("| total | 2 of 4 | 0 of 1 | 1 | 1 |"), "{table}");
+    assert!(
+        table.contains("| Mini | 2 of 4 | 0 of 1 | 1 | 1 |"),
+        "{table}"
+    );
+    assert!(
+        table.contains("| total | 2 of 4 | 0 of 1 | 1 | 1 |"),
+        "{table}"
+    );
     let o = sfc_ok(&["experiment", "score", "audited", "--out", out_s, "--json"]);
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
     assert_eq!(j["total"]["value_matched"], 2);
@@ -851,14 +898,34 @@ fn claims_csv_score_and_quotes() {
     // Quotes: the paper text breaks "one-to-one" across a line; the second quote is not there.
     let papers = tmp.join("papers");
     std::fs::create_dir_all(&papers).expect("mkdir");
-    std::fs::write(papers.join("mini.txt"), "The ratio is exactly one-\nto-one  in every\nrun.").expect("write");
+    std::fs::write(
+        papers.join("mini.txt"),
+        "The ratio is exactly one-\nto-one  in every\nrun.",
+    )
+    .expect("write");
     let o = Command::new(SFC)
-        .args(["experiment", "quotes", "--papers", papers.to_str().expect("utf-8"), "--dir", exps.to_str().expect("utf-8")])
+        .args([
+            "experiment",
+            "quotes",
+            "--papers",
+            papers.to_str().expect("utf-8"),
+            "--dir",
+            exps.to_str().expect("utf-8"),
+        ])
         .output()
         .expect("spawn");
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(!o.status.success(), "{text}");
     // The second claim's `quote` is on line 36 of the file.
-    assert!(text.contains(&format!("{}:36: claim `point 1.3`: quote not in", file.display())), "{text}");
-    assert!(text.contains("1 quote found, 1 not found, 4 claims citing a source"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "{}:36: claim `point 1.3`: quote not in",
+            file.display()
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("1 quote found, 1 not found, 4 claims citing a source"),
+        "{text}"
+    );
 }
