@@ -265,6 +265,184 @@ enum ExpCmd {
         #[arg(long)]
         dir: Option<PathBuf>,
     },
+    /// Count the claims of experiments already run, per paper: point/range/bound claims
+    /// matched of total, direction claims matched of total, calibrated and unaudited claims
+    /// (not scored), and a total row. Reads each experiment's `claims.csv` from OUT/NAME (or
+    /// OUT/NAME-quick).
+    Score {
+        /// Experiments to count [default: every experiment with results in OUT].
+        names: Vec<String>,
+        /// Directory holding the experiments' output directories.
+        #[arg(long, short, default_value = "out/experiments")]
+        out: PathBuf,
+        /// Directory of experiment files [default: the experiments built into sfc].
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Print the score as JSON (per paper and total) instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check that every claim's `quote` is in the text of the paper it cites (whitespace,
+    /// hyphenation and case ignored); lists each quote not found with its file:line.
+    Quotes {
+        /// Directory of the papers' texts (`hpcc.txt`, `sfc.txt`, …) [default:
+        /// ../shared/seeds next to the source tree].
+        #[arg(long)]
+        papers: Option<PathBuf>,
+        /// Directory of experiment files [default: the experiments built into sfc].
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+}
+
+/// The experiment files to check: `(label, text, experiment)` of every file in `dir`, or of
+/// the built-in experiments.
+fn experiment_texts(
+    dir: Option<&std::path::Path>,
+) -> Result<Vec<(String, String, sfc::experiment::Experiment)>, String> {
+    let mut v = Vec::new();
+    match dir {
+        Some(d) => {
+            for (p, e) in sfc::experiment::list(d)? {
+                let t = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+                v.push((p.display().to_string(), t, e));
+            }
+        }
+        None => {
+            let all = sfc::experiment::list_builtin()?;
+            for (file, text) in sfc::experiment::builtin::BUILTIN {
+                let label = format!("experiments/{file}");
+                if let Some((_, e)) = all
+                    .iter()
+                    .find(|(p, _)| p.file_name() == std::path::Path::new(file).file_name())
+                {
+                    v.push((label, text.to_string(), e.clone()));
+                }
+            }
+        }
+    }
+    v.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(v)
+}
+
+/// `sfc experiment score`.
+fn cmd_score(
+    names: Vec<String>,
+    out: PathBuf,
+    dir: Option<PathBuf>,
+    json: bool,
+) -> Result<(), String> {
+    use sfc::experiment::score;
+    let explicit = !names.is_empty();
+    let names = if explicit {
+        names
+    } else {
+        match &dir {
+            Some(d) => sfc::experiment::list(d)?,
+            None => sfc::experiment::list_builtin()?,
+        }
+        .into_iter()
+        .map(|(_, e)| e.meta.name)
+        .collect()
+    };
+    let mut records = Vec::new();
+    let mut missing = Vec::new();
+    let mut read = Vec::new();
+    for n in &names {
+        match score::read_results(&out, n) {
+            Ok((d, r)) => {
+                read.push(d.display().to_string());
+                records.extend(r);
+            }
+            Err(e) => missing.push(e),
+        }
+    }
+    if explicit {
+        for m in &missing {
+            eprintln!("{m}");
+        }
+    }
+    if read.is_empty() {
+        return Err(format!(
+            "no experiment results with a claims.csv in {} (run `sfc experiment run NAME [--quick] --out {}/NAME`)",
+            out.display(),
+            out.display()
+        ));
+    }
+    if json {
+        let mut j = score::json(&records);
+        j["results"] = serde_json::json!(read);
+        println!("{}", serde_json::to_string_pretty(&j).unwrap_or_default());
+    } else {
+        println!(
+            "Claims of {} experiment result{} in {}:\n",
+            read.len(),
+            if read.len() == 1 { "" } else { "s" },
+            out.display()
+        );
+        print!("{}", score::table(&records));
+        if !explicit && !missing.is_empty() {
+            println!(
+                "\n{} experiment{} without results in {} (not counted).",
+                missing.len(),
+                if missing.len() == 1 { "" } else { "s" },
+                out.display()
+            );
+        }
+    }
+    if explicit && !missing.is_empty() {
+        return Err(format!(
+            "{} of the named experiments {} no results",
+            missing.len(),
+            if missing.len() == 1 { "has" } else { "have" }
+        ));
+    }
+    Ok(())
+}
+
+/// `sfc experiment quotes`.
+fn cmd_quotes(papers: Option<PathBuf>, dir: Option<PathBuf>) -> Result<(), String> {
+    let papers = papers.unwrap_or_else(|| {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/seeds")
+    });
+    if !papers.is_dir() {
+        return Err(format!(
+            "paper texts: {} is not a directory (give --papers DIR)",
+            papers.display()
+        ));
+    }
+    let (mut found, mut sourced, mut missing, mut unquoted) = (0, 0, Vec::new(), Vec::new());
+    for (label, text, e) in experiment_texts(dir.as_deref())? {
+        let r = sfc::experiment::quotes::check(&label, &text, &e, &papers);
+        found += r.found;
+        sourced += r.sourced;
+        missing.extend(r.missing);
+        unquoted.extend(r.unquoted);
+    }
+    for u in &unquoted {
+        println!("{u}");
+    }
+    for m in &missing {
+        println!("{m}");
+    }
+    println!(
+        "{found} quote{} found, {} not found, {sourced} claim{} citing a source, {} audited claim{} with neither (papers: {})",
+        if found == 1 { "" } else { "s" },
+        missing.len(),
+        if sourced == 1 { "" } else { "s" },
+        unquoted.len(),
+        if unquoted.len() == 1 { "" } else { "s" },
+        papers.display()
+    );
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} quote{} not found in the paper texts",
+            missing.len(),
+            if missing.len() == 1 { "" } else { "s" }
+        ))
+    }
 }
 
 fn cmd_experiment(cmd: ExpCmd) -> Result<(), String> {
@@ -339,6 +517,13 @@ fn cmd_experiment(cmd: ExpCmd) -> Result<(), String> {
             println!("{}: ok — {} checked", e.source, counts.join(", "));
             Ok(())
         }
+        ExpCmd::Score {
+            names,
+            out,
+            dir,
+            json,
+        } => cmd_score(names, out, dir, json),
+        ExpCmd::Quotes { papers, dir } => cmd_quotes(papers, dir),
         ExpCmd::Run {
             name,
             quick,

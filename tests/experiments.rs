@@ -709,3 +709,223 @@ fn each_point_runs_in_its_own_process() {
     );
     assert!(out.join("REPORT.md").exists());
 }
+
+/// A two-point experiment whose claims all compare series `A` with itself (the value is 1
+/// exactly), one per kind and rule, as the score counts them by hand: point 1 matches, point
+/// 1.3 (accepts 1.04–1.56) differs, upper bound 1 matches, lower bound 2 differs (2 of 4);
+/// direction "higher" at exactly 1 differs (0 of 1); a calibrated point and an unaudited claim
+/// are counted apart.
+const AUDITED: &str = r#"[experiment]
+name = "audited"
+title = "audited claims"
+paper = "Mini"
+
+[scenario]
+name = "audited"
+stop = "20us"
+[scenario.topology]
+kind = "star"
+hosts = 2
+[[scenario.traffic]]
+kind = "long_lived"
+pairs = [[0, 1]]
+size = "1MB"
+
+[sweep]
+series = [{ name = "A", set = [] }, { name = "B", set = ['cc.kind="dcqcn"'] }]
+
+[[claim]]
+text = "point 1"
+metric = "events"
+num = "A"
+den = "A"
+kind = "point"
+paper_low = 1.0
+quote = "exactly one-to-one in every run"
+
+[[claim]]
+text = "point 1.3"
+metric = "events"
+num = "A"
+den = "A"
+kind = "point"
+paper_low = 1.3
+quote = "a sentence the paper does not have"
+
+[[claim]]
+text = "upper bound 1"
+metric = "events"
+num = "A"
+den = "A"
+kind = "bound"
+paper_high = 1.0
+source = "the authors' code"
+
+[[claim]]
+text = "lower bound 2"
+metric = "events"
+num = "A"
+den = "A"
+kind = "bound"
+paper_low = 2.0
+source = "the authors' code"
+
+[[claim]]
+text = "direction higher"
+metric = "events"
+num = "A"
+den = "A"
+kind = "direction"
+better = "higher"
+source = "a talk"
+
+[[claim]]
+text = "calibrated point 1"
+metric = "events"
+num = "A"
+den = "A"
+kind = "point"
+paper_low = 1.0
+source = "a talk"
+calibrated = [{ param = "cc.kind", why = "chosen after the run" }]
+
+[[claim]]
+text = "unaudited"
+metric = "events"
+num = "A"
+den = "A"
+paper_low = 1.0
+"#;
+
+#[test]
+fn claims_csv_score_and_quotes() {
+    let tmp = TempDir::new("audited");
+    let exps = tmp.join("exps");
+    std::fs::create_dir_all(&exps).expect("mkdir");
+    let file = exps.join("audited.toml");
+    std::fs::write(&file, AUDITED).expect("write");
+    let out = tmp.join("out");
+    let out_s = out.to_str().expect("utf-8");
+    // No results yet: the score names the command that produces them.
+    let o = Command::new(SFC)
+        .args(["experiment", "score", "audited", "--out", out_s])
+        .output()
+        .expect("spawn");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("sfc experiment run audited"),
+        "{err}"
+    );
+    let dir = out.join("audited");
+    sfc_ok(&[
+        "experiment",
+        "run",
+        file.to_str().expect("utf-8"),
+        "--jobs",
+        "1",
+        "--out",
+        dir.to_str().expect("utf-8"),
+    ]);
+    let csv = std::fs::read_to_string(dir.join("claims.csv")).expect("claims.csv");
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        lines[0],
+        "experiment,paper,claim,kind,value,low,high,verdict,calibrated,audited"
+    );
+    assert_eq!(
+        lines[1],
+        "audited,Mini,point 1,point,1,0.8,1.2,matches,,true"
+    );
+    assert!(
+        lines[2].starts_with("audited,Mini,point 1.3,point,1,")
+            && lines[2].ends_with(",differs (ours lower),,true"),
+        "{}",
+        lines[2]
+    );
+    assert_eq!(
+        lines[3],
+        "audited,Mini,upper bound 1,bound,1,,1,matches,,true"
+    );
+    assert_eq!(
+        lines[4],
+        "audited,Mini,lower bound 2,bound,1,2,,differs (ours lower),,true"
+    );
+    assert_eq!(
+        lines[5],
+        "audited,Mini,direction higher,direction,1,1,,differs (no difference),,true"
+    );
+    assert_eq!(
+        lines[6],
+        "audited,Mini,calibrated point 1,point,1,0.8,1.2,matches,cc.kind,true"
+    );
+    assert_eq!(
+        lines[7],
+        "audited,Mini,unaudited,,1,0.75,1.25,matches,,false"
+    );
+    let report = std::fs::read_to_string(dir.join("REPORT.md")).expect("REPORT.md");
+    assert!(
+        report.contains("| this experiment | 2 of 4 | 0 of 1 | 1 | 1 |"),
+        "{report}"
+    );
+    assert!(report.find("## Score") < report.find("## Ours next to the paper"));
+    assert!(
+        report.contains(
+            "| calibrated point 1 | 1 | 1 ± 20 % | matches (calibrated: cc.kind; not scored) |"
+        ),
+        "{report}"
+    );
+    let o = sfc_ok(&[
+        "experiment",
+        "score",
+        "--out",
+        out_s,
+        "--dir",
+        exps.to_str().expect("utf-8"),
+    ]);
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        table.contains("| Mini | 2 of 4 | 0 of 1 | 1 | 1 |"),
+        "{table}"
+    );
+    assert!(
+        table.contains("| total | 2 of 4 | 0 of 1 | 1 | 1 |"),
+        "{table}"
+    );
+    let o = sfc_ok(&["experiment", "score", "audited", "--out", out_s, "--json"]);
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(j["total"]["value_matched"], 2);
+    assert_eq!(j["papers"][0]["paper"], "Mini");
+    // Quotes: the paper text breaks "one-to-one" across a line; the second quote is not there.
+    let papers = tmp.join("papers");
+    std::fs::create_dir_all(&papers).expect("mkdir");
+    std::fs::write(
+        papers.join("mini.txt"),
+        "The ratio is exactly one-\nto-one  in every\nrun.",
+    )
+    .expect("write");
+    let o = Command::new(SFC)
+        .args([
+            "experiment",
+            "quotes",
+            "--papers",
+            papers.to_str().expect("utf-8"),
+            "--dir",
+            exps.to_str().expect("utf-8"),
+        ])
+        .output()
+        .expect("spawn");
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(!o.status.success(), "{text}");
+    // The second claim's `quote` is on line 36 of the file.
+    assert!(
+        text.contains(&format!(
+            "{}:36: claim `point 1.3`: quote not in",
+            file.display()
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("1 quote found, 1 not found, 4 claims citing a source"),
+        "{text}"
+    );
+}

@@ -13,7 +13,9 @@
 //! ```
 
 pub mod builtin;
+pub mod quotes;
 pub mod runner;
+pub mod score;
 
 use serde::Deserialize;
 
@@ -142,6 +144,70 @@ pub struct Plot {
     pub hlines: Vec<(String, f64)>,
 }
 
+/// How an audited claim is scored ([`Claim::kind`]); one tolerance rule per kind, applied by
+/// the code ([`Claim::accepted`]), never per claim.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ClaimKind {
+    /// One number of the paper (`paper_low`): matches within ±20 % ([`POINT_TOLERANCE`]),
+    /// ±30 % when it was read off a plot ([`PLOT_TOLERANCE`], [`Claim::read_off_plot`]).
+    Point,
+    /// The paper's own range [`paper_low`, `paper_high`], widened by ±10 %
+    /// ([`RANGE_TOLERANCE`]).
+    Range,
+    /// The paper's stated bound, no tolerance: `paper_high` alone is an upper bound (ours ≤
+    /// it), `paper_low` alone a lower bound (ours ≥ it).
+    Bound,
+    /// Better or worse only: the claim's value (a ratio) above 1 ([`Better::Higher`]) or below
+    /// 1 ([`Better::Lower`]).
+    Direction,
+}
+
+impl ClaimKind {
+    /// The kind's name as the file writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ClaimKind::Point => "point",
+            ClaimKind::Range => "range",
+            ClaimKind::Bound => "bound",
+            ClaimKind::Direction => "direction",
+        }
+    }
+}
+
+/// The side a `direction` claim states ([`Claim::better`]).
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Better {
+    /// The claim's value (a ratio) is above 1.
+    Higher,
+    /// The claim's value (a ratio) is below 1.
+    Lower,
+}
+
+/// A parameter of the experiment set by looking at its results rather than taken from a
+/// paper ([`Claim::calibrated`]).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Calibration {
+    /// Scenario key (dotted, as for `--set`), e.g. `sfc.bts_delay`.
+    pub param: String,
+    /// Why it was set that way.
+    pub why: String,
+    /// What the paper says about it, if anything.
+    #[serde(default)]
+    pub paper_value: Option<String>,
+}
+
+/// Relative tolerance of a `point` claim.
+pub const POINT_TOLERANCE: f64 = 0.20;
+/// Relative tolerance of a `point` claim whose number was read off a plot.
+pub const PLOT_TOLERANCE: f64 = 0.30;
+/// Relative widening of a `range` claim's range.
+pub const RANGE_TOLERANCE: f64 = 0.10;
+/// Relative tolerance of an unaudited claim without its own `tolerance`.
+pub const UNAUDITED_TOLERANCE: f64 = 0.25;
+
 /// A paper claim to compare with our number.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -165,14 +231,88 @@ pub struct Claim {
     /// Fix axes for this claim.
     #[serde(default)]
     pub filter: toml::Table,
-    /// Paper's range (inclusive); a single value → low = high.
-    pub paper_low: f64,
+    /// Paper's range (inclusive); a single value → low = high. Required, except for a
+    /// `direction` claim and an upper `bound`.
+    #[serde(default)]
+    pub paper_low: Option<f64>,
     /// Paper's range.
     #[serde(default)]
     pub paper_high: Option<f64>,
-    /// Relative tolerance for "matches" around the range (default 0.25).
+    /// Relative tolerance for "matches" around the range of an unaudited claim (default
+    /// [`UNAUDITED_TOLERANCE`]); a claim with `kind` has its kind's tolerance instead.
     #[serde(default)]
     pub tolerance: Option<f64>,
+    /// The paper's own sentence (or table cell, figure caption) the claim tests, verbatim:
+    /// `sfc experiment quotes` finds it in the paper's text.
+    #[serde(default)]
+    pub quote: Option<String>,
+    /// Where the number comes from when it is not in the paper's text (a plot, the authors'
+    /// code, a talk).
+    #[serde(default)]
+    pub source: Option<String>,
+    /// How the claim is scored; without it the claim is unaudited (its own tolerance, not
+    /// counted by `sfc experiment score`).
+    #[serde(default)]
+    pub kind: Option<ClaimKind>,
+    /// A `point` claim's number was read off a plot (tolerance ±30 % instead of ±20 %).
+    #[serde(default)]
+    pub read_off_plot: bool,
+    /// The side a `direction` claim states.
+    #[serde(default)]
+    pub better: Option<Better>,
+    /// Parameters set by looking at this experiment's results: the claim is evaluated and
+    /// reported but never counted as a match.
+    #[serde(default)]
+    pub calibrated: Vec<Calibration>,
+}
+
+impl Claim {
+    /// The interval of values that match, `(low, high)` (an end is infinite when open), and
+    /// whether its ends themselves match (`false` for a `direction` claim: 1 is neither
+    /// better nor worse). Unaudited: the paper's range widened by the claim's tolerance
+    /// (default [`UNAUDITED_TOLERANCE`]).
+    pub fn accepted(&self) -> (f64, f64, bool) {
+        let low = self.paper_low.unwrap_or(f64::NEG_INFINITY);
+        let high = self.paper_high.unwrap_or(low);
+        let widen = |lo: f64, hi: f64, t: f64| {
+            let a = [lo * (1.0 - t), lo * (1.0 + t)];
+            let b = [hi * (1.0 - t), hi * (1.0 + t)];
+            (a[0].min(a[1]), b[0].max(b[1]))
+        };
+        match self.kind {
+            None => {
+                let t = self.tolerance.unwrap_or(UNAUDITED_TOLERANCE);
+                (low * (1.0 - t), high * (1.0 + t), true)
+            }
+            Some(ClaimKind::Point) => {
+                let t = if self.read_off_plot {
+                    PLOT_TOLERANCE
+                } else {
+                    POINT_TOLERANCE
+                };
+                let (a, b) = widen(low, low, t);
+                (a, b, true)
+            }
+            Some(ClaimKind::Range) => {
+                let (a, b) = widen(low, high, RANGE_TOLERANCE);
+                (a, b, true)
+            }
+            Some(ClaimKind::Bound) => match (self.paper_low, self.paper_high) {
+                (Some(l), _) => (l, f64::INFINITY, true),
+                (None, Some(h)) => (f64::NEG_INFINITY, h, true),
+                (None, None) => (f64::NEG_INFINITY, f64::INFINITY, true),
+            },
+            Some(ClaimKind::Direction) => match self.better {
+                Some(Better::Lower) => (f64::NEG_INFINITY, 1.0, false),
+                _ => (1.0, f64::INFINITY, false),
+            },
+        }
+    }
+
+    /// Is the claim counted by the score (it has a `kind` and no calibrated parameter)?
+    pub fn scored(&self) -> bool {
+        self.kind.is_some() && self.calibrated.is_empty()
+    }
 }
 
 /// A parsed experiment file.
@@ -309,7 +449,7 @@ fn overrides<'a>(
 /// [`MAX_POINTS`] points, no `[[scenario.compare]]` (variants are series here), plot kinds,
 /// `bins` percentiles and `x` on summary plots only, filters naming an axis and one of its
 /// values, claim ranges finite with low ≤ high and a tolerance in [0, 1).
-fn check_grid(raw: &RawExperiment, sweep: &Sweep, source: &str) -> Result<(), String> {
+fn check_grid(raw: &RawExperiment, sweep: &Sweep, source: &str, text: &str) -> Result<(), String> {
     let in_source = |m: String| format!("{source}: {m}");
     safe_name("[experiment] name", &raw.experiment.name).map_err(in_source)?;
     if raw.scenario.contains_key("compare") {
@@ -324,7 +464,7 @@ fn check_grid(raw: &RawExperiment, sweep: &Sweep, source: &str) -> Result<(), St
     check_overrides_read(raw, sweep).map_err(in_source)?;
     check_point_ids(raw, sweep, source).map_err(in_source)?;
     check_plots(raw, sweep).map_err(in_source)?;
-    check_claims(raw, sweep).map_err(in_source)
+    check_claims(raw, sweep, text).map_err(in_source)
 }
 
 /// The sweep's axis keys, in `--set` spelling.
@@ -585,16 +725,23 @@ fn check_plots(raw: &RawExperiment, sweep: &Sweep) -> Result<(), String> {
     Ok(())
 }
 
-/// Claims: their filters, the paper's range finite with low ≤ high, a tolerance in [0, 1).
-fn check_claims(raw: &RawExperiment, sweep: &Sweep) -> Result<(), String> {
-    for c in &raw.claim {
+/// Claims: their filters, the paper's range finite with low ≤ high, a tolerance in [0, 1),
+/// and the fields each `kind` needs (see [`claim_field_error`]).
+fn check_claims(raw: &RawExperiment, sweep: &Sweep, text: &str) -> Result<(), String> {
+    for (i, c) in raw.claim.iter().enumerate() {
         let what = format!("claim `{}`", c.text);
         check_filter(raw, sweep, &what, &c.filter)?;
-        let hi = c.paper_high.unwrap_or(c.paper_low);
-        if !c.paper_low.is_finite() || !hi.is_finite() || c.paper_low > hi {
+        if let Some((key, why)) = claim_field_error(c) {
+            let at = claim_key_line(text, i, key)
+                .map(|l| format!(" (line {l}, `{key}`)"))
+                .unwrap_or_else(|| format!(" (`{key}`)"));
+            return Err(format!("{what}{at}: {why}"));
+        }
+        let lo = c.paper_low.or(c.paper_high).unwrap_or(0.0);
+        let hi = c.paper_high.unwrap_or(lo);
+        if !lo.is_finite() || !hi.is_finite() || lo > hi {
             return Err(format!(
-                "{what}: the paper's range [{}, {hi}] must be finite with paper_low ≤ paper_high",
-                c.paper_low
+                "{what}: the paper's range [{lo}, {hi}] must be finite with paper_low ≤ paper_high"
             ));
         }
         if let Some(t) = c.tolerance
@@ -606,6 +753,103 @@ fn check_claims(raw: &RawExperiment, sweep: &Sweep) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The field of claim `c` that its `kind` forbids or misses, and why: `tolerance` with a
+/// kind (the kind's rule applies), `paper_low` missing (an unaudited, `point` or `range`
+/// claim), `paper_high` on a `point` (one number) or missing on a `range`, a `bound` with
+/// both or neither end, `better` missing on a `direction` claim or given on another kind,
+/// `read_off_plot` on a claim other than `point`, `quote` and `source` both given.
+pub fn claim_field_error(c: &Claim) -> Option<(&'static str, String)> {
+    use ClaimKind::*;
+    let kind = c.kind;
+    let name = kind.map_or("", |k| k.name());
+    if kind.is_some() && c.tolerance.is_some() {
+        return Some((
+            "tolerance",
+            format!(
+                "a `{name}` claim takes the tolerance of its kind (point ±20 %, ±30 % read off a plot; range ±10 %; bound and direction none): remove `tolerance`"
+            ),
+        ));
+    }
+    if c.quote.is_some() && c.source.is_some() {
+        return Some((
+            "source",
+            "give `quote` (the paper's words) or `source` (where the number comes from), not both"
+                .into(),
+        ));
+    }
+    match kind {
+        None | Some(Point) | Some(Range) if c.paper_low.is_none() => {
+            return Some(("paper_low", "missing field `paper_low`".into()));
+        }
+        Some(Point) if c.paper_high.is_some_and(|h| Some(h) != c.paper_low) => {
+            return Some((
+                "paper_high",
+                "a `point` claim is one number (`paper_low`); a range is `kind = \"range\"`".into(),
+            ));
+        }
+        Some(Range) if c.paper_high.is_none() => {
+            return Some(("paper_low", "a `range` claim needs `paper_high` too".into()));
+        }
+        Some(Bound) if c.paper_low.is_some() == c.paper_high.is_some() => {
+            return Some((
+                "paper_high",
+                "a `bound` claim gives one end: `paper_high` (an upper bound) or `paper_low` (a lower bound)"
+                    .into(),
+            ));
+        }
+        Some(Direction) if c.better.is_none() => {
+            return Some((
+                "better",
+                "a `direction` claim says which side it states: `better = \"higher\"` (the value, a ratio, above 1) or `\"lower\"` (below 1)"
+                    .into(),
+            ));
+        }
+        _ => {}
+    }
+    if c.better.is_some() && kind != Some(Direction) {
+        return Some((
+            "better",
+            "`better` applies to `direction` claims only".into(),
+        ));
+    }
+    if c.read_off_plot && kind != Some(Point) {
+        return Some((
+            "read_off_plot",
+            "`read_off_plot` applies to `point` claims only".into(),
+        ));
+    }
+    None
+}
+
+/// The 1-based line of `key` in the `index`-th `[[claim]]` table of `text` (the header's line
+/// when the key is not written there), for messages.
+pub(crate) fn claim_key_line(text: &str, index: usize, key: &str) -> Option<usize> {
+    let mut seen = 0usize;
+    let mut header = None;
+    for (n, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if t.starts_with('[') {
+            if header.is_some() {
+                break;
+            }
+            if t.starts_with("[[claim]]") {
+                if seen == index {
+                    header = Some(n + 1);
+                }
+                seen += 1;
+            }
+            continue;
+        }
+        if header.is_some()
+            && let Some((k, _)) = t.split_once('=')
+            && k.trim() == key
+        {
+            return Some(n + 1);
+        }
+    }
+    header
 }
 
 impl Experiment {
@@ -672,7 +916,7 @@ impl Experiment {
                 ));
             }
         }
-        check_grid(&raw, &sweep, source)?;
+        check_grid(&raw, &sweep, source, text)?;
         for c in &raw.claim {
             for m in std::iter::once(&c.metric).chain(&c.versus) {
                 if !runner::valid_metric_path(m) {
@@ -1082,6 +1326,106 @@ mod tests {
         );
         let e = parse(&mini(&big, "")).unwrap_err();
         assert!(e.contains("3200000 points") && e.contains("100000"), "{e}");
+    }
+
+    /// Claim fields each `kind` refuses or needs: an error naming the claim, the key and its
+    /// line in the file; an unknown kind is refused by the reader with its line.
+    #[test]
+    fn claim_kinds_are_checked_when_read() {
+        let dir = std::path::Path::new(".");
+        let parse = |t: &str| Experiment::parse(t, "x.toml", dir);
+        let claim = |body: &str| {
+            format!(
+                "[[claim]]\ntext = \"c\"\nmetric = \"events\"\nnum = \"A\"\nden = \"B\"\n{body}\n"
+            )
+        };
+        for ok in [
+            "kind = \"point\"\npaper_low = 2.0\nquote = \"q\"",
+            "kind = \"point\"\npaper_low = 2.0\nread_off_plot = true",
+            "kind = \"range\"\npaper_low = 1.0\npaper_high = 2.0",
+            "kind = \"bound\"\npaper_high = 20.0",
+            "kind = \"bound\"\npaper_low = 1.0",
+            "kind = \"direction\"\nbetter = \"lower\"\nsource = \"Fig. 3 (plot)\"",
+            "kind = \"point\"\npaper_low = 2.0\ncalibrated = [{ param = \"cc.eta\", why = \"w\", paper_value = \"0.95\" }]",
+            "paper_low = 1.0\ntolerance = 0.5",
+        ] {
+            assert!(parse(&mini(GRID, &claim(ok))).is_ok(), "{ok}");
+        }
+        // The claim starts on line 16 of `mini`'s text: text 17, metric 18, num 19, den 20, then
+        // the body's lines from 21.
+        for (body, want) in [
+            (
+                "kind = \"point\"\npaper_low = 2.0\ntolerance = 0.1",
+                "(line 23, `tolerance`): a `point` claim takes the tolerance of its kind",
+            ),
+            (
+                "kind = \"direction\"\nbetter = \"higher\"\ntolerance = 0.0",
+                "(line 23, `tolerance`)",
+            ),
+            ("kind = \"direction\"", "(line 16, `better`)"),
+            (
+                "kind = \"point\"",
+                "(line 16, `paper_low`): missing field `paper_low`",
+            ),
+            ("paper_high = 2.0", "missing field `paper_low`"),
+            (
+                "kind = \"point\"\npaper_low = 1.0\npaper_high = 2.0",
+                "a `point` claim is one number",
+            ),
+            (
+                "kind = \"range\"\npaper_low = 1.0",
+                "needs `paper_high` too",
+            ),
+            (
+                "kind = \"bound\"\npaper_low = 1.0\npaper_high = 2.0",
+                "gives one end",
+            ),
+            (
+                "kind = \"range\"\npaper_low = 1.0\npaper_high = 2.0\nbetter = \"higher\"",
+                "`better` applies to `direction` claims only",
+            ),
+            (
+                "kind = \"range\"\npaper_low = 1.0\npaper_high = 2.0\nread_off_plot = true",
+                "`read_off_plot` applies to `point` claims only",
+            ),
+            (
+                "kind = \"point\"\npaper_low = 1.0\nquote = \"q\"\nsource = \"s\"",
+                "not both",
+            ),
+        ] {
+            let e = parse(&mini(GRID, &claim(body))).unwrap_err();
+            assert!(
+                e.starts_with("x.toml: claim `c`") && e.contains(want),
+                "{body}: {e}"
+            );
+        }
+        // An unknown kind, `better` or key: the reader's message with the line.
+        for body in [
+            (
+                "kind = \"pointy\"\npaper_low = 1.0",
+                "line 21",
+                "unknown variant `pointy`",
+            ),
+            (
+                "kind = \"direction\"\nbetter = \"up\"",
+                "line 22",
+                "unknown variant `up`",
+            ),
+            (
+                "kind = \"point\"\npaper_low = 1.0\nquotes = \"q\"",
+                "line 23",
+                "unknown field `quotes`",
+            ),
+            (
+                "kind = \"point\"\npaper_low = 1.0\ncalibrated = [{ param = \"x\" }]",
+                "line 23",
+                "missing field `why`",
+            ),
+        ] {
+            let (body, line, want) = body;
+            let e = parse(&mini(GRID, &claim(body))).unwrap_err();
+            assert!(e.contains(line) && e.contains(want), "{body}: {e}");
+        }
     }
 
     /// The `[scenario]` table is cut out of the file with its lines kept (headers without

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use super::{Claim, Experiment, Plot};
+use super::score::{ClaimRecord, Tally};
+use super::{Better, Claim, ClaimKind, Experiment, Plot};
 use crate::metrics::output::write_atomic;
 use crate::plot::{Chart, ChartKind, Series};
 
@@ -782,18 +783,73 @@ fn claim_value(c: &Claim, val: impl Fn(&str, &str) -> Option<f64>) -> Option<f64
     }
 }
 
-/// The verdict on our number `ours` for claim `c`: "matches" inside the paper's range widened
-/// by the claim's tolerance (default 25 %), else which side we are on.
-fn claim_verdict(c: &Claim, ours: Option<f64>) -> String {
-    let hi = c.paper_high.unwrap_or(c.paper_low);
-    let tol = c.tolerance.unwrap_or(0.25);
+/// The verdict on our number `ours` for claim `c`: "matches" inside the values its kind
+/// accepts ([`Claim::accepted`]; an unaudited claim: the paper's range widened by its own
+/// tolerance, default 25 %), else which side we are on.
+pub fn claim_verdict(c: &Claim, ours: Option<f64>) -> String {
     match ours {
         None => "no data".to_string(),
         // A ratio of two zeros (an infinite one is simply higher or lower than the range).
         Some(v) if v.is_nan() => "undefined (0 / 0)".to_string(),
-        Some(v) if v >= c.paper_low * (1.0 - tol) && v <= hi * (1.0 + tol) => "matches".to_string(),
-        Some(v) if v < c.paper_low => "differs (ours lower)".to_string(),
-        Some(_) => "differs (ours higher)".to_string(),
+        Some(v) => {
+            let (lo, hi, closed) = c.accepted();
+            let inside = if closed {
+                v >= lo && v <= hi
+            } else {
+                // An open end: strictly beyond it (an infinite ratio is beyond 1).
+                (v > lo || lo == f64::NEG_INFINITY) && (v < hi || hi == f64::INFINITY)
+            };
+            if inside {
+                "matches".to_string()
+            } else if c.kind.is_none() {
+                // Unaudited: the side relative to the paper's low end.
+                if v < c.paper_low.unwrap_or(f64::NEG_INFINITY) {
+                    "differs (ours lower)".to_string()
+                } else {
+                    "differs (ours higher)".to_string()
+                }
+            } else if v < lo {
+                "differs (ours lower)".to_string()
+            } else if v > hi {
+                "differs (ours higher)".to_string()
+            } else {
+                "differs (no difference)".to_string()
+            }
+        }
+    }
+}
+
+/// The paper's side of claim `c` as REPORT.md shows it: an unaudited claim's range, or the
+/// rule of its kind (`100 ± 20 %`, `1–2 ± 10 %`, `≤ 20`, `> 1`).
+fn paper_column(c: &Claim) -> String {
+    let lo = c.paper_low.unwrap_or(f64::NAN);
+    let hi = c.paper_high.unwrap_or(lo);
+    let range = if (hi - lo).abs() < f64::EPSILON {
+        fmt_num(lo)
+    } else {
+        format!("{}–{}", fmt_num(lo), fmt_num(hi))
+    };
+    match c.kind {
+        None => range,
+        Some(ClaimKind::Point) => format!(
+            "{range} ± {} %{}",
+            if c.read_off_plot { 30 } else { 20 },
+            if c.read_off_plot {
+                " (read off a plot)"
+            } else {
+                ""
+            }
+        ),
+        Some(ClaimKind::Range) => format!("{range} ± 10 %"),
+        Some(ClaimKind::Bound) => match (c.paper_low, c.paper_high) {
+            (Some(l), _) => format!("≥ {}", fmt_num(l)),
+            (None, Some(h)) => format!("≤ {}", fmt_num(h)),
+            (None, None) => "-".into(),
+        },
+        Some(ClaimKind::Direction) => match c.better {
+            Some(Better::Lower) => "< 1".into(),
+            _ => "> 1".into(),
+        },
     }
 }
 
@@ -1214,14 +1270,24 @@ pub fn aggregate(
 ) -> Result<Vec<String>, String> {
     let (failed, sum_wall) = write_tables(exp, base, pts)?;
     let mut report = report_header(exp, pts, quick, sum_wall, wall);
+    let claims = claims_section(exp, base, pts);
+    if !exp.claims.is_empty() {
+        report.push_str(&super::score::markdown(&Tally::of(&claims.records)));
+        report.push('\n');
+    }
     report.push_str(&plots_section(exp, base, pts)?);
     if !exp.claims.is_empty() {
-        report.push_str(&claims_section(exp, base, pts));
+        report.push_str(&claims.markdown);
     }
-    report.push_str("Data: `results.csv` (one row per point), `bins.csv` (slowdown per size bin), `points/<id>/` (each run's outputs).\n");
+    report.push_str("Data: `results.csv` (one row per point), `bins.csv` (slowdown per size bin), `claims.csv` (one row per claim: its value, the values that match and the verdict), `points/<id>/` (each run's outputs).\n");
     if !failed.is_empty() {
         report = with_failure_warning(&report, &failed);
     }
+    write_atomic(
+        &base.join("claims.csv"),
+        super::score::claims_csv(&claims.records).as_bytes(),
+    )
+    .map_err(|e| e.to_string())?;
     write_atomic(&base.join("REPORT.md"), report.as_bytes()).map_err(|e| e.to_string())?;
     Ok(failed)
 }
@@ -1410,11 +1476,20 @@ fn data_table(pl: &Plot, chart: &Chart) -> String {
     report
 }
 
+/// The claims of an experiment evaluated: REPORT.md's table and one record per claim.
+struct Claims {
+    /// REPORT.md's "Ours next to the paper" section.
+    markdown: String,
+    /// Each claim's value and verdict (`claims.csv`, the score).
+    records: Vec<ClaimRecord>,
+}
+
 /// REPORT.md's "Ours next to the paper" table: each claim's value in our runs, the paper's
-/// value and the verdict. With several seeds, "ours" is the claim on the seeds' mean of each
-/// metric, and a fifth column gives the claim at each seed alone and how many of them match
-/// (a verdict that flips with the seed is a sampling question, not a model one).
-fn claims_section(exp: &Experiment, base: &Path, pts: &[Point]) -> String {
+/// value (or its kind's rule) and the verdict. With several seeds, "ours" is the claim on the
+/// seeds' mean of each metric, and a fifth column gives the claim at each seed alone and how
+/// many of them match (a verdict that flips with the seed is a sampling question, not a model
+/// one).
+fn claims_section(exp: &Experiment, base: &Path, pts: &[Point]) -> Claims {
     let mut report = String::new();
     let seeds = &exp.sweep.seeds;
     let per_seed = seeds.len() > 1;
@@ -1433,15 +1508,33 @@ fn claims_section(exp: &Experiment, base: &Path, pts: &[Point]) -> String {
     } else {
         report.push_str("| claim | ours | paper | verdict |\n|---|---|---|---|\n");
     }
+    let summaries: Vec<serde_json::Value> = pts
+        .iter()
+        .filter_map(|p| summary_of(base, p).ok())
+        .collect();
+    let mut records = Vec::new();
     for c in &exp.claims {
-        report.push_str(&claim_row(c, seeds, per_seed, base, pts));
+        let (row, rec) = claim_row(exp, c, per_seed, base, pts, &summaries);
+        report.push_str(&row);
+        records.push(rec);
     }
     report.push('\n');
-    report
+    Claims {
+        markdown: report,
+        records,
+    }
 }
 
-/// The row of claim `c` in the claims table (with the per-seed column when `per_seed`).
-fn claim_row(c: &Claim, seeds: &[u64], per_seed: bool, base: &Path, pts: &[Point]) -> String {
+/// The row of claim `c` in the claims table (with the per-seed column when `per_seed`) and
+/// its record; `summaries` are the points' `summary.json` (to say why a claim has no data).
+fn claim_row(
+    exp: &Experiment,
+    c: &Claim,
+    per_seed: bool,
+    base: &Path,
+    pts: &[Point],
+    summaries: &[serde_json::Value],
+) -> (String, ClaimRecord) {
     // The mean of `metric` over the points of `series` that pass the claim's filter (and
     // have `seed`, when given).
     let val = |series: &str, metric: &str, seed: Option<u64>| -> Option<f64> {
@@ -1454,31 +1547,32 @@ fn claim_row(c: &Claim, seeds: &[u64], per_seed: bool, base: &Path, pts: &[Point
         (!vals.is_empty()).then(|| vals.iter().sum::<f64>() / vals.len() as f64)
     };
     let ours = claim_value(c, |series, metric| val(series, metric, None));
-    let hi = c.paper_high.unwrap_or(c.paper_low);
-    let paper = if (hi - c.paper_low).abs() < f64::EPSILON {
-        fmt_num(c.paper_low)
-    } else {
-        format!("{}–{}", fmt_num(c.paper_low), fmt_num(hi))
-    };
     let mut verdict = claim_verdict(c, ours);
-    if ours.is_none() {
-        let summaries: Vec<serde_json::Value> = pts
-            .iter()
-            .filter_map(|p| summary_of(base, p).ok())
-            .collect();
-        if let Some(why) = no_data_reason(c, &summaries) {
-            verdict.push_str(&format!(" ({why})"));
-        }
+    if ours.is_none()
+        && let Some(why) = no_data_reason(c, summaries)
+    {
+        verdict.push_str(&format!(" ({why})"));
     }
+    let calibrated: Vec<&str> = c.calibrated.iter().map(|k| k.param.as_str()).collect();
+    let shown = if calibrated.is_empty() {
+        verdict.clone()
+    } else {
+        format!(
+            "{verdict} (calibrated: {}; not scored)",
+            calibrated.join(", ")
+        )
+    };
     let mut row = format!(
         "| {} | {} | {} | {} |",
         c.text,
         ours.map_or("-".into(), fmt_ours),
-        paper,
-        verdict
+        paper_column(c),
+        shown
     );
     if per_seed {
-        let each: Vec<Option<f64>> = seeds
+        let each: Vec<Option<f64>> = exp
+            .sweep
+            .seeds
             .iter()
             .map(|&sd| claim_value(c, |series, metric| val(series, metric, Some(sd))))
             .collect();
@@ -1496,7 +1590,20 @@ fn claim_row(c: &Claim, seeds: &[u64], per_seed: bool, base: &Path, pts: &[Point
         ));
     }
     row.push('\n');
-    row
+    let (low, high, _) = c.accepted();
+    let rec = ClaimRecord {
+        experiment: exp.meta.name.clone(),
+        paper: exp.meta.paper.clone(),
+        claim: c.text.clone(),
+        kind: c.kind.map_or(String::new(), |k| k.name().to_string()),
+        value: ours,
+        low: low.is_finite().then_some(low),
+        high: high.is_finite().then_some(high),
+        verdict,
+        calibrated: calibrated.join(";"),
+        audited: c.kind.is_some(),
+    };
+    (row, rec)
 }
 
 /// `report` with a warning listing the `failed` points after its first paragraph (the
@@ -1618,10 +1725,121 @@ mod path_tests {
             num: "none".into(),
             den: den.map(String::from),
             filter: Default::default(),
-            paper_low: 1.0,
+            paper_low: Some(1.0),
             paper_high: None,
             tolerance: None,
+            quote: None,
+            source: None,
+            kind: None,
+            read_off_plot: false,
+            better: None,
+            calibrated: Vec::new(),
         }
+    }
+
+    /// A claim of `kind` on the paper's `low` (and `high`), as the file would write it.
+    fn audited(kind: &str, low: Option<f64>, high: Option<f64>) -> super::super::Claim {
+        let mut c = claim(Some("SFC"), None);
+        c.kind = Some(match kind {
+            "point" => super::super::ClaimKind::Point,
+            "range" => super::super::ClaimKind::Range,
+            "bound" => super::super::ClaimKind::Bound,
+            _ => super::super::ClaimKind::Direction,
+        });
+        c.paper_low = low;
+        c.paper_high = high;
+        c
+    }
+
+    /// The tolerance rule of each kind at its edges, by hand: point 100 ± 20 % = [80, 120]
+    /// (± 30 % = [70, 130] read off a plot); range [50, 200] ± 10 % = [45, 220]; bound exact;
+    /// direction strictly above / below 1.
+    #[test]
+    fn each_kind_has_one_tolerance_rule() {
+        let v = |c: &super::super::Claim, x: f64| claim_verdict(c, Some(x));
+        let point = audited("point", Some(100.0), None);
+        for (x, want) in [
+            (80.0, "matches"),
+            (120.0, "matches"),
+            (100.0, "matches"),
+            (79.9, "differs (ours lower)"),
+            (120.1, "differs (ours higher)"),
+        ] {
+            assert_eq!(v(&point, x), want, "point 100, ours {x}");
+        }
+        let mut plot = point.clone();
+        plot.read_off_plot = true;
+        assert_eq!(v(&plot, 70.0), "matches");
+        assert_eq!(v(&plot, 130.0), "matches");
+        assert_eq!(v(&plot, 69.9), "differs (ours lower)");
+        assert_eq!(v(&plot, 130.1), "differs (ours higher)");
+        let range = audited("range", Some(50.0), Some(200.0));
+        assert_eq!(v(&range, 45.0), "matches");
+        assert_eq!(v(&range, 220.0), "matches");
+        assert_eq!(v(&range, 44.9), "differs (ours lower)");
+        assert_eq!(v(&range, 220.1), "differs (ours higher)");
+        let upper = audited("bound", None, Some(20.0));
+        assert_eq!(v(&upper, 20.0), "matches");
+        assert_eq!(v(&upper, -5.0), "matches");
+        assert_eq!(v(&upper, 20.001), "differs (ours higher)");
+        let lower = audited("bound", Some(2.0), None);
+        assert_eq!(v(&lower, 2.0), "matches");
+        assert_eq!(v(&lower, f64::INFINITY), "matches");
+        assert_eq!(v(&lower, 1.999), "differs (ours lower)");
+        let mut higher = audited("direction", None, None);
+        higher.better = Some(super::super::Better::Higher);
+        assert_eq!(v(&higher, 1.001), "matches");
+        assert_eq!(v(&higher, f64::INFINITY), "matches");
+        assert_eq!(v(&higher, 1.0), "differs (no difference)");
+        assert_eq!(v(&higher, 0.5), "differs (ours lower)");
+        let mut lower_is_better = higher.clone();
+        lower_is_better.better = Some(super::super::Better::Lower);
+        assert_eq!(v(&lower_is_better, 0.0), "matches");
+        assert_eq!(v(&lower_is_better, 0.999), "matches");
+        assert_eq!(v(&lower_is_better, 1.0), "differs (no difference)");
+        assert_eq!(v(&lower_is_better, 3.0), "differs (ours higher)");
+        assert_eq!(claim_verdict(&higher, Some(f64::NAN)), "undefined (0 / 0)");
+        assert_eq!(claim_verdict(&higher, None), "no data");
+        // The same claim with a calibrated parameter: the same verdict, never scored.
+        let mut cal = point.clone();
+        cal.calibrated.push(super::super::Calibration {
+            param: "sfc.bts_delay".into(),
+            why: "w".into(),
+            paper_value: None,
+        });
+        assert_eq!(v(&cal, 100.0), "matches");
+        assert!(point.scored() && !cal.scored());
+        // Unaudited: today's rule, the paper's range widened by the claim's tolerance (25 %
+        // by default), the side taken from the paper's low end.
+        let mut old = claim(Some("SFC"), None);
+        old.paper_high = Some(2.0);
+        assert!(!old.scored());
+        assert_eq!(v(&old, 0.75), "matches");
+        assert_eq!(v(&old, 2.5), "matches");
+        assert_eq!(v(&old, 0.74), "differs (ours lower)");
+        assert_eq!(v(&old, 2.51), "differs (ours higher)");
+        old.tolerance = Some(0.0);
+        assert_eq!(v(&old, 0.99), "differs (ours lower)");
+        assert_eq!(v(&old, 1.0), "matches");
+    }
+
+    /// REPORT.md's paper column: an unaudited claim's range, or its kind's rule.
+    #[test]
+    fn paper_column_shows_the_rule() {
+        assert_eq!(paper_column(&claim(None, None)), "1");
+        assert_eq!(
+            paper_column(&audited("point", Some(1.24), None)),
+            "1.240 ± 20 %"
+        );
+        assert_eq!(
+            paper_column(&audited("range", Some(2.0), Some(3.0))),
+            "2–3 ± 10 %"
+        );
+        assert_eq!(paper_column(&audited("bound", None, Some(0.0))), "≤ 0");
+        assert_eq!(paper_column(&audited("bound", Some(5.0), None)), "≥ 5");
+        let mut d = audited("direction", None, None);
+        d.better = Some(super::super::Better::Lower);
+        assert_eq!(paper_column(&d), "< 1");
     }
 
     #[test]

@@ -1,0 +1,384 @@
+//! The score of the claims: each experiment's claims as evaluated by `sfc experiment run`
+//! (`claims.csv`), counted per paper by `sfc experiment score` and at the top of every
+//! REPORT.md.
+//!
+//! A claim is counted by its kind: `point`, `range` and `bound` claims together, `direction`
+//! claims apart (better/worse only says less); a claim with a calibrated parameter is shown
+//! but never counted as a match, and a claim without `kind` is unaudited (not scored).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// One claim evaluated on one experiment's results: a row of `claims.csv`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClaimRecord {
+    /// Experiment name.
+    pub experiment: String,
+    /// Paper (the experiment's `[experiment] paper`).
+    pub paper: String,
+    /// The claim's text.
+    pub claim: String,
+    /// `point`, `range`, `bound`, `direction`, or empty (unaudited).
+    pub kind: String,
+    /// Our value (`None`: no data).
+    pub value: Option<f64>,
+    /// Lowest value that matches (`None`: unbounded below).
+    pub low: Option<f64>,
+    /// Highest value that matches (`None`: unbounded above).
+    pub high: Option<f64>,
+    /// `matches`, `differs (…)`, `no data (…)`, `undefined (0 / 0)`.
+    pub verdict: String,
+    /// The calibrated parameters, `;`-separated (empty: none).
+    pub calibrated: String,
+    /// Has the claim a `kind`?
+    pub audited: bool,
+}
+
+/// The columns of `claims.csv`.
+pub const CLAIMS_CSV_HEADER: &str =
+    "experiment,paper,claim,kind,value,low,high,verdict,calibrated,audited";
+
+/// `claims.csv`: [`CLAIMS_CSV_HEADER`] and one row per record (numbers as Rust prints
+/// `f64`, an empty field for none; `inf` / `NaN` for an infinite ratio or 0 / 0).
+pub fn claims_csv(records: &[ClaimRecord]) -> String {
+    use super::runner::csv_field;
+    let num = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v}"));
+    let mut out = format!("{CLAIMS_CSV_HEADER}\n");
+    for r in records {
+        out.push_str(&format!(
+            "{},{},{},{},{},{},{},{},{},{}\n",
+            csv_field(&r.experiment),
+            csv_field(&r.paper),
+            csv_field(&r.claim),
+            csv_field(&r.kind),
+            num(r.value),
+            num(r.low),
+            num(r.high),
+            csv_field(&r.verdict),
+            csv_field(&r.calibrated),
+            r.audited
+        ));
+    }
+    out
+}
+
+/// The fields of each line of a CSV text (RFC 4180: quoted fields may hold commas, doubled
+/// quotes and line breaks).
+fn csv_rows(text: &str) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    let mut row = Vec::new();
+    let mut field = String::new();
+    let mut quoted = false;
+    let mut chars = text.chars().peekable();
+    while let Some(ch) = chars.next() {
+        match (quoted, ch) {
+            (true, '"') if chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            (true, '"') => quoted = false,
+            (true, _) => field.push(ch),
+            (false, '"') => quoted = true,
+            (false, ',') => row.push(std::mem::take(&mut field)),
+            (false, '\r') => {}
+            (false, '\n') => {
+                row.push(std::mem::take(&mut field));
+                rows.push(std::mem::take(&mut row));
+            }
+            (false, _) => field.push(ch),
+        }
+    }
+    if !field.is_empty() || !row.is_empty() {
+        row.push(field);
+        rows.push(row);
+    }
+    rows
+}
+
+/// Parse `claims.csv` (`what` names it in errors).
+pub fn parse_claims_csv(text: &str, what: &str) -> Result<Vec<ClaimRecord>, String> {
+    let rows = csv_rows(text);
+    let header: Vec<&str> = CLAIMS_CSV_HEADER.split(',').collect();
+    match rows.first() {
+        Some(h) if *h == header => {}
+        _ => {
+            return Err(format!(
+                "{what}: not a claims.csv (its first line is not `{CLAIMS_CSV_HEADER}`)"
+            ));
+        }
+    }
+    let num = |s: &str, line: usize| -> Result<Option<f64>, String> {
+        if s.is_empty() {
+            return Ok(None);
+        }
+        s.parse::<f64>()
+            .map(Some)
+            .map_err(|_| format!("{what}:{line}: `{s}` is not a number"))
+    };
+    let mut out = Vec::new();
+    for (i, r) in rows.iter().enumerate().skip(1) {
+        if r.len() != header.len() {
+            return Err(format!(
+                "{what}:{}: {} fields, not {}",
+                i + 1,
+                r.len(),
+                header.len()
+            ));
+        }
+        out.push(ClaimRecord {
+            experiment: r[0].clone(),
+            paper: r[1].clone(),
+            claim: r[2].clone(),
+            kind: r[3].clone(),
+            value: num(&r[4], i + 1)?,
+            low: num(&r[5], i + 1)?,
+            high: num(&r[6], i + 1)?,
+            verdict: r[7].clone(),
+            calibrated: r[8].clone(),
+            audited: r[9] == "true",
+        });
+    }
+    Ok(out)
+}
+
+/// The count of one paper's (or every paper's) claims.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// `point`, `range` and `bound` claims that match.
+    pub value_matched: usize,
+    /// `point`, `range` and `bound` claims scored.
+    pub value_total: usize,
+    /// `direction` claims that match.
+    pub direction_matched: usize,
+    /// `direction` claims scored.
+    pub direction_total: usize,
+    /// Audited claims with a calibrated parameter (evaluated, not scored).
+    pub calibrated: usize,
+    /// Claims without `kind` (not scored).
+    pub unaudited: usize,
+}
+
+impl Tally {
+    /// Count `r`.
+    pub fn add(&mut self, r: &ClaimRecord) {
+        let ok = r.verdict == "matches";
+        if !r.audited {
+            self.unaudited += 1;
+        } else if !r.calibrated.is_empty() {
+            self.calibrated += 1;
+        } else if r.kind == "direction" {
+            self.direction_total += 1;
+            self.direction_matched += ok as usize;
+        } else {
+            self.value_total += 1;
+            self.value_matched += ok as usize;
+        }
+    }
+
+    /// The count of `records`.
+    pub fn of(records: &[ClaimRecord]) -> Tally {
+        let mut t = Tally::default();
+        records.iter().for_each(|r| t.add(r));
+        t
+    }
+
+    /// Sum of two counts.
+    fn plus(self, o: Tally) -> Tally {
+        Tally {
+            value_matched: self.value_matched + o.value_matched,
+            value_total: self.value_total + o.value_total,
+            direction_matched: self.direction_matched + o.direction_matched,
+            direction_total: self.direction_total + o.direction_total,
+            calibrated: self.calibrated + o.calibrated,
+            unaudited: self.unaudited + o.unaudited,
+        }
+    }
+}
+
+/// The score table's header (Markdown).
+const TABLE_HEAD: &str = "| paper | point/range/bound matched | direction matched | calibrated (not scored) | unaudited (not scored) |\n|---|---|---|---|---|\n";
+
+/// One row of the score table.
+fn table_row(name: &str, t: &Tally) -> String {
+    format!(
+        "| {name} | {} of {} | {} of {} | {} | {} |\n",
+        t.value_matched,
+        t.value_total,
+        t.direction_matched,
+        t.direction_total,
+        t.calibrated,
+        t.unaudited
+    )
+}
+
+/// REPORT.md's score of its own claims (a "Score" section with a one-row table).
+pub fn markdown(t: &Tally) -> String {
+    format!(
+        "## Score\n\nClaims of this experiment counted by `sfc experiment score`: point, range and \
+         bound claims (the paper's number ± 20 %, ± 30 % read off a plot; its range ± 10 %; its \
+         bound) and direction claims (better or worse only) matched of total; claims with a \
+         calibrated parameter and unaudited claims (no `kind`) are shown below but not \
+         scored.\n\n{TABLE_HEAD}{}",
+        table_row("this experiment", t)
+    )
+}
+
+/// Per-paper counts of `records` (papers sorted by name) and their total.
+pub fn by_paper(records: &[ClaimRecord]) -> (BTreeMap<String, Tally>, Tally) {
+    let mut per: BTreeMap<String, Tally> = BTreeMap::new();
+    for r in records {
+        per.entry(r.paper.clone()).or_default().add(r);
+    }
+    let total = per.values().fold(Tally::default(), |a, &b| a.plus(b));
+    (per, total)
+}
+
+/// The score table of `records`: one row per paper and a total row (Markdown).
+pub fn table(records: &[ClaimRecord]) -> String {
+    let (per, total) = by_paper(records);
+    let mut out = String::from(TABLE_HEAD);
+    for (p, t) in &per {
+        out.push_str(&table_row(if p.is_empty() { "(no paper)" } else { p }, t));
+    }
+    out.push_str(&table_row("total", &total));
+    out
+}
+
+/// The score as JSON: `papers` (one object per paper with the counts of [`Tally`]) and
+/// `total`.
+pub fn json(records: &[ClaimRecord]) -> serde_json::Value {
+    let obj = |t: &Tally| {
+        serde_json::json!({
+            "value_matched": t.value_matched,
+            "value_total": t.value_total,
+            "direction_matched": t.direction_matched,
+            "direction_total": t.direction_total,
+            "calibrated": t.calibrated,
+            "unaudited": t.unaudited,
+        })
+    };
+    let (per, total) = by_paper(records);
+    let papers: Vec<serde_json::Value> = per
+        .iter()
+        .map(|(p, t)| {
+            let mut o = obj(t);
+            o["paper"] = serde_json::Value::String(p.clone());
+            o
+        })
+        .collect();
+    serde_json::json!({ "papers": papers, "total": obj(&total) })
+}
+
+/// Where `sfc experiment run NAME` writes its results under `dir`: `dir/NAME`, else
+/// `dir/NAME-quick` (the `--quick` variant), whichever holds a `claims.csv` first; `None`
+/// when neither does.
+pub fn results_dir(dir: &Path, name: &str) -> Option<PathBuf> {
+    [name.to_string(), format!("{name}-quick")]
+        .iter()
+        .map(|d| dir.join(d))
+        .find(|d| d.join("claims.csv").is_file())
+}
+
+/// The records of experiment `name` under `dir` (see [`results_dir`]), or the message saying
+/// which command produces them.
+pub fn read_results(dir: &Path, name: &str) -> Result<(PathBuf, Vec<ClaimRecord>), String> {
+    let Some(d) = results_dir(dir, name) else {
+        return Err(format!(
+            "{name}: no results in {} or {} (no claims.csv): `sfc experiment run {name} \
+             [--quick] --out {}` produces them",
+            dir.join(name).display(),
+            dir.join(format!("{name}-quick")).display(),
+            dir.join(name).display()
+        ));
+    };
+    let f = d.join("claims.csv");
+    let text = std::fs::read_to_string(&f).map_err(|e| format!("{}: {e}", f.display()))?;
+    let recs = parse_claims_csv(&text, &f.display().to_string())?;
+    Ok((d, recs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(paper: &str, kind: &str, verdict: &str, calibrated: &str) -> ClaimRecord {
+        ClaimRecord {
+            experiment: "e".into(),
+            paper: paper.into(),
+            claim: "a, \"quoted\" claim".into(),
+            kind: kind.into(),
+            value: Some(1.5),
+            low: Some(1.2),
+            high: None,
+            verdict: verdict.into(),
+            calibrated: calibrated.into(),
+            audited: !kind.is_empty(),
+        }
+    }
+
+    /// The counts by hand: per paper, value claims (point/range/bound) and direction claims
+    /// matched of total, calibrated and unaudited apart (never matched), and the total row.
+    #[test]
+    fn score_counts_by_kind_and_paper() {
+        let rs = vec![
+            rec("HPCC", "point", "matches", ""),
+            rec("HPCC", "range", "differs (ours lower)", ""),
+            rec("HPCC", "bound", "matches", ""),
+            rec("HPCC", "direction", "matches", ""),
+            rec("HPCC", "direction", "no data", ""),
+            rec("HPCC", "point", "matches", "sfc.bts_delay"),
+            rec("HPCC", "", "matches", ""),
+            rec("SFC", "direction", "differs (ours higher)", ""),
+            rec("SFC", "", "differs (ours higher)", ""),
+            rec("SFC", "", "matches", ""),
+        ];
+        let (per, total) = by_paper(&rs);
+        let h = per["HPCC"];
+        assert_eq!((h.value_matched, h.value_total), (2, 3));
+        assert_eq!((h.direction_matched, h.direction_total), (1, 2));
+        assert_eq!((h.calibrated, h.unaudited), (1, 1));
+        let s = per["SFC"];
+        assert_eq!((s.value_matched, s.value_total), (0, 0));
+        assert_eq!((s.direction_matched, s.direction_total), (0, 1));
+        assert_eq!((s.calibrated, s.unaudited), (0, 2));
+        assert_eq!(
+            total,
+            Tally {
+                value_matched: 2,
+                value_total: 3,
+                direction_matched: 1,
+                direction_total: 3,
+                calibrated: 1,
+                unaudited: 3
+            }
+        );
+        let t = table(&rs);
+        assert!(t.contains("| HPCC | 2 of 3 | 1 of 2 | 1 | 1 |"), "{t}");
+        assert!(t.contains("| SFC | 0 of 0 | 0 of 1 | 0 | 2 |"), "{t}");
+        assert!(t.contains("| total | 2 of 3 | 1 of 3 | 1 | 3 |"), "{t}");
+        let j = json(&rs);
+        assert_eq!(j["total"]["direction_total"], 3);
+        assert_eq!(j["papers"][0]["paper"], "HPCC");
+    }
+
+    /// claims.csv reads back as written (quoted fields with commas and quotes, empty
+    /// numbers), and a file with another header is refused.
+    #[test]
+    fn claims_csv_round_trips() {
+        let mut rs = vec![
+            rec("HPCC", "point", "matches", "a;b"),
+            rec("SFC", "", "no data", ""),
+        ];
+        rs[1].value = None;
+        rs[1].low = Some(f64::INFINITY);
+        let text = claims_csv(&rs);
+        assert!(text.starts_with(CLAIMS_CSV_HEADER));
+        let back = parse_claims_csv(&text, "c.csv").unwrap();
+        assert_eq!(back, rs);
+        assert!(
+            parse_claims_csv("a,b\n", "c.csv")
+                .unwrap_err()
+                .contains("not a claims.csv")
+        );
+    }
+}
