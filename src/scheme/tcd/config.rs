@@ -82,8 +82,8 @@ impl SchemeConfig for TcdConfig {
                 // TCD-IB: max(T_on) is the credit-update period, not Eq. (3).
                 return vec![Inert {
                     keys: &["tcd.epsilon", "tcd.tau", "tcd.hysteresis"],
-                    why: "has no effect under hop-by-hop credits: TCD-IB takes max(T_on) = the \
-                         credit-update period (`cbfc.period`; or set `tcd.max_ton`)",
+                    why: "has no effect under CBFC: TCD-IB takes max(T_on) = the credit-update \
+                         period (`cbfc.period`; or set `tcd.max_ton`)",
                 }];
             }
             return Vec::new();
@@ -101,5 +101,41 @@ impl SchemeConfig for TcdConfig {
             ],
             why: "has no effect: TCD runs only with `tcd.enabled = true`",
         }]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scheme::CreditPeriod;
+
+    /// On a credit fabric (a declared credit period: CBFC) TCD-IB's max(T_on) is the period,
+    /// so ε, τ and the hysteresis of Eq. (3) are warned about; without one nothing is; with
+    /// TCD off every key is.
+    #[test]
+    fn eq3_keys_are_inert_under_credits() {
+        let on = TcdConfig {
+            enabled: true,
+            ..TcdConfig::default()
+        };
+        let core = KeyView { lossless: true };
+        let credits = Peers {
+            credit_period: Some(CreditPeriod {
+                fixed_ps: None,
+                default_ps: |_| 1,
+            }),
+            ..Peers::default()
+        };
+        let w = on.inert(&core, &credits);
+        assert_eq!(w.len(), 1);
+        assert_eq!(w[0].keys, ["tcd.epsilon", "tcd.tau", "tcd.hysteresis"]);
+        assert!(w[0].why.starts_with("has no effect under CBFC"));
+        assert!(on.inert(&core, &Peers::default()).is_empty());
+        let off = TcdConfig::default();
+        assert!(
+            off.inert(&core, &credits)[0]
+                .keys
+                .contains(&"tcd.ce_marking")
+        );
     }
 }
