@@ -485,13 +485,16 @@ pub fn run_single(exp: &Experiment, base: &Path, id: &str, quick: bool) -> Resul
 
 /// Whether `name` is a temporary file that an interrupted write left behind: an output being
 /// written atomically (`.NAME.tmp-PID-SEQ`, [`crate::metrics::output::write_atomic`]), a plot
-/// being rendered (`.NAME.tmpPID-N.png`, [`crate::plot::render`]) or a run's flow-record
-/// spill file (`.sfc-records-…`).
+/// being rendered (`.NAME.tmpPID-N.png`, [`crate::plot::render`]), a run's flow-record
+/// spill file (`.sfc-records-…`) or the probe file that checks an output directory is
+/// writable (`.sfc-write-probe-PID`, created and removed at once: a kill between the two
+/// leaves it).
 fn is_stray_temp(name: &str) -> bool {
     let Some(rest) = name.strip_prefix('.') else {
         return false;
     };
     rest.starts_with("sfc-records-")
+        || rest.starts_with("sfc-write-probe-")
         || rest.contains(".tmp-")
         || rest
             .match_indices(".tmp")
@@ -1640,6 +1643,7 @@ mod csv_tests {
             ".p99.tmp4567-0.png",
             ".bins.tmp1-3.svg",
             ".sfc-records-77-0.spill",
+            ".sfc-write-probe-11490",
         ] {
             assert!(super::is_stray_temp(t), "{t}");
         }
