@@ -258,7 +258,7 @@ pub fn build(name: &str, quick: bool) -> Result<Simulator, String> {
         if tcd {
             r.net.schemes.tcd.enabled = true;
             if let CcConfig::Dcqcn(p) = &mut r.cc {
-                p.tcd = true;
+                p.hold = true;
             }
         }
         return Simulator::with_flows(r.topo, r.net, r.cc, flows);

@@ -487,8 +487,7 @@ fn resolve_once(c: &HpccConfig, cwd: &Path, stream: bool) -> Result<HpccRun, Str
     resolve_ecn_maps(c, cc_mode, &topo, &mut setup)?;
     check_unimplemented(c, &mut setup)?;
     let (mut net, err_rate) = resolve_net(c, &setup)?;
-    // PFC's α scales from HPCC-sim's `get_nic_rate`: the first host's link, not the slowest.
-    net.schemes.pfc.nic_rate_bps = topo.first_host_rate_bps();
+    net.schemes.resolve_hpcc_topology(&topo);
     let cc = setup.cc;
     if err_rate > 0.0 {
         // HPCC-sim: a link with error_rate 0 uses the global model.
@@ -1368,7 +1367,7 @@ fn remove_previous_outputs(c: &HpccConfig, r: &HpccRun) -> Result<(), String> {
 /// type (1 = pause).
 fn write_pfc_file(p: &Path, sim: &crate::sim::Simulator) -> Result<(), String> {
     let mut out = String::new();
-    for rec in &sim.pfc_log() {
+    for rec in &sim.pause_log() {
         out.push_str(&format!(
             "{} {} {} {} {}\n",
             rec.time_ps / 1000,

@@ -593,6 +593,11 @@ macro_rules! schemes {
                 Ok(())
             }
 
+            /// Every scheme's [`SchemeConfig::resolve_hpcc_topology`], in registry order.
+            pub fn resolve_hpcc_topology(&mut self, topo: &crate::topology::TopologySpec) {
+                $($( <$cfg as SchemeConfig>::resolve_hpcc_topology(&mut self.$f, topo); )?)*
+            }
+
             /// Every scheme's `sfc hpcc` keys with no effect ([`SchemeConfig::hpcc_inert`]).
             pub fn hpcc_inert(
                 &self,
@@ -1089,10 +1094,17 @@ macro_rules! own_config {
 }
 registry!(own_config);
 
+/// The lossless fabric's deadlock watch, which the simulator runs periodically: PFC's
+/// detector of persistent cycles of paused queues, and a queue it names.
+pub use crate::scheme::pfc::deadlock::{Detector as DeadlockDetector, QueueRef};
+
+/// One pause frame received by a switch or NIC (a line of HPCC-sim's `PFC_OUTPUT_FILE`).
+pub use crate::scheme::pfc::PfcRecord as PauseRecord;
+
 /// Every PFC frame received by a switch or NIC, in the order received (HPCC-sim
 /// `PFC_OUTPUT_FILE`), from the PFC halves of `switches` and `hosts`.
-pub fn pfc_log(switches: &[Switch], hosts: &[HostScheme]) -> Vec<crate::scheme::pfc::PfcRecord> {
-    let mut all: Vec<(u64, crate::scheme::pfc::PfcRecord)> = Vec::new();
+pub fn pause_log(switches: &[Switch], hosts: &[HostScheme]) -> Vec<PauseRecord> {
+    let mut all: Vec<(u64, PauseRecord)> = Vec::new();
     for sw in switches {
         if let Some(p) = &sw.schemes.pfc {
             all.extend_from_slice(&p.rx.log);

@@ -187,12 +187,12 @@ fn lossless_incast_pauses_senders_and_never_drops() {
             pfc_stat(&sim, "pauses") > 0 && pfc_stat(&sim, "resumes") > 0,
             "{cc_name}: {c:?}"
         );
-        assert!(!sim.pfc_log().is_empty());
+        assert!(!sim.pause_log().is_empty());
         assert!(pfc_stat(&sim, "paused_ps") > 0);
         assert_lossless_and_drained(&sim);
         // Only the senders' NICs are paused (by the switch, on their only port); the receiver
         // and the switch itself never are (hosts never send PFC).
-        for r in &sim.pfc_log() {
+        for r in &sim.pause_log() {
             assert!(
                 !r.is_switch && (1..=8).contains(&r.node) && r.port == 0,
                 "{r:?}"
@@ -235,7 +235,7 @@ fn hold_until_resume_alternates_and_accounts_paused_time() {
         ..PfcConfig::default()
     });
     let end = sim.q.now();
-    let ports = per_port(&sim.pfc_log());
+    let ports = per_port(&sim.pause_log());
     assert!(!ports.is_empty());
     for (k, recs) in &ports {
         // Strict alternation PAUSE, RESUME, PAUSE, …, ending with RESUME (no refreshes).
@@ -248,17 +248,17 @@ fn hold_until_resume_alternates_and_accounts_paused_time() {
         assert!(paused > 0 && paused < end, "{k:?}: {paused} of {end}");
     }
     // Every frame sent was received; pauses and resumes pair up.
-    let n_pause = sim.pfc_log().iter().filter(|r| r.pause).count() as u64;
+    let n_pause = sim.pause_log().iter().filter(|r| r.pause).count() as u64;
     assert_eq!(pfc_stat(&sim, "pauses"), n_pause);
     assert_eq!(
         pfc_stat(&sim, "resumes"),
-        sim.pfc_log().len() as u64 - n_pause
+        sim.pause_log().len() as u64 - n_pause
     );
     assert_eq!(pfc_stat(&sim, "pauses"), pfc_stat(&sim, "resumes"));
     // The counter is exactly the sum of PAUSE→RESUME intervals seen by the paused devices.
     assert_eq!(
         pfc_stat(&sim, "paused_ps"),
-        paused_time_from_log(&sim.pfc_log(), u64::MAX)
+        paused_time_from_log(&sim.pause_log(), u64::MAX)
     );
     assert!(pfc_stat(&sim, "paused_ps") < ports.len() as u64 * end);
 }
@@ -277,7 +277,7 @@ fn expiring_pauses_are_refreshed_while_congestion_lasts() {
         ..PfcConfig::default()
     });
     assert_eq!(quanta_ps(65535, 100 * GBPS), 335_539_200);
-    assert_eq!(long.pfc_log(), hold.pfc_log());
+    assert_eq!(long.pause_log(), hold.pause_log());
     assert_eq!(pfc_stat(&long, "pauses"), pfc_stat(&hold, "pauses"));
     assert_eq!(pfc_stat(&long, "paused_ps"), pfc_stat(&hold, "paused_ps"));
     assert_eq!(long.flow_records(), hold.flow_records());
@@ -297,7 +297,7 @@ fn expiring_pauses_are_refreshed_while_congestion_lasts() {
     );
     assert_eq!(pfc_stat(&short, "resumes"), pfc_stat(&hold, "resumes"));
     let mut refreshes = 0;
-    for (k, recs) in per_port(&short.pfc_log()) {
+    for (k, recs) in per_port(&short.pause_log()) {
         for w in recs.windows(2) {
             if w[0].pause && w[1].pause {
                 // A refresh follows the previous PAUSE by dur/2 (it may wait behind one 60 B
@@ -321,7 +321,7 @@ fn expiring_pauses_are_refreshed_while_congestion_lasts() {
     assert_eq!(pfc_stat(&short, "paused_ps"), pfc_stat(&hold, "paused_ps"));
     assert_eq!(
         pfc_stat(&short, "paused_ps"),
-        paused_time_from_log(&short.pfc_log(), dur)
+        paused_time_from_log(&short.pause_log(), dur)
     );
     let fct = |s: &Simulator| -> Vec<u64> { s.flows.iter().map(|f| f.finish_ps).collect() };
     for (a, b) in fct(&short).iter().zip(fct(&hold)) {
@@ -355,8 +355,8 @@ fn pause_expires_when_its_refresh_comes_too_late() {
         run_all(&mut sim);
         assert_eq!(sim.counters.flows_completed, 9);
         let dur = quanta_ps(quanta, 100 * GBPS);
-        let hold = paused_time_from_log(&sim.pfc_log(), u64::MAX);
-        let expiring = paused_time_from_log(&sim.pfc_log(), dur);
+        let hold = paused_time_from_log(&sim.pause_log(), u64::MAX);
+        let expiring = paused_time_from_log(&sim.pause_log(), dur);
         // The paused-time counter follows expiry semantics exactly.
         assert_eq!(pfc_stat(&sim, "paused_ps"), expiring, "quanta {quanta}");
         (sim, dur, hold, expiring)
@@ -371,7 +371,7 @@ fn pause_expires_when_its_refresh_comes_too_late() {
     let (sim, dur, hold, expiring) = go(16);
     assert_eq!(dur, 81_920);
     assert!(expiring < hold, "no pause expired: {expiring} vs {hold}");
-    let log = sim.pfc_log();
+    let log = sim.pause_log();
     let h1: Vec<_> = log.iter().filter(|r| r.node == 1).collect();
     assert!(
         h1.windows(2)
@@ -416,7 +416,7 @@ fn pfc_pause_of_the_uplink_blocks_an_uncongested_victim() {
     // 100 G: its ingress from the uplink crosses the XOFF threshold and pauses priority 3 of
     // the left switch's uplink, which the victim shares.
     assert!(
-        sim.pfc_log()
+        sim.pause_log()
             .iter()
             .any(|r| r.is_switch && r.node == 7 && r.port == 5 && r.pause),
         "uplink never paused"
@@ -565,9 +565,9 @@ fn paused_time_does_not_depend_on_stopping_and_resuming() {
     run_all(&mut stepped);
     // Same events, same outcome…
     assert_eq!(once.flow_records(), stepped.flow_records());
-    assert_eq!(once.pfc_log(), stepped.pfc_log());
+    assert_eq!(once.pause_log(), stepped.pause_log());
     // …so the same paused time (the log's PAUSE→RESUME intervals).
-    let want = paused_time_from_log(&once.pfc_log(), u64::MAX);
+    let want = paused_time_from_log(&once.pause_log(), u64::MAX);
     assert_eq!(pfc_stat(&once, "paused_ps"), want);
     assert_eq!(pfc_stat(&stepped, "paused_ps"), want);
 }
@@ -601,7 +601,7 @@ fn priority_nine_is_paused_and_resumed_like_priority_three() {
     for k in ["pauses", "resumes", "paused_ps"] {
         assert_eq!(pfc_stat(&p9, k), pfc_stat(&p3, k), "{k}");
     }
-    assert_eq!(p9.pfc_log(), p3.pfc_log());
+    assert_eq!(p9.pause_log(), p3.pause_log());
     let fin = |s: &Simulator| -> Vec<u64> { s.flows.iter().map(|f| f.finish_ps).collect() };
     assert_eq!(fin(&p9), fin(&p3));
     // Only priority 9 was ever paused, and nothing is paused at the end.

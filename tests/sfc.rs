@@ -367,7 +367,7 @@ fn bts_delay_under_sfcp_delays_the_pfc_pause_by_d() {
         let mut sim = c1_delayed(SfcMode::SfcP, delay_ps);
         run_to(&mut sim, 60 * US);
         let first = sim
-            .pfc_log()
+            .pause_log()
             .iter()
             .find(|r| !r.is_switch && r.pause)
             .map(|r| r.time_ps)
@@ -1039,13 +1039,13 @@ fn sfcp_pauses_sender_nics_and_bounds_the_queue_by_feedback_delay() {
         c.sfcp_pfc_frames <= c.bts_generated && c.sfcp_pfc_frames + 2 * n as u64 >= c.bts_generated
     );
     assert!(sim.flows.iter().all(|f| f.pauses == 0));
-    assert!(!sim.pfc_log().is_empty());
+    assert!(!sim.pause_log().is_empty());
     assert!(
-        sim.pfc_log()
+        sim.pause_log()
             .iter()
             .all(|r| !r.is_switch && r.node < n && r.pause)
     );
-    let paused: std::collections::HashSet<u32> = sim.pfc_log().iter().map(|r| r.node).collect();
+    let paused: std::collections::HashSet<u32> = sim.pause_log().iter().map(|r| r.node).collect();
     assert_eq!(paused.len(), n as usize, "every sender NIC was paused");
     let coarse: Vec<u64> = series
         .iter()

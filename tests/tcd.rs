@@ -248,7 +248,7 @@ fn dcqcn_tcd_victim_keeps_line_rate_where_dcqcn_cuts_it() {
     let stop = 1_000 * US;
     let dcqcn = |tcd: bool| {
         let mut p = sfc::cc::dcqcn::DcqcnParams::hpcc_preset(LINE);
-        p.tcd = tcd;
+        p.hold = tcd;
         CcConfig::Dcqcn(p)
     };
     let cfg = |tcd: bool| {
@@ -318,7 +318,7 @@ size = "1MB"
     let ok = load("[tcd]\nenabled = true\n", &["cc.tcd=true"]).unwrap();
     assert!(ok.net.schemes.tcd.enabled);
     match &ok.cc {
-        CcConfig::Dcqcn(p) => assert!(p.tcd),
+        CcConfig::Dcqcn(p) => assert!(p.hold),
         c => panic!("{c:?}"),
     }
     let err = |extra: &str, sets: &[&str], key: &str, words: &str| {
@@ -395,7 +395,7 @@ fn victim12(tcd: bool, cc: CcConfig, cnp: bool) -> Simulator {
 fn ack_ue_echo_reaches_timely() {
     let timely = |tcd: bool| {
         let mut p = sfc::cc::timely::TimelyParams::hpcc_preset(50 * GBPS);
-        p.tcd = tcd;
+        p.hold = tcd;
         CcConfig::Timely(p)
     };
     let held = |s: &Simulator| match s.flow_cc(1).expect("flow active") {
@@ -415,7 +415,7 @@ fn ue_cnp_variant_is_sent_and_does_not_cut() {
     let paper = |tcd: bool| {
         let mut p = sfc::cc::dcqcn::DcqcnParams::paper(50 * GBPS);
         p.ce_echo_is_cnp = false;
-        p.tcd = tcd;
+        p.hold = tcd;
         CcConfig::Dcqcn(p)
     };
     let with = victim12(true, paper(true), true);

@@ -15,7 +15,7 @@
 //! off with [`DcqcnParams::ce_echo_is_cnp`]) and [`CongestionControl::on_feedback`] (an explicit
 //! CNP packet, paper NP).
 //!
-//! DCQCN+TCD ([`DcqcnParams::tcd`], `specs/tcd.md` §7): CE alone drives α and the cuts; a UE
+//! DCQCN+TCD ([`DcqcnParams::hold`], `specs/tcd.md` §7): CE alone drives α and the cuts; a UE
 //! echo makes the next increase event (timer or byte counter) hold the rate.
 //!
 //! DCQCN+W (`dcqcn_vwin`): [`DcqcnParams::with_window`]; the window is `W·Rc/line` (never below
@@ -117,8 +117,8 @@ pub struct DcqcnParams {
     /// DCQCN+TCD (`cc.tcd`, `specs/tcd.md` §7): only CE cuts (as always); a UE echo (ACK flag
     /// or UE CNP) since the last increase event makes the next increase event hold the rate
     /// (Rc, Rt and the stage counters unchanged) instead of increasing.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub tcd: bool,
+    #[serde(rename = "tcd", skip_serializing_if = "std::ops::Not::not")]
+    pub hold: bool,
 }
 
 impl Default for DcqcnParams {
@@ -156,7 +156,7 @@ impl DcqcnParams {
             has_win: false,
             var_win: false,
             window_bytes: 0,
-            tcd: false,
+            hold: false,
         }
     }
 
@@ -217,7 +217,7 @@ impl DcqcnParams {
             has_win: false,
             var_win: false,
             window_bytes: 0,
-            tcd: false,
+            hold: false,
         }
     }
 }
@@ -282,7 +282,7 @@ pub struct DcqcnState {
     /// recovery step after it: HPCC-sim's variant has no increase timer before its first cut,
     /// so "since the last expiry" would otherwise reach back to the flow's start); the
     /// increase events held because of UE.
-    tcd: HoldEchoes,
+    hold: HoldEchoes,
     /// Index of its [`DcqcnConst`] in the slab that stores it (0 in an owning [`Dcqcn`]).
     k: u32,
 }
@@ -349,7 +349,7 @@ impl Dcqcn {
             byte_left: clamp_i64(p.byte_counter_bytes),
             timers: [Timer::default(); 3],
             arm_count: 0,
-            tcd: HoldEchoes::default(),
+            hold: HoldEchoes::default(),
             k: 0,
         };
         Dcqcn { k, s }
@@ -399,7 +399,7 @@ impl Dcqcn {
 impl DcqcnRef<'_> {
     /// TCD: increase events held (skipped) because a UE echo had arrived.
     pub fn held_increases(&self) -> u64 {
-        self.s.tcd.held
+        self.s.hold.held
     }
 
     /// Current α.
@@ -486,7 +486,7 @@ impl DcqcnMut<'_> {
         let r = rate_bps.clamp(self.k.min_rate_bps.max(1), self.k.line_rate_bps.max(1));
         self.s.target = self.s.target.max(self.s.rate);
         self.s.rate = r;
-        self.s.tcd.clear();
+        self.s.hold.clear();
         let t = now_ps.saturating_add(self.k.p.rate_increase_timer_ps.max(1));
         match self.k.p.variant {
             Variant::HpccSim => self.s.stage = 0,
@@ -502,8 +502,8 @@ impl DcqcnMut<'_> {
 
     /// TCD: consume the UE seen since the last increase event; true = hold this one
     /// ([`HoldEchoes::hold_increase`]).
-    fn hold_for_ue(&mut self) -> bool {
-        self.k.p.tcd && self.s.tcd.hold_increase()
+    fn hold_for_mark(&mut self) -> bool {
+        self.k.p.hold && self.s.hold.hold_increase()
     }
 
     /// Cancel all timers (HPCC-sim does this at flow completion, `rdma-hw.cc:501-505`).
@@ -585,7 +585,7 @@ impl DcqcnMut<'_> {
             self.s.rate = mul_rate(self.s.rate, 1.0 - self.s.alpha / 2.0).max(self.k.min_rate_bps);
             self.s.stage = 0;
             self.s.cnp_for_decrease = false;
-            self.s.tcd.clear();
+            self.s.hold.clear();
             self.arm(
                 TIMER_INCREASE,
                 now.saturating_add(self.k.p.rate_increase_timer_ps.max(1)),
@@ -598,7 +598,7 @@ impl DcqcnMut<'_> {
             TIMER_INCREASE,
             now.saturating_add(self.k.p.rate_increase_timer_ps.max(1)),
         );
-        if self.hold_for_ue() {
+        if self.hold_for_mark() {
             return;
         }
         let f = self.k.p.fast_recovery_times;
@@ -637,7 +637,7 @@ impl DcqcnMut<'_> {
         }
         self.s.byte_stage = 0;
         self.s.time_stage = 0;
-        self.s.tcd.clear();
+        self.s.hold.clear();
         let g = self.k.p.g;
         self.s.alpha = (1.0 - g) * self.s.alpha + g;
         self.s.rate = mul_rate(self.s.rate, 1.0 - self.s.alpha / 2.0).max(self.k.min_rate_bps);
@@ -663,7 +663,7 @@ impl DcqcnMut<'_> {
     fn increase_tick_paper(&mut self, now: u64) {
         let t = self.k.p.rate_increase_timer_ps.max(1);
         let f = self.k.p.fast_recovery_times;
-        if self.s.paper_stage != PaperStage::Idle && self.hold_for_ue() {
+        if self.s.paper_stage != PaperStage::Idle && self.hold_for_mark() {
             // Same timer period as the stage would use, no stage or rate change.
             let next = if self.s.paper_stage == PaperStage::HyperIncrease {
                 (t / 2).max(1)
@@ -700,7 +700,7 @@ impl DcqcnMut<'_> {
     fn byte_event_paper(&mut self) {
         let b = clamp_i64(self.k.p.byte_counter_bytes);
         let f = self.k.p.fast_recovery_times;
-        if self.s.paper_stage != PaperStage::Idle && self.hold_for_ue() {
+        if self.s.paper_stage != PaperStage::Idle && self.hold_for_mark() {
             self.s.byte_left = if self.s.paper_stage == PaperStage::HyperIncrease {
                 b / 2
             } else {
@@ -790,8 +790,8 @@ impl CongestionControl for DcqcnMut<'_> {
     fn on_ack(&mut self, info: &AckInfo<'_>) {
         if info.ce_echo && self.k.p.ce_echo_is_cnp {
             self.cnp(info.now_ps);
-        } else if !info.marks.is_empty() && self.k.p.ce_echo_is_cnp && self.k.p.tcd {
-            self.s.tcd.note_ue();
+        } else if !info.marks.is_empty() && self.k.p.ce_echo_is_cnp && self.k.p.hold {
+            self.s.hold.note_mark();
         }
     }
 
@@ -838,8 +838,8 @@ impl CongestionControl for DcqcnMut<'_> {
     fn on_scheme_signal(&mut self, now_ps: u64, signal: SchemeSignal) {
         match signal {
             SchemeSignal::Marked(m) => {
-                if self.k.p.tcd && !m.is_empty() {
-                    self.s.tcd.note_ue();
+                if self.k.p.hold && !m.is_empty() {
+                    self.s.hold.note_mark();
                 }
             }
             SchemeSignal::SetRate(rate_bps) => self.set_rate(now_ps, rate_bps),
@@ -1347,7 +1347,7 @@ mod tests {
     }
 
     fn tcd(p: DcqcnParams) -> DcqcnParams {
-        DcqcnParams { tcd: true, ..p }
+        DcqcnParams { hold: true, ..p }
     }
 
     /// The victim of pause spreading under DCQCN vs DCQCN+TCD (HPCC-sim variant, preset

@@ -1,5 +1,6 @@
-//! The hold mode of a rate controller (`cc.tcd`: DCQCN, TIMELY): TCD at the reaction point
-//! (`specs/tcd.md` §7). The path reports a ternary state: congested (CE), undetermined — a
+//! The hold mode of a rate controller (DCQCN, TIMELY; the scenario key `cc.tcd`): the
+//! reaction point of TCD (`specs/tcd.md` §7), whose switches are the schemes that declare
+//! hold marks ([`crate::scheme::Declares::hold_marks`]). The path reports a ternary state: congested (CE), undetermined — a
 //! port that is paused, not congested (an echoed scheme mark, [`crate::registry::ECHOED_MARKS`]:
 //! TCD's UE) — or neither. A controller in hold mode keeps one [`HoldEchoes`] per QP and
 //! decides only *when* it asks: DCQCN before each rate-increase event
@@ -15,38 +16,38 @@ pub struct HoldEchoes {
     pub ce: bool,
     /// A hold-mark echo or a marked CNP arrived (TCD's UE: an undetermined port, PFC residue,
     /// on the path).
-    pub ue: bool,
+    pub marked: bool,
     /// Increase events or updates held because of UE.
     pub held: u64,
 }
 
 impl HoldEchoes {
-    /// An ACK echoed `ce` / a hold mark (`ue`).
+    /// An ACK echoed `ce` / a hold mark (`marked`).
     #[inline]
-    pub fn note_ack(&mut self, ce: bool, ue: bool) {
+    pub fn note_ack(&mut self, ce: bool, marked: bool) {
         self.ce |= ce;
-        self.ue |= ue;
+        self.marked |= marked;
     }
 
     /// A hold signal (a marked CNP, or a mark echoed on an ACK).
     #[inline]
-    pub fn note_ue(&mut self) {
-        self.ue = true;
+    pub fn note_mark(&mut self) {
+        self.marked = true;
     }
 
     /// Forget the echoes: a new interval starts (a cut, a rate update, a rate set).
     #[inline]
     pub fn clear(&mut self) {
         self.ce = false;
-        self.ue = false;
+        self.marked = false;
     }
 
     /// DCQCN+TCD: an increase event is due. If UE arrived since the last one it is held
     /// (skipped, and counted) and the UE is consumed: only CE cuts, UE stops the climb.
     #[inline]
     pub fn hold_increase(&mut self) -> bool {
-        if self.ue {
-            self.ue = false;
+        if self.marked {
+            self.marked = false;
             self.held += 1;
             true
         } else {
@@ -59,7 +60,7 @@ impl HoldEchoes {
     /// clears the echoes after the update either way.
     #[inline]
     pub fn hold_update(&mut self) -> bool {
-        if self.ue && !self.ce {
+        if self.marked && !self.ce {
             self.held += 1;
             true
         } else {
@@ -76,7 +77,7 @@ mod tests {
     fn dcqcn_rule_consumes_ue_per_increase() {
         let mut e = HoldEchoes::default();
         assert!(!e.hold_increase());
-        e.note_ue();
+        e.note_mark();
         assert!(e.hold_increase());
         assert!(!e.hold_increase(), "one UE holds one increase");
         assert_eq!(e.held, 1);

@@ -13,7 +13,7 @@
 //!   decrease: `R = max(MinRate, R·c)`, `incStage = 0`; in both cases `rttDiff = d`;
 //! - then, if `snd_nxt > lastUpdateSeq`: `lastUpdateSeq = snd_nxt`, `lastRtt = rtt`.
 //!
-//! TIMELY+TCD ([`TimelyParams::tcd`]): an update that follows UE echoes and no CE echo holds
+//! TIMELY+TCD ([`TimelyParams::hold`]): an update that follows UE echoes and no CE echo holds
 //! the rate.
 //!
 //! The optional window (TIMELY+win, HPCC-sim `HAS_WIN`/`VAR_WIN`) is the BDP, or with `VAR_WIN`
@@ -54,8 +54,8 @@ pub struct TimelyParams {
     /// `rttDiff` and `lastRtt` still update). With a CE echo, or with no mark, TIMELY's rule
     /// runs unchanged (the optional "suppress gradient decreases when unmarked" of §7 is not
     /// taken).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub tcd: bool,
+    #[serde(rename = "tcd", skip_serializing_if = "std::ops::Not::not")]
+    pub hold: bool,
 }
 
 impl TimelyParams {
@@ -76,7 +76,7 @@ impl TimelyParams {
             has_win: false,
             var_win: false,
             win_bytes: 0,
-            tcd: false,
+            hold: false,
         }
     }
 
@@ -119,7 +119,7 @@ pub struct TimelyState {
     started: bool,
     /// TCD ([`HoldEchoes`]): CE / UE echoes since the last update; updates that held the
     /// rate because of UE.
-    tcd: HoldEchoes,
+    hold: HoldEchoes,
     /// Index of its [`TimelyConst`] in the slab that stores it (0 in an owning [`Timely`]).
     k: u32,
 }
@@ -174,7 +174,7 @@ impl Timely {
             inc_stage: 0,
             last_update_seq: 0,
             started: false,
-            tcd: HoldEchoes::default(),
+            hold: HoldEchoes::default(),
             k: 0,
         };
         Timely { k, s }
@@ -209,7 +209,7 @@ impl Timely {
 impl TimelyRef<'_> {
     /// TCD: updates that held the rate because of a UE echo.
     pub fn held_updates(&self) -> u64 {
-        self.s.tcd.held
+        self.s.hold.held
     }
 
     /// EWMA of RTT differences `rttDiff`, picoseconds.
@@ -266,7 +266,7 @@ impl TimelyMut<'_> {
         let new_diff = rtt as f64 - self.s.last_rtt_ps as f64;
         let d = (1.0 - self.k.p.alpha) * self.s.rtt_diff_ps + self.k.p.alpha * new_diff;
         let gradient = d / self.k.p.min_rtt_ps.max(1) as f64;
-        if self.k.p.tcd && self.s.tcd.hold_update() {
+        if self.k.p.hold && self.s.hold.hold_update() {
             // TCD: only PFC-affected ports on the path: hold the rate.
             if d.is_finite() {
                 self.s.rtt_diff_ps = d;
@@ -307,8 +307,8 @@ impl TimelyMut<'_> {
 
 impl CongestionControl for TimelyMut<'_> {
     fn on_ack(&mut self, info: &AckInfo<'_>) {
-        if self.k.p.tcd {
-            self.s.tcd.note_ack(info.ce_echo, !info.marks.is_empty());
+        if self.k.p.hold {
+            self.s.hold.note_ack(info.ce_echo, !info.marks.is_empty());
         }
         if info.ack_seq <= self.s.last_update_seq {
             return;
@@ -316,7 +316,7 @@ impl CongestionControl for TimelyMut<'_> {
         if self.s.started {
             self.update(info.rtt_ps);
         }
-        self.s.tcd.clear();
+        self.s.hold.clear();
         self.s.started = true;
         if info.snd_nxt > self.s.last_update_seq {
             self.s.last_update_seq = info.snd_nxt;
@@ -578,7 +578,7 @@ mod tests {
         );
 
         let p = TimelyParams {
-            tcd: true,
+            hold: true,
             ..TimelyParams::hpcc_preset(LINE)
         };
         let mut c = Timely::new(&p, LINE, 150_000);

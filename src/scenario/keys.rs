@@ -291,7 +291,7 @@ fn cc_keys(raw: &RawScenario, ctx: &Ctx, errs: &mut Vec<String>) {
             ("t_low", c.t_low.is_some()),
             ("t_high", c.t_high.is_some()),
             ("beta", c.beta.is_some()),
-            ("tcd", c.tcd.is_some()),
+            ("tcd", c.hold.is_some()),
         ],
         allowed,
         &format!("to cc.kind = \"{kind}\" ({})", setup.cc.name()),

@@ -331,8 +331,10 @@ pub struct RawCc {
     pub t_high: Option<S>,
     /// TIMELY β.
     pub beta: Option<f64>,
-    /// DCQCN+TCD / TIMELY+TCD: react to TCD's CE/UE marks (needs `[tcd] enabled`).
-    pub tcd: Option<bool>,
+    /// `cc.tcd`: the controller's hold mode (DCQCN+TCD / TIMELY+TCD, [`crate::cc::hold`]);
+    /// needs a scheme that makes hold marks (TCD: `[tcd] enabled`).
+    #[serde(rename = "tcd")]
+    pub hold: Option<bool>,
 }
 
 /// `[ecn]`: RED thresholds given for the host link rate and scaled linearly with port rate.
@@ -1101,7 +1103,7 @@ fn resolve(
     net.schemes = schemes;
     apply_scheme_defaults(&raw.network, &mut net);
     let cc = match cc {
-        Some(c) => errs.take(apply_cc_tcd(c, &raw.cc, &net, ctx)),
+        Some(c) => errs.take(apply_cc_hold(c, &raw.cc, &net, ctx)),
         None => None,
     };
     for i in net.issues() {
@@ -1598,25 +1600,26 @@ fn apply_scheme_defaults(n: &RawNetwork, net: &mut NetConfig) {
     }
 }
 
-/// `cc.tcd`: the controller's TCD reaction (DCQCN+TCD, TIMELY+TCD), which needs TCD marks.
-fn apply_cc_tcd(
+/// `cc.tcd`: the controller's hold mode (DCQCN+TCD, TIMELY+TCD: [`crate::cc::hold`]), which
+/// needs a scheme that makes hold marks ([`crate::scheme::Declares::hold_marks`]).
+fn apply_cc_hold(
     mut cc: CcConfig,
     c: &RawCc,
     net: &NetConfig,
     ctx: &Ctx,
 ) -> Result<CcConfig, String> {
-    let Some(on) = c.tcd else {
+    let Some(on) = c.hold else {
         return Ok(cc);
     };
-    if on && !net.schemes.tcd.enabled {
+    if on && !net.peers().hold_marks {
         return Err(ctx.err_key(
             "cc.tcd",
             "reacts to TCD's CE/UE marks, but no switch makes them: set `tcd.enabled = true`",
         ));
     }
     match &mut cc {
-        CcConfig::Dcqcn(p) => p.tcd = on,
-        CcConfig::Timely(p) => p.tcd = on,
+        CcConfig::Dcqcn(p) => p.hold = on,
+        CcConfig::Timely(p) => p.hold = on,
         _ => {} // reported by the key check (applies to DCQCN and TIMELY only)
     }
     Ok(cc)

@@ -211,6 +211,10 @@ pub struct Declares {
     /// The scheme's pause/resume hysteresis (PFC: resume when the queue has fallen this far
     /// below the pause threshold), bytes.
     pub xon_hysteresis_bytes: Option<u64>,
+    /// The scheme's echoed mark asks rate controllers in hold mode (the scenario key
+    /// `cc.tcd`, [`crate::cc::hold`]) to hold their rate: a marked port is paused, not
+    /// congested. Hold mode without such a scheme is an error.
+    pub hold_marks: bool,
     /// Fabric resources the scheme owns alone.
     pub exclusive: &'static [Exclusive],
 }
@@ -231,6 +235,8 @@ pub struct Peers {
     pub acks_need_credits: bool,
     /// A scheme's pause/resume hysteresis ([`Declares::xon_hysteresis_bytes`]).
     pub xon_hysteresis_bytes: Option<u64>,
+    /// A scheme makes hold marks ([`Declares::hold_marks`]).
+    pub hold_marks: bool,
 }
 
 impl Peers {
@@ -245,6 +251,7 @@ impl Peers {
         self.credit_period = self.credit_period.or(d.credit_period);
         self.acks_need_credits |= d.acks_need_credits;
         self.xon_hysteresis_bytes = self.xon_hysteresis_bytes.or(d.xon_hysteresis_bytes);
+        self.hold_marks |= d.hold_marks;
     }
 }
 
@@ -345,6 +352,10 @@ pub trait SchemeConfig: Default + Clone + std::fmt::Debug + serde::Serialize {
     fn resolve_hpcc(&mut self, _c: &impl HpccFields) -> Result<(), String> {
         Ok(())
     }
+
+    /// Settings `sfc hpcc` derives from the topology file, as HPCC-sim does (PFC: the NIC
+    /// rate its thresholds scale from).
+    fn resolve_hpcc_topology(&mut self, _topo: &crate::topology::TopologySpec) {}
 
     /// `sfc hpcc` keys with no effect in this run: (keys, why) — warned as `has no effect: why`.
     fn hpcc_inert(&self, _core: &KeyView) -> Vec<(&'static [&'static str], &'static str)> {

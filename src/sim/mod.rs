@@ -180,7 +180,7 @@ pub struct Simulator {
     /// Some link has a nonzero error rate (otherwise arrivals skip the error model).
     link_errors: bool,
     /// PFC deadlocks found ([`Self::check_deadlocks`]).
-    pub(crate) deadlock: crate::scheme::pfc::deadlock::Detector,
+    pub(crate) deadlock: crate::registry::DeadlockDetector,
     /// Deadlock checking period, picoseconds; `None` without lossless PFC.
     deadlock_period: Option<u64>,
     /// What a run does when it finds a PFC deadlock ([`crate::runguard::run_watched`]).
@@ -915,7 +915,7 @@ impl Simulator {
             on_deadlock: OnDeadlock::default(),
             monitor_end_ps: None,
         };
-        sim.deadlock_period = crate::scheme::pfc::deadlock::Detector::period_ps(&sim.switches);
+        sim.deadlock_period = crate::registry::DeadlockDetector::period_ps(&sim.switches);
         if let Some(sched) = sim.cfg.prepare_ports(&mut sim.switches) {
             sim.cfg.scheduler = sched;
         }
@@ -1757,8 +1757,8 @@ impl Simulator {
 
     /// Every PFC frame received by a switch or NIC, in the order received (HPCC-sim
     /// `PFC_OUTPUT_FILE`).
-    pub fn pfc_log(&self) -> Vec<crate::scheme::pfc::PfcRecord> {
-        crate::registry::pfc_log(&self.switches, &self.host_schemes)
+    pub fn pause_log(&self) -> Vec<crate::registry::PauseRecord> {
+        crate::registry::pause_log(&self.switches, &self.host_schemes)
     }
 
     /// Max over switches of peak shared-buffer use, bytes.

@@ -1,10 +1,10 @@
-//! A stuck run: PFC deadlock checks ([`crate::scheme::pfc::deadlock`]) and where the packets
+//! A stuck run: PFC deadlock checks ([`crate::registry::DeadlockDetector`]) and where the packets
 //! of unfinished flows are at the end.
 
 use std::collections::BTreeMap;
 
 use super::{NodeRef, Simulator};
-use crate::scheme::pfc::deadlock::{Detector, QueueRef};
+use crate::registry::{DeadlockDetector as Detector, QueueRef};
 
 /// What a run does when it finds a PFC deadlock.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -125,6 +125,7 @@ impl SchemeConfig for CbfcConfig {
             queues_by_flow: false,
             acks_need_credits: true,
             xon_hysteresis_bytes: None,
+            hold_marks: false,
             credit_period: Some(CreditPeriod {
                 fixed_ps: self.period_ps,
                 default_ps: super::ib_period_ps,

@@ -178,6 +178,11 @@ impl SchemeConfig for PfcConfig {
         )]
     }
 
+    /// PFC's α scales from HPCC-sim's `get_nic_rate`: the first host's link, not the slowest.
+    fn resolve_hpcc_topology(&mut self, topo: &crate::topology::TopologySpec) {
+        self.nic_rate_bps = topo.first_host_rate_bps();
+    }
+
     /// `sfc hpcc` has one PFC key: every PFC issue names it.
     fn hpcc_key(_key: &'static str) -> &'static str {
         "PFC_EXPIRY"

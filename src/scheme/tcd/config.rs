@@ -72,6 +72,7 @@ impl SchemeConfig for TcdConfig {
         Declares {
             on: Some(("TCD", "tcd.enabled")),
             ce_precedence: Some(super::CE_PRECEDENCE),
+            hold_marks: true,
             ..Declares::default()
         }
     }
