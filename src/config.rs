@@ -254,6 +254,43 @@ pub struct CoreConfig {
     /// (Jain's index among the senders active over each interval). Off by default: one more
     /// meter update per delivered data packet.
     pub sender_throughput: bool,
+    /// Packet capture of chosen links into a pcapng file (`[capture]`, `--capture`); `None`
+    /// = none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capture: Option<CaptureSpec>,
+}
+
+/// One captured link: its two ends as (node id, port index), and its rate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct CaptureLink {
+    /// One end: (node, port) — the port that transmits on the link from that node.
+    pub a: (u32, u16),
+    /// The other end.
+    pub b: (u32, u16),
+    /// Line rate, bits per second.
+    pub rate_bps: u64,
+}
+
+/// What a run captures ([`crate::capture`]): frames crossing `links` (both directions)
+/// whose transmission starts in `[start_ps, stop_ps)`, of `flows` (empty = every flow;
+/// hop-by-hop frames, which belong to no flow, always), until `max_packets` frames or
+/// `max_bytes` of file; each frame cut to `snaplen_bytes` (0 = whole).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct CaptureSpec {
+    /// Captured links (one pcapng interface each).
+    pub links: Vec<CaptureLink>,
+    /// Start of the window, picoseconds.
+    pub start_ps: u64,
+    /// End of the window, picoseconds (`u64::MAX` = the end of the run).
+    pub stop_ps: u64,
+    /// Flow ids captured (sorted); empty = all.
+    pub flows: Vec<u32>,
+    /// Frames written at most; the capture stops there (and says so).
+    pub max_packets: u64,
+    /// File bytes written at most; the capture stops before exceeding it.
+    pub max_bytes: u64,
+    /// Bytes of each frame kept (0 = the whole frame).
+    pub snaplen_bytes: u32,
 }
 
 impl Default for CoreConfig {
@@ -288,6 +325,7 @@ impl Default for CoreConfig {
             queue_monitor: Vec::new(),
             queue_monitor_ps: US,
             sender_throughput: false,
+            capture: None,
         }
     }
 }

@@ -1402,14 +1402,25 @@ pub fn run_config_on_deadlock(
     path: &Path,
     on_deadlock: crate::sim::OnDeadlock,
 ) -> Result<(), String> {
-    run_config_opts(path, None, true, on_deadlock)
+    run_config_opts(path, None, true, on_deadlock, None)
+}
+
+/// [`run_config_on_deadlock`] with a packet capture of the links `capture` names (the
+/// `--capture` syntax, [`crate::scenario::capture::parse_capture_arg`]) into
+/// `capture.pcapng` beside the FCT output file.
+pub fn run_config_captured(
+    path: &Path,
+    on_deadlock: crate::sim::OnDeadlock,
+    capture: Option<&str>,
+) -> Result<(), String> {
+    run_config_opts(path, None, true, on_deadlock, capture)
 }
 
 /// [`run_config`] with paths relative to `cwd` (`None`: the current directory), and with the
 /// flows and results kept in memory when `stream` is false ([`resolve_with`]): the same
 /// outputs, byte for byte (summary timings and memory aside).
 pub fn run_config_with(path: &Path, cwd: Option<&Path>, stream: bool) -> Result<(), String> {
-    run_config_opts(path, cwd, stream, crate::sim::OnDeadlock::Stop)
+    run_config_opts(path, cwd, stream, crate::sim::OnDeadlock::Stop, None)
 }
 
 /// [`run_config_with`] with the action on a PFC deadlock.
@@ -1418,6 +1429,7 @@ fn run_config_opts(
     cwd: Option<&Path>,
     stream: bool,
     on_deadlock: crate::sim::OnDeadlock,
+    capture: Option<&str>,
 ) -> Result<(), String> {
     let text = crate::fsutil::read_text(path)?;
     let (c, warns) = HpccConfig::parse(&text, &path.display().to_string())?;
@@ -1428,7 +1440,17 @@ fn run_config_opts(
         Some(d) => d.to_path_buf(),
         None => std::env::current_dir().map_err(|e| e.to_string())?,
     };
-    let r = resolve_with(&c, &cwd, stream)?;
+    let mut r = resolve_with(&c, &cwd, stream)?;
+    let capture_file = match capture {
+        Some(what) => {
+            r.net.capture = Some(crate::scenario::capture::capture_spec_from_arg(
+                what, &r.topo,
+            )?);
+            let dir = r.fct_file.as_deref().and_then(Path::parent).unwrap_or(&cwd);
+            Some(dir.join(crate::report::CAPTURE_FILE))
+        }
+        None => None,
+    };
     tell_notes(&c, &r);
     let nflows = r.flows.len();
     remove_previous_outputs(&c, &r)?;
@@ -1466,12 +1488,29 @@ fn run_config_opts(
     ));
     say("Running Simulation.");
     sim.on_deadlock = on_deadlock;
+    if let Some(p) = &capture_file {
+        sim.start_capture(p)?;
+    }
     let t0 = std::time::Instant::now();
     let stop = sim.cfg.stop_ps;
     let mut cb = crate::report::progress_bar(true, stop);
     let outcome = crate::runguard::run_watched(&mut sim, &mut cb);
     let wall = t0.elapsed().as_secs_f64();
     sim.finish();
+    let captured = sim.finish_capture()?;
+    if let (Some(c), Some(p)) = (&captured, &capture_file) {
+        tell(&format!(
+            "capture: {} frames on {} links written to {}{}",
+            c.packets,
+            c.links,
+            p.display(),
+            if c.capped {
+                " (the cap cut it short)"
+            } else {
+                ""
+            }
+        ));
+    }
     if let Some(e) = sim.stream_error() {
         return Err(e.to_string());
     }
@@ -1522,6 +1561,12 @@ fn run_config_opts(
     };
     if let Some(p) = &r.summary_file {
         let mut s = crate::report::summary_json(&sim, &stats, &path.display().to_string(), wall);
+        if let (Some(c), Some(o)) = (&captured, s.as_object_mut()) {
+            o.insert(
+                "capture".into(),
+                serde_json::to_value(c).unwrap_or_default(),
+            );
+        }
         let meta = crate::runguard::RunMeta {
             seed,
             // HPCC-sim configs always stop (SIMULATOR_STOP_TIME, default 3.01 s).

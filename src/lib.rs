@@ -9,10 +9,12 @@
 //! - [`topology`]: topology descriptions, generators, HPCC file format, ECMP routing.
 //! - [`workload`]: flow-size CDFs, arrival processes, traffic patterns, flow files.
 //! - [`metrics`]: flow records, slowdown statistics, buffer monitor, output files.
+//! - [`capture`]: packet capture of chosen links as pcapng (RoCEv2 / 802.1Qbb frames).
 
 #![warn(missing_docs)]
 
 pub mod bench;
+pub mod capture;
 pub mod cc;
 pub mod config;
 pub mod engine;

@@ -50,6 +50,13 @@ enum Cmd {
         /// Print the summary as JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Capture the frames crossing some links into OUT/capture.pcapng (Wireshark reads
+        /// it): comma-separated node ids (every link of that node) and `A-B` pairs (the links
+        /// between nodes A and B), e.g. `--capture 0,16-20`. On `sfc run` it sets
+        /// `capture.links` / `capture.nodes`; the rest of `[capture]` (window, flows, caps)
+        /// applies.
+        #[arg(long, value_name = "WHAT")]
+        capture: Option<String>,
         /// What to do when a PFC deadlock (a cycle of paused switch queues that cannot
         /// drain) is found: `stop` the run, report it and exit with status 3 (after writing
         /// the outputs), or report it and `continue`.
@@ -71,6 +78,12 @@ enum Cmd {
     Hpcc {
         /// The HPCC-sim config file. Paths inside are relative to the current directory.
         config: PathBuf,
+        /// Capture the frames crossing some links into capture.pcapng, next to the config's
+        /// FCT_OUTPUT_FILE (Wireshark reads it): comma-separated node ids (every link of that
+        /// node) and `A-B` pairs (the links between nodes A and B), e.g. `--capture 0,16-20`.
+        /// The whole run, at most 1,000,000 frames or 1 GiB, whole frames.
+        #[arg(long, value_name = "WHAT")]
+        capture: Option<String>,
         /// What to do when a PFC deadlock (a cycle of paused switch queues that cannot
         /// drain) is found: `stop` the run, report it and exit with status 3 (after writing
         /// the outputs), or report it and `continue`.
@@ -621,14 +634,23 @@ fn main() -> ExitCode {
             sets,
             no_output,
             json,
+            capture,
             on_deadlock,
-        } => cmd_run(scenario, out, sets, no_output, json, on_deadlock.into()),
+        } => match capture.as_deref().map(sfc::scenario::capture::capture_sets) {
+            Some(Err(e)) => Err(e),
+            c => {
+                let mut sets = sets;
+                sets.extend(c.and_then(Result::ok).unwrap_or_default());
+                cmd_run(scenario, out, sets, no_output, json, on_deadlock.into())
+            }
+        },
         Cmd::Validate { scenario, sets } => {
             sfc::process::set_interrupt_note("");
             cmd_validate(scenario, sets)
         }
         Cmd::Hpcc {
             config,
+            capture,
             on_deadlock,
         } => {
             // `sfc hpcc config.txt | head -1`: HPCC-sim's stdout lines come before and after
@@ -640,7 +662,7 @@ fn main() -> ExitCode {
             unsafe {
                 libc::signal(libc::SIGPIPE, libc::SIG_IGN);
             }
-            sfc::hpcc::run_config_on_deadlock(&config, on_deadlock.into())
+            sfc::hpcc::run_config_captured(&config, on_deadlock.into(), capture.as_deref())
         }
         Cmd::Bench {
             quick,

@@ -135,6 +135,12 @@ macro_rules! schemes {
             [$(<$sw as Scheme>::ID),*].get(v as usize).copied()
         }
 
+        /// The name of scheme `id` as its scenario table and `summary.json` section spell it
+        /// (`sfc`, `pfc`, …).
+        pub fn scheme_table_name(id: SchemeId) -> &'static str {
+            [$(stringify!($f)),*][id.index()]
+        }
+
         impl HostScheme {
             /// Registry id.
             #[inline]

@@ -269,6 +269,9 @@ pub fn summary_json(sim: &Simulator, stats: &RunStats, name: &str, wall: f64) ->
     v
 }
 
+/// The packet capture's file in a run's output directory ([`crate::capture`]).
+pub const CAPTURE_FILE: &str = "capture.pcapng";
+
 /// Run `sc` and write its outputs.
 pub fn run(sc: Scenario, opts: &RunOptions) -> Result<RunResult, String> {
     run_with(sc, None, opts)
@@ -337,11 +340,22 @@ fn run_with(
         None
     };
     sim.on_deadlock = opts.on_deadlock;
+    if sim.cfg.capture.is_some() {
+        let Some(dir) = &opts.out_dir else {
+            return Err(
+                "`[capture]` writes capture.pcapng into the run's output directory: \
+                        run with one (not --no-output)"
+                    .into(),
+            );
+        };
+        sim.start_capture(&dir.join(CAPTURE_FILE))?;
+    }
     let t0 = Instant::now();
     let mut cb = progress_bar(opts.progress, stop);
     let outcome = crate::runguard::run_watched(&mut sim, &mut cb);
     let wall = t0.elapsed().as_secs_f64();
     sim.finish();
+    let capture = sim.finish_capture()?;
     if let Some(e) = sim.stream_error() {
         return Err(e.to_string());
     }
@@ -393,6 +407,12 @@ fn run_with(
     };
     if let (Some(f), Some(o)) = (fairness, summary.as_object_mut()) {
         o.insert("fairness".into(), f);
+    }
+    if let (Some(c), Some(o)) = (&capture, summary.as_object_mut()) {
+        o.insert(
+            "capture".into(),
+            serde_json::to_value(c).unwrap_or_default(),
+        );
     }
     crate::runguard::annotate(&mut summary, &outcome, stop, &meta);
     if let Some(dir) = &opts.out_dir {

@@ -242,8 +242,9 @@ const UTILITIES: [&str; 4] = ["units", "rng", "fsutil", "process"];
 
 /// The scheme registry, the simulator, run planning and the front-ends: what no lower layer
 /// may name.
-const ABOVE_SCHEMES: [&str; 9] = [
+const ABOVE_SCHEMES: [&str; 10] = [
     "registry",
+    "capture",
     "sim",
     "runguard",
     "scenario",

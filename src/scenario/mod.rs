@@ -5,6 +5,7 @@
 //! values with units (`"100Gbps"`, `"1us"`, `"32MiB"`) are checked here and reported as
 //! `file:line: key = value: problem`. See `docs/src/scenarios.md` for every key and its default.
 
+pub mod capture;
 pub mod cc;
 pub mod default;
 mod keys;
@@ -103,6 +104,9 @@ macro_rules! raw_scenario {
             /// Output options.
             #[serde(default)]
             pub output: RawOutput,
+            /// Packet capture.
+            #[serde(default)]
+            pub capture: capture::RawCapture,
             /// Variants to run side by side (each applies its `set` overrides to this
             /// scenario).
             #[serde(default)]
@@ -1117,6 +1121,9 @@ fn resolve(
             errs.0.push(ctx.err_key(key, msg));
         }
         errs.take(resolve_queue_monitor(&raw.output, topo, ctx, &mut net));
+        net.capture = errs
+            .take(capture::resolve_capture(&raw.capture, topo, ctx))
+            .flatten();
         (flows, stream) = resolve_flows(&raw, topo, &net, host_rate, streaming, ctx, &mut errs);
     }
     let bins = errs.take(resolve_bins(&raw.output, ctx));

@@ -394,6 +394,9 @@ impl Simulator {
             });
             self.switch_flush(s, start);
         }
+        if self.capture.is_some() {
+            self.capture_tx(self.switches[s].node, port, p, now);
+        }
     }
 }
 

@@ -187,6 +187,8 @@ pub struct Simulator {
     pub on_deadlock: OnDeadlock,
     /// A stuck run's monitors sample until this time ([`Self::monitor_until`]).
     monitor_end_ps: Option<u64>,
+    /// The packet capture being written ([`Self::start_capture`]); `None` = none.
+    capture: Option<Box<crate::capture::Capture>>,
 }
 
 /// How many events ahead of the one executing the event loop prefetches a packet slot.
@@ -913,6 +915,7 @@ impl Simulator {
             deadlock: Default::default(),
             deadlock_period: None,
             on_deadlock: OnDeadlock::default(),
+            capture: None,
             monitor_end_ps: None,
         };
         sim.deadlock_period = crate::registry::DeadlockDetector::period_ps(&sim.switches);
@@ -1240,6 +1243,9 @@ impl Simulator {
         self.launch(node, 0, p, now, ser, more, peer, peer_port, delay);
         if self.host_tx_hooks {
             self.host_transmitted(h, p);
+        }
+        if self.capture.is_some() {
+            self.capture_tx(node, 0, p, now);
         }
     }
 
@@ -1753,6 +1759,35 @@ impl Simulator {
             .and_then(|(_, v)| v.get(key))
             .and_then(|v| v.as_u64())
             .unwrap_or(0)
+    }
+
+    /// Capture the frames of the configured links (`cfg.capture`) into the pcapng file at
+    /// `path` ([`crate::capture`]). Nothing without a capture configured.
+    pub fn start_capture(&mut self, path: &std::path::Path) -> Result<(), String> {
+        if let Some(spec) = &self.cfg.capture {
+            self.capture = Some(Box::new(crate::capture::Capture::create(spec, path)?));
+        }
+        Ok(())
+    }
+
+    /// Finish the capture (its file moved into place), if one runs.
+    pub fn finish_capture(&mut self) -> Result<Option<crate::capture::CaptureSummary>, String> {
+        self.capture.take().map(|c| c.finish()).transpose()
+    }
+
+    /// Packet `p` started its transmission on port `port` of `node` at `now`: to the
+    /// capture. Called once the packet is final — after a switch's departure hooks, which
+    /// may mark it (ECN's CE).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn capture_tx(&mut self, node: u32, port: u16, p: u32, now: u64) {
+        let peer = self.tx_port(node, port).link.peer;
+        let pkt = *self.arena.get(p);
+        let size = self.flows.get(pkt.flow as usize).map(|f| f.size_bytes);
+        let mtu = self.cfg.mtu_bytes;
+        if let Some(c) = self.capture.as_deref_mut() {
+            c.tap(now, node, port, peer, &pkt, mtu, size);
+        }
     }
 
     /// Every PFC frame received by a switch or NIC, in the order received (HPCC-sim
