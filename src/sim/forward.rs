@@ -393,9 +393,11 @@ impl Simulator {
                 sc.on_departure(set, ctx, p, &at)
             });
             self.switch_flush(s, start);
-        }
-        if self.capture.is_some() {
-            self.capture_tx(self.switches[s].node, port, p, now);
+            // A capture sets the departure stage on every switch ([`Self::start_capture`]):
+            // a run without one pays nothing here.
+            if self.capture.is_some() {
+                self.capture_tx(self.switches[s].node, port, p, now);
+            }
         }
     }
 }

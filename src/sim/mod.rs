@@ -1243,9 +1243,10 @@ impl Simulator {
         self.launch(node, 0, p, now, ser, more, peer, peer_port, delay);
         if self.host_tx_hooks {
             self.host_transmitted(h, p);
-        }
-        if self.capture.is_some() {
-            self.capture_tx(node, 0, p, now);
+            // A capture turns the transmit hooks on ([`Self::start_capture`]).
+            if self.capture.is_some() {
+                self.capture_tx(node, 0, p, now);
+            }
         }
     }
 
@@ -1762,10 +1763,17 @@ impl Simulator {
     }
 
     /// Capture the frames of the configured links (`cfg.capture`) into the pcapng file at
-    /// `path` ([`crate::capture`]). Nothing without a capture configured.
+    /// `path` ([`crate::capture`]). Nothing without a capture configured. The capture rides
+    /// on stages that run anyway when a scheme asks for them — the switches' departure stage
+    /// (after which a frame is final: ECN marks CE there) and the NICs' transmit hooks — so a
+    /// run without a capture tests nothing more per packet.
     pub fn start_capture(&mut self, path: &std::path::Path) -> Result<(), String> {
         if let Some(spec) = &self.cfg.capture {
             self.capture = Some(Box::new(crate::capture::Capture::create(spec, path)?));
+            self.host_tx_hooks = true;
+            for sw in &mut self.switches {
+                sw.hooks |= crate::scheme::hook::DEPARTURE;
+            }
         }
         Ok(())
     }
