@@ -7,6 +7,7 @@
 
 pub mod cc;
 pub mod default;
+mod events;
 mod keys;
 mod topology;
 mod traffic;
@@ -100,6 +101,12 @@ macro_rules! raw_scenario {
             /// Traffic generators (array of tables).
             #[serde(default)]
             pub traffic: Vec<RawTraffic>,
+            /// Routing section (reconvergence after link failures).
+            #[serde(default)]
+            pub routing: events::RawRouting,
+            /// Link failures and repairs (array of tables).
+            #[serde(default)]
+            pub event: Vec<events::RawEvent>,
             /// Output options.
             #[serde(default)]
             pub output: RawOutput,
@@ -1115,6 +1122,13 @@ fn resolve(
             errs.0.push(ctx.err_key(key, msg));
         }
         errs.take(resolve_queue_monitor(&raw.output, topo, ctx, &mut net));
+        errs.take(events::resolve_events(
+            &raw.event,
+            &raw.routing,
+            topo,
+            ctx,
+            &mut net,
+        ));
         (flows, stream) = resolve_flows(&raw, topo, &net, host_rate, streaming, ctx, &mut errs);
     }
     let bins = errs.take(resolve_bins(&raw.output, ctx));

@@ -53,6 +53,9 @@ pub struct RouteTable {
     set_off: Vec<u32>,
     /// All distinct port sets, concatenated.
     set_ports: Vec<u16>,
+    /// Per link index: the link is down and carries no route ([`RouteTable::reroute`]).
+    /// Empty: every link is up.
+    link_down: Vec<bool>,
 }
 
 /// Flag of a forwarding entry holding its single egress port directly.
@@ -273,9 +276,32 @@ impl RouteTable {
             port_ids: (0..=max_ports.min(DIRECT as usize) as u16).collect(),
             set_off: Vec::new(),
             set_ports: Vec::new(),
+            link_down: Vec::new(),
         };
         table.fill_entries(share)?;
         Ok(table)
+    }
+
+    /// Recompute every forwarding entry as shortest paths over the links up, `down[l]` telling
+    /// whether link `l` (index into the topology's links) is down: the ECMP sets of a network
+    /// that has converged after link failures. A destination cut off from a switch gets no
+    /// next hop there. Port numbers do not change. Errors as [`RouteTable::try_build`] when
+    /// the distinct ECMP sets run out.
+    pub fn reroute(&mut self, down: &[bool]) -> Result<(), String> {
+        self.link_down = if down.iter().any(|&d| d) {
+            down.to_vec()
+        } else {
+            Vec::new()
+        };
+        // Sharing rows between hosts on one switch assumes every host link is up.
+        let share = self.link_down.is_empty();
+        self.fill_entries(share)
+    }
+
+    /// Is the port in CSR slot `k` on a link that is down?
+    #[inline]
+    fn slot_down(&self, k: usize) -> bool {
+        !self.link_down.is_empty() && self.link_down[self.port_link[k] as usize]
     }
 
     /// Compute the forwarding entries (`entry`) and the ECMP sets (`set_off`, `set_ports`):
@@ -350,8 +376,9 @@ impl RouteTable {
                 continue;
             }
             let du = dist[u] + 1;
-            for &v in &self.port_peer[self.port_off[u] as usize..self.port_off[u + 1] as usize] {
-                if dist[v as usize] == u32::MAX {
+            for k in self.port_off[u] as usize..self.port_off[u + 1] as usize {
+                let v = self.port_peer[k];
+                if dist[v as usize] == u32::MAX && !self.slot_down(k) {
                     dist[v as usize] = du;
                     queue.push(v);
                 }
@@ -380,7 +407,10 @@ impl RouteTable {
             let end = self.port_off[s as usize + 1] as usize;
             for (p, &v) in self.port_peer[base..end].iter().enumerate() {
                 let dv = dist[v as usize];
-                if dv != u32::MAX && dv + 1 == ds && (v == h || self.switch_idx[v as usize] != NONE)
+                if dv != u32::MAX
+                    && dv + 1 == ds
+                    && (v == h || self.switch_idx[v as usize] != NONE)
+                    && !self.slot_down(base + p)
                 {
                     scratch.push(p as u16);
                 }
