@@ -1808,7 +1808,8 @@ impl Simulator {
             ));
         }
         let c = &self.counters;
-        let dropped = c.drops + c.drops_link_error + c.drops_no_route;
+        let link_drops = self.failures.as_ref().map_or(0, |f| f.link_drops);
+        let dropped = c.drops + c.drops_link_error + c.drops_no_route + link_drops;
         let created = self.arena.created();
         if created != c.packets_consumed + dropped + self.arena.live() as u64 {
             return Err(format!(
