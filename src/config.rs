@@ -295,6 +295,12 @@ pub struct Failures {
     /// timers, routing-protocol updates; tens of ms to seconds) depends on its control
     /// plane, so it is left to the scenario to give (`routing.reconverge_delay`).
     pub reconverge_delay_ps: u64,
+    /// The two switches at the ends of a link that changes state follow it at once (they see
+    /// the loss of carrier); only the others wait `reconverge_delay_ps`. A spine whose
+    /// downlink to a leaf failed then sends that leaf's traffic down to another leaf, which,
+    /// not yet converged, may send it up again to any spine — the same one included: the
+    /// down-and-up bounces and transient loops that make lossless Clos fabrics deadlock.
+    pub local_repair: bool,
 }
 
 impl Failures {

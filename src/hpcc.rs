@@ -1206,6 +1206,7 @@ fn resolve_link_down(
             up: false,
         }],
         reconverge_delay_ps: 0,
+        local_repair: false,
     };
     Ok(())
 }

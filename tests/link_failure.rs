@@ -331,3 +331,78 @@ fn hpcc_bad_link_down_is_an_error_naming_the_key() {
         );
     }
 }
+
+/// A leaf–spine (3 ToRs of 4 hosts, 2 spines, 100 Gb/s, lossless PFC, 1 MiB buffers, no
+/// congestion control) where the link ToR 12 – spine 15 fails at 20 µs while the hosts of
+/// ToRs 13 and 14 send long flows to those of ToR 12. Hosts are nodes 0..11 (host `i` under
+/// ToR `12 + i / 4`), the spines 15 and 16.
+fn clos_bounce(local_repair: bool) -> String {
+    format!(
+        r#"name = "bounce"
+stop = "5ms"
+[topology]
+kind = "leaf_spine"
+spines = 2
+tors = 3
+hosts_per_tor = 4
+host_rate = "100Gbps"
+[buffer]
+mode = "lossless"
+size = "1MiB"
+[loss_recovery]
+kind = "gbn"
+rto = "1000s"
+[cc]
+kind = "none"
+window = "none"
+[routing]
+reconverge_delay = "100ms"
+local_repair = {local_repair}
+[[event]]
+kind = "link_down"
+at = "20us"
+link = [12, 15]
+[[traffic]]
+kind = "long_lived"
+pairs = [[4, 0], [5, 1], [6, 2], [7, 3], [8, 0], [9, 1], [10, 2], [11, 3]]
+size = "100MB"
+"#
+    )
+}
+
+/// Bounce routing: with `local_repair`, spine 15 sends ToR 12's traffic down to ToR 13 or
+/// 14 at once, and those, still on their old tables (the fabric reconverges only after
+/// 100 ms), send part of it up to spine 15 again: flows whose ECMP hash at ToR 13 (or 14)
+/// picks spine 15 loop between the two. The loop's queues fill, each end pauses the other,
+/// and the existing PFC deadlock detector finds the cycle (the run stops with status 3).
+/// Without local repair spine 15 keeps its dead port until the fabric reconverges: the
+/// packets routed to it are lost, nothing loops, no deadlock.
+#[test]
+fn bounce_routing_after_a_failure_deadlocks_a_lossless_clos() {
+    let d = TempDir::new("link-failure-bounce");
+    let run = |name: &str, local: bool| {
+        d.write(&format!("{name}.toml"), &clos_bounce(local));
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_sfc"))
+            .current_dir(d.path())
+            .args(["run", &format!("{name}.toml"), "--out", name])
+            .output()
+            .unwrap();
+        let s: serde_json::Value =
+            serde_json::from_str(&d.read(&format!("{name}/summary.json"))).unwrap();
+        (o.status.code(), s)
+    };
+    let (code, s) = run("bounce", true);
+    assert_eq!(code, Some(3), "{s}");
+    let dl = &s["pfc"]["deadlocks"];
+    assert!(dl["count"].as_u64().unwrap() >= 1, "{dl}");
+    // The cycle runs through spine 15 and a ToR (13 or 14) that bounces traffic back.
+    let cycle = dl["cycles"][0]["cycle"].as_str().unwrap();
+    assert!(cycle.contains("15:"), "{cycle}");
+    assert!(cycle.contains("13:") || cycle.contains("14:"), "{cycle}");
+    assert_eq!(s["failures"]["reroutes"], 0);
+
+    let (code, s) = run("no-repair", false);
+    assert_eq!(s["pfc"]["deadlocks"]["count"], 0, "{s}");
+    assert_ne!(code, Some(3));
+    assert!(s["failures"]["link_drops"].as_u64().unwrap() > 0, "{s}");
+}

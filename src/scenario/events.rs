@@ -27,6 +27,8 @@ pub struct RawEvent {
 pub struct RawRouting {
     /// Time from a link's change of state until the forwarding tables follow it (default 0).
     pub reconverge_delay: Option<S>,
+    /// The switches at the ends of a changed link follow it at once (default false).
+    pub local_repair: Option<bool>,
 }
 
 /// `[routing]` and the `[[event]]` list into `net.failures` (after the stop time is known):
@@ -49,6 +51,7 @@ pub(super) fn resolve_events(
     net.failures = Failures {
         events: out,
         reconverge_delay_ps: delay,
+        local_repair: routing.local_repair.unwrap_or(false),
     };
     Ok(())
 }

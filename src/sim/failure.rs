@@ -99,11 +99,42 @@ impl Simulator {
             st.down[l] = !e.up;
             st.changes += 1;
         }
-        for l in links {
+        for &l in &links {
             self.set_link_state(l, e.up);
         }
         let delay = self.cfg.failures.reconverge_delay_ps;
+        if self.cfg.failures.local_repair && delay > 0 {
+            self.local_repair(&links);
+        }
         self.q.schedule_in(delay, Event::Reroute);
+    }
+
+    /// The switches at the ends of `links` take the shortest paths over the links up now at
+    /// once ([`crate::config::Failures::local_repair`]); the others keep their tables until
+    /// the reconvergence delay has elapsed.
+    fn local_repair(&mut self, links: &[usize]) {
+        let Some(st) = self.failures.as_mut() else {
+            return;
+        };
+        if st.static_routes.is_none() {
+            st.static_routes = Some(Box::new(self.routes.clone()));
+        }
+        let mut repaired = self.routes.clone();
+        if repaired.reroute(&st.down).is_err() {
+            return;
+        }
+        let mut ends: Vec<u32> = Vec::with_capacity(2 * links.len());
+        for &l in links {
+            let k = &self.topo.links[l];
+            for n in [k.a, k.b] {
+                if matches!(self.nodes[n as usize], NodeRef::Switch(_)) && !ends.contains(&n) {
+                    ends.push(n);
+                }
+            }
+        }
+        if self.routes.adopt_switches(&repaired, &ends).is_ok() {
+            self.refresh_pending_egress();
+        }
     }
 
     /// Link `l` goes down (`up` false) or comes back up, at both ends.
@@ -202,6 +233,12 @@ impl Simulator {
             return;
         }
         st.reroutes += 1;
+        self.refresh_pending_egress();
+    }
+
+    /// The packets on their way to a switch take the current tables' decision (it is made
+    /// when a packet is sent, see `Event::Arrive`).
+    fn refresh_pending_egress(&mut self) {
         let (nodes, arena, routes, switches) =
             (&self.nodes, &self.arena, &self.routes, &self.switches);
         self.q.for_each_pending_mut(|_, ev| {

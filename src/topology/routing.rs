@@ -298,6 +298,45 @@ impl RouteTable {
         self.fill_entries(share)
     }
 
+    /// The forwarding entries of the switches `nodes` (node ids; others are ignored) become
+    /// those of `other`, a table of the same topology (e.g. one [`RouteTable::reroute`]d
+    /// over fewer links); every other switch keeps its own. Errors as
+    /// [`RouteTable::try_build`] when the distinct ECMP sets run out.
+    pub fn adopt_switches(&mut self, other: &RouteTable, nodes: &[u32]) -> Result<(), String> {
+        let s_count = self.switches.len();
+        let mut sets = EcmpSets::new(s_count);
+        // The sets in use keep their ids.
+        for k in 1..self.set_off.len() - 1 {
+            let ports = &self.set_ports[self.set_off[k] as usize..self.set_off[k + 1] as usize];
+            sets.ids.insert(ports.to_vec(), k as u16);
+        }
+        sets.off = std::mem::take(&mut self.set_off);
+        sets.ports = std::mem::take(&mut self.set_ports);
+        let mut result = Ok(());
+        'nodes: for &n in nodes {
+            let Some(si) = self.switch_index(n) else {
+                continue;
+            };
+            let si = si as usize;
+            for (hi, &h) in self.hosts.iter().enumerate() {
+                let e = match *other.next_hops(n, h) {
+                    [p] if p < DIRECT => DIRECT | p,
+                    ref ports => match sets.id(si, ports) {
+                        Ok(id) => id,
+                        Err(e) => {
+                            result = Err(e);
+                            break 'nodes;
+                        }
+                    },
+                };
+                self.entry[hi * s_count + si] = e;
+            }
+        }
+        self.set_off = sets.off;
+        self.set_ports = sets.ports;
+        result
+    }
+
     /// Is the port in CSR slot `k` on a link that is down?
     #[inline]
     fn slot_down(&self, k: usize) -> bool {
