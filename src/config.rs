@@ -258,6 +258,10 @@ pub struct CoreConfig {
     /// = none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub capture: Option<CaptureSpec>,
+    /// Links that go down and come back up during the run, and how long routing takes to
+    /// follow ([`Failures`]). Empty: every link stays up.
+    #[serde(skip_serializing_if = "Failures::is_empty")]
+    pub failures: Failures,
 }
 
 /// One captured link: its two ends as (node id, port index), and its rate.
@@ -293,6 +297,56 @@ pub struct CaptureSpec {
     pub snaplen_bytes: u32,
 }
 
+/// One scheduled change of a link's state (scenario `[[event]]`, HPCC-sim `LINK_DOWN`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct LinkEvent {
+    /// When the link changes state, picoseconds.
+    pub at_ps: u64,
+    /// One end of the link (node id).
+    pub a: u32,
+    /// The other end (node id). Every link between `a` and `b` (parallel links included)
+    /// changes state.
+    pub b: u32,
+    /// The link comes back up (`link_up`) instead of going down (`link_down`).
+    pub up: bool,
+}
+
+/// Link failures of a run and the routing's reaction to them.
+///
+/// When a link goes down, packets on the wire on it (whose last bit has not reached the far
+/// end) are lost, its two ends keep serving their queues at line rate but every packet they
+/// send is lost (a port that routing has not yet withdrawn black-holes the traffic routed to
+/// it), and any PFC pause in force on either end is lifted (HPCC-sim's
+/// `QbbNetDevice::TakeDown` clears the port's pause state: a RESUME that can no longer
+/// arrive must not hold a queue forever). All these packets count as `link_drops`.
+/// `reconverge_delay_ps` after each change the ECMP next hops of every switch are computed
+/// again as shortest paths over the links up at that moment.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct Failures {
+    /// The changes, in the order they were given (events at the same time apply in this
+    /// order).
+    pub events: Vec<LinkEvent>,
+    /// Time from a link's change of state until the forwarding tables follow it,
+    /// picoseconds. Default 0, HPCC-sim's behaviour (`TakeDownLink` recomputes the routes at
+    /// the instant of the failure): a real fabric's detection and convergence time (BFD
+    /// timers, routing-protocol updates; tens of ms to seconds) depends on its control
+    /// plane, so it is left to the scenario to give (`routing.reconverge_delay`).
+    pub reconverge_delay_ps: u64,
+    /// The two switches at the ends of a link that changes state follow it at once (they see
+    /// the loss of carrier); only the others wait `reconverge_delay_ps`. A spine whose
+    /// downlink to a leaf failed then sends that leaf's traffic down to another leaf, which,
+    /// not yet converged, may send it up again to any spine — the same one included: the
+    /// down-and-up bounces and transient loops that make lossless Clos fabrics deadlock.
+    pub local_repair: bool,
+}
+
+impl Failures {
+    /// No link ever changes state.
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+}
+
 impl Default for CoreConfig {
     fn default() -> Self {
         CoreConfig {
@@ -326,6 +380,7 @@ impl Default for CoreConfig {
             queue_monitor_ps: US,
             sender_throughput: false,
             capture: None,
+            failures: Failures::default(),
         }
     }
 }

@@ -488,6 +488,7 @@ fn resolve_once(c: &HpccConfig, cwd: &Path, stream: bool) -> Result<HpccRun, Str
     check_unimplemented(c, &mut setup)?;
     let (mut net, err_rate) = resolve_net(c, &setup)?;
     net.schemes.resolve_hpcc_topology(&topo);
+    resolve_link_down(c, &topo, &mut net)?;
     let cc = setup.cc;
     if err_rate > 0.0 {
         // HPCC-sim: a link with error_rate 0 uses the global model.
@@ -1144,14 +1145,68 @@ fn check_unimplemented(
             ),
         ));
     }
-    if let Some(e) = c.get("LINK_DOWN")
-        && e.values.iter().any(|v| v != "0")
-    {
+    Ok(())
+}
+
+/// `LINK_DOWN time_us src dst` into `net.failures`, as HPCC-sim's `third.cc` does it: with
+/// `time_us` > 0 the link src–dst goes down at 2 s + `time_us` µs (an absolute simulated
+/// time: HPCC-sim's flows start at 2 s), and `TakeDownLink` recomputes every forwarding
+/// table at that instant (reconvergence delay 0); `time_us` 0 means no failure, whatever
+/// `src` and `dst` say. Unlike HPCC-sim, whose channel still delivers the packets on the wire,
+/// those are lost with the link ([`crate::config::Failures`]).
+fn resolve_link_down(
+    c: &HpccConfig,
+    topo: &crate::topology::TopologySpec,
+    net: &mut NetConfig,
+) -> Result<(), String> {
+    let Some(e) = c.get("LINK_DOWN") else {
+        return Ok(());
+    };
+    let num = |i: usize, what: &str| -> Result<u64, String> {
+        e.values[i].parse::<u64>().map_err(|_| {
+            c.err(
+                "LINK_DOWN",
+                format!(
+                    "{what} `{}` is not a non-negative integer (`LINK_DOWN time_us src dst`)",
+                    e.values[i]
+                ),
+            )
+        })
+    };
+    let (time_us, a, b) = (num(0, "time_us")?, num(1, "src")?, num(2, "dst")?);
+    if time_us == 0 {
+        return Ok(());
+    }
+    let at_ps = (time_us as u128 * US as u128 + 2 * SEC as u128).min(u64::MAX as u128) as u64;
+    if at_ps >= net.stop_ps {
         return Err(c.err(
             "LINK_DOWN",
-            "link failures are not implemented; use `LINK_DOWN 0 0 0`",
+            format!(
+                "the link goes down at 2 s + {time_us} µs, not before SIMULATOR_STOP_TIME: \
+                 the failure would never happen"
+            ),
         ));
     }
+    let exists = topo
+        .links
+        .iter()
+        .any(|l| (l.a as u64, l.b as u64) == (a, b) || (l.a as u64, l.b as u64) == (b, a));
+    if !exists {
+        return Err(c.err(
+            "LINK_DOWN",
+            format!("there is no link between nodes {a} and {b} in the topology"),
+        ));
+    }
+    net.failures = crate::config::Failures {
+        events: vec![crate::config::LinkEvent {
+            at_ps,
+            a: a as u32,
+            b: b as u32,
+            up: false,
+        }],
+        reconverge_delay_ps: 0,
+        local_repair: false,
+    };
     Ok(())
 }
 

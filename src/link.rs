@@ -9,6 +9,9 @@ pub struct PortLink {
     pub peer: u32,
     /// Port number at the other end.
     pub peer_port: u16,
+    /// The link is up. A packet sent on a link that is down is lost
+    /// ([`crate::config::Failures`]).
+    pub up: bool,
     /// Rate, bits per second.
     pub rate_bps: u64,
     /// One-way propagation delay, picoseconds.

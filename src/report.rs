@@ -255,6 +255,10 @@ pub fn summary_json(sim: &Simulator, stats: &RunStats, name: &str, wall: f64) ->
                 serde_json::to_value(qs).unwrap_or_default(),
             );
         }
+        // Link failures (runs with link events only).
+        if let Some(f) = sim.failure_summary() {
+            o.insert("failures".into(), f);
+        }
         // One section per scheme (`ecn`, `sfc`, `onramp`, `pfc`, …), written by the scheme.
         for (name, section) in sim.scheme_summaries() {
             o.insert(name.into(), section);
@@ -628,6 +632,22 @@ pub fn extra_lines(r: &RunResult) -> Vec<(String, String)> {
             ),
         ),
     ];
+    if let Some(f) = &s.failures {
+        let at = lines
+            .iter()
+            .position(|l| l.0 == "drops")
+            .map_or(0, |i| i + 1);
+        lines.insert(
+            at,
+            (
+                "link failures".into(),
+                format!(
+                    "{} changes, {} reroutes, {} pkts lost",
+                    f.changes, f.reroutes, f.link_drops
+                ),
+            ),
+        );
+    }
     if let Some(l) = deadlock_line(s) {
         // After the PFC pauses.
         let at = lines

@@ -992,7 +992,7 @@ fn error_bad_values_name_key_and_line() {
         ("FRAMING wifi", "FRAMING"),
         ("GBN_RTO_US 0", "GBN_RTO_US"),
         ("SEED -1", "SEED"),
-        ("LINK_DOWN 1 0 2", "LINK_DOWN"),
+        ("LINK_DOWN 1 0 1", "LINK_DOWN"),
         ("GLOBAL_T 0", "GLOBAL_T"),
         ("L2_ACK_INTERVAL 2", "L2_ACK_INTERVAL"),
         ("L2_BACK_TO_ZERO 1", "L2_BACK_TO_ZERO"),

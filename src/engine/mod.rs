@@ -101,6 +101,21 @@ pub enum Event {
         /// Timer argument (e.g. a priority).
         arg: u8,
     },
+    /// Entry `event` of [`crate::config::Failures::events`] takes effect: a link goes down or
+    /// comes back up.
+    LinkChange {
+        /// Index into the run's link events.
+        event: u32,
+    },
+    /// The forwarding tables follow the links' states (a link change's reconvergence delay
+    /// has elapsed).
+    Reroute,
+    /// Packet `pkt` was on the wire of a link that went down, or was sent on a link that is
+    /// down: it is lost. Takes the place of its `Arrive` (same order class).
+    Lost {
+        /// Packet slot in the arena.
+        pkt: u32,
+    },
 }
 
 /// Order class of an event among events of the same picosecond: packet arrivals (0) come
@@ -112,7 +127,7 @@ pub enum Event {
 #[inline]
 fn class(ev: &Event) -> u8 {
     match ev {
-        Event::Arrive { .. } => 0,
+        Event::Arrive { .. } | Event::Lost { .. } => 0,
         Event::FlowStart { .. } => 1,
         _ => 2,
     }
@@ -366,6 +381,36 @@ impl EventQueue {
     #[inline]
     pub fn schedule_in(&mut self, delay_ps: u64, ev: Event) {
         self.schedule(self.now_ps.saturating_add(delay_ps), ev);
+    }
+
+    /// Call `f` on every pending event with its time, picoseconds, in no particular order; `f`
+    /// may change an event in place as long as its order class stays the same (the order of
+    /// pending events is kept). For rare whole-network changes (a link failure), not the hot
+    /// path: it visits every pending event.
+    pub fn for_each_pending_mut(&mut self, mut f: impl FnMut(u64, &mut Event)) {
+        for (t, ev) in self.cur.iter_mut() {
+            let c = class(ev);
+            f(*t, ev);
+            debug_assert_eq!(c, class(ev), "an event changed its order class");
+        }
+        let len = self.wheel_len as u64;
+        for (slot, v) in self.wheel.iter_mut().enumerate() {
+            // The bucket of this slot: the one after `cur_idx` congruent to it.
+            let off = (slot as u64).wrapping_sub(self.cur_idx) & (len - 1);
+            let base = (self.cur_idx + off) << SHIFT;
+            for (k, ev) in v.iter_mut() {
+                let c = class(ev);
+                f(base + u64::from(*k >> CLASS_BITS), ev);
+                debug_assert_eq!(c, class(ev), "an event changed its order class");
+            }
+        }
+        let mut far = std::mem::take(&mut self.overflow).into_vec();
+        for Far(k, ev) in far.iter_mut() {
+            let c = class(ev);
+            f(key_time(*k), ev);
+            debug_assert_eq!(c, class(ev), "an event changed its order class");
+        }
+        self.overflow = far.into();
     }
 
     /// Time of the next event, if any.

@@ -8,6 +8,7 @@
 pub mod capture;
 pub mod cc;
 pub mod default;
+mod events;
 mod keys;
 mod topology;
 mod traffic;
@@ -101,6 +102,12 @@ macro_rules! raw_scenario {
             /// Traffic generators (array of tables).
             #[serde(default)]
             pub traffic: Vec<RawTraffic>,
+            /// Routing section (reconvergence after link failures).
+            #[serde(default)]
+            pub routing: events::RawRouting,
+            /// Link failures and repairs (array of tables).
+            #[serde(default)]
+            pub event: Vec<events::RawEvent>,
             /// Output options.
             #[serde(default)]
             pub output: RawOutput,
@@ -1124,6 +1131,13 @@ fn resolve(
         net.capture = errs
             .take(capture::resolve_capture(&raw.capture, topo, ctx))
             .flatten();
+        errs.take(events::resolve_events(
+            &raw.event,
+            &raw.routing,
+            topo,
+            ctx,
+            &mut net,
+        ));
         (flows, stream) = resolve_flows(&raw, topo, &net, host_rate, streaming, ctx, &mut errs);
     }
     let bins = errs.take(resolve_bins(&raw.output, ctx));

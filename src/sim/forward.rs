@@ -27,8 +27,17 @@ impl Simulator {
     /// (ECMP among equal-cost ports), or `NO_EGRESS` if the destination is unreachable.
     #[inline(always)]
     pub(crate) fn switch_route(&self, s: usize, h: &Hdr) -> u16 {
-        let sw = &self.switches[s];
-        let hops = self.routes.next_hops(sw.node, h.dst);
+        Self::route_at(&self.routes, &self.switches[s], h)
+    }
+
+    /// [`Self::switch_route`] of switch `sw` on the forwarding tables `routes`.
+    #[inline(always)]
+    pub(crate) fn route_at(
+        routes: &crate::topology::routing::RouteTable,
+        sw: &crate::registry::Switch,
+        h: &Hdr,
+    ) -> u16 {
+        let hops = routes.next_hops(sw.node, h.dst);
         match hops.len() {
             0 => NO_EGRESS,
             1 => hops[0],

@@ -12,6 +12,7 @@
 //! (NDP). The network modules below it hold state and pure mechanisms and never name the
 //! simulator.
 
+pub mod failure;
 pub mod forward;
 pub mod nic;
 pub mod pulled;
@@ -189,6 +190,8 @@ pub struct Simulator {
     monitor_end_ps: Option<u64>,
     /// The packet capture being written ([`Self::start_capture`]); `None` = none.
     capture: Option<Box<crate::capture::Capture>>,
+    /// Link-failure state; `None` in a run without link events.
+    pub failures: Option<Box<failure::FailureState>>,
 }
 
 /// How many events ahead of the one executing the event loop prefetches a packet slot.
@@ -286,6 +289,7 @@ fn build_nodes(topo: &TopologySpec, cfg: &NetConfig) -> (Vec<NodeRef>, Vec<HostN
         PortLink {
             peer: ps.peer,
             peer_port: ps.peer_port,
+            up: true,
             rate_bps: l.rate_bps,
             delay_ps: l.delay_ps,
             error_rate: l.error_rate,
@@ -917,11 +921,13 @@ impl Simulator {
             on_deadlock: OnDeadlock::default(),
             capture: None,
             monitor_end_ps: None,
+            failures: None,
         };
         sim.deadlock_period = crate::registry::DeadlockDetector::period_ps(&sim.switches);
         if let Some(sched) = sim.cfg.prepare_ports(&mut sim.switches) {
             sim.cfg.scheduler = sched;
         }
+        sim.schedule_link_events();
         Ok(sim)
     }
 
@@ -970,8 +976,13 @@ impl Simulator {
             return false;
         }
         let mtu = self.cfg.mtu_bytes as u64;
-        let (classes, paths, routes, topo) =
-            (&mut st.classes, &mut self.paths, &self.routes, &self.topo);
+        // Ideal paths are those with every link up.
+        let routes = self
+            .failures
+            .as_ref()
+            .and_then(|f| f.static_routes.as_deref())
+            .unwrap_or(&self.routes);
+        let (classes, paths, topo) = (&mut st.classes, &mut self.paths, &self.topo);
         let e = st.per_pair.entry((f.src, f.dst)).or_insert_with(|| {
             (
                 0,
@@ -1252,7 +1263,7 @@ impl Simulator {
 
     /// The port `tx` is busy until `now + ser` sending `size` bytes; a TxDone is wanted only if
     /// it has `more` to send and none is pending. Returns (TxDone wanted, peer node, peer
-    /// port, propagation delay).
+    /// port, propagation delay — [`failure::DEAD_LINK`] when the link is down).
     #[inline(always)]
     pub(crate) fn start_tx(
         tx: &mut TxPort,
@@ -1268,7 +1279,12 @@ impl Simulator {
         }
         let link = &mut tx.link;
         link.tx_bytes += size as u64;
-        (more, link.peer, link.peer_port, link.delay_ps)
+        let delay = if link.up {
+            link.delay_ps
+        } else {
+            failure::DEAD_LINK
+        };
+        (more, link.peer, link.peer_port, delay)
     }
 
     /// The events of a transmission started at `now` on port `port` of `node`: its TxDone (if
@@ -1287,6 +1303,14 @@ impl Simulator {
         peer_port: u16,
         delay: u64,
     ) {
+        if delay == failure::DEAD_LINK {
+            // The link is down: the packet is lost (freed once the sender is done with it).
+            if more {
+                self.q.schedule(now + ser, Event::TxDone { node, port });
+            }
+            self.q.schedule(now, Event::Lost { pkt: p });
+            return;
+        }
         let proc = match self.nodes[peer as usize] {
             NodeRef::Host(_) => self.cfg.nic_delay_ps,
             NodeRef::Switch(_) => self.cfg.switch_delay_ps,
@@ -1527,6 +1551,9 @@ impl Simulator {
                 self.flow_start(flow)
             }
             Event::Rto { flow } => self.rto_fire(flow),
+            Event::LinkChange { event } => self.link_change(event),
+            Event::Reroute => self.reroute(),
+            Event::Lost { pkt } => self.lost(pkt),
             Event::CcTimer { flow, .. } => self.cc_timer_fire(flow),
             Event::CnpDue { flow, marked } => self.cnp_due_fire(flow, marked),
             Event::SchemeTimer {
@@ -1824,7 +1851,8 @@ impl Simulator {
             ));
         }
         let c = &self.counters;
-        let dropped = c.drops + c.drops_link_error + c.drops_no_route;
+        let link_drops = self.failures.as_ref().map_or(0, |f| f.link_drops);
+        let dropped = c.drops + c.drops_link_error + c.drops_no_route + link_drops;
         let created = self.arena.created();
         if created != c.packets_consumed + dropped + self.arena.live() as u64 {
             return Err(format!(

@@ -348,6 +348,7 @@ mod tests {
         let link = PortLink {
             peer: 1,
             peer_port: 0,
+            up: true,
             rate_bps: 100_000_000_000,
             delay_ps: 1_000_000,
             error_rate: 0.0,
@@ -398,6 +399,7 @@ mod tests {
         let link = PortLink {
             peer: 1,
             peer_port: 0,
+            up: true,
             rate_bps: 100_000_000_000,
             delay_ps: 1_000_000,
             error_rate: 0.0,
@@ -425,6 +427,7 @@ mod tests {
         let link = PortLink {
             peer: 1,
             peer_port: 0,
+            up: true,
             rate_bps: 100_000_000_000,
             delay_ps: 1_000_000,
             error_rate: 0.0,

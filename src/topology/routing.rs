@@ -53,6 +53,9 @@ pub struct RouteTable {
     set_off: Vec<u32>,
     /// All distinct port sets, concatenated.
     set_ports: Vec<u16>,
+    /// Per link index: the link is down and carries no route ([`RouteTable::reroute`]).
+    /// Empty: every link is up.
+    link_down: Vec<bool>,
 }
 
 /// Flag of a forwarding entry holding its single egress port directly.
@@ -273,9 +276,71 @@ impl RouteTable {
             port_ids: (0..=max_ports.min(DIRECT as usize) as u16).collect(),
             set_off: Vec::new(),
             set_ports: Vec::new(),
+            link_down: Vec::new(),
         };
         table.fill_entries(share)?;
         Ok(table)
+    }
+
+    /// Recompute every forwarding entry as shortest paths over the links up, `down[l]` telling
+    /// whether link `l` (index into the topology's links) is down: the ECMP sets of a network
+    /// that has converged after link failures. A destination cut off from a switch gets no
+    /// next hop there. Port numbers do not change. Errors as [`RouteTable::try_build`] when
+    /// the distinct ECMP sets run out.
+    pub fn reroute(&mut self, down: &[bool]) -> Result<(), String> {
+        self.link_down = if down.iter().any(|&d| d) {
+            down.to_vec()
+        } else {
+            Vec::new()
+        };
+        // Sharing rows between hosts on one switch assumes every host link is up.
+        let share = self.link_down.is_empty();
+        self.fill_entries(share)
+    }
+
+    /// The forwarding entries of the switches `nodes` (node ids; others are ignored) become
+    /// those of `other`, a table of the same topology (e.g. one [`RouteTable::reroute`]d
+    /// over fewer links); every other switch keeps its own. Errors as
+    /// [`RouteTable::try_build`] when the distinct ECMP sets run out.
+    pub fn adopt_switches(&mut self, other: &RouteTable, nodes: &[u32]) -> Result<(), String> {
+        let s_count = self.switches.len();
+        let mut sets = EcmpSets::new(s_count);
+        // The sets in use keep their ids.
+        for k in 1..self.set_off.len() - 1 {
+            let ports = &self.set_ports[self.set_off[k] as usize..self.set_off[k + 1] as usize];
+            sets.ids.insert(ports.to_vec(), k as u16);
+        }
+        sets.off = std::mem::take(&mut self.set_off);
+        sets.ports = std::mem::take(&mut self.set_ports);
+        let mut result = Ok(());
+        'nodes: for &n in nodes {
+            let Some(si) = self.switch_index(n) else {
+                continue;
+            };
+            let si = si as usize;
+            for (hi, &h) in self.hosts.iter().enumerate() {
+                let e = match *other.next_hops(n, h) {
+                    [p] if p < DIRECT => DIRECT | p,
+                    ref ports => match sets.id(si, ports) {
+                        Ok(id) => id,
+                        Err(e) => {
+                            result = Err(e);
+                            break 'nodes;
+                        }
+                    },
+                };
+                self.entry[hi * s_count + si] = e;
+            }
+        }
+        self.set_off = sets.off;
+        self.set_ports = sets.ports;
+        result
+    }
+
+    /// Is the port in CSR slot `k` on a link that is down?
+    #[inline]
+    fn slot_down(&self, k: usize) -> bool {
+        !self.link_down.is_empty() && self.link_down[self.port_link[k] as usize]
     }
 
     /// Compute the forwarding entries (`entry`) and the ECMP sets (`set_off`, `set_ports`):
@@ -350,8 +415,9 @@ impl RouteTable {
                 continue;
             }
             let du = dist[u] + 1;
-            for &v in &self.port_peer[self.port_off[u] as usize..self.port_off[u + 1] as usize] {
-                if dist[v as usize] == u32::MAX {
+            for k in self.port_off[u] as usize..self.port_off[u + 1] as usize {
+                let v = self.port_peer[k];
+                if dist[v as usize] == u32::MAX && !self.slot_down(k) {
                     dist[v as usize] = du;
                     queue.push(v);
                 }
@@ -380,7 +446,10 @@ impl RouteTable {
             let end = self.port_off[s as usize + 1] as usize;
             for (p, &v) in self.port_peer[base..end].iter().enumerate() {
                 let dv = dist[v as usize];
-                if dv != u32::MAX && dv + 1 == ds && (v == h || self.switch_idx[v as usize] != NONE)
+                if dv != u32::MAX
+                    && dv + 1 == ds
+                    && (v == h || self.switch_idx[v as usize] != NONE)
+                    && !self.slot_down(base + p)
                 {
                     scratch.push(p as u16);
                 }

@@ -492,6 +492,17 @@ impl PauseTimes {
         self.paused_ps += now_ps - self.since[i];
     }
 
+    /// The link of the port in state slot `slot` (transmit state `tx`) went down at `now_ps`:
+    /// every received pause in force on it ends, as if a RESUME had arrived (not logged: no
+    /// frame arrived). See [`crate::config::Failures`].
+    pub fn link_down(&mut self, tx: &mut TxPort, slot: usize, now_ps: u64) {
+        for q in 1..self.nq {
+            if self.until.get(slot * self.nq + q).is_some_and(|&u| u != 0) {
+                self.unpause(tx, slot, q, now_ps);
+            }
+        }
+    }
+
     /// Expiry check of priority `q` of the port in state slot `slot` at `now_ps`: true if the
     /// pause ended (restart the port).
     pub fn expire(&mut self, tx: &mut TxPort, slot: usize, q: usize, now_ps: u64) -> bool {

@@ -39,6 +39,7 @@ mod tests {
         let mut port = TxPort::new(PortLink {
             peer: 1,
             peer_port: 0,
+            up: true,
             rate_bps: 100_000_000_000,
             delay_ps: 1_000_000,
             error_rate: 0.0,
