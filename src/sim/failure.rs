@@ -4,13 +4,13 @@
 //!
 //! Nothing here runs per packet. A run without link events schedules none of these events
 //! and allocates no failure state; the only per-packet cost is the link-up test where a
-//! packet is handed to a link ([`Simulator::start_tx`]).
+//! packet is handed to a link (`Simulator::start_tx`).
 
 use super::{NodeRef, Simulator};
 use crate::engine::{Event, NO_EGRESS};
 use crate::topology::routing::RouteTable;
 
-/// `delay` returned by [`Simulator::start_tx`] for a link that is down: the packet is lost
+/// `delay` returned by `Simulator::start_tx` for a link that is down: the packet is lost
 /// instead of arriving.
 pub(crate) const DEAD_LINK: u64 = u64::MAX;
 
