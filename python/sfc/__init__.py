@@ -55,9 +55,7 @@ def _set_args(set: Union[None, Mapping[str, Any], Iterable[str]]) -> List[str]:
                 val = "true" if v else "false"
             elif isinstance(v, (int, float)):
                 val = repr(v)
-            elif isinstance(v, str):
-                val = json.dumps(v)
-            else:
+            else:  # strings quoted, lists as arrays: JSON's spelling is TOML's here
                 val = json.dumps(v)
             out.append(f"{k}={val}")
         return out

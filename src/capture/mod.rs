@@ -139,9 +139,7 @@ impl Capture {
         };
         describe(pkt, &mut self.comment);
         // The block's size with its comment: within the byte cap or not written at all.
-        let block = PcapngWriter::<AtomicWriter>::packet_block_bytes(keep)
-            + 8
-            + (self.comment.len() as u64).div_ceil(4) * 4;
+        let block = PcapngWriter::<AtomicWriter>::packet_block_bytes(keep, self.comment.len());
         if self.packets >= self.spec.max_packets || w.bytes + block > self.spec.max_bytes {
             self.capped = true;
             self.close();

@@ -111,12 +111,8 @@ impl<W: Write> PcapngWriter<W> {
         orig_len: u32,
         comment: &str,
     ) -> io::Result<()> {
-        let opts = if comment.is_empty() {
-            0
-        } else {
-            opt_len(comment.len()) + 4
-        };
-        let total = (32 + pad4(data.len()) + opts) as u32;
+        let opts = Self::packet_block_bytes(0, comment.len()) as usize - 32;
+        let total = Self::packet_block_bytes(data.len(), comment.len()) as u32;
         let mut head = [0u8; 28];
         head[0..4].copy_from_slice(&EPB.to_le_bytes());
         head[4..8].copy_from_slice(&total.to_le_bytes());
@@ -137,9 +133,15 @@ impl<W: Write> PcapngWriter<W> {
         self.write_raw(&total.to_le_bytes())
     }
 
-    /// The bytes a frame of `data_len` captured bytes (and no comment) adds to the file.
-    pub fn packet_block_bytes(data_len: usize) -> u64 {
-        (32 + pad4(data_len)) as u64
+    /// The bytes [`Self::packet`] adds to the file for a frame of `data_len` captured bytes
+    /// with a comment of `comment_len` bytes (0: no comment, no options).
+    pub fn packet_block_bytes(data_len: usize, comment_len: usize) -> u64 {
+        let opts = if comment_len == 0 {
+            0
+        } else {
+            opt_len(comment_len) + 4
+        };
+        (32 + pad4(data_len) + opts) as u64
     }
 
     /// Flush and return the writer.
@@ -205,7 +207,13 @@ mod tests {
         assert_eq!(u32_at(&b, epb + 24), 60);
         assert_eq!(
             u32_at(&b, epb + 4) as u64,
-            PcapngWriter::<Vec<u8>>::packet_block_bytes(5)
+            PcapngWriter::<Vec<u8>>::packet_block_bytes(5, 0)
+        );
+        // The second EPB, with its comment: the size the cap check counts.
+        let epb2 = epb + u32_at(&b, epb + 4) as usize;
+        assert_eq!(
+            u32_at(&b, epb2 + 4) as u64,
+            PcapngWriter::<Vec<u8>>::packet_block_bytes(8, "a comment".len())
         );
     }
 }

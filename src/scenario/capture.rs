@@ -43,35 +43,77 @@ impl RawCapture {
     }
 }
 
-/// Every link between nodes `a` and `b`, as [`CaptureLink`]s.
-fn links_between(
-    topo: &TopologySpec,
-    ports: &[Vec<crate::topology::PortSpec>],
-    a: u32,
-    b: u32,
-) -> Vec<CaptureLink> {
-    ports[a as usize]
-        .iter()
-        .enumerate()
-        .filter(|(_, p)| p.peer == b)
-        .map(|(i, p)| CaptureLink {
-            a: (a, i as u16),
-            b: (b, p.peer_port),
-            rate_bps: topo.links[p.link as usize].rate_bps,
-        })
-        .collect()
+/// The links a capture names, each once, in the order named: what `capture.links` /
+/// `capture.nodes` and `--capture` both resolve through.
+struct LinkSet<'a> {
+    topo: &'a TopologySpec,
+    ports: Vec<Vec<crate::topology::PortSpec>>,
+    links: Vec<CaptureLink>,
 }
 
-/// A node id of the topology from a TOML value, or why not.
-fn node_of(v: &toml::Value, topo: &TopologySpec) -> Result<u32, String> {
-    match v {
-        toml::Value::Integer(n) if (0..topo.num_nodes() as i64).contains(n) => Ok(*n as u32),
-        toml::Value::Integer(n) => Err(format!(
-            "node {n} is not in the topology (nodes 0..{})",
-            topo.num_nodes()
-        )),
-        _ => Err("must be a node id (an integer)".into()),
+impl<'a> LinkSet<'a> {
+    fn new(topo: &'a TopologySpec) -> Self {
+        LinkSet {
+            topo,
+            ports: topo.ports(),
+            links: Vec::new(),
+        }
     }
+
+    /// Node `n`, if the topology has it.
+    fn node(&self, n: i64) -> Result<u32, String> {
+        let count = self.topo.num_nodes();
+        if (0..count as i64).contains(&n) {
+            Ok(n as u32)
+        } else {
+            Err(format!(
+                "node {n} is not in the topology (nodes 0..{count})"
+            ))
+        }
+    }
+
+    /// Port `i` of node `n` (a link seen from `n`), unless its link is in already.
+    fn add_port(&mut self, n: u32, i: usize) {
+        let p = &self.ports[n as usize][i];
+        let l = CaptureLink {
+            a: (n, i as u16),
+            b: (p.peer, p.peer_port),
+            rate_bps: self.topo.links[p.link as usize].rate_bps,
+        };
+        if !self.links.iter().any(|o| o.a == l.a || o.a == l.b) {
+            self.links.push(l);
+        }
+    }
+
+    /// Every link between nodes `a` and `b`; an error if there is none.
+    fn add_pair(&mut self, a: i64, b: i64) -> Result<(), String> {
+        let (a, b) = (self.node(a)?, self.node(b)?);
+        let ports: Vec<usize> = (0..self.ports[a as usize].len())
+            .filter(|&i| self.ports[a as usize][i].peer == b)
+            .collect();
+        if ports.is_empty() {
+            return Err(format!("no link joins nodes {a} and {b}"));
+        }
+        for i in ports {
+            self.add_port(a, i);
+        }
+        Ok(())
+    }
+
+    /// Every link of node `n`.
+    fn add_node(&mut self, n: i64) -> Result<(), String> {
+        let n = self.node(n)?;
+        for i in 0..self.ports[n as usize].len() {
+            self.add_port(n, i);
+        }
+        Ok(())
+    }
+}
+
+/// An integer of a TOML value, or why not.
+fn int_of(v: &toml::Value) -> Result<i64, String> {
+    v.as_integer()
+        .ok_or_else(|| "must be a node id (an integer)".to_string())
 }
 
 /// The captured links of `capture.links` and `capture.nodes`, each once, in the order given.
@@ -80,37 +122,18 @@ fn resolve_links(
     topo: &TopologySpec,
     ctx: &Ctx,
 ) -> Result<Vec<CaptureLink>, String> {
-    let ports = topo.ports();
-    let mut out: Vec<CaptureLink> = Vec::new();
+    let mut set = LinkSet::new(topo);
     let mut errs = Vec::new();
-    let add = |ls: Vec<CaptureLink>, out: &mut Vec<CaptureLink>| {
-        for l in ls {
-            let same = |o: &CaptureLink| o.a == l.a || o.a == l.b;
-            if !out.iter().any(same) {
-                out.push(l);
-            }
-        }
-    };
     match &c.links {
         None => {}
         Some(toml::Value::Array(a)) => {
             for (i, v) in a.iter().enumerate() {
-                let key = format!("capture.links[{i}]");
-                let pair = match v.as_array().map(|p| p.as_slice()) {
-                    Some([x, y]) => node_of(x, topo).and_then(|x| Ok((x, node_of(y, topo)?))),
+                let r = match v.as_array().map(|p| p.as_slice()) {
+                    Some([x, y]) => int_of(x).and_then(|x| set.add_pair(x, int_of(y)?)),
                     _ => Err("must be [node, node]".into()),
                 };
-                match pair {
-                    Err(e) => errs.push(ctx.err_key(&key, e)),
-                    Ok((x, y)) => {
-                        let ls = links_between(topo, &ports, x, y);
-                        if ls.is_empty() {
-                            errs.push(
-                                ctx.err_key(&key, format!("no link joins nodes {x} and {y}")),
-                            );
-                        }
-                        add(ls, &mut out);
-                    }
+                if let Err(e) = r {
+                    errs.push(ctx.err_key(&format!("capture.links[{i}]"), e));
                 }
             }
         }
@@ -120,23 +143,15 @@ fn resolve_links(
         None => {}
         Some(toml::Value::Array(a)) => {
             for (i, v) in a.iter().enumerate() {
-                match node_of(v, topo) {
-                    Err(e) => errs.push(ctx.err_key(&format!("capture.nodes[{i}]"), e)),
-                    Ok(n) => {
-                        let mut peers: Vec<u32> =
-                            ports[n as usize].iter().map(|p| p.peer).collect();
-                        peers.dedup();
-                        for p in peers {
-                            add(links_between(topo, &ports, n, p), &mut out);
-                        }
-                    }
+                if let Err(e) = int_of(v).and_then(|n| set.add_node(n)) {
+                    errs.push(ctx.err_key(&format!("capture.nodes[{i}]"), e));
                 }
             }
         }
         Some(_) => errs.push(ctx.err_key("capture.nodes", "must be a list of node ids")),
     }
     if errs.is_empty() {
-        Ok(out)
+        Ok(set.links)
     } else {
         Err(errs.join("\n"))
     }
@@ -240,41 +255,15 @@ pub fn capture_sets(what: &str) -> Result<Vec<String>, String> {
 /// `topo`, the whole run, the default caps and snap length.
 pub fn capture_spec_from_arg(what: &str, topo: &TopologySpec) -> Result<CaptureSpec, String> {
     let (pairs, nodes) = parse_capture_arg(what)?;
-    let ports = topo.ports();
-    let n = topo.num_nodes() as u32;
-    let mut links: Vec<CaptureLink> = Vec::new();
-    let mut add = |ls: Vec<CaptureLink>| {
-        for l in ls {
-            if !links.iter().any(|o| o.a == l.a || o.a == l.b) {
-                links.push(l);
-            }
-        }
-    };
+    let mut set = LinkSet::new(topo);
+    let named = |e: String| format!("--capture `{what}`: {e}");
     for [a, b] in pairs {
-        if a >= n || b >= n {
-            return Err(format!(
-                "--capture `{what}`: node {} is not in the topology (nodes 0..{n})",
-                a.max(b)
-            ));
-        }
-        let ls = links_between(topo, &ports, a, b);
-        if ls.is_empty() {
-            return Err(format!(
-                "--capture `{what}`: no link joins nodes {a} and {b}"
-            ));
-        }
-        add(ls);
+        set.add_pair(a as i64, b as i64).map_err(named)?;
     }
     for x in nodes {
-        if x >= n {
-            return Err(format!(
-                "--capture `{what}`: node {x} is not in the topology (nodes 0..{n})"
-            ));
-        }
-        for p in ports[x as usize].iter().map(|p| p.peer) {
-            add(links_between(topo, &ports, x, p));
-        }
+        set.add_node(x as i64).map_err(named)?;
     }
+    let links = set.links;
     Ok(CaptureSpec {
         links,
         start_ps: 0,
