@@ -18,7 +18,7 @@
 
 use crate::config::{ConfigIssue, CoreConfig, NetField};
 use crate::engine::packet::{Header, Marks, Packet};
-use crate::host::transport::SendState;
+use crate::host::transport::{RecvState, Response, Segment, SendState, TransportParams};
 use crate::scheme::{
     AckEvent, CoreDefaults, CoreView, Declares, Env, Fields, FlowKey, Hop, HostCtx, HostHooks,
     HpccFields, Inert, Issues, Peers, PulledRole, RxProgress, Scheme, SchemeConfig, SchemeId,
@@ -857,11 +857,7 @@ impl HostHooks for HostScheme {
     ) -> Option<(Header, u32)> {
         dispatch_host!(self, s => s.pulled_at_receiver(ctx, pkt, rx))
     }
-    fn pulled_at_sender(
-        &mut self,
-        pkt: &Packet,
-        qp: Option<(&mut crate::host::transport::QpTransport, &mut SendState)>,
-    ) {
+    fn pulled_at_sender(&mut self, pkt: &Packet, qp: Option<(u32, &mut SendState)>) {
         dispatch_host!(self, s => s.pulled_at_sender(pkt, qp))
     }
     fn pulled_pacer(
@@ -876,6 +872,41 @@ impl HostHooks for HostScheme {
     }
     fn pulled_timeout(&mut self) {
         dispatch_host!(self, s => s.pulled_timeout())
+    }
+    fn qp_open(&mut self, qp: u32, size_bytes: u64, mtu_bytes: u64) {
+        dispatch_host!(self, s => s.qp_open(qp, size_bytes, mtu_bytes))
+    }
+    fn qp_close(&mut self, qp: u32) {
+        dispatch_host!(self, s => s.qp_close(qp))
+    }
+    fn qp_peek(&self, qp: u32, tx: &SendState, new_allowed: bool) -> Option<Segment> {
+        dispatch_host!(self, s => s.qp_peek(qp, tx, new_allowed))
+    }
+    fn qp_commit(&mut self, qp: u32, tx: &mut SendState, seg: Segment) {
+        dispatch_host!(self, s => s.qp_commit(qp, tx, seg))
+    }
+    fn qp_on_ack(
+        &mut self,
+        qp: u32,
+        tx: &mut SendState,
+        ack: u64,
+        nack: bool,
+        sack: Option<(u64, u32)>,
+    ) -> u64 {
+        dispatch_host!(self, s => s.qp_on_ack(qp, tx, ack, nack, sack))
+    }
+    fn qp_on_timeout(&mut self, qp: u32, tx: &mut SendState) {
+        dispatch_host!(self, s => s.qp_on_timeout(qp, tx))
+    }
+    fn qp_on_data(
+        &self,
+        rx: &mut RecvState,
+        seq: u64,
+        len: u32,
+        now_ps: u64,
+        p: &TransportParams,
+    ) -> Response {
+        dispatch_host!(self, s => s.qp_on_data(rx, seq, len, now_ps, p))
     }
 }
 

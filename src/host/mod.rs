@@ -200,10 +200,8 @@ impl FlowSlab {
             Some(i) => {
                 let old = &mut self.slots[i as usize];
                 let mut ooo = std::mem::take(&mut old.rx.ooo);
-                let mut prev = std::mem::replace(
-                    &mut old.transport,
-                    transport::QpTransport::Gbn(transport::gbn::Gbn),
-                );
+                let mut prev =
+                    std::mem::replace(&mut old.transport, transport::QpTransport::Scheme);
                 *old = st;
                 old.transport.reuse_buffers(&mut prev);
                 ooo.clear();
@@ -258,7 +256,6 @@ impl FlowSlab {
         let i = std::mem::replace(&mut self.slot_of[f as usize], NO_FLOW_SLOT);
         debug_assert_ne!(i, NO_FLOW_SLOT);
         self.slots[i as usize].flow = NO_FLOW_SLOT;
-        self.slots[i as usize].transport.release();
         self.free.push(i);
     }
 

@@ -68,7 +68,7 @@ pub mod tcd;
 use crate::config::CoreConfig;
 use crate::engine::arena::PacketArena;
 use crate::engine::packet::{AckHdr, Header, Marks, Packet, WireSizes};
-use crate::host::transport::SendState;
+use crate::host::transport::{RecvState, Response, Segment, SendState, TransportParams};
 use crate::link::TxPort;
 use crate::rng::Rng;
 use crate::switch::EgressPort;
@@ -472,14 +472,9 @@ pub trait HostHooks {
     ) -> Option<(Header, u32)> {
         None
     }
-    /// A control packet `pkt` for the sender ([`PulledRole::Sender`]) reached it; its QP
-    /// (transport and sequence state) if still active.
-    fn pulled_at_sender(
-        &mut self,
-        _pkt: &Packet,
-        _qp: Option<(&mut crate::host::transport::QpTransport, &mut SendState)>,
-    ) {
-    }
+    /// A control packet `pkt` for the sender ([`PulledRole::Sender`]) reached it; `qp` is its
+    /// QP (slot, sequence state) if still active.
+    fn pulled_at_sender(&mut self, _pkt: &Packet, _qp: Option<(u32, &mut SendState)>) {}
     /// Host `ctx.host`'s pull pacer fires: the next pull, if one is due, as (flow, header,
     /// wire bytes); `progress` gives a flow's receiver progress. [`Self::pulled_rearm`]
     /// follows once the pull is sent.
@@ -494,6 +489,47 @@ pub trait HostHooks {
     fn pulled_rearm(&mut self, _ctx: &mut HostCtx<'_>) {}
     /// A sender of the transport timed out.
     fn pulled_timeout(&mut self) {}
+
+    // The per-QP state of a scheme's own transport (the scheme whose `Scheme::transport` the
+    // run uses: NDP). The host half keeps one state per QP, keyed by the QP's slot `qp` (an
+    // index the NIC reuses once the QP closed), and the NIC calls these where it calls a
+    // built-in transport's `Transport` methods; the retransmission timeout is the run's
+    // `TransportParams::rto_ps`. Every other host half keeps the defaults.
+
+    /// QP slot `qp` opens for a `size_bytes` message in `mtu_bytes` segments.
+    fn qp_open(&mut self, _qp: u32, _size_bytes: u64, _mtu_bytes: u64) {}
+    /// QP slot `qp` closed (its message is acknowledged): free what only an open QP needs.
+    fn qp_close(&mut self, _qp: u32) {}
+    /// [`Transport::peek`](crate::host::transport::Transport::peek) of QP slot `qp`.
+    fn qp_peek(&self, _qp: u32, _tx: &SendState, _new_allowed: bool) -> Option<Segment> {
+        None
+    }
+    /// [`Transport::commit`](crate::host::transport::Transport::commit) of QP slot `qp`.
+    fn qp_commit(&mut self, _qp: u32, _tx: &mut SendState, _seg: Segment) {}
+    /// [`Transport::on_ack`](crate::host::transport::Transport::on_ack) of QP slot `qp`.
+    fn qp_on_ack(
+        &mut self,
+        _qp: u32,
+        _tx: &mut SendState,
+        _ack: u64,
+        _nack: bool,
+        _sack: Option<(u64, u32)>,
+    ) -> u64 {
+        0
+    }
+    /// [`Transport::on_timeout`](crate::host::transport::Transport::on_timeout) of QP slot `qp`.
+    fn qp_on_timeout(&mut self, _qp: u32, _tx: &mut SendState) {}
+    /// [`Transport::on_data`](crate::host::transport::Transport::on_data) of the transport's receiver.
+    fn qp_on_data(
+        &self,
+        _rx: &mut RecvState,
+        _seq: u64,
+        _len: u32,
+        _now_ps: u64,
+        _p: &TransportParams,
+    ) -> Response {
+        Response::None
+    }
 }
 
 /// Which end of a receiver-pulled transport a control packet is for ([`HostHooks::pulled_role`]).

@@ -151,6 +151,9 @@ pub struct Simulator {
     /// The scheme whose transport the run uses ([`crate::scheme::Scheme::transport`]), if
     /// any: its host timers are the transport's (the NIC drives them).
     pub(crate) transport_scheme: Option<crate::scheme::SchemeId>,
+    /// Index in [`Self::host_schemes`] of that scheme's host half, which keeps every QP's
+    /// transport state (`usize::MAX` when the transport is a built-in one).
+    pub(crate) transport_host: usize,
     /// Congestion control in use.
     pub cc_cfg: CcConfig,
     /// Static environment of the schemes' hooks.
@@ -831,6 +834,15 @@ impl Simulator {
         }
         let transport = transport_params(&cfg, &env, bounds.max_bdp_bytes.max(mtu));
         let transport_scheme = cfg.scheme_transport(&env).map(|(id, _)| id);
+        let transport_host = host_schemes
+            .iter()
+            .position(|s| Some(s.id()) == transport_scheme)
+            .unwrap_or(usize::MAX);
+        debug_assert!(
+            transport.kind != crate::host::transport::TransportKind::Scheme
+                || transport_host != usize::MAX,
+            "a scheme's transport needs the scheme's host half"
+        );
         // The time series start at the interval holding the first flow's start: idle time
         // before it (HPCC flow files start at 2 s) costs no memory and no output rows.
         let first_start_ps = match (&stream, first) {
@@ -906,6 +918,7 @@ impl Simulator {
             bdp_bytes: bounds.max_bdp_bytes,
             transport,
             transport_scheme,
+            transport_host,
             cc_cfg: cc,
             env,
             host_send_hooks: hooks.sends,

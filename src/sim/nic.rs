@@ -22,7 +22,7 @@ use crate::cc::{AckInfo, CongestionControl, SchemeSignal};
 use crate::engine::Event;
 use crate::engine::packet::{AckHdr, DataHdr, Header, Marks, Packet, PktKind};
 use crate::host::arbiter::{Class, NO_POS};
-use crate::host::transport::{RecvState, Response, SendState, Transport};
+use crate::host::transport::{RecvState, Response, SendState, Transport, on_transport};
 use crate::host::{FlowState, NO_FLOW_SLOT};
 use crate::registry::{ECHOED_MARKS, HostScheme};
 use crate::scheme::{AckEvent, HostAction, HostCtx, HostHooks, SchemeId};
@@ -83,7 +83,7 @@ impl Simulator {
             rto_start_ps: 0,
             size_bytes: d.size_bytes,
             tx: SendState::new(d.size_bytes, mtu),
-            transport: self.transport.new_qp(d.size_bytes, mtu),
+            transport: self.transport.new_qp(),
             rx: RecvState::new(),
             rto_event_ps: 0,
             cc_timer_ps: 0,
@@ -93,6 +93,9 @@ impl Simulator {
         };
         let prio = d.prio;
         let i = self.active.alloc(st);
+        if let Some(s) = self.host_schemes.get_mut(self.transport_host) {
+            s.qp_open(i, d.size_bytes, mtu);
+        }
         self.active.at_mut(i).nic_pos = self.hosts[h].arb.add(f, prio, i);
         self.nic_refile_at(h, i);
         self.host_try_send(h);
@@ -123,8 +126,13 @@ impl Simulator {
     fn next_segment(&self, i: u32) -> Option<crate::host::transport::Segment> {
         let fl = self.active.at(i);
         let cc_win = self.ccs.get(fl.cc_slot).window_bytes();
-        let win = fl.transport.window_bytes(cc_win, &self.transport);
-        fl.transport.peek(&fl.tx, fl.tx.inflight() < win)
+        on_transport!(&fl.transport, t => {
+            let win = t.window_bytes(cc_win, &self.transport);
+            t.peek(&fl.tx, fl.tx.inflight() < win)
+        }, scheme => {
+            let new_allowed = fl.tx.inflight() < cc_win;
+            self.host_schemes[self.transport_host].qp_peek(i, &fl.tx, new_allowed)
+        })
     }
 
     /// Re-file flow `f` in its sender's arbiter after something that decides whether it may
@@ -221,7 +229,9 @@ impl Simulator {
             let size = self.env.sizes.data(seg.len);
             let fl = self.active.at_mut(i);
             let mut cc = self.ccs.get_mut(fl.cc_slot);
-            fl.transport.commit(&mut fl.tx, seg);
+            on_transport!(&mut fl.transport, t => t.commit(&mut fl.tx, seg), scheme => {
+                self.host_schemes[self.transport_host].qp_commit(i, &mut fl.tx, seg)
+            });
             let rate = cc.rate_bps().max(1);
             fl.next_avail_ps = now + self.cfg.framing.ser_ps(size, rate);
             fl.last_pkt_bytes = size;
@@ -445,9 +455,9 @@ impl Simulator {
         let (resp, newly) = if i != NO_FLOW_SLOT {
             let fl = self.active.at_mut(i);
             let before = fl.rx.delivered_bytes;
-            let resp = fl
-                .transport
-                .on_data(&mut fl.rx, d.seq, d.payload, now, &self.transport);
+            let p = &self.transport;
+            let resp = on_transport!(&fl.transport, t => t.on_data(&mut fl.rx, d.seq, d.payload, now, p),
+                scheme => self.host_schemes[self.transport_host].qp_on_data(&mut fl.rx, d.seq, d.payload, now, p));
             (resp, fl.rx.delivered_bytes - before)
         } else {
             // The sender finished (all bytes acknowledged), so the receiver holds every byte:
@@ -574,7 +584,8 @@ impl Simulator {
         let fl = self.active.at_mut(i);
         let nack = pkt.kind() == PktKind::Nack;
         let sack = nack.then(|| a.sack());
-        let newly = fl.transport.on_ack(&mut fl.tx, a.ack_seq, nack, sack);
+        let newly = on_transport!(&mut fl.transport, t => t.on_ack(&mut fl.tx, a.ack_seq, nack, sack),
+            scheme => self.host_schemes[self.transport_host].qp_on_ack(i, &mut fl.tx, a.ack_seq, nack, sack));
         let mut cc = self.ccs.get_mut(fl.cc_slot);
         let old_rate = cc.rate_bps();
         let info = AckInfo {
@@ -622,7 +633,7 @@ impl Simulator {
             self.finish_flow(f);
         } else {
             let fl = self.active.at(i);
-            let idle = fl.tx.max_sent <= fl.tx.snd_una && !fl.transport.timer_runs_idle();
+            let idle = fl.tx.max_sent <= fl.tx.snd_una && !self.transport.idle_timer;
             if idle {
                 // Nothing outstanding: the timer stops (it restarts with the next send), so a
                 // flow held back by a pause, its pacing or its window cannot time out.
@@ -655,6 +666,9 @@ impl Simulator {
         fl.retx_packets = retx.min(u32::MAX as u64) as u32;
         self.late_cnp.remember(f, cnp, now);
         self.ccs.release(cc_slot);
+        if let Some(s) = self.host_schemes.get_mut(self.transport_host) {
+            s.qp_close(i);
+        }
         self.active.release(f);
         self.counters.flows_completed += 1;
         if pos != NO_POS {
@@ -748,7 +762,8 @@ impl Simulator {
     /// The RTO to use now for the active flow in slot `i` (its transport's timer).
     fn rto_for(&self, i: u32) -> u64 {
         let fl = self.active.at(i);
-        fl.transport.rto_ps(&fl.tx, &self.transport)
+        on_transport!(&fl.transport, t => t.rto_ps(&fl.tx, &self.transport),
+            scheme => self.transport.rto_ps)
     }
 
     /// (Re)arm flow `f`'s retransmission timer. Lazy scheme: at most one pending check event
@@ -810,7 +825,8 @@ impl Simulator {
             return;
         }
         // Timeout.
-        fl.transport.on_timeout(&mut fl.tx);
+        on_transport!(&mut fl.transport, t => t.on_timeout(&mut fl.tx),
+            scheme => self.host_schemes[self.transport_host].qp_on_timeout(i, &mut fl.tx));
         self.ccs.get_mut(fl.cc_slot).on_timeout(now);
         self.counters.timeouts += 1;
         if self.transport.receiver_driven {

@@ -8,8 +8,7 @@
 //! and completes flows.
 
 use crate::engine::packet::{DataHdr, Header, Marks, Packet};
-use crate::host::FlowState;
-use crate::host::transport::Transport;
+use crate::host::transport::{Transport, on_transport};
 use crate::scheme::{HostHooks, PulledRole, RxProgress};
 use crate::sim::Simulator;
 use crate::sim::nic::host_ctx;
@@ -17,13 +16,11 @@ use crate::sim::nic::host_ctx;
 impl Simulator {
     /// Index in `host_schemes` of the transport scheme's host half.
     fn pulled_index(&self) -> usize {
-        let id = self
-            .transport_scheme
-            .expect("a receiver-pulled transport belongs to a scheme");
-        self.host_schemes
-            .iter()
-            .position(|s| s.id() == id)
-            .expect("the transport scheme has a host half")
+        debug_assert!(
+            self.transport_host < self.host_schemes.len(),
+            "a receiver-pulled transport belongs to a scheme with a host half"
+        );
+        self.transport_host
     }
 
     /// Receiver progress of flow `f` (a finished flow's receiver holds every byte).
@@ -45,8 +42,9 @@ impl Simulator {
         let (newly, rx) = match self.active.get_for_mut(f) {
             Some(fl) => {
                 let before = fl.rx.delivered_bytes;
-                fl.transport
-                    .on_data(&mut fl.rx, d.seq, d.payload, now, &self.transport);
+                let p = &self.transport;
+                on_transport!(&fl.transport, t => t.on_data(&mut fl.rx, d.seq, d.payload, now, p),
+                    scheme => self.host_schemes[self.transport_host].qp_on_data(&mut fl.rx, d.seq, d.payload, now, p));
                 (
                     fl.rx.delivered_bytes - before,
                     RxProgress::of(size, Some(&fl.rx)),
@@ -97,10 +95,8 @@ impl Simulator {
         }
         self.counters.packets_consumed += 1;
         self.arena.free(p);
-        let qp = self.active.get_for_mut(f).map(|fl| {
-            let FlowState { transport, tx, .. } = fl;
-            (transport, tx)
-        });
+        let slot = self.active.slot(f);
+        let qp = self.active.get_for_mut(f).map(|fl| (slot, &mut fl.tx));
         self.host_schemes[i].pulled_at_sender(pkt, qp);
         let Some(fl) = self.active.get_for(f) else {
             return; // finished

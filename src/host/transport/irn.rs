@@ -179,7 +179,7 @@ impl Transport for Irn {
 }
 
 /// IRN's receiver: data `[seq, seq+len)` at `now_ps`; a repeated NACK for a duplicate waits
-/// `nack_interval_ps` (0 for IRN itself: NDP's receiver uses it too).
+/// `nack_interval_ps` (0 for IRN itself, and for a scheme's transport whose receiver is IRN's).
 pub fn on_data(
     rx: &mut RecvState,
     seq: u64,

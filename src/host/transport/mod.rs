@@ -1,21 +1,22 @@
 //! Transports: how a QP moves a message reliably — what to send next, what to do on an ACK or
 //! NACK, on a timeout, what the retransmission timer is, and what the receiver answers to
-//! data. One transport runs for every QP of a run ([`TransportParams::kind`]): Go-Back-N
-//! ([`gbn`]), IRN selective repeat ([`irn`]) or NDP's receiver-pulled transport
-//! ([`ndp`], whose switch half and host-wide half are the NDP scheme,
-//! `crate::scheme::ndp`).
+//! data. One transport runs for every QP of a run ([`TransportParams::kind`]): a built-in
+//! one, Go-Back-N ([`gbn`]) or IRN selective repeat ([`irn`]), or a scheme's own
+//! ([`TransportKind::Scheme`]: the scheme's `Scheme::transport` chose it; NDP's
+//! receiver-pulled transport is one).
 //!
-//! Each transport implements [`Transport`] on its per-QP state; the NIC holds a QP's state as
-//! a [`QpTransport`] (an enum over the implementations: static dispatch, one match per call)
-//! next to the transport-independent sequence state ([`SendState`]) and receiver state
-//! ([`RecvState`]), and never asks which one runs.
+//! Each transport implements [`Transport`] on its per-QP state. The NIC holds a QP's state as
+//! a [`QpTransport`] next to the transport-independent sequence state ([`SendState`]) and
+//! receiver state ([`RecvState`]): a built-in transport's state in place (an enum: static
+//! dispatch, one match per call); a scheme's transport keeps its QPs' state in the scheme's
+//! host half, which the NIC drives through the host-half transport hooks
+//! (`crate::scheme::HostHooks::qp_peek` and the others).
 //!
 //! Sequence numbers are payload-byte offsets. Segments are MTU-aligned: segment `i` covers
 //! `[i·MTU, min((i+1)·MTU, size))`, so every ACK, NACK and SACK boundary is a segment boundary.
 
 pub mod gbn;
 pub mod irn;
-pub mod ndp;
 
 /// Sender-side sequence state of one QP, whatever its transport.
 #[derive(Clone, Debug)]
@@ -133,8 +134,9 @@ pub enum TransportKind {
     Gbn,
     /// IRN selective repeat ([`irn`]).
     Irn,
-    /// NDP, receiver-pulled ([`ndp`]).
-    Ndp,
+    /// A scheme's own transport (`crate::scheme::Scheme::transport`): its host half keeps
+    /// every QP's state.
+    Scheme,
 }
 
 /// The transport of a run and its parameters (built once from the configuration).
@@ -142,7 +144,7 @@ pub enum TransportKind {
 pub struct TransportParams {
     /// Which transport every QP runs.
     pub kind: TransportKind,
-    /// Retransmission timeout of GBN and NDP, picoseconds.
+    /// Retransmission timeout of GBN and of a scheme's transport, picoseconds.
     pub rto_ps: u64,
     /// IRN: timeout while at most 3 MTUs are in flight, picoseconds.
     pub rto_low_ps: u64,
@@ -157,12 +159,9 @@ pub struct TransportParams {
     /// The receiver answers data and pulls through the transport's host half (NDP), not
     /// with the NIC's ACK/NACK and CNPs.
     pub receiver_driven: bool,
-    /// NDP: initial window, payload bytes.
-    pub iw_bytes: u64,
-    /// NDP: byte-level credits.
-    pub byte_credits: bool,
-    /// NDP: per-packet multipath.
-    pub spray: bool,
+    /// The retransmission timer keeps running with nothing outstanding (NDP's: it is the last
+    /// resort when a pull is lost). Only a scheme's transport sets it.
+    pub idle_timer: bool,
 }
 
 impl TransportParams {
@@ -177,9 +176,7 @@ impl TransportParams {
             window_cap_bytes: u64::MAX,
             sender_fifo: false,
             receiver_driven: false,
-            iw_bytes: 0,
-            byte_credits: false,
-            spray: false,
+            idle_timer: false,
         }
     }
 
@@ -194,39 +191,22 @@ impl TransportParams {
         }
     }
 
-    /// NDP: timeout `rto_ps`, initial window `iw_bytes`, byte-level credits or not, sender
-    /// round robin or FIFO, per-packet multipath or not.
-    pub fn ndp(
-        rto_ps: u64,
-        iw_bytes: u64,
-        byte_credits: bool,
-        sender_rr: bool,
-        spray: bool,
-    ) -> Self {
+    /// A scheme's own transport with retransmission timeout `rto_ps`; the scheme sets the
+    /// other fields it needs (`sender_fifo`, `receiver_driven`, `idle_timer`).
+    pub fn scheme(rto_ps: u64) -> Self {
         TransportParams {
-            kind: TransportKind::Ndp,
-            rto_ps,
-            sender_fifo: !sender_rr,
-            receiver_driven: true,
-            iw_bytes,
-            byte_credits,
-            spray,
+            kind: TransportKind::Scheme,
             ..Self::gbn(rto_ps, 0)
         }
     }
 
-    /// The transport state of a new QP sending a `size`-byte message in `mtu`-byte segments.
-    pub fn new_qp(&self, size: u64, mtu: u64) -> QpTransport {
+    /// The transport state of a new QP (for a scheme's transport, a marker: the scheme's host
+    /// half opens the QP's state, `HostHooks::qp_open`).
+    pub fn new_qp(&self) -> QpTransport {
         match self.kind {
             TransportKind::Gbn => QpTransport::Gbn(gbn::Gbn),
             TransportKind::Irn => QpTransport::Irn(irn::Irn::default()),
-            TransportKind::Ndp => QpTransport::Ndp(Box::new(ndp::NdpSender::new(
-                size,
-                mtu,
-                self.iw_bytes,
-                self.byte_credits,
-                self.spray,
-            ))),
+            TransportKind::Scheme => QpTransport::Scheme,
         }
     }
 }
@@ -253,12 +233,6 @@ pub trait Transport {
     fn on_timeout(&mut self, tx: &mut SendState);
     /// The retransmission timeout for the data in flight now, picoseconds.
     fn rto_ps(&self, tx: &SendState, p: &TransportParams) -> u64;
-    /// The retransmission timer keeps running with nothing outstanding (NDP: it is the last
-    /// resort when a pull is lost).
-    #[inline]
-    fn timer_runs_idle(&self) -> bool {
-        false
-    }
     /// The receiver `rx` got data `[seq, seq+len)` at `now_ps`: what it answers.
     fn on_data(
         &self,
@@ -270,15 +244,15 @@ pub trait Transport {
     ) -> Response;
 }
 
-/// A QP's transport state: one variant per transport (the registry of transports).
+/// A QP's transport state: one variant per built-in transport, and a marker for a scheme's.
 #[derive(Clone, Debug)]
 pub enum QpTransport {
     /// Go-Back-N.
     Gbn(gbn::Gbn),
     /// IRN selective repeat.
     Irn(irn::Irn),
-    /// NDP (boxed: its per-segment bitmaps and retransmission queue).
-    Ndp(Box<ndp::NdpSender>),
+    /// A scheme's transport: the scheme's host half keeps the state, keyed by the QP's slot.
+    Scheme,
 }
 
 impl QpTransport {
@@ -290,92 +264,34 @@ impl QpTransport {
             new.sacked = v;
         }
     }
-
-    /// The QP finished: free what only an active QP needs (NDP's bitmaps), keeping buffers a
-    /// later QP in the same slot reuses.
-    pub fn release(&mut self) {
-        if matches!(self, QpTransport::Ndp(_)) {
-            *self = QpTransport::Gbn(gbn::Gbn);
-        }
-    }
-
-    /// NDP's sender state, if this QP runs NDP.
-    #[inline]
-    pub fn ndp_mut(&mut self) -> Option<&mut ndp::NdpSender> {
-        match self {
-            QpTransport::Ndp(n) => Some(n),
-            _ => None,
-        }
-    }
 }
 
-macro_rules! dispatch {
-    ($self_:ident, $t:ident => $e:expr) => {
-        match $self_ {
-            QpTransport::Gbn($t) => $e,
-            QpTransport::Irn($t) => $e,
-            QpTransport::Ndp($t) => $e,
+/// `$e` with `$t` bound to QP `$qp`'s built-in transport state (`&QpTransport` or `&mut
+/// QpTransport`), or `$scheme` when the run's transport is a scheme's: the NIC's one match per
+/// transport call (static dispatch).
+macro_rules! on_transport {
+    ($qp:expr, $t:ident => $e:expr, scheme => $scheme:expr) => {
+        match $qp {
+            $crate::host::transport::QpTransport::Gbn($t) => $e,
+            $crate::host::transport::QpTransport::Irn($t) => $e,
+            $crate::host::transport::QpTransport::Scheme => $scheme,
         }
     };
 }
-
-impl Transport for QpTransport {
-    #[inline]
-    fn window_bytes(&self, cc_window_bytes: u64, p: &TransportParams) -> u64 {
-        dispatch!(self, t => t.window_bytes(cc_window_bytes, p))
-    }
-    #[inline]
-    fn peek(&self, tx: &SendState, new_allowed: bool) -> Option<Segment> {
-        dispatch!(self, t => t.peek(tx, new_allowed))
-    }
-    #[inline]
-    fn commit(&mut self, tx: &mut SendState, seg: Segment) {
-        dispatch!(self, t => t.commit(tx, seg))
-    }
-    #[inline]
-    fn on_ack(
-        &mut self,
-        tx: &mut SendState,
-        ack: u64,
-        nack: bool,
-        sack: Option<(u64, u32)>,
-    ) -> u64 {
-        dispatch!(self, t => t.on_ack(tx, ack, nack, sack))
-    }
-    fn on_timeout(&mut self, tx: &mut SendState) {
-        dispatch!(self, t => t.on_timeout(tx))
-    }
-    fn rto_ps(&self, tx: &SendState, p: &TransportParams) -> u64 {
-        dispatch!(self, t => t.rto_ps(tx, p))
-    }
-    #[inline]
-    fn timer_runs_idle(&self) -> bool {
-        dispatch!(self, t => t.timer_runs_idle())
-    }
-    #[inline]
-    fn on_data(
-        &self,
-        rx: &mut RecvState,
-        seq: u64,
-        len: u32,
-        now_ps: u64,
-        p: &TransportParams,
-    ) -> Response {
-        dispatch!(self, t => t.on_data(rx, seq, len, now_ps, p))
-    }
-}
+pub(crate) use on_transport;
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn qp(kind: TransportKind, size: u64, mtu: u64) -> (SendState, QpTransport) {
-        let p = match kind {
-            TransportKind::Gbn => TransportParams::gbn(1, 0),
-            TransportKind::Irn => TransportParams::irn(1, 1, u64::MAX),
-            TransportKind::Ndp => TransportParams::ndp(1, mtu, true, true, false),
+    /// A built-in transport's sender for a `size`-byte message.
+    fn qp(kind: TransportKind, size: u64, mtu: u64) -> (SendState, Box<dyn Transport>) {
+        let t: Box<dyn Transport> = match kind {
+            TransportKind::Gbn => Box::new(gbn::Gbn),
+            TransportKind::Irn => Box::new(irn::Irn::default()),
+            TransportKind::Scheme => unreachable!("a scheme's transport lives in its host half"),
         };
-        (SendState::new(size, mtu), p.new_qp(size, mtu))
+        (SendState::new(size, mtu), t)
     }
 
     /// Deliver segments in the given order (dropping those in `lost`) through a sender/receiver
@@ -517,19 +433,21 @@ mod tests {
         assert_eq!(rx.delivered_bytes, 3000);
     }
 
-    /// The per-run parameters pick the per-QP state and its timer.
+    /// The per-run parameters pick the per-QP state; IRN caps the window.
     #[test]
     fn params_pick_the_transport() {
-        let (tx, t) = qp(TransportKind::Ndp, 5000, 1000);
-        assert!(matches!(t, QpTransport::Ndp(_)) && t.timer_runs_idle());
-        assert_eq!(
-            t.rto_ps(&tx, &TransportParams::ndp(7, 1000, true, true, false)),
-            7
-        );
-        let (_, t) = qp(TransportKind::Irn, 5000, 1000);
-        assert_eq!(
-            t.window_bytes(10_000, &TransportParams::irn(1, 2, 3000)),
-            3000
-        );
+        assert!(matches!(
+            TransportParams::gbn(1, 0).new_qp(),
+            QpTransport::Gbn(_)
+        ));
+        assert!(matches!(
+            TransportParams::scheme(7).new_qp(),
+            QpTransport::Scheme
+        ));
+        let p = TransportParams::irn(1, 2, 3000);
+        let QpTransport::Irn(t) = p.new_qp() else {
+            panic!("IRN's parameters make an IRN QP")
+        };
+        assert_eq!(t.window_bytes(10_000, &p), 3000);
     }
 }

@@ -3,9 +3,11 @@
 //! pulls flushed when a flow completes) and the sender (initial window at line rate, then
 //! credit from the receiver; retransmissions on NACK, on a returned header and on timeout).
 //!
-//! NDP is the run's transport when it is enabled ([`crate::host::transport`]): each QP's
-//! sender is an [`NdpSender`], and this host half is a pure state machine that the NIC drives
-//! ([`crate::sim::pulled`]) at three points: data arriving at a receiver, NDP control
+//! NDP is the run's transport when it is enabled (a scheme's own transport,
+//! [`crate::host::transport::TransportKind::Scheme`]): this host half keeps each QP's sender,
+//! an [`NdpSender`], which the NIC drives through the host-half transport hooks
+//! ([`HostHooks::qp_peek`] and the others), and is a pure state machine that the NIC drives
+//! ([`crate::sim::pulled`]) at three more points: data arriving at a receiver, NDP control
 //! packets arriving at a host, and the pull pacer's timer. It works on the NIC's narrow
 //! context ([`HostCtx`]: the clock, the host, its link) and asks for the pacer's timer through
 //! the outbox ([`HostAction::Timer`]); what it needs of a flow's receiver comes in as
@@ -22,7 +24,7 @@
 //! ACK/NACK that asked for it (htsim).
 
 use crate::engine::packet::{Header, Packet, WireHeader, WireSizes};
-use crate::host::transport::{QpTransport, SendState};
+use crate::host::transport::{RecvState, Response, Segment, SendState, Transport, TransportParams};
 use crate::scheme::Setup;
 use crate::scheme::ndp::NdpConfig;
 use crate::scheme::ndp::wire::{NdpHdr, NdpKind};
@@ -74,6 +76,8 @@ pub struct NdpHost {
     pub sizes: WireSizes,
     /// Wire size of an ACK, NACK or PULL ([`NdpConfig::header_bytes`]).
     pub header_bytes: u32,
+    /// Sender state per QP slot (the NIC's; an idle default where no QP is open).
+    pub send: Vec<NdpSender>,
 }
 
 pub use crate::scheme::RxProgress;
@@ -129,6 +133,7 @@ impl NdpHost {
             pull_log: None,
             sizes: env.sizes,
             header_bytes: cfg.own.header_bytes,
+            send: Vec::new(),
         }
     }
 
@@ -177,9 +182,8 @@ impl HostHooks for NdpHost {
         Some(self.reply(NdpKind::Nack, n.seq, n.payload, rx.expected, pull_bytes))
     }
 
-    fn pulled_at_sender(&mut self, pkt: &Packet, qp: Option<(&mut QpTransport, &mut SendState)>) {
+    fn pulled_at_sender(&mut self, pkt: &Packet, qp: Option<(u32, &mut SendState)>) {
         if let Some(n) = NdpHdr::of(pkt) {
-            let qp = qp.and_then(|(t, tx)| t.ndp_mut().map(|s| (s, tx)));
             self.on_sender_packet(qp, &n);
         }
     }
@@ -206,6 +210,51 @@ impl HostHooks for NdpHost {
 
     fn pulled_timeout(&mut self) {
         self.on_timeout();
+    }
+
+    /// A sender with the run's initial window ([`NdpHost::sender`]) in slot `qp`.
+    fn qp_open(&mut self, qp: u32, size_bytes: u64, _mtu_bytes: u64) {
+        let q = qp as usize;
+        if q >= self.send.len() {
+            self.send.resize_with(q + 1, NdpSender::default);
+        }
+        self.send[q] = self.sender(size_bytes);
+    }
+    /// The slot's sender goes back to the idle default (its bitmaps freed).
+    fn qp_close(&mut self, qp: u32) {
+        if let Some(s) = self.send.get_mut(qp as usize) {
+            *s = NdpSender::default();
+        }
+    }
+    fn qp_peek(&self, qp: u32, tx: &SendState, new_allowed: bool) -> Option<Segment> {
+        self.send[qp as usize].peek(tx, new_allowed)
+    }
+    fn qp_commit(&mut self, qp: u32, tx: &mut SendState, seg: Segment) {
+        self.send[qp as usize].commit(tx, seg)
+    }
+    fn qp_on_ack(
+        &mut self,
+        qp: u32,
+        tx: &mut SendState,
+        ack: u64,
+        nack: bool,
+        sack: Option<(u64, u32)>,
+    ) -> u64 {
+        self.send[qp as usize].on_ack(tx, ack, nack, sack)
+    }
+    fn qp_on_timeout(&mut self, qp: u32, tx: &mut SendState) {
+        self.send[qp as usize].on_timeout(tx)
+    }
+    /// IRN's receiver (out of order, no NACK spacing).
+    fn qp_on_data(
+        &self,
+        rx: &mut RecvState,
+        seq: u64,
+        len: u32,
+        now_ps: u64,
+        _p: &TransportParams,
+    ) -> Response {
+        crate::host::transport::irn::on_data(rx, seq, len, now_ps, 0)
     }
 }
 
@@ -313,14 +362,14 @@ impl NdpHost {
         pull_bytes
     }
 
-    /// An ACK, NACK, PULL or returned header `n` reached its sender, whose QP (if still
-    /// active) is `qp`: its sender state takes it in.
-    pub fn on_sender_packet(&mut self, qp: Option<(&mut NdpSender, &mut SendState)>, n: &NdpHdr) {
+    /// An ACK, NACK, PULL or returned header `n` reached its sender, whose QP (slot and
+    /// sequence state, if still active) is `qp`: its sender state takes it in.
+    pub fn on_sender_packet(&mut self, qp: Option<(u32, &mut SendState)>, n: &NdpHdr) {
         if n.kind == NdpKind::Header {
             self.c.rts_received += 1;
         }
-        if let Some((s, tx)) = qp {
-            super::sender_on_control(s, tx, n);
+        if let Some((q, tx)) = qp {
+            super::sender_on_control(&mut self.send[q as usize], tx, n);
         }
     }
 

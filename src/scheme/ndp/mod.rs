@@ -17,12 +17,13 @@
 
 pub mod config;
 pub mod host;
+pub mod sender;
 pub mod switch;
 #[cfg(test)]
 mod tests_e2e;
 pub mod wire;
 
-pub use crate::host::transport::ndp::NdpSender;
+pub use sender::NdpSender;
 
 use std::collections::VecDeque;
 

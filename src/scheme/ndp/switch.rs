@@ -218,20 +218,19 @@ impl Scheme for NdpSwitch {
         Ok(())
     }
 
-    /// NDP's transport ([`crate::host::transport::ndp`]) for every QP.
+    /// NDP's transport ([`super::sender`], kept by the host half) for every QP: the NIC
+    /// serves one QP while it has credit unless `sender_rr`, the receiver answers and pulls
+    /// itself, and the retransmission timer runs with nothing outstanding.
     fn transport(
         cfg: &Setup<'_, super::NdpConfig>,
-        env: &Env,
+        _env: &Env,
     ) -> Option<crate::host::transport::TransportParams> {
         let c = cfg.own;
-        c.enabled.then(|| {
-            crate::host::transport::TransportParams::ndp(
-                c.rto_ps,
-                super::host::initial_window(c, env),
-                c.byte_credits,
-                c.sender_rr,
-                c.spray,
-            )
+        c.enabled.then(|| crate::host::transport::TransportParams {
+            sender_fifo: !c.sender_rr,
+            receiver_driven: true,
+            idle_timer: true,
+            ..crate::host::transport::TransportParams::scheme(c.rto_ps)
         })
     }
 

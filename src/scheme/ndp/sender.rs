@@ -1,19 +1,21 @@
 //! NDP's receiver-pulled transport on the sender (Handley et al., SIGCOMM'17; `specs/ndp.md`,
-//! with the SFC paper's byte-level credits, Appendix B.4): the third transport beside
-//! [`super::gbn`] and [`super::irn`]. The sender sends while it has credit, queued
-//! retransmissions first; the receiver is IRN's (out-of-order, no NACK spacing); the
-//! retransmission timer is the last resort and runs even with nothing outstanding (a lost
-//! pull). The NDP *scheme* (trimming switches, the receiver's pull pacer, the control packets
-//! that carry credit back) is `crate::scheme::ndp`; this is only the per-QP state machine.
-//! The [`Transport`] methods are kept out of line: the GBN/IRN send path stays small.
+//! with the SFC paper's byte-level credits, Appendix B.4): a scheme's own transport beside the
+//! built-in Go-Back-N and IRN ([`crate::host::transport`]). The sender sends while it has
+//! credit, queued retransmissions first; the receiver is IRN's (out-of-order, no NACK
+//! spacing); the retransmission timer is the last resort and runs even with nothing
+//! outstanding (a lost pull). This is only the per-QP state machine; the host half
+//! ([`super::host`]) keeps one per QP and the NIC drives it through the host-half transport
+//! hooks ([`crate::scheme::HostHooks::qp_peek`] and the others). The [`Transport`] methods
+//! are kept out of line: the NIC's send path stays small.
 
 use std::collections::VecDeque;
 
-use super::{RecvState, Response, Segment, SendState, Transport, TransportParams};
+use crate::host::transport::{RecvState, Response, Segment, SendState, Transport, TransportParams};
 
-/// Sender-side NDP state of one flow: NDP's [`Transport`] (a QP's [`super::QpTransport::Ndp`]).
+/// Sender-side NDP state of one flow: NDP's [`Transport`]. The default is an idle sender that
+/// holds no memory (a QP slot not in use).
 /// Sequence numbers are MTU-aligned payload offsets, as in the rest of the NIC.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct NdpSender {
     /// Credit left, payload bytes (may go negative by less than one packet with byte-level
     /// credits). A packet may leave while it is positive.
@@ -242,7 +244,7 @@ impl Transport for NdpSender {
         tx.max_sent = tx.max_sent.max(end);
     }
 
-    /// NDP acknowledges with its own packets (`crate::scheme::ndp::host`); a cumulative ACK only moves
+    /// NDP acknowledges with its own packets ([`super::host`]); a cumulative ACK only moves
     /// `snd_una`.
     fn on_ack(
         &mut self,
@@ -265,11 +267,6 @@ impl Transport for NdpSender {
         p.rto_ps
     }
 
-    #[inline]
-    fn timer_runs_idle(&self) -> bool {
-        true
-    }
-
     fn on_data(
         &self,
         rx: &mut RecvState,
@@ -278,7 +275,7 @@ impl Transport for NdpSender {
         now_ps: u64,
         _p: &TransportParams,
     ) -> Response {
-        super::irn::on_data(rx, seq, len, now_ps, 0)
+        crate::host::transport::irn::on_data(rx, seq, len, now_ps, 0)
     }
 }
 
