@@ -217,14 +217,17 @@ duration = "{dur}"
 pub fn build(name: &str, quick: bool) -> Result<Simulator, String> {
     let scale = if quick { 5 } else { 1 };
     if let Some(mode) = name.strip_prefix("hpcc-fat-ws30-") {
-        let (mode, pbfs, tcd) = if let Some(m) = mode.strip_suffix("-pbfs") {
-            (m, true, false)
+        // A suffix adds a scheme to DCQCN: its table's keys, and whether DCQCN holds its
+        // rate on the scheme's hold marks.
+        let (mode, sets, hold): (&str, &[&str], bool) = if let Some(m) = mode.strip_suffix("-pbfs")
+        {
+            (m, &["pbfs.enabled=true"], false)
         } else if let Some(m) = mode.strip_suffix("-tcd") {
-            (m, false, true)
+            (m, &["tcd.enabled=true"], true)
         } else {
-            (mode, false, false)
+            (mode, &[], false)
         };
-        if !matches!(mode, "dcqcn" | "hpcc") || ((pbfs || tcd) && mode != "dcqcn") {
+        if !matches!(mode, "dcqcn" | "hpcc") || (!sets.is_empty() && mode != "dcqcn") {
             return Err(format!("unknown benchmark `{name}`"));
         }
         // Exactly what `sfc hpcc` does, on files written to a scratch directory.
@@ -254,12 +257,11 @@ pub fn build(name: &str, quick: bool) -> Result<Simulator, String> {
         let flows =
             std::mem::replace(&mut r.flows, crate::hpcc::HpccFlows::List(Vec::new())).into_vec()?;
         let _ = std::fs::remove_dir_all(&dir);
-        r.net.schemes.pbfs.enabled = pbfs;
-        if tcd {
-            r.net.schemes.tcd.enabled = true;
-            if let CcConfig::Dcqcn(p) = &mut r.cc {
-                p.hold = true;
-            }
+        for s in sets {
+            r.net.schemes.set(s)?;
+        }
+        if let CcConfig::Dcqcn(p) = &mut r.cc {
+            p.hold = hold;
         }
         return Simulator::with_flows(r.topo, r.net, r.cc, flows);
     }

@@ -1511,31 +1511,13 @@ fn run_config_opts(
     remove_previous_outputs(&c, &r)?;
     crate::process::set_interrupt_note(INTERRUPT_NOTE);
     let seed = r.net.seed;
-    let (mut sim, streamed) = match r.flows {
-        HpccFlows::List(flows) => (
-            crate::sim::Simulator::with_flows(r.topo, r.net, r.cc, flows)?,
-            false,
-        ),
-        HpccFlows::File { flows, count, .. } => {
-            let stream = FlowStream::new(vec![Source::file(flows)]);
-            let mut sim = crate::sim::Simulator::with_stream(r.topo, r.net, r.cc, stream)?;
-            sim.expect_flows(count);
-            (sim, true)
-        }
+    let outs = OutputFiles {
+        fct: r.fct_file.take(),
+        pfc: r.pfc_file.take(),
+        summary: r.summary_file.take(),
+        buffer_mon: r.buffer_mon_file.take(),
     };
-    // Records streamed as the flows complete: the FCT file's lines, and a spill file beside
-    // it (in the temp directory without it) for the statistics.
-    let files = if streamed {
-        // Beside a regular (or new) FCT file only: not in `/dev` for `/dev/stdout`.
-        let spill_dir = r
-            .fct_file
-            .as_deref()
-            .filter(|p| std::fs::metadata(p).map_or(true, |m| m.is_file()))
-            .and_then(Path::parent);
-        crate::report::ResultFiles::start(&mut sim, r.fct_file.as_deref(), spill_dir)?
-    } else {
-        None
-    };
+    let (mut sim, files) = build_simulator(r, outs.fct.as_deref())?;
     say(&format!(
         "maxRtt={} maxBdp={}",
         sim.base_rtt_ps / 1000,
@@ -1578,29 +1560,7 @@ fn run_config_opts(
         Some(f) => Some(f.lock().map_err(|_| "result writer poisoned".to_string())?),
         None => None,
     };
-    if let Some(p) = &r.fct_file {
-        match guard.as_deref_mut() {
-            // Written as the flows completed.
-            Some(f) => {
-                if let Some(w) = f.fct.take() {
-                    w.finish().map_err(|e| format!("{}: {e}", p.display()))?;
-                }
-            }
-            // Completion order, each record built as it is written (no copy of the records).
-            None => write_fct_file(p, sim.records_in_completion_order())
-                .map_err(|e| format!("{}: {e}", p.display()))?,
-        }
-    }
-    if let Some(p) = &r.pfc_file {
-        write_pfc_file(p, &sim)?;
-    }
-    if let Some(w) = crate::report::scheme_warnings(&sim) {
-        tell(&w);
-    }
-    if let Some(p) = &r.buffer_mon_file {
-        write_atomic(p, sim.buffer_mon.hpcc_mon_lines().as_bytes())
-            .map_err(|e| format!("{}: {e}", p.display()))?;
-    }
+    write_run_files(&outs, &sim, guard.as_deref_mut())?;
     let bins = SizeBins::EqualCount(10);
     let stats = match guard.as_deref_mut() {
         // From the spill file, with bounded memory: the same numbers, bit for bit.
@@ -1614,7 +1574,7 @@ fn run_config_opts(
         .map_err(|e| format!("the flow records' spill file: {e}"))?,
         None => RunStats::compute(&sim, &bins).with_dport_breakdown(&sim),
     };
-    if let Some(p) = &r.summary_file {
+    if let Some(p) = &outs.summary {
         let mut s = crate::report::summary_json(&sim, &stats, &path.display().to_string(), wall);
         if let (Some(c), Some(o)) = (&captured, s.as_object_mut()) {
             o.insert(
@@ -1639,7 +1599,95 @@ fn run_config_opts(
         sim.q.events()
     ));
     say(&format!("{wall:.3}"));
-    if let Some((k, v)) = crate::report::deadlock_line(&sim) {
+    end_of_run(path, &sim, &outcome)
+}
+
+/// The output files of an HPCC run (`FCT_OUTPUT_FILE`, `PFC_OUTPUT_FILE`, `SUMMARY_FILE`,
+/// `BUFFER_MON_FILE`), where given.
+struct OutputFiles {
+    fct: Option<PathBuf>,
+    pfc: Option<PathBuf>,
+    summary: Option<PathBuf>,
+    buffer_mon: Option<PathBuf>,
+}
+
+/// Result files shared with the simulator's completion callback.
+type SharedResultFiles = std::sync::Arc<std::sync::Mutex<crate::report::ResultFiles>>;
+
+/// The simulator of resolved run `r` (its flows from a list, or streamed from the flow
+/// file), and, when streamed, the result files its records go to as flows complete: the FCT
+/// file's lines at `fct` and a spill file beside it (in the temp directory without it) for
+/// the statistics.
+fn build_simulator(
+    r: HpccRun,
+    fct: Option<&Path>,
+) -> Result<(crate::sim::Simulator, Option<SharedResultFiles>), String> {
+    let (mut sim, streamed) = match r.flows {
+        HpccFlows::List(flows) => (
+            crate::sim::Simulator::with_flows(r.topo, r.net, r.cc, flows)?,
+            false,
+        ),
+        HpccFlows::File { flows, count, .. } => {
+            let stream = FlowStream::new(vec![Source::file(flows)]);
+            let mut sim = crate::sim::Simulator::with_stream(r.topo, r.net, r.cc, stream)?;
+            sim.expect_flows(count);
+            (sim, true)
+        }
+    };
+    let files = if streamed {
+        // Beside a regular (or new) FCT file only: not in `/dev` for `/dev/stdout`.
+        let spill_dir = fct
+            .filter(|p| std::fs::metadata(p).map_or(true, |m| m.is_file()))
+            .and_then(Path::parent);
+        crate::report::ResultFiles::start(&mut sim, fct, spill_dir)?
+    } else {
+        None
+    };
+    Ok((sim, files))
+}
+
+/// Write the FCT file (finish the one written as flows completed, or write it in completion
+/// order), the PFC file and the buffer-monitor file, where configured, and print the
+/// schemes' warnings about the run.
+fn write_run_files(
+    outs: &OutputFiles,
+    sim: &crate::sim::Simulator,
+    streamed: Option<&mut crate::report::ResultFiles>,
+) -> Result<(), String> {
+    if let Some(p) = &outs.fct {
+        match streamed {
+            // Written as the flows completed.
+            Some(f) => {
+                if let Some(w) = f.fct.take() {
+                    w.finish().map_err(|e| format!("{}: {e}", p.display()))?;
+                }
+            }
+            // Completion order, each record built as it is written (no copy of the records).
+            None => write_fct_file(p, sim.records_in_completion_order())
+                .map_err(|e| format!("{}: {e}", p.display()))?,
+        }
+    }
+    if let Some(p) = &outs.pfc {
+        write_pfc_file(p, sim)?;
+    }
+    if let Some(w) = crate::report::scheme_warnings(sim) {
+        tell(&w);
+    }
+    if let Some(p) = &outs.buffer_mon {
+        write_atomic(p, sim.buffer_mon.hpcc_mon_lines().as_bytes())
+            .map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    Ok(())
+}
+
+/// The end of a run of config `path`: deadlocks and stuck flows reported, an error if the
+/// run stopped on a deadlock or a stall, a note on flows that did not complete.
+fn end_of_run(
+    path: &Path,
+    sim: &crate::sim::Simulator,
+    outcome: &crate::runguard::Outcome,
+) -> Result<(), String> {
+    if let Some((k, v)) = crate::report::deadlock_line(sim) {
         tell(&format!("{k}: {v}"));
     }
     if let Some(st) = &outcome.stuck {

@@ -443,6 +443,16 @@ macro_rules! schemes {
                 Ok(())
             }
 
+            /// [`SwitchHooks::on_link_down`] of every scheme present, in registry order.
+            pub fn on_link_down(&mut self, ctx: &mut SwitchCtx<'_>, port: u16) {
+                $(
+                    if let Some(s) = &mut self.$f {
+                        ctx.out.current = <$sw as Scheme>::ID;
+                        s.on_link_down(ctx, port);
+                    }
+                )*
+            }
+
             /// [`SwitchHooks::finish`] of every scheme present, in registry order.
             pub fn finish(&mut self, ctx: &mut SwitchCtx<'_>) {
                 $(
@@ -498,6 +508,31 @@ macro_rules! schemes {
                     }
                 )?)*
                 (c, errs)
+            }
+
+            /// Set one key of a scheme's table, `table.key=value` with the value written as in a
+            /// scenario (`pbfs.enabled=true`, `sfc.qth="20KB"`), over the configuration as it
+            /// is: what benchmarks and front ends without a scenario (`sfc hpcc`'s runs) use to
+            /// turn a scheme on. Errors name the assignment.
+            pub fn set(&mut self, assignment: &str) -> Result<(), String> {
+                let bad = |m: &dyn std::fmt::Display| format!("`{assignment}`: {m}");
+                let (key, value) = assignment
+                    .split_once('=')
+                    .ok_or_else(|| bad(&"expected table.key=value"))?;
+                let (table, field) = key
+                    .trim()
+                    .split_once('.')
+                    .ok_or_else(|| bad(&"expected table.key=value"))?;
+                let body = format!("{} = {}", field.trim(), value.trim());
+                let f = Assignment(assignment);
+                $($(
+                    if table == <$cfg as SchemeConfig>::TABLE {
+                        let raw: <$cfg as SchemeConfig>::Raw =
+                            toml::from_str(&body).map_err(|e| bad(&e.message()))?;
+                        return <$cfg as SchemeConfig>::resolve(&mut self.$f, &raw, &f);
+                    }
+                )?)*
+                Err(bad(&format_args!("no scheme has a table `[{table}]`")))
             }
 
             /// The core settings the schemes set where the scenario leaves them unset (a later
@@ -747,6 +782,23 @@ macro_rules! schemes {
     };
 }
 
+/// The reader of one `table.key=value` assignment ([`SchemeConfigs::set`]): errors name it.
+struct Assignment<'a>(&'a str);
+
+impl Fields for Assignment<'_> {
+    fn err(
+        &self,
+        _v: &crate::scheme::config::Value,
+        key: &str,
+        msg: impl std::fmt::Display,
+    ) -> String {
+        format!("`{}`: {key}: {msg}", self.0)
+    }
+    fn err_key(&self, key: &str, msg: impl std::fmt::Display) -> String {
+        format!("`{}`: {key}: {msg}", self.0)
+    }
+}
+
 /// The registry: one line per scheme, `Variant, field => switch-half type,
 /// inline|outline[, config type];` (the config type is the scheme's [`Scheme::Config`], a
 /// [`SchemeConfig`] that gives the scheme its `[field]` table; none for `Config = ()`). Hooks of several schemes at the same point run in this
@@ -832,6 +884,9 @@ impl HostHooks for HostScheme {
     #[inline]
     fn on_timer(&mut self, ctx: &mut HostCtx<'_>, which: u8, arg: u8) {
         dispatch_host!(self, s => s.on_timer(ctx, which, arg))
+    }
+    fn on_link_down(&mut self, ctx: &mut HostCtx<'_>) {
+        dispatch_host!(self, s => s.on_link_down(ctx))
     }
     fn finish(&mut self, ctx: &mut HostCtx<'_>) {
         dispatch_host!(self, s => s.finish(ctx))
@@ -1135,6 +1190,20 @@ registry!(own_config);
 /// detector of persistent cycles of paused queues, and a queue it names.
 pub use crate::scheme::pfc::deadlock::{Detector as DeadlockDetector, QueueRef};
 
+/// Add the deadlocks `det` found (`deadlocks`) to PFC's `summary.json` section among
+/// `sections` when PFC is on (its section says `"enabled": true`).
+pub fn add_deadlocks(sections: &mut [(&'static str, serde_json::Value)], det: &DeadlockDetector) {
+    let table = <crate::scheme::pfc::PfcConfig as SchemeConfig>::TABLE;
+    for (name, v) in sections.iter_mut() {
+        if *name == table
+            && let Some(o) = v.as_object_mut()
+            && o.get("enabled") == Some(&serde_json::Value::Bool(true))
+        {
+            o.insert("deadlocks".into(), det.summary());
+        }
+    }
+}
+
 /// One pause frame received by a switch or NIC (a line of HPCC-sim's `PFC_OUTPUT_FILE`).
 pub use crate::scheme::pfc::PfcRecord as PauseRecord;
 
@@ -1200,5 +1269,30 @@ mod tests {
             msgs,
             ["NDP and BFC both own the switch queues and scheduler: enable one of them"]
         );
+    }
+
+    /// `table.key=value` sets one key as a scenario would, over the configuration as it is;
+    /// a bad assignment, table, key or value is an error naming the assignment.
+    #[test]
+    fn one_assignment_sets_a_scheme_key() {
+        let mut c = SchemeConfigs::default();
+        assert!(!c.pbfs.enabled);
+        c.set("pbfs.enabled=true").unwrap();
+        assert!(c.pbfs.enabled);
+        c.set("sfc.qth = \"20KB\"").unwrap();
+        assert_eq!(c.sfc.qth_bytes, 20_000);
+        assert!(c.pbfs.enabled, "other keys keep their values");
+        for (bad, want) in [
+            ("pbfs", "expected table.key=value"),
+            ("nosuch.enabled=true", "no scheme has a table `[nosuch]`"),
+            ("pbfs.nosuch=true", "unknown field `nosuch`"),
+            ("sfc.qth=\"lots\"", "sfc.qth"),
+        ] {
+            let e = c.set(bad).unwrap_err();
+            assert!(
+                e.starts_with(&format!("`{bad}`: ")) && e.contains(want),
+                "{bad}: {e}"
+            );
+        }
     }
 }

@@ -259,15 +259,12 @@ pub fn summary_json(sim: &Simulator, stats: &RunStats, name: &str, wall: f64) ->
         if let Some(f) = sim.failure_summary() {
             o.insert("failures".into(), f);
         }
-        // One section per scheme (`ecn`, `sfc`, `onramp`, `pfc`, …), written by the scheme.
-        for (name, section) in sim.scheme_summaries() {
+        // One section per scheme (`ecn`, `sfc`, `onramp`, `pfc`, …), written by the scheme
+        // (the lossless fabric's deadlock watch adds what it found to its scheme's section).
+        let mut sections = sim.scheme_summaries();
+        crate::registry::add_deadlocks(&mut sections, sim.deadlocks());
+        for (name, section) in sections {
             o.insert(name.into(), section);
-        }
-        // PFC deadlocks found (with PFC on only).
-        if let Some(pfc) = o.get_mut("pfc").and_then(|v| v.as_object_mut())
-            && pfc.get("enabled") == Some(&serde_json::Value::Bool(true))
-        {
-            pfc.insert("deadlocks".into(), sim.deadlocks().summary());
         }
     }
     v
@@ -322,27 +319,7 @@ fn run_with(
     if let Some(dir) = &opts.out_dir {
         crate::runguard::prepare_output_dir(dir)?;
     }
-    let streamed = stream.is_some();
-    let mut sim = match stream {
-        Some(stream) => {
-            let est =
-                crate::runguard::check_memory_stream(&topo, &net, &stream, opts.stream_results)?;
-            let mut sim = Simulator::with_stream(topo, net, cc, stream)?;
-            sim.expect_flows(est.flows);
-            sim
-        }
-        None => {
-            crate::runguard::check_memory(&topo, &net, &flows)?;
-            // The workload list is released as the simulator builds its flow descriptions.
-            Simulator::with_flows(topo, net, cc, flows)?
-        }
-    };
-    let files = if streamed && opts.stream_results {
-        let fct = opts.out_dir.as_ref().map(|d| d.join("fct.txt"));
-        ResultFiles::start(&mut sim, fct.as_deref(), opts.out_dir.as_deref())?
-    } else {
-        None
-    };
+    let (mut sim, files) = build_simulator(topo, net, cc, flows, stream, opts)?;
     sim.on_deadlock = opts.on_deadlock;
     if sim.cfg.capture.is_some() {
         let Some(dir) = &opts.out_dir else {
@@ -395,21 +372,7 @@ fn run_with(
         }
     };
     let mut summary = summary_json(&sim, &stats, &name, wall);
-    let fairness = match &mut results {
-        Results::Kept => fairness_json(&sim),
-        Results::Streamed(f) if sim.sender_throughput.is_some() => {
-            let mut err = None;
-            // Push order will do: the spans are sorted per sender.
-            let recs = f.spill.read().map_err(io)?;
-            let v = fairness_json_of(&sim, recs.map_while(|r| r.map_err(|e| err = Some(e)).ok()));
-            if let Some(e) = err {
-                return Err(io(e));
-            }
-            v
-        }
-        Results::Streamed(_) => None,
-    };
-    if let (Some(f), Some(o)) = (fairness, summary.as_object_mut()) {
+    if let (Some(f), Some(o)) = (fairness(&sim, &mut results)?, summary.as_object_mut()) {
         o.insert("fairness".into(), f);
     }
     if let (Some(c), Some(o)) = (&capture, summary.as_object_mut()) {
@@ -446,6 +409,67 @@ fn run_with(
         outcome,
         failure,
         note,
+    })
+}
+
+/// Result files shared with the simulator's completion callback.
+type SharedResultFiles = std::sync::Arc<std::sync::Mutex<ResultFiles>>;
+
+/// The simulator of a run, its memory checked first (its flows from the list `flows`, or from
+/// `stream` as the run goes), and, when it streams and `opts` asks to stream the results, the
+/// result files its records go to as flows complete.
+fn build_simulator(
+    topo: crate::topology::TopologySpec,
+    net: crate::registry::NetConfig,
+    cc: crate::cc::CcConfig,
+    flows: Vec<crate::workload::FlowSpec>,
+    stream: Option<FlowStream>,
+    opts: &RunOptions,
+) -> Result<(Simulator, Option<SharedResultFiles>), String> {
+    let streamed = stream.is_some();
+    let mut sim = match stream {
+        Some(stream) => {
+            let est =
+                crate::runguard::check_memory_stream(&topo, &net, &stream, opts.stream_results)?;
+            let mut sim = Simulator::with_stream(topo, net, cc, stream)?;
+            sim.expect_flows(est.flows);
+            sim
+        }
+        None => {
+            crate::runguard::check_memory(&topo, &net, &flows)?;
+            // The workload list is released as the simulator builds its flow descriptions.
+            Simulator::with_flows(topo, net, cc, flows)?
+        }
+    };
+    let files = if streamed && opts.stream_results {
+        let fct = opts.out_dir.as_ref().map(|d| d.join("fct.txt"));
+        ResultFiles::start(&mut sim, fct.as_deref(), opts.out_dir.as_deref())?
+    } else {
+        None
+    };
+    Ok((sim, files))
+}
+
+/// The `fairness` section of `summary.json` (runs that track per-sender throughput), from
+/// the records kept in the simulator or read back from the spill file.
+fn fairness(
+    sim: &Simulator,
+    results: &mut Results<'_>,
+) -> Result<Option<serde_json::Value>, String> {
+    let io = |e: std::io::Error| format!("the flow records' spill file: {e}");
+    Ok(match results {
+        Results::Kept => fairness_json(sim),
+        Results::Streamed(f) if sim.sender_throughput.is_some() => {
+            let mut err = None;
+            // Push order will do: the spans are sorted per sender.
+            let recs = f.spill.read().map_err(io)?;
+            let v = fairness_json_of(sim, recs.map_while(|r| r.map_err(|e| err = Some(e)).ok()));
+            if let Some(e) = err {
+                return Err(io(e));
+            }
+            v
+        }
+        Results::Streamed(_) => None,
     })
 }
 

@@ -294,6 +294,10 @@ pub trait SwitchHooks {
     /// Hint the CPU to load the state [`Self::on_dequeue`] / [`Self::on_departure`] will
     /// touch for egress `port`.
     fn prefetch_egress(&self, _port: u16) {}
+    /// The link of egress `port` went down ([`crate::sim::failure`]): no frame can come back
+    /// over it, so state waiting for one ends here (PFC: the pauses it received end as if
+    /// resumed). The port's pause bits are cleared after this hook, and it is served again.
+    fn on_link_down(&mut self, _ctx: &mut SwitchCtx<'_>, _port: u16) {}
     /// The run ends at `ctx.now_ps`: close open intervals.
     fn finish(&mut self, _ctx: &mut SwitchCtx<'_>) {}
     /// The scheme's own consistency checks on its state (the simulator's invariant check
@@ -437,6 +441,10 @@ pub trait HostHooks {
     fn on_transmit(&mut self, _ctx: &mut HostCtx<'_>, _pkt: &Packet) {}
     /// A timer requested with [`HostAction::Timer`] fired.
     fn on_timer(&mut self, _ctx: &mut HostCtx<'_>, _which: u8, _arg: u8) {}
+    /// The link of host `ctx.host` went down ([`crate::sim::failure`]): state waiting for a
+    /// frame over it ends (PFC: the pauses its NIC received end as if resumed). The NIC's
+    /// pause bits are cleared after this hook.
+    fn on_link_down(&mut self, _ctx: &mut HostCtx<'_>) {}
     /// The run ends at `ctx.now_ps` (called once per host): close open intervals.
     fn finish(&mut self, _ctx: &mut HostCtx<'_>) {}
 

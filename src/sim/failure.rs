@@ -8,6 +8,7 @@
 
 use super::{NodeRef, Simulator};
 use crate::engine::{Event, NO_EGRESS};
+use crate::scheme::HostHooks;
 use crate::topology::routing::RouteTable;
 
 /// `delay` returned by `Simulator::start_tx` for a link that is down: the packet is lost
@@ -189,29 +190,24 @@ impl Simulator {
 
     /// The pause state of port `port` of `node` is cleared, as HPCC-sim's
     /// `QbbNetDevice::TakeDown` clears a port's `m_paused`: the RESUME that would end a pause
-    /// in force can no longer arrive over the dead link. PFC's bookkeeping of the pause
-    /// (pause time, pauses held) ends as if a RESUME had arrived; the port is then served
-    /// again (into the dead link, where its packets are lost).
+    /// in force can no longer arrive over the dead link. The schemes end what waits for a
+    /// frame over it first (`on_link_down`: PFC's bookkeeping of a pause — pause time, pauses
+    /// held — ends as if a RESUME had arrived); the port is then served again (into the dead
+    /// link, where its packets are lost).
     fn lift_pauses(&mut self, node: u32, port: u16) {
-        let now = self.q.now();
         match self.nodes[node as usize] {
             NodeRef::Switch(s) => {
-                let sw = &mut self.switches[s as usize];
-                let tx = &mut sw.ports[port as usize].tx;
-                if let Some(pfc) = sw.schemes.pfc.as_mut() {
-                    pfc.rx.link_down(tx, port as usize, now);
-                }
-                tx.paused_mask = 0;
+                self.switch_scheme_call(s as usize, |sc, ctx| sc.on_link_down(ctx, port));
+                self.switches[s as usize].ports[port as usize]
+                    .tx
+                    .paused_mask = 0;
                 self.switch_try_send(s as usize, port);
             }
             NodeRef::Host(h) => {
-                let tx = &mut self.hosts[h as usize].tx;
-                for hs in self.host_schemes.iter_mut() {
-                    if let crate::registry::HostScheme::Pfc(pfc) = hs {
-                        pfc.rx.link_down(tx, h as usize, now);
-                    }
+                for i in 0..self.host_schemes.len() {
+                    self.host_hook(h as usize, i, |sc, ctx| sc.on_link_down(ctx));
                 }
-                tx.paused_mask = 0;
+                self.hosts[h as usize].tx.paused_mask = 0;
                 self.host_try_send(h as usize);
             }
         }

@@ -75,7 +75,7 @@ impl Simulator {
     }
 
     /// Run `f` on the schemes of switch `s`, then carry out their requests.
-    fn switch_scheme_call(
+    pub(crate) fn switch_scheme_call(
         &mut self,
         s: usize,
         f: impl FnOnce(&mut SwitchSchemes, &mut SwitchCtx<'_>),

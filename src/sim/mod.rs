@@ -670,6 +670,17 @@ impl HostHookFlags {
     }
 }
 
+/// Index in `host_schemes` of scheme `id`'s host half (`usize::MAX` for none): the host half
+/// that keeps the QPs' state of a scheme's transport.
+fn host_half_of(host_schemes: &[HostScheme], id: Option<crate::scheme::SchemeId>) -> usize {
+    let i = host_schemes.iter().position(|s| Some(s.id()) == id);
+    debug_assert!(
+        id.is_none() || i.is_some(),
+        "a scheme's transport needs the scheme's host half"
+    );
+    i.unwrap_or(usize::MAX)
+}
+
 /// The run's transport: a scheme's own ([`crate::scheme::Scheme::transport`]: NDP's), else
 /// the configured loss recovery (IRN's cap on outstanding bytes defaulting to `max_bdp_bytes`).
 fn transport_params(
@@ -834,15 +845,7 @@ impl Simulator {
         }
         let transport = transport_params(&cfg, &env, bounds.max_bdp_bytes.max(mtu));
         let transport_scheme = cfg.scheme_transport(&env).map(|(id, _)| id);
-        let transport_host = host_schemes
-            .iter()
-            .position(|s| Some(s.id()) == transport_scheme)
-            .unwrap_or(usize::MAX);
-        debug_assert!(
-            transport.kind != crate::host::transport::TransportKind::Scheme
-                || transport_host != usize::MAX,
-            "a scheme's transport needs the scheme's host half"
-        );
+        let transport_host = host_half_of(&host_schemes, transport_scheme);
         // The time series start at the interval holding the first flow's start: idle time
         // before it (HPCC flow files start at 2 s) costs no memory and no output rows.
         let first_start_ps = match (&stream, first) {

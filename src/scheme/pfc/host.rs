@@ -52,6 +52,11 @@ impl HostHooks for PfcHost {
         }
     }
 
+    /// The pauses the NIC received end as if a RESUME had arrived.
+    fn on_link_down(&mut self, ctx: &mut HostCtx<'_>) {
+        self.rx.link_down(ctx.port, ctx.host, ctx.now_ps);
+    }
+
     fn finish(&mut self, ctx: &mut HostCtx<'_>) {
         self.rx.finish(ctx.port, ctx.host, ctx.now_ps);
     }

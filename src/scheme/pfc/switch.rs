@@ -253,6 +253,12 @@ impl SwitchHooks for PfcSwitch {
         }
     }
 
+    /// The pauses the port received end as if a RESUME had arrived.
+    fn on_link_down(&mut self, ctx: &mut SwitchCtx<'_>, port: u16) {
+        let tx = &mut ctx.ports[port as usize].tx;
+        self.rx.link_down(tx, port as usize, ctx.now_ps);
+    }
+
     fn finish(&mut self, ctx: &mut SwitchCtx<'_>) {
         for (i, ep) in ctx.ports.iter().enumerate() {
             self.rx.finish(&ep.tx, i, ctx.now_ps);
