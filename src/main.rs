@@ -62,6 +62,12 @@ enum Cmd {
         /// the outputs), or report it and `continue`.
         #[arg(long, value_enum, default_value = "stop", value_name = "ACTION")]
         on_deadlock: OnDeadlockArg,
+        /// File format of the tables: `csv` writes flows.csv, buffer.csv, throughput.csv,
+        /// queues.csv; `parquet` writes flows.parquet, buffer.parquet, throughput.parquet,
+        /// queues.parquet instead (typed columns, Snappy-compressed). Sets `output.format`
+        /// [default: the scenario's `output.format`, else csv].
+        #[arg(long, value_enum, value_name = "FORMAT")]
+        format: Option<FormatArg>,
     },
     /// Check a scenario file without running it (reports every problem with file:line).
     #[command(after_help = EX_VALIDATE)]
@@ -128,6 +134,15 @@ enum Cmd {
         #[arg(long, value_name = "SFC_BINARY", conflicts_with = "print_scenario")]
         against: Option<PathBuf>,
     },
+}
+
+/// `--format`: the file format of a run's tables.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum FormatArg {
+    /// CSV text.
+    Csv,
+    /// Apache Parquet.
+    Parquet,
 }
 
 /// `--on-deadlock`: what a run does when it finds a PFC deadlock.
@@ -636,11 +651,19 @@ fn main() -> ExitCode {
             json,
             capture,
             on_deadlock,
+            format,
         } => match capture.as_deref().map(sfc::scenario::capture::capture_sets) {
             Some(Err(e)) => Err(e),
             c => {
                 let mut sets = sets;
                 sets.extend(c.and_then(Result::ok).unwrap_or_default());
+                sets.extend(format.map(|f| {
+                    let name = match f {
+                        FormatArg::Csv => "csv",
+                        FormatArg::Parquet => "parquet",
+                    };
+                    format!("output.format=\"{name}\"")
+                }));
                 cmd_run(scenario, out, sets, no_output, json, on_deadlock.into())
             }
         },

@@ -37,6 +37,11 @@ pub const OUTPUT_FILES: &[&str] = &[
     "throughput.csv",
     "sender_throughput.csv",
     "queues.csv",
+    "flows.parquet",
+    "buffer.parquet",
+    "throughput.parquet",
+    "sender_throughput.parquet",
+    "queues.parquet",
     "scenario.toml",
 ];
 
