@@ -31,7 +31,8 @@ enum Cmd {
     ///
     /// Writes DIR/flows.csv (one row per flow), DIR/summary.json (counters, slowdown
     /// percentiles), DIR/fct.txt (HPCC-sim FCT format) and DIR/buffer.csv (per-switch shared
-    /// buffer, max over each 10 µs interval).
+    /// buffer, max over each 10 µs interval); with `--format parquet` the tables are
+    /// DIR/flows.parquet, DIR/buffer.parquet, … instead.
     #[command(after_help = EX_RUN)]
     Run {
         /// Scenario file (TOML). Omit to run the built-in default scenario
@@ -181,6 +182,7 @@ Examples:
   sfc run                                   # scenarios/default.toml, outputs in out/default/
   sfc run scenarios/incast_star.toml --out results/star
   sfc run my.toml --set seed=2 --set traffic.0.load=0.7 --json --no-output
+  sfc run my.toml --format parquet          # flows.parquet, buffer.parquet, … instead of CSV
   sfc run ring.toml --on-deadlock continue  # report PFC deadlocks, do not stop (exit status 3 if stopped)";
 
 /// Examples after `sfc validate --help`.

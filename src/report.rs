@@ -359,6 +359,9 @@ fn run_with(
     let t0 = Instant::now();
     let mut cb = progress_bar(opts.progress, stop);
     let outcome = crate::runguard::run_watched(&mut sim, &mut cb);
+    if crate::process::interrupt_requested() {
+        return Err(crate::process::INTERRUPTED.into());
+    }
     let wall = t0.elapsed().as_secs_f64();
     sim.finish();
     let capture = sim.finish_capture()?;

@@ -604,6 +604,9 @@ pub fn run(exp: &Experiment, o: &RunOpts) -> Result<PathBuf, String> {
         for _ in 0..o.jobs.max(1) {
             s.spawn(|| {
                 loop {
+                    if crate::process::interrupt_requested() {
+                        break;
+                    }
                     let Some(p) = queue.lock().expect("queue").pop() else {
                         break;
                     };
@@ -643,6 +646,9 @@ pub fn run(exp: &Experiment, o: &RunOpts) -> Result<PathBuf, String> {
     });
     if let Some(b) = bar {
         b.finish_and_clear();
+    }
+    if crate::process::interrupt_requested() {
+        return Err(crate::process::INTERRUPTED.into());
     }
     let errs = errors.into_inner().expect("errors");
     if !errs.is_empty() {

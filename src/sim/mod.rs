@@ -1575,7 +1575,8 @@ impl Simulator {
     }
 
     /// Run until no events remain or `cfg.stop_ps` is reached. `progress` is called every
-    /// 65,536 events.
+    /// 65,536 events; there the run also stops early when
+    /// [`crate::process::request_interrupt`] asked it to.
     ///
     /// A run streaming its results ([`Self::stream_results`]) ends for good at
     /// [`Self::take_remaining_flows`] (which `runguard::run_watched` calls) or
@@ -1604,6 +1605,9 @@ impl Simulator {
                     flows_completed: self.counters.flows_completed,
                     flows_total: self.flows_expected(),
                 });
+                if crate::process::interrupt_requested() {
+                    break;
+                }
             }
         }
     }
