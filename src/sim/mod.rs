@@ -1824,8 +1824,10 @@ impl Simulator {
         let pkt = *self.arena.get(p);
         let size = self.flows.get(pkt.flow as usize).map(|f| f.size_bytes);
         let mtu = self.cfg.mtu_bytes;
+        let int = self.arena.int(p);
+        let int = &int[..(pkt.int_n() as usize).min(int.len())];
         if let Some(c) = self.capture.as_deref_mut() {
-            c.tap(now, node, port, peer, &pkt, mtu, size);
+            c.tap(now, node, port, peer, &pkt, int, mtu, size);
         }
     }
 
