@@ -1,5 +1,6 @@
 //! Running a resolved scenario end to end: build the simulator, run it with a progress bar,
-//! and write the outputs (`flows.csv`, `summary.json`, `fct.txt`, `buffer.csv`), all atomically.
+//! and write the outputs (`flows.csv`, `summary.json`, `fct.txt`, `buffer.csv`, …; the tables
+//! as Parquet with `output.format = "parquet"`), all atomically.
 
 use crate::workload::stream::FlowStream;
 use std::path::{Path, PathBuf};
@@ -465,8 +466,9 @@ struct Tables {
 }
 
 /// Write `flows.csv`, `fct.txt` (HPCC format, completion order), `buffer.csv`, `links.csv`,
-/// `throughput.csv`, `queues.csv` and, last, `summary.json` into `dir`: a directory holding
-/// `summary.json` holds a complete set (see [`crate::runguard::prepare_output_dir`]).
+/// `throughput.csv`, `queues.csv` and, last, `summary.json` into `dir` (the CSV format): a
+/// directory holding `summary.json` holds a complete set (see
+/// [`crate::runguard::prepare_output_dir`]).
 pub fn write_outputs(
     dir: &Path,
     sim: &Simulator,

@@ -82,7 +82,7 @@ class Result:
         self._keep = keep  # a TemporaryDirectory holding the outputs, if any
         self._cache: Dict[str, pd.DataFrame] = {}
 
-    def _csv(self, name: str) -> pd.DataFrame:
+    def _table(self, name: str) -> pd.DataFrame:
         if name not in self._cache:
             p = self.out / name
             pq = p.with_suffix(".parquet")
@@ -97,27 +97,27 @@ class Result:
     @property
     def flows(self) -> pd.DataFrame:
         """One row per flow: sizes, times (ns), FCT, slowdown, retransmissions, pauses."""
-        return self._csv("flows.csv")
+        return self._table("flows.csv")
 
     @property
     def buffer(self) -> pd.DataFrame:
         """Shared-buffer occupancy per switch per interval (``buffer.csv``)."""
-        return self._csv("buffer.csv")
+        return self._table("buffer.csv")
 
     @property
     def throughput(self) -> pd.DataFrame:
         """Receiver goodput per 100 µs interval (``throughput.csv``)."""
-        return self._csv("throughput.csv")
+        return self._table("throughput.csv")
 
     @property
     def queues(self) -> pd.DataFrame:
         """Monitored egress queues (``queues.csv``; only with ``output.queues``)."""
-        return self._csv("queues.csv")
+        return self._table("queues.csv")
 
     @property
     def links(self) -> pd.DataFrame:
         """Bytes sent and utilization of every link direction (``links.csv``)."""
-        return self._csv("links.csv")
+        return self._table("links.csv")
 
     @property
     def failure(self) -> Optional[str]:
