@@ -1532,6 +1532,9 @@ fn run_config_opts(
     let stop = sim.cfg.stop_ps;
     let mut cb = crate::report::progress_bar(true, stop);
     let outcome = crate::runguard::run_watched(&mut sim, &mut cb);
+    if crate::process::interrupt_requested() {
+        return Err(crate::process::INTERRUPTED.into());
+    }
     let wall = t0.elapsed().as_secs_f64();
     sim.finish();
     let captured = sim.finish_capture()?;

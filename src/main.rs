@@ -31,7 +31,8 @@ enum Cmd {
     ///
     /// Writes DIR/flows.csv (one row per flow), DIR/summary.json (counters, slowdown
     /// percentiles), DIR/fct.txt (HPCC-sim FCT format) and DIR/buffer.csv (per-switch shared
-    /// buffer, max over each 10 µs interval).
+    /// buffer, max over each 10 µs interval); with `--format parquet` the tables are
+    /// DIR/flows.parquet, DIR/buffer.parquet, … instead.
     #[command(after_help = EX_RUN)]
     Run {
         /// Scenario file (TOML). Omit to run the built-in default scenario
@@ -62,6 +63,12 @@ enum Cmd {
         /// the outputs), or report it and `continue`.
         #[arg(long, value_enum, default_value = "stop", value_name = "ACTION")]
         on_deadlock: OnDeadlockArg,
+        /// File format of the tables: `csv` writes flows.csv, buffer.csv, throughput.csv,
+        /// queues.csv; `parquet` writes flows.parquet, buffer.parquet, throughput.parquet,
+        /// queues.parquet instead (typed columns, Snappy-compressed). Sets `output.format`
+        /// [default: the scenario's `output.format`, else csv].
+        #[arg(long, value_enum, value_name = "FORMAT")]
+        format: Option<FormatArg>,
     },
     /// Check a scenario file without running it (reports every problem with file:line).
     #[command(after_help = EX_VALIDATE)]
@@ -130,6 +137,15 @@ enum Cmd {
     },
 }
 
+/// `--format`: the file format of a run's tables.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum FormatArg {
+    /// CSV text.
+    Csv,
+    /// Apache Parquet.
+    Parquet,
+}
+
 /// `--on-deadlock`: what a run does when it finds a PFC deadlock.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 enum OnDeadlockArg {
@@ -166,6 +182,7 @@ Examples:
   sfc run                                   # scenarios/default.toml, outputs in out/default/
   sfc run scenarios/incast_star.toml --out results/star
   sfc run my.toml --set seed=2 --set traffic.0.load=0.7 --json --no-output
+  sfc run my.toml --format parquet          # flows.parquet, buffer.parquet, … instead of CSV
   sfc run ring.toml --on-deadlock continue  # report PFC deadlocks, do not stop (exit status 3 if stopped)";
 
 /// Examples after `sfc validate --help`.
@@ -636,11 +653,19 @@ fn main() -> ExitCode {
             json,
             capture,
             on_deadlock,
+            format,
         } => match capture.as_deref().map(sfc::scenario::capture::capture_sets) {
             Some(Err(e)) => Err(e),
             c => {
                 let mut sets = sets;
                 sets.extend(c.and_then(Result::ok).unwrap_or_default());
+                sets.extend(format.map(|f| {
+                    let name = match f {
+                        FormatArg::Csv => "csv",
+                        FormatArg::Parquet => "parquet",
+                    };
+                    format!("output.format=\"{name}\"")
+                }));
                 cmd_run(scenario, out, sets, no_output, json, on_deadlock.into())
             }
         },

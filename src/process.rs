@@ -84,6 +84,33 @@ pub fn set_interrupt_note(note: &str) {
     }
 }
 
+/// A request to stop the runs of this process ([`request_interrupt`]).
+static INTERRUPT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The error of a run stopped by [`request_interrupt`].
+pub const INTERRUPTED: &str = "interrupted";
+
+/// Ask every run of this process to stop: the event loop stops within 65,536 events, the run
+/// returns the error [`INTERRUPTED`] without writing its outputs (output files already
+/// complete stay; temporary files are removed), and an experiment starts no further point.
+/// For front ends that handle Ctrl-C themselves and cannot exit the process (the Python
+/// package); `sfc`'s own handler ([`install_signal_handlers`]) exits instead.
+pub fn request_interrupt() {
+    INTERRUPT.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Withdraw [`request_interrupt`] (once the interrupted runs have returned), so later runs
+/// run.
+pub fn clear_interrupt() {
+    INTERRUPT.store(false, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// [`request_interrupt`] was called (and not withdrawn).
+#[inline]
+pub fn interrupt_requested() -> bool {
+    INTERRUPT.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// On SIGINT/SIGTERM: remove the temporary files being written, say so, exit with status 130.
 /// Completed output files stay; a directory without `summary.json` is an incomplete set (the
 /// message is the front end's, see [`set_interrupt_note`]).

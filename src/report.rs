@@ -1,5 +1,6 @@
 //! Running a resolved scenario end to end: build the simulator, run it with a progress bar,
-//! and write the outputs (`flows.csv`, `summary.json`, `fct.txt`, `buffer.csv`), all atomically.
+//! and write the outputs (`flows.csv`, `summary.json`, `fct.txt`, `buffer.csv`, …; the tables
+//! as Parquet with `output.format = "parquet"`), all atomically.
 
 use crate::workload::stream::FlowStream;
 use std::path::{Path, PathBuf};
@@ -11,6 +12,7 @@ use crate::metrics::FlowRecord;
 use crate::metrics::output::{
     AtomicWriter, write_atomic, write_fct_file, write_fct_line, write_flows_csv,
 };
+use crate::metrics::parquet::{OutputFormat, write_flows_parquet};
 use crate::metrics::spill::{RecordSpill, records_by_id, stats_from_spill};
 use crate::metrics::stats::{RunStats, SizeBins};
 use crate::scenario::Scenario;
@@ -303,6 +305,7 @@ fn run_with(
         flows,
         bins,
         flows_csv,
+        format,
         dport_bins,
         stop_set,
         document,
@@ -334,6 +337,9 @@ fn run_with(
     let t0 = Instant::now();
     let mut cb = progress_bar(opts.progress, stop);
     let outcome = crate::runguard::run_watched(&mut sim, &mut cb);
+    if crate::process::interrupt_requested() {
+        return Err(crate::process::INTERRUPTED.into());
+    }
     let wall = t0.elapsed().as_secs_f64();
     sim.finish();
     let capture = sim.finish_capture()?;
@@ -389,7 +395,8 @@ fn run_with(
             write_atomic(&p, t.as_bytes())
                 .map_err(|e| crate::fsutil::describe("cannot write", &p, &e))?;
         }
-        write_outputs_of(dir, &sim, &summary, flows_csv, results)
+        let tables = Tables { flows_csv, format };
+        write_outputs_of(dir, &sim, &summary, tables, results)
             .map_err(|e| format!("{}: {e}", dir.display()))?;
     }
     drop(guard);
@@ -473,31 +480,59 @@ fn fairness(
     })
 }
 
+/// Which tables a run writes, and in which format.
+#[derive(Clone, Copy, Debug)]
+struct Tables {
+    /// Write the per-flow table.
+    flows_csv: bool,
+    /// CSV or Parquet.
+    format: OutputFormat,
+}
+
 /// Write `flows.csv`, `fct.txt` (HPCC format, completion order), `buffer.csv`, `links.csv`,
-/// `throughput.csv`, `queues.csv` and, last, `summary.json` into `dir`: a directory holding
-/// `summary.json` holds a complete set (see [`crate::runguard::prepare_output_dir`]).
+/// `throughput.csv`, `queues.csv` and, last, `summary.json` into `dir` (the CSV format): a
+/// directory holding `summary.json` holds a complete set (see
+/// [`crate::runguard::prepare_output_dir`]).
 pub fn write_outputs(
     dir: &Path,
     sim: &Simulator,
     summary: &serde_json::Value,
     flows_csv: bool,
 ) -> std::io::Result<()> {
-    write_outputs_of(dir, sim, summary, flows_csv, Results::Kept)
+    let tables = Tables {
+        flows_csv,
+        format: OutputFormat::Csv,
+    };
+    write_outputs_of(dir, sim, summary, tables, Results::Kept)
 }
 
-/// [`write_outputs`] with the records kept by `sim` or streamed to files.
+/// Write the per-flow table `dir/flows.{csv,parquet}` of `records` (id order).
+fn write_flows_table<R: std::borrow::Borrow<FlowRecord>>(
+    dir: &Path,
+    format: OutputFormat,
+    records: impl IntoIterator<Item = R>,
+) -> std::io::Result<()> {
+    match format {
+        OutputFormat::Csv => write_flows_csv(&dir.join("flows.csv"), records),
+        OutputFormat::Parquet => write_flows_parquet(&dir.join("flows.parquet"), records),
+    }
+}
+
+/// [`write_outputs`] with the records kept by `sim` or streamed to files, the tables in
+/// `tables.format`.
 fn write_outputs_of(
     dir: &Path,
     sim: &Simulator,
     summary: &serde_json::Value,
-    flows_csv: bool,
+    tables: Tables,
     results: Results<'_>,
 ) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
+    let Tables { flows_csv, format } = tables;
     match results {
         Results::Kept => {
             if flows_csv {
-                write_flows_csv(&dir.join("flows.csv"), sim.records_iter())?;
+                write_flows_table(dir, format, sim.records_iter())?;
             }
             // Completion order, each record built as it is written.
             write_fct_file(&dir.join("fct.txt"), sim.records_in_completion_order())?;
@@ -507,8 +542,9 @@ fn write_outputs_of(
                 // Id order from the spill file (an external sort: bounded memory).
                 let mut err = None;
                 let recs = records_by_id(&mut f.spill, ID_SORT_BUDGET)?;
-                write_flows_csv(
-                    &dir.join("flows.csv"),
+                write_flows_table(
+                    dir,
+                    format,
                     recs.map_while(|r| r.map_err(|e| err = Some(e)).ok()),
                 )?;
                 if let Some(e) = err {
@@ -521,7 +557,10 @@ fn write_outputs_of(
             }
         }
     }
-    sim.buffer_mon.write_csv(&dir.join("buffer.csv"))?;
+    match format {
+        OutputFormat::Csv => sim.buffer_mon.write_csv(&dir.join("buffer.csv"))?,
+        OutputFormat::Parquet => sim.buffer_mon.write_parquet(&dir.join("buffer.parquet"))?,
+    }
     // Link utilization per direction.
     let mut l = String::from("node,port,peer,rate_bps,tx_bytes,utilization\n");
     for (n, p, peer, r, b, u) in sim.link_stats() {
@@ -531,17 +570,59 @@ fn write_outputs_of(
     // Receiver throughput samples (one per receiver per 100 µs interval with traffic):
     // interval start, receiving host's node id, Gb/s. The same per sender on request.
     let host_nodes: Vec<u32> = sim.hosts.iter().map(|h| h.node).collect();
-    let t = throughput_csv(&sim.throughput, &host_nodes, "receiver");
-    write_atomic(&dir.join("throughput.csv"), t.as_bytes())?;
-    if let Some(m) = &sim.sender_throughput {
-        let t = throughput_csv(m, &host_nodes, "sender");
-        write_atomic(&dir.join("sender_throughput.csv"), t.as_bytes())?;
+    let meters = std::iter::once((&sim.throughput, "receiver", "throughput")).chain(
+        sim.sender_throughput
+            .as_ref()
+            .map(|m| (m, "sender", "sender_throughput")),
+    );
+    for (m, who, file) in meters {
+        match format {
+            OutputFormat::Csv => {
+                let t = throughput_csv(m, &host_nodes, who);
+                write_atomic(&dir.join(format!("{file}.csv")), t.as_bytes())?;
+            }
+            OutputFormat::Parquet => {
+                write_throughput_parquet(&dir.join(format!("{file}.parquet")), m, &host_nodes, who)?
+            }
+        }
     }
     if !sim.cfg.queue_monitor.is_empty() {
-        sim.queue_mon.write_csv(&dir.join("queues.csv"))?;
+        match format {
+            OutputFormat::Csv => sim.queue_mon.write_csv(&dir.join("queues.csv"))?,
+            OutputFormat::Parquet => sim.queue_mon.write_parquet(&dir.join("queues.parquet"))?,
+        }
     }
     let s = serde_json::to_string_pretty(summary).map_err(std::io::Error::other)?;
     write_atomic(&dir.join("summary.json"), s.as_bytes())
+}
+
+/// [`throughput_csv`]'s rows as a Parquet table (`time_ns` and `gbps` doubles, the others
+/// integers), streaming and atomically.
+fn write_throughput_parquet(
+    path: &Path,
+    m: &crate::metrics::buffer::ThroughputMeter,
+    host_nodes: &[u32],
+    who: &str,
+) -> std::io::Result<()> {
+    use crate::metrics::parquet::{ColumnKind, ParquetTable, ns};
+    let mut t = ParquetTable::create(
+        path,
+        &[
+            ("sample", ColumnKind::Int),
+            ("time_ns", ColumnKind::Float),
+            (who, ColumnKind::Int),
+            ("gbps", ColumnKind::Float),
+        ],
+    )?;
+    for (i, (h, start_ps, g)) in m.rows_iter().enumerate() {
+        let node = host_nodes.get(h).copied().unwrap_or(u32::MAX);
+        t.int(0, i as i64);
+        t.float(1, ns(start_ps));
+        t.int(2, i64::from(node));
+        t.float(3, g);
+        t.end_row()?;
+    }
+    t.finish()
 }
 
 /// `sample,time_ns,<who>,gbps` rows of a goodput meter (host-major, then time; `who` names

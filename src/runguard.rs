@@ -37,6 +37,11 @@ pub const OUTPUT_FILES: &[&str] = &[
     "throughput.csv",
     "sender_throughput.csv",
     "queues.csv",
+    "flows.parquet",
+    "buffer.parquet",
+    "throughput.parquet",
+    "sender_throughput.parquet",
+    "queues.parquet",
     "scenario.toml",
 ];
 
@@ -646,6 +651,19 @@ pub fn run_watched(sim: &mut Simulator, progress: &mut dyn FnMut(&Progress)) -> 
             let end = n.max(sim.q.now()).saturating_add(fine).min(ce);
             sim.cfg.stop_ps = end;
             sim.run(progress);
+            if crate::process::interrupt_requested() {
+                // The caller drops the run ([`crate::process::request_interrupt`]).
+                sim.cfg.stop_ps = stop;
+                return Outcome {
+                    flows_total: sim.flows.len() as u64,
+                    flows_completed: sim.counters.flows_completed,
+                    flows_not_started: 0,
+                    stalled: None,
+                    deadlock: None,
+                    stuck: None,
+                    end_ps: sim.q.now(),
+                };
+            }
             if sim.all_flows_done() {
                 break;
             }

@@ -448,3 +448,88 @@ fn sfc_hpcc_captures_beside_its_output_files() {
     );
     assert_eq!(acks.len(), 1113);
 }
+
+/// HPCC's INT on the incast with HPCC congestion control, host 0's link captured: every data
+/// frame (one INT hop, written by the switch) and every ACK (echoing it) goes to UDP port
+/// 4792 with the HPCC INT header before its BTH. With the shipped dissector tshark decodes
+/// the header and the RoCEv2 packet after it without a malformed frame; the hop count and
+/// each hop's time, bytes sent, queue length and line rate are the simulator's records (the
+/// frame's comment lists them exactly) at HPCC-sim's resolution: ns modulo 2^24, 128-byte
+/// units modulo 2^20, 80-byte units.
+#[test]
+fn int_records_decode_as_the_hpcc_int_header() {
+    let d = TempDir::new("capture-int");
+    d.write(
+        "s.toml",
+        &incast("").replace("kind = \"none\"\nwindow = \"none\"", "kind = \"hpcc\""),
+    );
+    sfc(
+        d.path(),
+        &["run", "s.toml", "--out", "out", "--capture", "0"],
+    )
+    .assert_ok();
+    let s = summary(&d, "out");
+    let frames = s["capture"]["packets"].as_u64().unwrap() as usize;
+    assert!(frames >= 2048, "{frames}");
+    if !have_tshark() {
+        return;
+    }
+    let pcap = d.join("out/capture.pcapng");
+    // Without the dissector: UDP data, nothing malformed.
+    assert_clean(&pcap, &[]);
+    let lua = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/wireshark/sfc.lua");
+    let x = format!("lua_script:{}", lua.display());
+    assert_clean(&pcap, &["-X", &x]);
+    let rows = fields(
+        &pcap,
+        "hpccint",
+        &[
+            "hpccint.nhop",
+            "hpccint.time_ns",
+            "hpccint.tx_bytes",
+            "hpccint.qlen_bytes",
+            "hpccint.rate_gbps",
+            "infiniband.bth.opcode",
+            "udp.dstport",
+            "frame.comment",
+        ],
+        &["-X", &x],
+    );
+    assert_eq!(rows.len(), frames, "every frame carries INT");
+    let mut data = 0;
+    let mut queued = 0;
+    for r in &rows {
+        assert_eq!(r[6], "4792");
+        let op: u32 = r[5].parse().expect("the BTH after the INT header decodes");
+        if op != 17 {
+            data += 1;
+        }
+        let recs = r[7]
+            .split(" int [")
+            .nth(1)
+            .and_then(|x| x.strip_suffix(']'))
+            .expect("INT records in the comment");
+        let recs: Vec<Vec<u64>> = recs
+            .split("; ")
+            .map(|h| h.split(',').map(|v| v.parse().unwrap()).collect())
+            .collect();
+        assert_eq!(r[0], recs.len().to_string(), "{r:?}");
+        assert_eq!(recs.len(), 1, "one switch on the path");
+        let col = |i: usize| {
+            r[i].split(',')
+                .map(|v| v.parse::<u64>().unwrap())
+                .collect::<Vec<_>>()
+        };
+        for (k, h) in recs.iter().enumerate() {
+            let (ts_ps, tx, q, mbps) = (h[0], h[1], h[2], h[3]);
+            assert_eq!(col(1)[k], (ts_ps / 1000) % (1 << 24), "{r:?}");
+            assert_eq!(col(2)[k], (tx / 128) % (1 << 20) * 128, "{r:?}");
+            assert_eq!(col(3)[k], (q / 80) % (1 << 17) * 80, "{r:?}");
+            assert_eq!(col(4)[k], mbps / 1000, "{r:?}");
+            assert_eq!(mbps, 100_000);
+            queued += usize::from(q >= 80);
+        }
+    }
+    assert_eq!(data, 1024, "data frames");
+    assert!(queued > 0, "some hop saw a queue");
+}

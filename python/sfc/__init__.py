@@ -1,8 +1,9 @@
 """sfc: a packet-level datacenter network simulator, from Python.
 
 The simulation runs in the same Rust code as the ``sfc`` command line (``sfc run``,
-``sfc hpcc``, ``sfc experiment run``), with the GIL released; this module only reads the
-output files into pandas DataFrames.
+``sfc hpcc``, ``sfc experiment run``), on a thread of its own with the GIL released; Ctrl-C
+stops it and raises ``KeyboardInterrupt``. This module only reads the output files (CSV or
+Parquet) into pandas DataFrames.
 
 >>> import sfc
 >>> r = sfc.run("scenarios/default.toml")
@@ -71,7 +72,9 @@ def variants(scenario: Scenario) -> Dict[str, List[str]]:
 class Result:
     """The outputs of one run: ``summary`` (dict, ``summary.json``) and DataFrames read
     from the output directory on first use: ``flows`` (``flows.csv``, one row per flow),
-    ``buffer``, ``throughput``, ``queues``, ``links``."""
+    ``buffer``, ``throughput``, ``queues``, ``links``. A run with ``output.format =
+    "parquet"`` wrote ``flows.parquet`` etc. instead: those are read (with pyarrow), with the
+    same columns and values."""
 
     def __init__(self, out: Path, summary: Dict[str, Any], keep: Any = None):
         self.out = Path(out)
@@ -79,38 +82,42 @@ class Result:
         self._keep = keep  # a TemporaryDirectory holding the outputs, if any
         self._cache: Dict[str, pd.DataFrame] = {}
 
-    def _csv(self, name: str) -> pd.DataFrame:
+    def _table(self, name: str) -> pd.DataFrame:
         if name not in self._cache:
             p = self.out / name
-            if not p.exists():
+            pq = p.with_suffix(".parquet")
+            if pq.exists():
+                self._cache[name] = pd.read_parquet(pq)
+            elif p.exists():
+                self._cache[name] = pd.read_csv(p)
+            else:
                 raise SfcError(f"{p}: not written by this run")
-            self._cache[name] = pd.read_csv(p)
         return self._cache[name]
 
     @property
     def flows(self) -> pd.DataFrame:
         """One row per flow: sizes, times (ns), FCT, slowdown, retransmissions, pauses."""
-        return self._csv("flows.csv")
+        return self._table("flows.csv")
 
     @property
     def buffer(self) -> pd.DataFrame:
         """Shared-buffer occupancy per switch per interval (``buffer.csv``)."""
-        return self._csv("buffer.csv")
+        return self._table("buffer.csv")
 
     @property
     def throughput(self) -> pd.DataFrame:
         """Receiver goodput per 100 µs interval (``throughput.csv``)."""
-        return self._csv("throughput.csv")
+        return self._table("throughput.csv")
 
     @property
     def queues(self) -> pd.DataFrame:
         """Monitored egress queues (``queues.csv``; only with ``output.queues``)."""
-        return self._csv("queues.csv")
+        return self._table("queues.csv")
 
     @property
     def links(self) -> pd.DataFrame:
         """Bytes sent and utilization of every link direction (``links.csv``)."""
-        return self._csv("links.csv")
+        return self._table("links.csv")
 
     @property
     def failure(self) -> Optional[str]:
@@ -151,14 +158,17 @@ class Result:
 
 
 def run(scenario: Scenario, set: Union[None, Mapping[str, Any], Iterable[str]] = None,
-        out: Union[None, str, os.PathLike] = None, variant: Optional[str] = None) -> Result:
+        out: Union[None, str, os.PathLike] = None, variant: Optional[str] = None,
+        format: Optional[str] = None) -> Result:
     """Run a scenario: a TOML file's path, TOML text, or a dict of the same tables.
 
     ``set`` overrides keys as ``--set`` does (a dict ``{"buffer.size": "16MB"}`` or a list of
     ``"key=value"``); ``variant`` applies one of the scenario's ``[[compare]]`` variants first.
-    Outputs go to ``out`` (default: a temporary directory kept as long as the Result).
-    Errors raise ``SfcError`` with the command line's file:line:key messages; warnings are
-    Python warnings. The GIL is released while the simulation runs."""
+    Outputs go to ``out`` (default: a temporary directory kept as long as the Result), their
+    tables as ``format`` says (``"csv"`` or ``"parquet"``; default: the scenario's
+    ``output.format``, else CSV). Errors raise ``SfcError`` with the command line's
+    file:line:key messages; warnings are Python warnings. The GIL is released while the
+    simulation runs; Ctrl-C stops it and raises ``KeyboardInterrupt``."""
     text, label, base = _scenario_text(scenario)
     sets: List[str] = []
     if variant is not None:
@@ -167,6 +177,8 @@ def run(scenario: Scenario, set: Union[None, Mapping[str, Any], Iterable[str]] =
             raise SfcError(f"{label}: no [[compare]] variant named {variant!r} (has {sorted(vs)})")
         sets += vs[variant]
     sets += _set_args(set)
+    if format is not None:
+        sets.append(f"output.format={json.dumps(format)}")
     keep = None
     if out is None:
         keep = tempfile.TemporaryDirectory(prefix="sfc-")
@@ -184,7 +196,7 @@ def hpcc(config: Union[str, os.PathLike], cwd: Union[None, str, os.PathLike] = N
     """Run an HPCC ns-3 simulator ``config.txt`` as ``sfc hpcc`` does (paths inside relative to
     ``cwd``, default the current directory); returns its FCT output file as a DataFrame
     (HPCC-sim's columns: source and destination IP as hex, ports, size, start, FCT and
-    standalone FCT in ns)."""
+    standalone FCT in ns). Ctrl-C stops the run and raises ``KeyboardInterrupt``."""
     fct = _sfc.run_hpcc(os.fspath(config), os.fspath(cwd or os.getcwd()))
     if fct is None:
         return pd.DataFrame(columns=FCT_COLUMNS)
@@ -196,7 +208,8 @@ def experiment(name: str, quick: bool = True, jobs: int = 1,
                out: Union[None, str, os.PathLike] = None) -> pd.DataFrame:
     """Run a paper experiment (``sfc experiment run NAME``; built in, or a path to a file) and
     return its points as one DataFrame (``results.csv``); ``.attrs["out"]`` is the output
-    directory, whose REPORT.md, plots and ``claims.csv`` are the command line's."""
+    directory, whose REPORT.md, plots and ``claims.csv`` are the command line's. Ctrl-C
+    stops the sweep (no further point starts) and raises ``KeyboardInterrupt``."""
     d = _sfc.run_experiment(name, quick, jobs, None if out is None else os.fspath(out))
     df = pd.read_csv(Path(d) / "results.csv")
     df.attrs["out"] = d

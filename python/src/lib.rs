@@ -1,12 +1,16 @@
 //! `sfc._sfc`, the native module of the `sfc` Python package: the simulator's own entry
-//! points (the same code paths as `sfc run`, `sfc hpcc` and `sfc experiment run`), called
-//! with the GIL released. The Python side (`sfc/__init__.py`) only turns the output files
-//! into DataFrames.
+//! points (the same code paths as `sfc run`, `sfc hpcc` and `sfc experiment run`), run on a
+//! thread of their own while the calling thread waits with the GIL released, in short slices
+//! between which Python's signal handlers run: Ctrl-C stops the simulation
+//! ([`sfc::process::request_interrupt`]) and raises `KeyboardInterrupt`. The Python side
+//! (`sfc/__init__.py`) only turns the output files into DataFrames.
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
 
 create_exception!(
     _sfc,
@@ -15,6 +19,64 @@ create_exception!(
     "An error of the simulator: bad input (its message names the file, line and key, as the \
      command line's does), or a run that could not complete."
 );
+
+/// How long the calling thread waits for the simulation between two looks at Python's
+/// signals.
+const SIGNAL_POLL: Duration = Duration::from_millis(50);
+
+/// Stack of the simulation thread, bytes (the main thread's usual 8 MiB, with room).
+const SIM_STACK_BYTES: usize = 16 << 20;
+
+/// Run `f` on a thread of its own; wait for it with the GIL released, running Python's
+/// signal handlers every [`SIGNAL_POLL`]. When one raises (Ctrl-C: `KeyboardInterrupt`), ask
+/// the simulation to stop, wait for its thread, and raise that exception. An error of `f` is
+/// an `SfcError`; a panic of `f` too, with its message.
+fn interruptible<T: Send + 'static>(
+    py: Python<'_>,
+    f: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> PyResult<T> {
+    let (tx, rx) = mpsc::channel();
+    let handle = std::thread::Builder::new()
+        .name("sfc-run".into())
+        .stack_size(SIM_STACK_BYTES)
+        .spawn(move || {
+            let _ = tx.send(f());
+        })
+        .map_err(|e| SfcError::new_err(format!("cannot start the simulation thread: {e}")))?;
+    let mut rx = rx;
+    loop {
+        // The receiver is `Send`, not `Sync`: it goes to the waiting closure and back.
+        let (got, back) = py.allow_threads(move || (rx.recv_timeout(SIGNAL_POLL), rx));
+        rx = back;
+        match got {
+            Ok(r) => {
+                let _ = py.allow_threads(|| handle.join());
+                return r.map_err(SfcError::new_err);
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if let Err(e) = py.check_signals() {
+                    sfc::process::request_interrupt();
+                    let _ = py.allow_threads(|| handle.join());
+                    sfc::process::clear_interrupt();
+                    return Err(e);
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                let why = match py.allow_threads(|| handle.join()) {
+                    Err(p) => p
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                        .unwrap_or_default(),
+                    Ok(()) => String::new(),
+                };
+                return Err(SfcError::new_err(format!(
+                    "internal error: the simulation panicked: {why}"
+                )));
+            }
+        }
+    }
+}
 
 /// The `[[compare]]` variants of the scenario `text` (`label` names it in messages):
 /// `[(name, [override, …]), …]`.
@@ -45,7 +107,7 @@ fn run_toml(
     sets: Vec<String>,
     out: String,
 ) -> PyResult<(String, Vec<String>)> {
-    py.allow_threads(move || -> Result<(String, Vec<String>), String> {
+    interruptible(py, move || -> Result<(String, Vec<String>), String> {
         let sc = sfc::scenario::from_str(&text, &label, Path::new(&dir), &sets)?;
         let warnings = sc.warnings.clone();
         let opts = sfc::report::RunOptions {
@@ -58,14 +120,13 @@ fn run_toml(
         let s = serde_json::to_string(&r.summary).map_err(|e| e.to_string())?;
         Ok((s, warnings))
     })
-    .map_err(SfcError::new_err)
 }
 
 /// Run the HPCC ns-3 simulator config at `config` (paths inside relative to `cwd`), as `sfc
 /// hpcc` does. Returns the FCT output file's path (`None` without one).
 #[pyfunction]
 fn run_hpcc(py: Python<'_>, config: String, cwd: String) -> PyResult<Option<String>> {
-    py.allow_threads(move || -> Result<Option<String>, String> {
+    interruptible(py, move || -> Result<Option<String>, String> {
         let cwd = PathBuf::from(cwd);
         let path = PathBuf::from(&config);
         sfc::hpcc::run_config_with(&path, Some(&cwd), true)?;
@@ -74,7 +135,6 @@ fn run_hpcc(py: Python<'_>, config: String, cwd: String) -> PyResult<Option<Stri
         let r = sfc::hpcc::resolve_with(&c, &cwd, true)?;
         Ok(r.fct_file.map(|p| p.display().to_string()))
     })
-    .map_err(SfcError::new_err)
 }
 
 /// Run experiment `name` (built in, or a path to an experiment file), `quick` or at full
@@ -89,7 +149,7 @@ fn run_experiment(
     jobs: usize,
     out: Option<String>,
 ) -> PyResult<String> {
-    py.allow_threads(move || -> Result<String, String> {
+    interruptible(py, move || -> Result<String, String> {
         let exp = sfc::experiment::find_in(&name, None)?;
         let o = sfc::experiment::runner::RunOpts {
             quick,
@@ -101,7 +161,6 @@ fn run_experiment(
         let dir = sfc::experiment::runner::run(&exp, &o)?;
         Ok(dir.display().to_string())
     })
-    .map_err(SfcError::new_err)
 }
 
 /// The version of the simulator.

@@ -106,3 +106,111 @@ def test_experiment_returns_its_points(tmp_path):
     df = sfc.experiment("ndp-incast", quick=True, jobs=1, out=tmp_path / "exp")
     assert len(df) > 0
     assert (Path(df.attrs["out"]) / "REPORT.md").exists()
+
+
+# Every table: Poisson background stopped before it drains (unfinished flows: empty `fct_ns`
+# and `slowdown`), two monitored queues, per-sender goodput.
+TABLES = """
+name = "py-tables"
+seed = 3
+stop = "120us"
+[topology]
+kind = "star"
+hosts = 4
+host_rate = "100Gbps"
+host_delay = "1us"
+[buffer]
+mode = "lossy"
+size = "4MiB"
+[cc]
+kind = "dcqcn"
+[output]
+queues = [[4, 0], [4, 3]]
+queue_interval = "500ns"
+sender_throughput = true
+[[traffic]]
+kind = "poisson"
+cdf = "fb_hadoop"
+load = 0.5
+duration = "100us"
+[[traffic]]
+kind = "long_lived"
+pairs = [[0, 1]]
+size = "3MB"
+start = "5us"
+"""
+
+
+def test_parquet_tables_equal_the_csv_tables(tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    c = sfc.run(TABLES, out=tmp_path / "csv")
+    p = sfc.run(TABLES, out=tmp_path / "pq", format="parquet")
+    for t in ["flows", "buffer", "throughput", "sender_throughput", "queues"]:
+        assert not (tmp_path / "pq" / f"{t}.csv").exists()
+        assert not (tmp_path / "csv" / f"{t}.parquet").exists()
+        # pyarrow's CSV parser rounds decimals correctly: times compare bit for bit.
+        csv = pd.read_csv(tmp_path / "csv" / f"{t}.csv", engine="pyarrow")
+        par = pd.read_parquet(tmp_path / "pq" / f"{t}.parquet")
+        assert list(csv.columns) == list(par.columns), t
+        assert len(par) > 0, t
+        pd.testing.assert_frame_equal(csv, par, check_exact=True, check_dtype=False)
+    flows = p.flows
+    assert flows["fct_ns"].isna().any() and flows["fct_ns"].notna().any()
+    pd.testing.assert_frame_equal(c.flows, flows, check_dtype=False)
+    pd.testing.assert_frame_equal(c.queues, p.queues, check_dtype=False)
+    # Typed columns: integers as int64, times and ratios as doubles, compressed.
+    f = pq.ParquetFile(tmp_path / "pq" / "flows.parquet")
+    types = {x.name: str(x.type) for x in f.schema_arrow}
+    assert types["id"] == types["size_bytes"] == types["completed"] == "int64"
+    assert types["start_ns"] == types["fct_ns"] == types["slowdown"] == "double"
+    assert f.metadata.row_group(0).column(0).compression == "SNAPPY"
+    assert p.summary["flows_total"] == len(flows) == len(c.flows)
+
+
+# A run of minutes: a 64-host leaf–spine at 50 % load for 20 ms of arrivals.
+LONG_RUN = f"""
+import sys, time
+import sfc
+print("ready", flush=True)
+t0 = time.time()
+try:
+    sfc.run({str(ROOT / "scenarios" / "default.toml")!r}, variant="none", out=sys.argv[1],
+            set={{"traffic.0.duration": "20ms", "traffic.1.duration": "20ms"}})
+    print("finished", flush=True)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    # The next run runs: the stop request ended with the interrupted run.
+    r = sfc.run({INCAST!r})
+    print("again", r.summary["flows_completed"], flush=True)
+    raise
+"""
+
+
+def test_ctrl_c_interrupts_a_run(tmp_path):
+    import signal
+    import sys
+    import time
+
+    out = tmp_path / "long"
+    proc = subprocess.Popen([sys.executable, "-c", LONG_RUN, str(out)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(1.5)
+        assert proc.poll() is None, proc.stderr.read()
+        t = time.time()
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=30)
+        waited = time.time() - t
+    finally:
+        proc.kill()
+    assert "interrupted" in stdout, (stdout, stderr)
+    assert "again 16" in stdout, (stdout, stderr)
+    assert "finished" not in stdout
+    assert "KeyboardInterrupt" in stderr
+    assert proc.returncode != 0
+    assert waited < 5, f"{waited:.1f} s from SIGINT to exit"
+    # No summary (the set is incomplete) and no temporary file left.
+    names = [p.name for p in out.iterdir()] if out.exists() else []
+    assert "summary.json" not in names
+    assert not [n for n in names if ".tmp-" in n or n.startswith(".sfc-records-")], names

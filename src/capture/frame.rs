@@ -11,6 +11,16 @@
 //!   `0x1F`) with PSN = the last in-order segment, or NAK "PSN sequence error" (`0x60`) with
 //!   PSN = the expected segment; BECN set when the ACK echoes CE.
 //! - **CNP**: BTH opcode `0x81` (RoCEv2 CNP) with BECN set, 16 reserved bytes.
+//! - **INT** (HPCC): a data packet, ACK or NACK carrying INT hop records has the HPCC INT
+//!   header between UDP and BTH, and UDP destination port [`ROCEV2_INT_PORT`] (4792) instead
+//!   of 4791, which tells decoders that the header is there (Wireshark without the shipped
+//!   dissector shows such a frame as UDP data; with it, as the INT header followed by the
+//!   RoCEv2 packet). The header is HPCC-sim's `IntHeader`: [`INT_SLOTS`] 8-byte hop words,
+//!   unused ones zero, then the number of hops (16 bits); each word ([`int_hop_word`],
+//!   big-endian) packs, from its least significant bit, the line-rate code (3 bits: 25, 50,
+//!   100, 200, 400, 10 Gb/s = 0..5, 7 for another rate), the dequeue time (24 bits, ns modulo
+//!   2²⁴), the bytes the port had sent (20 bits, units of 128 B, modulo 2²⁰) and the queue
+//!   length (17 bits, units of 80 B, modulo 2¹⁷) — HPCC-sim's field widths and units.
 //! - **PFC PAUSE / RESUME**: an IEEE 802.1Qbb MAC control frame (destination
 //!   01:80:C2:00:00:01, EtherType 0x8808, opcode 0x0101, class-enable vector, eight 16-bit
 //!   quanta of 512 bit times at the link's rate, rounded up and capped at 0xFFFF; RESUME = 0
@@ -25,14 +35,46 @@
 //! Addresses: node `n` has MAC 02:53:46:nn:nn:nn (locally administered) and IPv4
 //! 10.nn.nn.nn (its low 24 bits); a frame's Ethernet source is the transmitting node, its
 //! destination the receiving one (the next hop). What the wire frame cannot carry — the
-//! packet's size in the simulation (its framing convention), scheme marks, INT records, an
-//! IRN NACK's SACK block, a retransmission — goes into the packet's pcapng comment.
+//! packet's size in the simulation (its framing convention), scheme marks, the INT records
+//! at full resolution, an IRN NACK's SACK block, a retransmission — goes into the packet's
+//! pcapng comment.
 
-use crate::engine::packet::{Header, Packet, WireHeader};
+use crate::engine::packet::{Header, IntHop, MAX_INT_HOPS, Packet, WireHeader};
 use crate::scheme::pause::PfcHdr;
 
 /// UDP destination port of RoCEv2.
 pub const ROCEV2_PORT: u16 = 4791;
+/// UDP destination port of a RoCEv2 frame with an HPCC INT header before its BTH.
+pub const ROCEV2_INT_PORT: u16 = 4792;
+/// Hop words of the INT header (HPCC-sim's `IntHeader::maxHop`).
+pub const INT_SLOTS: usize = MAX_INT_HOPS;
+/// Bytes of the INT header: the hop words and the 16-bit hop count.
+pub const INT_HEADER_BYTES: usize = 8 * INT_SLOTS + 2;
+/// Line rates of the INT hop word's 3-bit rate code, bits per second (HPCC-sim's
+/// `IntHop::lineRateValues`); code 7 stands for any other rate.
+pub const INT_LINE_RATES_BPS: [u64; 6] = [
+    25_000_000_000,
+    50_000_000_000,
+    100_000_000_000,
+    200_000_000_000,
+    400_000_000_000,
+    10_000_000_000,
+];
+
+/// The 64-bit INT hop word of `h` (see the module docs): rate code in bits 0–2, time (ns,
+/// modulo 2²⁴) in bits 3–26, tx bytes (÷ 128, modulo 2²⁰) in bits 27–46, queue length
+/// (÷ 80, modulo 2¹⁷) in bits 47–63.
+pub fn int_hop_word(h: &IntHop) -> u64 {
+    let rate_bps = u64::from(h.rate_mbps) * 1_000_000;
+    let code = INT_LINE_RATES_BPS
+        .iter()
+        .position(|&r| r == rate_bps)
+        .map_or(7, |i| i as u64);
+    let time = (h.ts_ps / 1000) & 0xFF_FFFF;
+    let bytes = (h.tx_bytes / 128) & 0xF_FFFF;
+    let qlen = (u64::from(h.qlen_bytes) / 80) & 0x1_FFFF;
+    code | (time << 3) | (bytes << 27) | (qlen << 47)
+}
 /// EtherType of sfc's own scheme-packet header (IEEE 802 "local experimental ethertype 1").
 pub const ETHERTYPE_SFC: u16 = 0x88B5;
 /// Version of sfc's own scheme-packet header.
@@ -54,7 +96,7 @@ const AETH_NAK_SEQ: u8 = 0x60;
 
 /// What a frame's encoding needs beyond the packet.
 #[derive(Clone, Copy, Debug)]
-pub struct FrameCtx {
+pub struct FrameCtx<'a> {
     /// The node transmitting the frame (Ethernet source).
     pub tx_node: u32,
     /// The node receiving it (Ethernet destination).
@@ -66,6 +108,8 @@ pub struct FrameCtx {
     pub flow_size_bytes: Option<u64>,
     /// The link's rate, bits per second (PFC quanta).
     pub link_rate_bps: u64,
+    /// The packet's INT hop records (its first `int_n`; empty without INT).
+    pub int: &'a [IntHop],
 }
 
 /// The MAC address of node `n`.
@@ -99,7 +143,7 @@ pub fn encode(pkt: &Packet, ctx: &FrameCtx, out: &mut Vec<u8>) {
             let pad = (4 - d.payload % 4) % 4;
             let ecn = if d.ce { 0b11 } else { 0b10 };
             let ib = 12 + if reth { 16 } else { 0 } + d.payload as usize + pad as usize + 4;
-            roce_headers(pkt, ctx, ecn, ib, out);
+            roce_headers(pkt, ctx, ecn, ib, true, out);
             bth(
                 out,
                 op,
@@ -119,7 +163,7 @@ pub fn encode(pkt: &Packet, ctx: &FrameCtx, out: &mut Vec<u8>) {
         }
         Header::Ack(a) | Header::Nack(a) => {
             let nack = matches!(pkt.hdr, Header::Nack(_));
-            roce_headers(pkt, ctx, 0, 12 + 4 + 4, out);
+            roce_headers(pkt, ctx, 0, 12 + 4 + 4, true, out);
             let mtu = ctx.mtu_bytes.max(1) as u64;
             let (syndrome, p) = if nack {
                 (AETH_NAK_SEQ, psn(a.ack_seq, ctx.mtu_bytes))
@@ -137,7 +181,7 @@ pub fn encode(pkt: &Packet, ctx: &FrameCtx, out: &mut Vec<u8>) {
             out.extend_from_slice(&[0; 4]); // ICRC
         }
         Header::Cnp => {
-            roce_headers(pkt, ctx, 0, 12 + 16 + 4, out);
+            roce_headers(pkt, ctx, 0, 12 + 16 + 4, false, out);
             bth(out, opcode::CNP, 0, true, pkt.flow, false, 0);
             out.extend_from_slice(&[0; 16 + 4]); // reserved, ICRC
         }
@@ -162,8 +206,18 @@ fn write_opcode(seq: u64, payload: u32, size: Option<u64>) -> (u8, bool) {
 }
 
 /// Ethernet, IPv4 and UDP headers of a RoCEv2 packet whose InfiniBand part (BTH onward,
-/// ICRC included) is `ib_len` bytes.
-fn roce_headers(pkt: &Packet, ctx: &FrameCtx, ecn: u8, ib_len: usize, out: &mut Vec<u8>) {
+/// ICRC included) is `ib_len` bytes, and the INT header when `with_int` and the packet has
+/// INT records.
+fn roce_headers(
+    pkt: &Packet,
+    ctx: &FrameCtx,
+    ecn: u8,
+    ib_len: usize,
+    with_int: bool,
+    out: &mut Vec<u8>,
+) {
+    let int = if with_int { ctx.int } else { &[] };
+    let ib_len = ib_len + if int.is_empty() { 0 } else { INT_HEADER_BYTES };
     out.extend_from_slice(&mac(ctx.rx_node));
     out.extend_from_slice(&mac(ctx.tx_node));
     out.extend_from_slice(&0x0800u16.to_be_bytes());
@@ -181,9 +235,21 @@ fn roce_headers(pkt: &Packet, ctx: &FrameCtx, ecn: u8, ib_len: usize, out: &mut 
     let sum = ipv4_checksum(&out[ip_at..ip_at + 20]);
     out[ip_at + 10..ip_at + 12].copy_from_slice(&sum.to_be_bytes());
     out.extend_from_slice(&pkt.sport.to_be_bytes());
-    out.extend_from_slice(&ROCEV2_PORT.to_be_bytes());
+    let port = if int.is_empty() {
+        ROCEV2_PORT
+    } else {
+        ROCEV2_INT_PORT
+    };
+    out.extend_from_slice(&port.to_be_bytes());
     out.extend_from_slice(&((8 + ib_len) as u16).to_be_bytes());
     out.extend_from_slice(&[0, 0]); // UDP checksum: none
+    if !int.is_empty() {
+        for k in 0..INT_SLOTS {
+            let w = int.get(k).map_or(0, int_hop_word);
+            out.extend_from_slice(&w.to_be_bytes());
+        }
+        out.extend_from_slice(&(int.len().min(INT_SLOTS) as u16).to_be_bytes());
+    }
 }
 
 /// The Internet checksum of an IPv4 header.
@@ -265,13 +331,14 @@ mod tests {
     use super::*;
     use crate::engine::packet::{AckHdr, DataHdr};
 
-    fn ctx(size: Option<u64>) -> FrameCtx {
+    fn ctx(size: Option<u64>) -> FrameCtx<'static> {
         FrameCtx {
             tx_node: 3,
             rx_node: 0x010203,
             mtu_bytes: 1000,
             flow_size_bytes: size,
             link_rate_bps: 100_000_000_000,
+            int: &[],
         }
     }
 
@@ -370,6 +437,55 @@ mod tests {
         encode(&ack(true), &ctx(Some(9000)), &mut b);
         assert_eq!(&b[51..54], &[0, 0, 3]);
         assert_eq!(b[54], AETH_NAK_SEQ);
+    }
+
+    /// A data segment with two INT hops: UDP port 4792, the 42-byte INT header between UDP
+    /// and BTH (two hop words, three zero words, hop count 2), lengths grown by 42; the hop
+    /// word packs rate code, time, tx bytes and queue length at HPCC-sim's widths and units.
+    #[test]
+    fn int_records_are_an_hpcc_int_header_before_the_bth() {
+        let hops = [
+            IntHop {
+                ts_ps: 12_345_678,
+                tx_bytes: 1_000_000,
+                qlen_bytes: 8_000,
+                rate_mbps: 100_000,
+            },
+            IntHop {
+                ts_ps: (1 << 24) * 1000 + 7_000,
+                tx_bytes: 128 << 20,
+                qlen_bytes: 79,
+                rate_mbps: 40_000,
+            },
+        ];
+        let w0 = int_hop_word(&hops[0]);
+        assert_eq!(w0 & 7, 2, "100 Gb/s");
+        assert_eq!((w0 >> 3) & 0xFF_FFFF, 12_345);
+        assert_eq!((w0 >> 27) & 0xF_FFFF, 1_000_000 / 128);
+        assert_eq!(w0 >> 47, 100);
+        let w1 = int_hop_word(&hops[1]);
+        assert_eq!(w1 & 7, 7, "40 Gb/s: no code");
+        assert_eq!((w1 >> 3) & 0xFF_FFFF, 7, "time modulo 2^24 ns");
+        assert_eq!((w1 >> 27) & 0xF_FFFF, 0, "bytes modulo 2^20 units");
+        assert_eq!(w1 >> 47, 0);
+        let mut c = ctx(Some(10_000));
+        c.int = &hops;
+        let mut b = Vec::new();
+        encode(&data(5000, 1000, false), &c, &mut b);
+        assert_eq!(b.len(), 14 + 20 + 8 + INT_HEADER_BYTES + 12 + 1000 + 4);
+        assert_eq!(ipv4_checksum(&b[14..34]), 0);
+        assert_eq!(u16::from_be_bytes([b[16], b[17]]) as usize, b.len() - 14);
+        assert_eq!(u16::from_be_bytes([b[36], b[37]]), ROCEV2_INT_PORT);
+        assert_eq!(u16::from_be_bytes([b[38], b[39]]) as usize, b.len() - 34);
+        let int = &b[42..42 + INT_HEADER_BYTES];
+        assert_eq!(&int[0..8], &w0.to_be_bytes());
+        assert_eq!(&int[8..16], &w1.to_be_bytes());
+        assert!(int[16..40].iter().all(|&x| x == 0));
+        assert_eq!(&int[40..42], &[0, 2]);
+        assert_eq!(b[42 + INT_HEADER_BYTES], opcode::WRITE_MIDDLE);
+        // Without records: plain RoCEv2.
+        encode(&data(5000, 1000, false), &ctx(Some(10_000)), &mut b);
+        assert_eq!(u16::from_be_bytes([b[36], b[37]]), ROCEV2_PORT);
     }
 
     /// 512 bit times at 100 Gb/s = 5.12 ns: a 10 µs pause is ceil(10,000 / 5.12) = 1,954

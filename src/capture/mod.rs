@@ -19,7 +19,7 @@ pub mod frame;
 pub mod pcapng;
 
 use crate::config::CaptureSpec;
-use crate::engine::packet::{Header, Packet};
+use crate::engine::packet::{Header, IntHop, Packet};
 use crate::metrics::output::AtomicWriter;
 use pcapng::PcapngWriter;
 use std::collections::HashMap;
@@ -105,6 +105,7 @@ impl Capture {
         port: u16,
         rx_node: u32,
         pkt: &Packet,
+        int: &[IntHop],
         mtu_bytes: u32,
         flow_size_bytes: Option<u64>,
     ) {
@@ -130,6 +131,7 @@ impl Capture {
             mtu_bytes,
             flow_size_bytes,
             link_rate_bps: rate_bps,
+            int,
         };
         frame::encode(pkt, &ctx, &mut self.buf);
         let orig = self.buf.len() as u32;
@@ -137,7 +139,7 @@ impl Capture {
             0 => self.buf.len(),
             s => self.buf.len().min(s as usize),
         };
-        describe(pkt, &mut self.comment);
+        describe(pkt, int, &mut self.comment);
         // The block's size with its comment: within the byte cap or not written at all.
         let block = PcapngWriter::<AtomicWriter>::packet_block_bytes(keep, self.comment.len());
         if self.packets >= self.spec.max_packets || w.bytes + block > self.spec.max_bytes {
@@ -181,8 +183,10 @@ impl Capture {
     }
 }
 
-/// The pcapng comment of `pkt`: what its frame cannot carry.
-fn describe(pkt: &Packet, out: &mut String) {
+/// The pcapng comment of `pkt` (with INT records `int`): what its frame cannot carry, and
+/// the INT records exactly (`int [ts_ps,tx_bytes,qlen_bytes,rate_mbps; …]`; the frame's INT
+/// header holds them at HPCC-sim's resolution).
+fn describe(pkt: &Packet, int: &[IntHop], out: &mut String) {
     out.clear();
     let _ = write!(out, "flow {} size {} B", pkt.flow, pkt.size);
     match &pkt.hdr {
@@ -214,5 +218,17 @@ fn describe(pkt: &Packet, out: &mut String) {
     }
     if !pkt.marks.is_empty() {
         let _ = write!(out, " marks {:#04x}", pkt.marks.0);
+    }
+    if !int.is_empty() {
+        out.push_str(" int [");
+        for (k, h) in int.iter().enumerate() {
+            let sep = if k == 0 { "" } else { "; " };
+            let _ = write!(
+                out,
+                "{sep}{},{},{},{}",
+                h.ts_ps, h.tx_bytes, h.qlen_bytes, h.rate_mbps
+            );
+        }
+        out.push(']');
     }
 }

@@ -330,8 +330,10 @@ fn run_point(exp: &Experiment, base: &Path, p: &Point) -> Result<(), String> {
     let _ = std::fs::remove_file(d.join("summary.json"));
     write_atomic(&d.join("point.json"), rec.to_string().as_bytes()).map_err(|e| e.to_string())?;
     let label = format!("{} [{}]", exp.source, p.id);
-    let (sc, stream) =
+    let (mut sc, stream) =
         crate::scenario::from_str_streaming(&exp.scenario_text, &label, &exp.dir, &p.sets)?;
+    // The experiment's tables and plots read the points' CSV files.
+    sc.format = crate::metrics::parquet::OutputFormat::Csv;
     crate::report::run_stream(
         sc,
         stream,
@@ -602,6 +604,9 @@ pub fn run(exp: &Experiment, o: &RunOpts) -> Result<PathBuf, String> {
         for _ in 0..o.jobs.max(1) {
             s.spawn(|| {
                 loop {
+                    if crate::process::interrupt_requested() {
+                        break;
+                    }
                     let Some(p) = queue.lock().expect("queue").pop() else {
                         break;
                     };
@@ -641,6 +646,9 @@ pub fn run(exp: &Experiment, o: &RunOpts) -> Result<PathBuf, String> {
     });
     if let Some(b) = bar {
         b.finish_and_clear();
+    }
+    if crate::process::interrupt_requested() {
+        return Err(crate::process::INTERRUPTED.into());
     }
     let errs = errors.into_inner().expect("errors");
     if !errs.is_empty() {

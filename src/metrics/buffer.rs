@@ -408,6 +408,27 @@ impl BufferMonitor {
         w.finish()
     }
 
+    /// Write the series as `buffer.parquet`: the columns of [`write_csv`](Self::write_csv)
+    /// (`time_ns` a double, `switch` and `bytes` integers), streaming and atomically.
+    pub fn write_parquet(&self, path: &Path) -> io::Result<()> {
+        use super::parquet::{ColumnKind, ParquetTable, ns};
+        let mut t = ParquetTable::create(
+            path,
+            &[
+                ("time_ns", ColumnKind::Float),
+                ("switch", ColumnKind::Int),
+                ("bytes", ColumnKind::Int),
+            ],
+        )?;
+        self.w.for_each(|time, sw, b| {
+            t.float(0, ns(time));
+            t.int(1, self.label(sw) as i64);
+            t.int(2, i64::from(b));
+            t.end_row()
+        })?;
+        t.finish()
+    }
+
     /// The series as text lines `time_ns switch_id bytes` (time = interval start), one line per
     /// switch per interval, time-major.
     pub fn hpcc_mon_lines(&self) -> String {
@@ -574,6 +595,30 @@ impl QueueSampler {
         })?;
         w.finish()
     }
+
+    /// Write the samples as `queues.parquet`: the columns of [`write_csv`](Self::write_csv)
+    /// (`time_ns` a double, the others integers), streaming and atomically.
+    pub fn write_parquet(&self, path: &Path) -> io::Result<()> {
+        use super::parquet::{ColumnKind, ParquetTable, ns};
+        let mut t = ParquetTable::create(
+            path,
+            &[
+                ("time_ns", ColumnKind::Float),
+                ("switch", ColumnKind::Int),
+                ("port", ColumnKind::Int),
+                ("bytes", ColumnKind::Int),
+            ],
+        )?;
+        self.w.for_each(|time, k, b| {
+            let (sw, port) = self.keys[k];
+            t.float(0, ns(time));
+            t.int(1, i64::from(sw));
+            t.int(2, i64::from(port));
+            t.int(3, i64::from(b));
+            t.end_row()
+        })?;
+        t.finish()
+    }
 }
 
 /// How one sampled queue behaved ([`QueueSampler::settle_stats`]): written per monitored port
@@ -697,19 +742,20 @@ impl ThroughputMeter {
     /// Every (host index, interval start ps, Gb/s) in which that host received anything, in
     /// the order of [`ThroughputMeter::samples_gbps`] (host-major, then time).
     pub fn rows(&self) -> Vec<(usize, u64, f64)> {
-        self.hosts
-            .iter()
-            .enumerate()
-            .flat_map(|(h, t)| {
-                Self::intervals(t).map(move |(i, b)| {
-                    (
-                        h,
-                        i.saturating_mul(self.interval_ps),
-                        b as f64 * 8.0 / self.duration_s(i) / 1e9,
-                    )
-                })
+        self.rows_iter().collect()
+    }
+
+    /// The rows of [`rows`](Self::rows), one at a time.
+    pub fn rows_iter(&self) -> impl Iterator<Item = (usize, u64, f64)> + '_ {
+        self.hosts.iter().enumerate().flat_map(move |(h, t)| {
+            Self::intervals(t).map(move |(i, b)| {
+                (
+                    h,
+                    i.saturating_mul(self.interval_ps),
+                    b as f64 * 8.0 / self.duration_s(i) / 1e9,
+                )
             })
-            .collect()
+        })
     }
 
     /// Mean throughput of each host over the intervals in which it received anything, Gb/s

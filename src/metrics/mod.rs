@@ -4,6 +4,7 @@
 pub mod buffer;
 pub mod fairness;
 pub mod output;
+pub mod parquet;
 pub mod spill;
 pub mod stats;
 

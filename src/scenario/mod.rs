@@ -449,6 +449,8 @@ pub struct RawOutput {
     pub queue_interval: Option<S>,
     /// Meter goodput per sender too (`sender_throughput.csv`, `fairness` in the summary).
     pub sender_throughput: Option<bool>,
+    /// File format of the tables: `csv` (default) or `parquet`.
+    pub format: Option<S>,
 }
 
 /// A fully resolved scenario.
@@ -465,8 +467,10 @@ pub struct Scenario {
     pub flows: Vec<FlowSpec>,
     /// Size bins for reports.
     pub bins: SizeBins,
-    /// Write flows.csv.
+    /// Write flows.csv (`flows.parquet` in the Parquet format).
     pub flows_csv: bool,
+    /// File format of the tables (`output.format`).
+    pub format: crate::metrics::parquet::OutputFormat,
     /// Size-bin statistics per destination port in the summary (`output.dport_bins`).
     pub dport_bins: bool,
     /// Host link rate of the first host (for reports).
@@ -1093,6 +1097,9 @@ fn resolve(
         ..Default::default()
     });
     errs.take(resolve_network(&raw.network, ctx, &mut net));
+    let format = errs
+        .take(resolve_format(&raw.output, ctx))
+        .unwrap_or_default();
     errs.take(resolve_buffer(&raw.buffer, ctx, &mut net));
     if let Some(t) = &topo {
         errs.take(resolve_switch_sizes(
@@ -1167,6 +1174,7 @@ fn resolve(
         flows,
         bins,
         flows_csv: raw.output.flows_csv.unwrap_or(true),
+        format,
         dport_bins: raw.output.dport_bins.unwrap_or(false),
         host_rate_bps: host_rate,
         stop_set: raw.stop.is_some(),
@@ -1292,6 +1300,18 @@ fn issue_error(i: &crate::config::ConfigIssue, ctx: &Ctx) -> String {
     match i.field {
         NetField::SwitchBufferSize(node) => ctx.err_switch_size(node, &i.message),
         f => ctx.err_key(field_key(f), &i.message),
+    }
+}
+
+/// `output.format`: the file format of the tables.
+fn resolve_format(
+    o: &RawOutput,
+    ctx: &Ctx,
+) -> Result<crate::metrics::parquet::OutputFormat, String> {
+    match &o.format {
+        None => Ok(Default::default()),
+        Some(f) => crate::metrics::parquet::OutputFormat::parse(f.get_ref())
+            .ok_or_else(|| ctx.err(f, "output.format", "expected `csv` or `parquet`")),
     }
 }
 

@@ -1591,7 +1591,8 @@ impl Simulator {
     }
 
     /// Run until no events remain or `cfg.stop_ps` is reached. `progress` is called every
-    /// 65,536 events.
+    /// 65,536 events; there the run also stops early when
+    /// [`crate::process::request_interrupt`] asked it to.
     ///
     /// A run streaming its results ([`Self::stream_results`]) ends for good at
     /// [`Self::take_remaining_flows`] (which `runguard::run_watched` calls) or
@@ -1620,6 +1621,9 @@ impl Simulator {
                     flows_completed: self.counters.flows_completed,
                     flows_total: self.flows_expected(),
                 });
+                if crate::process::interrupt_requested() {
+                    break;
+                }
             }
         }
     }
@@ -1836,8 +1840,10 @@ impl Simulator {
         let pkt = *self.arena.get(p);
         let size = self.flows.get(pkt.flow as usize).map(|f| f.size_bytes);
         let mtu = self.cfg.mtu_bytes;
+        let int = self.arena.int(p);
+        let int = &int[..(pkt.int_n() as usize).min(int.len())];
         if let Some(c) = self.capture.as_deref_mut() {
-            c.tap(now, node, port, peer, &pkt, mtu, size);
+            c.tap(now, node, port, peer, &pkt, int, mtu, size);
         }
     }
 

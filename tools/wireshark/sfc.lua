@@ -1,8 +1,10 @@
--- Wireshark dissector for sfc's own scheme-packet header (EtherType 0x88B5), the frames a
--- packet capture of the sfc simulator writes for scheme packets without a standard wire
--- form: SFC's BTS, BFC's pause frames, PB-FS's packets, NDP's control packets, CBFC credits.
--- (Data, ACK, NACK and CNP packets are RoCEv2 and PFC frames are IEEE 802.1Qbb: Wireshark
--- decodes those itself.)
+-- Wireshark dissectors for the frames of the sfc simulator's packet captures that Wireshark
+-- does not know: sfc's own scheme-packet header (EtherType 0x88B5) for scheme packets
+-- without a standard wire form (SFC's BTS, BFC's pause frames, PB-FS's packets, NDP's
+-- control packets, CBFC credits), and the HPCC INT header of RoCEv2 frames sent to UDP port
+-- 4792, which it decodes before handing the rest (BTH onward) to Wireshark's RoCEv2
+-- dissector. (Other data, ACK, NACK and CNP packets are RoCEv2 and PFC frames are IEEE
+-- 802.1Qbb: Wireshark decodes those itself.)
 --
 -- Use: wireshark -X lua_script:tools/wireshark/sfc.lua capture.pcapng
 --      tshark -X lua_script:tools/wireshark/sfc.lua -r capture.pcapng
@@ -72,3 +74,53 @@ function sfc.dissector(buf, pinfo, tree)
 end
 
 DissectorTable.get("ethertype"):add(0x88B5, sfc)
+
+-- The HPCC INT header (src/capture/frame.rs): 5 hop words of 8 bytes (big-endian; unused
+-- ones zero), then the number of hops (16 bits). A hop word packs, from its least
+-- significant bit: line-rate code (3 bits), dequeue time (24 bits, ns modulo 2^24), bytes
+-- sent by the port (20 bits, units of 128 B), queue length (17 bits, units of 80 B).
+local hpccint = Proto("hpccint", "HPCC INT header")
+local INT_SLOTS = 5
+local INT_LEN = 8 * INT_SLOTS + 2
+local line_rates_gbps = { [0] = 25, [1] = 50, [2] = 100, [3] = 200, [4] = 400, [5] = 10 }
+
+local hf = hpccint.fields
+hf.nhop = ProtoField.uint16("hpccint.nhop", "Hops")
+hf.hop = ProtoField.uint64("hpccint.hop", "Hop word", base.HEX)
+hf.rate_code = ProtoField.uint8("hpccint.rate_code", "Line rate code")
+hf.rate = ProtoField.uint32("hpccint.rate_gbps", "Line rate (Gb/s)")
+hf.time = ProtoField.uint32("hpccint.time_ns", "Time (ns, modulo 2^24)")
+hf.bytes = ProtoField.uint64("hpccint.tx_bytes", "Bytes sent (modulo 2^20 x 128 B)")
+hf.qlen = ProtoField.uint32("hpccint.qlen_bytes", "Queue length (bytes)")
+
+-- Wireshark's RoCEv2 dissector (UDP port 4791), for the frame after the INT header.
+local rroce = DissectorTable.get("udp.port"):get_dissector(4791)
+
+function hpccint.dissector(buf, pinfo, tree)
+    if buf:len() < INT_LEN then
+        return 0
+    end
+    local nhop = buf(INT_LEN - 2, 2):uint()
+    local t = tree:add(hpccint, buf(0, INT_LEN))
+    t:add(hf.nhop, buf(INT_LEN - 2, 2))
+    for k = 0, math.min(nhop, INT_SLOTS) - 1 do
+        local r = buf(8 * k, 8)
+        local w = r:uint64()
+        local h = t:add(hf.hop, r)
+        local code = w:band(7):tonumber()
+        h:add(hf.rate_code, r, code)
+        if line_rates_gbps[code] then
+            h:add(hf.rate, r, line_rates_gbps[code])
+        end
+        h:add(hf.time, r, w:rshift(3):band(0xFFFFFF):tonumber())
+        h:add(hf.bytes, r, UInt64(w:rshift(27):band(0xFFFFF):tonumber() * 128))
+        h:add(hf.qlen, r, w:rshift(47):band(0x1FFFF):tonumber() * 80)
+    end
+    local rest = buf(INT_LEN):tvb()
+    if rroce then
+        rroce:call(rest, pinfo, tree)
+    end
+    return buf:len()
+end
+
+DissectorTable.get("udp.port"):add(4792, hpccint)
