@@ -701,70 +701,73 @@ fn cmd_experiment(cmd: ExpCmd) -> Result<(), String> {
         ExpCmd::Status { out, complete } => cmd_status(out, complete),
         cmd @ ExpCmd::Slurm { .. } => cmd_slurm(cmd),
         cmd @ ExpCmd::K8s { .. } => cmd_k8s(cmd),
-        ExpCmd::Run {
-            name,
-            quick,
-            jobs,
-            out,
-            dir,
-            seed,
-            seeds,
-            point,
-            shard,
-            no_timings,
-        } => {
-            let shard = shard
-                .as_deref()
-                .map(sfc::experiment::shard::Shard::parse)
-                .transpose()?;
-            let e = load_experiment(&name, dir.as_deref(), seed, seeds.as_deref())?;
-            if let (Some(id), Some(base)) = (&point, &out) {
-                die_with_parent();
-                return sfc::experiment::runner::run_single(&e, base, id, quick);
-            }
-            let mut args: Vec<std::ffi::OsString> =
-                vec!["experiment".into(), "run".into(), name.clone().into()];
-            if let Some(d) = &dir {
-                args.push("--dir".into());
-                args.push(d.clone().into_os_string());
-            }
-            // The validated (sorted) seeds: the children build the same points.
-            args.extend(e.seed_args().into_iter().map(Into::into));
-            let child = std::env::current_exe()
-                .ok()
-                .map(|exe| sfc::experiment::runner::ChildCmd { exe, args });
-            let jobs = jobs.map_or_else(
-                || std::thread::available_parallelism().map_or(1, |n| n.get()),
-                |j| j as usize,
-            );
-            let record = sfc::experiment::shard::SweepRecord::new(
-                &name,
-                dir.as_deref(),
-                quick,
-                e.seed_args(),
-            );
-            let o = sfc::experiment::runner::RunOpts {
-                quick,
-                jobs,
-                out,
-                progress: true,
-                child,
-                shard,
-                no_timings,
-                record: Some(record),
-            };
-            let base = sfc::experiment::runner::run(&e, &o)?;
-            if shard.is_some() {
-                return Ok(());
-            }
-            println!(
-                "{}",
-                std::fs::read_to_string(base.join("REPORT.md")).unwrap_or_default()
-            );
-            eprintln!("report, CSVs and plots in {}", base.display());
-            Ok(())
-        }
+        cmd @ ExpCmd::Run { .. } => cmd_exp_run(cmd),
     }
+}
+
+/// `sfc experiment run NAME …`.
+fn cmd_exp_run(cmd: ExpCmd) -> Result<(), String> {
+    let ExpCmd::Run {
+        name,
+        quick,
+        jobs,
+        out,
+        dir,
+        seed,
+        seeds,
+        point,
+        shard,
+        no_timings,
+    } = cmd
+    else {
+        unreachable!("called with a run command")
+    };
+    let shard = shard
+        .as_deref()
+        .map(sfc::experiment::shard::Shard::parse)
+        .transpose()?;
+    let e = load_experiment(&name, dir.as_deref(), seed, seeds.as_deref())?;
+    if let (Some(id), Some(base)) = (&point, &out) {
+        die_with_parent();
+        return sfc::experiment::runner::run_single(&e, base, id, quick);
+    }
+    let mut args: Vec<std::ffi::OsString> =
+        vec!["experiment".into(), "run".into(), name.clone().into()];
+    if let Some(d) = &dir {
+        args.push("--dir".into());
+        args.push(d.clone().into_os_string());
+    }
+    // The validated (sorted) seeds: the children build the same points.
+    args.extend(e.seed_args().into_iter().map(Into::into));
+    let child = std::env::current_exe()
+        .ok()
+        .map(|exe| sfc::experiment::runner::ChildCmd { exe, args });
+    let jobs = jobs.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        |j| j as usize,
+    );
+    let record =
+        sfc::experiment::shard::SweepRecord::new(&name, dir.as_deref(), quick, e.seed_args());
+    let o = sfc::experiment::runner::RunOpts {
+        quick,
+        jobs,
+        out,
+        progress: true,
+        child,
+        shard,
+        no_timings,
+        record: Some(record),
+    };
+    let base = sfc::experiment::runner::run(&e, &o)?;
+    if shard.is_some() {
+        return Ok(());
+    }
+    println!(
+        "{}",
+        std::fs::read_to_string(base.join("REPORT.md")).unwrap_or_default()
+    );
+    eprintln!("report, CSVs and plots in {}", base.display());
+    Ok(())
 }
 
 /// Experiment `name` (in `dir`, else built in, or a file) with `--seed` / `--seeds` applied.

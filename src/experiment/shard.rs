@@ -190,7 +190,7 @@ impl SweepRecord {
         a
     }
 
-    /// Write the record into `base` (atomically).
+    /// Write the record into `base` (atomically), unless it holds this record already.
     pub fn write(&self, base: &Path) -> Result<(), String> {
         let v = serde_json::json!({
             "experiment": self.experiment,
@@ -201,6 +201,10 @@ impl SweepRecord {
         });
         let path = base.join(RECORD_FILE);
         let text = serde_json::to_string_pretty(&v).map_err(|e| e.to_string())? + "\n";
+        // Shards write the same record: the first one's stays.
+        if std::fs::read_to_string(&path).is_ok_and(|t| t == text) {
+            return Ok(());
+        }
         write_atomic(&path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
     }
 
@@ -297,47 +301,62 @@ pub fn rerun_point_command(rec: &SweepRecord, base: &Path, p: &Point) -> String 
         .join(" ")
 }
 
+/// Open (creating it) the lock file `path` and `flock` it, shared or `exclusive`, without
+/// waiting. `Ok(None)` when another process holds a conflicting lock. A file system that
+/// does not support `flock` (some cluster file systems, unless mounted with it) gives the
+/// file unlocked: shards then rely on the atomic writes alone.
+fn flock_file(path: &Path, exclusive: bool) -> Result<Option<std::fs::File>, String> {
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(|e| {
+            crate::fsutil::describe("cannot write into the output directory: creating", path, &e)
+        })?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::io::AsRawFd;
+        let op = if exclusive {
+            libc::LOCK_EX
+        } else {
+            libc::LOCK_SH
+        };
+        // SAFETY: flock on a file descriptor this function owns.
+        if unsafe { libc::flock(f.as_raw_fd(), op | libc::LOCK_NB) } != 0 {
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+                return Ok(None);
+            }
+        }
+    }
+    Ok(Some(f))
+}
+
 /// Take the lock of a point's directory `d` (`.sfc-lock` in it, `flock`), held while the
 /// returned file is open: two processes never run one point at once. Tries for about a
 /// second (a `status` probing the lock holds it for an instant) before giving up.
 pub fn lock_point(d: &Path, id: &str) -> Result<std::fs::File, String> {
-    let busy = format!(
-        "point {id} is being run by another process (a duplicate shard, or a sweep into the \
-         same directory)"
-    );
-    for attempt in 0.. {
-        match crate::runguard::lock_output_dir(d, &busy) {
-            Ok(f) => return Ok(f),
-            Err(e) if attempt < 20 && e.ends_with(&busy) => {
-                std::thread::sleep(std::time::Duration::from_millis(50));
-            }
-            Err(e) => return Err(e),
+    crate::fsutil::check_output_dir(d)?;
+    std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+    for _ in 0..20 {
+        if let Some(f) = flock_file(&d.join(".sfc-lock"), true)? {
+            return Ok(f);
         }
+        std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    unreachable!("the loop returns")
+    Err(format!(
+        "{}: point {id} is being run by another process (a duplicate shard, or a sweep into \
+         the same directory)",
+        d.display()
+    ))
 }
 
 /// Whether a process holds the lock of point directory `d` (it is running the point).
 pub fn point_running(d: &Path) -> bool {
-    lock_held(&d.join(".sfc-lock"))
-}
-
-/// Whether another process holds an `flock` on `path` (false when it does not exist).
-fn lock_held(path: &Path) -> bool {
-    let Ok(f) = std::fs::File::open(path) else {
-        return false;
-    };
-    #[cfg(unix)]
-    {
-        use std::os::unix::io::AsRawFd;
-        // SAFETY: flock on a file descriptor this function owns; released when `f` closes.
-        unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) != 0 }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = f;
-        false
-    }
+    let path = d.join(".sfc-lock");
+    path.is_file() && matches!(flock_file(&path, false), Ok(None))
 }
 
 /// A shared lock on the sweep directory `base` (`.sfc-lock`): shards running into one
@@ -346,27 +365,13 @@ fn lock_held(path: &Path) -> bool {
 pub fn lock_dir_shared(base: &Path) -> Result<std::fs::File, String> {
     crate::fsutil::check_output_dir(base)?;
     std::fs::create_dir_all(base).map_err(|e| format!("{}: {e}", base.display()))?;
-    let path = base.join(".sfc-lock");
-    let f = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .read(true)
-        .write(true)
-        .open(&path)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::io::AsRawFd;
-        // SAFETY: flock on a file descriptor this function owns.
-        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } != 0 {
-            return Err(format!(
-                "{}: a sweep or merge is writing this directory's report: wait for it to \
-                 finish, or give another --out",
-                base.display()
-            ));
-        }
-    }
-    Ok(f)
+    flock_file(&base.join(".sfc-lock"), false)?.ok_or_else(|| {
+        format!(
+            "{}: a sweep or merge is writing this directory's report: wait for it to \
+             finish, or give another --out",
+            base.display()
+        )
+    })
 }
 
 /// Copy point `p`'s results from the shard directory `from` into `base` (which lacks them):
