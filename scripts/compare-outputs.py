@@ -117,8 +117,9 @@ def files(root):
     out = {}
     for d, _, fs in os.walk(root):
         for f in fs:
-            # Plots, temp files, and the (empty) lock file of an experiment sweep.
-            if f.endswith((".png", ".svg", ".tmp")) or f == ".sfc-lock":
+            # Plots, temp files, the (empty) lock files of an experiment sweep and its
+            # points, and the sweep's record of how it was started (paths of the machine).
+            if f.endswith((".png", ".svg", ".tmp")) or f in (".sfc-lock", ".sfc-sweep.json"):
                 continue
             p = os.path.join(d, f)
             out[os.path.relpath(p, root)] = p

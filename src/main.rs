@@ -223,7 +223,33 @@ const EX_EXP_RUN: &str = "\
 Examples:
   sfc experiment run hpcc-fig13             # outputs in out/experiments/hpcc-fig13/
   sfc experiment run sfc-fig7 --quick --jobs 2
-  sfc experiment run my.toml --out results/x --seed 2";
+  sfc experiment run my.toml --out results/x --seed 2
+  sfc experiment run sfc-fig7 --out /shared/fig7 --shard 0/4   # one of 4 shares (0-based)";
+
+/// Examples after `sfc experiment merge --help`.
+const EX_EXP_MERGE: &str = "\
+Examples:
+  sfc experiment merge /shared/fig7               # shards ran into /shared/fig7 itself
+  sfc experiment merge out/fig7 out/s0 out/s1     # copy the shards' points, then report
+  sfc experiment merge /shared/fig7 --no-timings  # outputs comparable byte for byte";
+
+/// Examples after `sfc experiment status --help`.
+const EX_EXP_STATUS: &str = "\
+Examples:
+  sfc experiment status /shared/fig7
+  until sfc experiment status /shared/fig7 --complete >/dev/null; do sleep 60; done";
+
+/// Examples after `sfc experiment slurm --help`.
+const EX_EXP_SLURM: &str = "\
+Examples:
+  sfc experiment slurm sfc-fig7 --out /shared/fig7 --shards 8 --cpus-per-task 4 --time 2:00:00
+  sfc experiment slurm sfc-fig7 --quick --out /shared/fig7q --shards 2 --submit";
+
+/// Examples after `sfc experiment k8s --help`.
+const EX_EXP_K8S: &str = "\
+Examples:
+  sfc experiment k8s sfc-fig7 --shards 8 --image registry.example/sfc:1 --pvc sfc-results > fig7.yaml
+  kubectl apply -f fig7.yaml";
 
 /// Examples after `sfc experiment validate --help`.
 const EX_EXP_VALIDATE: &str = "\
@@ -274,10 +300,140 @@ enum ExpCmd {
         /// NAME[-quick]-seedsA-B-C).
         #[arg(long, value_delimiter = ',')]
         seeds: Option<Vec<u64>>,
-        /// Run only this point (by id) into --out: how the sweep runs each point in a child
-        /// process of its own.
-        #[arg(long, hide = true, requires = "out")]
+        /// Run only this point (by id) into --out, without the report (how the sweep runs
+        /// each point in a child process of its own; `merge` lists these commands for the
+        /// points it misses). A point already complete is left as it is.
+        #[arg(long, requires = "out", conflicts_with = "shard")]
         point: Option<String>,
+        /// Run only shard I of N (I from 0 to N-1): a deterministic share of the points,
+        /// balanced by their estimated cost; no report. Shards may share one --out (each
+        /// point has its own lock); `sfc experiment merge OUT` then writes the report.
+        #[arg(long, value_name = "I/N")]
+        shard: Option<String>,
+        /// Leave the wall times (the `wall_seconds` column of results.csv, the run times in
+        /// REPORT.md) out of the outputs, so that two runs of the sweep give identical files.
+        #[arg(long)]
+        no_timings: bool,
+    },
+    /// Write the report of a sweep run in shards: copy into OUT the complete points of each
+    /// SHARD_DIR that OUT lacks (none needed when the shards ran into OUT), then write the
+    /// CSVs, plots and REPORT.md as `run` does. Lists the missing points with the commands
+    /// that run them.
+    #[command(after_help = EX_EXP_MERGE)]
+    Merge {
+        /// The sweep's output directory.
+        out: PathBuf,
+        /// Output directories of shards run elsewhere.
+        shard_dirs: Vec<PathBuf>,
+        /// Leave the wall times out of results.csv and REPORT.md (see `run --no-timings`).
+        #[arg(long)]
+        no_timings: bool,
+    },
+    /// Show a sweep's progress: its points done, running, failed and missing (also across
+    /// shards sharing OUT), the share of the estimated cost finished and an ETA.
+    #[command(after_help = EX_EXP_STATUS)]
+    Status {
+        /// The sweep's output directory.
+        out: PathBuf,
+        /// Exit with status 1 unless every point has finished (done or failed).
+        #[arg(long)]
+        complete: bool,
+    },
+    /// Write a Slurm job array (one task per shard, SLURM_ARRAY_TASK_ID → --shard) and a merge
+    /// job to OUT/slurm/, and print the sbatch commands that submit them (the merge with
+    /// --dependency=afterok on the array); --submit runs them.
+    #[command(after_help = EX_EXP_SLURM)]
+    Slurm {
+        /// Experiment name (see `list`) or path to an experiment TOML file.
+        name: String,
+        /// Shared output directory, on a file system every node mounts [default:
+        /// out/experiments/NAME[-quick]].
+        #[arg(long, short)]
+        out: Option<PathBuf>,
+        /// Array tasks (shards).
+        #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=100000))]
+        shards: u32,
+        /// Slurm partition.
+        #[arg(long)]
+        partition: Option<String>,
+        /// Time limit of each task and of the merge job (Slurm syntax, e.g. 2:00:00).
+        #[arg(long)]
+        time: Option<String>,
+        /// CPUs of each task: the points it runs at once.
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+        cpus_per_task: Option<u32>,
+        /// Memory of each task (Slurm syntax, e.g. 8G).
+        #[arg(long)]
+        mem: Option<String>,
+        /// The `--quick` variant.
+        #[arg(long)]
+        quick: bool,
+        /// Directory of experiment files [default: the experiments built into sfc].
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Run the experiment with this seed (see `run --seed`).
+        #[arg(long, conflicts_with = "seeds")]
+        seed: Option<u64>,
+        /// Run every point once per seed (see `run --seeds`).
+        #[arg(long, value_delimiter = ',')]
+        seeds: Option<Vec<u64>>,
+        /// The merge leaves the wall times out of its outputs.
+        #[arg(long)]
+        no_timings: bool,
+        /// Submit the jobs with sbatch.
+        #[arg(long)]
+        submit: bool,
+    },
+    /// Print a Kubernetes manifest: an Indexed Job (one completion per shard,
+    /// JOB_COMPLETION_INDEX → --shard) writing into a PersistentVolumeClaim, and a merge Job
+    /// that waits for every point and writes the report.
+    #[command(after_help = EX_EXP_K8S)]
+    K8s {
+        /// Experiment name (see `list`) or path (inside the pods) to an experiment TOML file.
+        name: String,
+        /// Output directory inside the pods [default: MOUNT/NAME[-quick]].
+        #[arg(long, short)]
+        out: Option<String>,
+        /// Completions (shards).
+        #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=100000))]
+        shards: u32,
+        /// Pods running at once [default: every shard].
+        #[arg(long)]
+        parallelism: Option<u32>,
+        /// Container image with `sfc` on its PATH.
+        #[arg(long, default_value = "sfc:latest")]
+        image: String,
+        /// PersistentVolumeClaim that holds the output directory (ReadWriteMany when pods run
+        /// on several nodes).
+        #[arg(long, default_value = "sfc-results")]
+        pvc: String,
+        /// Where the claim is mounted in the pods.
+        #[arg(long, default_value = "/results")]
+        mount: String,
+        /// CPUs of each shard pod: the points it runs at once.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+        cpus: u32,
+        /// Memory request and limit of each shard pod (e.g. 8Gi).
+        #[arg(long)]
+        memory: Option<String>,
+        /// The `--quick` variant.
+        #[arg(long)]
+        quick: bool,
+        /// Directory of experiment files, inside the pods [default: the built-in ones].
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Run the experiment with this seed (see `run --seed`).
+        #[arg(long, conflicts_with = "seeds")]
+        seed: Option<u64>,
+        /// Run every point once per seed (see `run --seeds`).
+        #[arg(long, value_delimiter = ',')]
+        seeds: Option<Vec<u64>>,
+        /// The merge leaves the wall times out of its outputs.
+        #[arg(long)]
+        no_timings: bool,
+        /// Write the manifest to this file instead of standard output.
+        #[arg(long)]
+        file: Option<PathBuf>,
     },
     /// Check an experiment without running it: every point's scenario (each grid point with
     /// its series' and axes' overrides) is resolved and checked as `sfc validate` checks a
@@ -554,58 +710,296 @@ fn cmd_experiment(cmd: ExpCmd) -> Result<(), String> {
             json,
         } => cmd_score(names, out, dir, json),
         ExpCmd::Quotes { papers, dir } => cmd_quotes(papers, dir),
-        ExpCmd::Run {
-            name,
-            quick,
-            jobs,
+        ExpCmd::Merge {
             out,
-            dir,
-            seed,
-            seeds,
-            point,
-        } => {
-            let mut e = sfc::experiment::find_in(&name, dir.as_deref())?;
-            if let Some(sd) = seed {
-                e = e.with_seed(sd)?;
-            }
-            if let Some(list) = &seeds {
-                e = e.with_seeds(list)?;
-            }
-            if let (Some(id), Some(base)) = (&point, &out) {
-                die_with_parent();
-                return sfc::experiment::runner::run_single(&e, base, id, quick);
-            }
-            let mut args: Vec<std::ffi::OsString> =
-                vec!["experiment".into(), "run".into(), name.clone().into()];
-            if let Some(d) = &dir {
-                args.push("--dir".into());
-                args.push(d.clone().into_os_string());
-            }
-            // The validated (sorted) seeds: the children build the same points.
-            args.extend(e.seed_args().into_iter().map(Into::into));
-            let child = std::env::current_exe()
-                .ok()
-                .map(|exe| sfc::experiment::runner::ChildCmd { exe, args });
-            let jobs = jobs.map_or_else(
-                || std::thread::available_parallelism().map_or(1, |n| n.get()),
-                |j| j as usize,
-            );
-            let o = sfc::experiment::runner::RunOpts {
-                quick,
-                jobs,
-                out,
-                progress: true,
-                child,
-            };
-            let base = sfc::experiment::runner::run(&e, &o)?;
-            println!(
-                "{}",
-                std::fs::read_to_string(base.join("REPORT.md")).unwrap_or_default()
-            );
-            eprintln!("report, CSVs and plots in {}", base.display());
-            Ok(())
+            shard_dirs,
+            no_timings,
+        } => cmd_merge(out, shard_dirs, no_timings),
+        ExpCmd::Status { out, complete } => cmd_status(out, complete),
+        cmd @ ExpCmd::Slurm { .. } => cmd_slurm(cmd),
+        cmd @ ExpCmd::K8s { .. } => cmd_k8s(cmd),
+        cmd @ ExpCmd::Run { .. } => cmd_exp_run(cmd),
+    }
+}
+
+/// `sfc experiment run NAME …`.
+fn cmd_exp_run(cmd: ExpCmd) -> Result<(), String> {
+    let ExpCmd::Run {
+        name,
+        quick,
+        jobs,
+        out,
+        dir,
+        seed,
+        seeds,
+        point,
+        shard,
+        no_timings,
+    } = cmd
+    else {
+        unreachable!("called with a run command")
+    };
+    let shard = shard
+        .as_deref()
+        .map(sfc::experiment::shard::Shard::parse)
+        .transpose()?;
+    let e = load_experiment(&name, dir.as_deref(), seed, seeds.as_deref())?;
+    if let (Some(id), Some(base)) = (&point, &out) {
+        die_with_parent();
+        return sfc::experiment::runner::run_single(&e, base, id, quick);
+    }
+    let mut args: Vec<std::ffi::OsString> =
+        vec!["experiment".into(), "run".into(), name.clone().into()];
+    if let Some(d) = &dir {
+        args.push("--dir".into());
+        args.push(d.clone().into_os_string());
+    }
+    // The validated (sorted) seeds: the children build the same points.
+    args.extend(e.seed_args().into_iter().map(Into::into));
+    let child = std::env::current_exe()
+        .ok()
+        .map(|exe| sfc::experiment::runner::ChildCmd { exe, args });
+    let jobs = jobs.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        |j| j as usize,
+    );
+    let record =
+        sfc::experiment::shard::SweepRecord::new(&name, dir.as_deref(), quick, e.seed_args());
+    let o = sfc::experiment::runner::RunOpts {
+        quick,
+        jobs,
+        out,
+        progress: true,
+        child,
+        shard,
+        no_timings,
+        record: Some(record),
+    };
+    let base = sfc::experiment::runner::run(&e, &o)?;
+    if shard.is_some() {
+        return Ok(());
+    }
+    println!(
+        "{}",
+        std::fs::read_to_string(base.join("REPORT.md")).unwrap_or_default()
+    );
+    eprintln!("report, CSVs and plots in {}", base.display());
+    Ok(())
+}
+
+/// Experiment `name` (in `dir`, else built in, or a file) with `--seed` / `--seeds` applied.
+fn load_experiment(
+    name: &str,
+    dir: Option<&std::path::Path>,
+    seed: Option<u64>,
+    seeds: Option<&[u64]>,
+) -> Result<sfc::experiment::Experiment, String> {
+    let mut e = sfc::experiment::find_in(name, dir)?;
+    if let Some(sd) = seed {
+        e = e.with_seed(sd)?;
+    }
+    if let Some(list) = seeds {
+        e = e.with_seeds(list)?;
+    }
+    Ok(e)
+}
+
+/// `path` made absolute against the current directory.
+fn absolute(path: &std::path::Path) -> Result<PathBuf, String> {
+    std::path::absolute(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The sweep recorded in `out` (else in the first of `more` that has a record), and its
+/// experiment, loaded from the directory the sweep ran in (the process moves there, so that
+/// relative names resolve, and REPORT.md names the experiment, as in the run).
+fn recorded_sweep(
+    out: &std::path::Path,
+    more: &[PathBuf],
+) -> Result<
+    (
+        sfc::experiment::shard::SweepRecord,
+        sfc::experiment::Experiment,
+    ),
+    String,
+> {
+    use sfc::experiment::shard::SweepRecord;
+    let rec = SweepRecord::read(out)
+        .or_else(|e| more.iter().find_map(|d| SweepRecord::read(d).ok()).ok_or(e))?;
+    if rec.cwd.is_dir() {
+        std::env::set_current_dir(&rec.cwd).map_err(|e| format!("{}: {e}", rec.cwd.display()))?;
+    }
+    let e = rec.load()?;
+    Ok((rec, e))
+}
+
+/// `sfc experiment merge OUT [SHARD_DIR…]`.
+fn cmd_merge(out: PathBuf, shard_dirs: Vec<PathBuf>, no_timings: bool) -> Result<(), String> {
+    let out = absolute(&out)?;
+    let dirs = shard_dirs
+        .iter()
+        .map(|d| absolute(d))
+        .collect::<Result<Vec<_>, _>>()?;
+    for d in &dirs {
+        if !d.is_dir() {
+            return Err(format!("{}: no such directory", d.display()));
         }
     }
+    let (rec, e) = recorded_sweep(&out, &dirs)?;
+    sfc::experiment::shard::merge(&e, &rec, &out, &dirs, !no_timings)?;
+    println!(
+        "{}",
+        std::fs::read_to_string(out.join("REPORT.md")).unwrap_or_default()
+    );
+    eprintln!("report, CSVs and plots in {}", out.display());
+    Ok(())
+}
+
+/// `sfc experiment status OUT`.
+fn cmd_status(out: PathBuf, complete: bool) -> Result<(), String> {
+    let out = absolute(&out)?;
+    let (rec, e) = recorded_sweep(&out, &[])?;
+    let st = sfc::experiment::shard::status(&e, rec.quick, &out);
+    print!(
+        "{}",
+        sfc::experiment::shard::status_text(&e, rec.quick, &out, &st)
+    );
+    if complete && !st.complete() {
+        return Err(format!(
+            "{} point(s) running, {} missing",
+            st.running.len(),
+            st.missing.len()
+        ));
+    }
+    Ok(())
+}
+
+/// `sfc experiment slurm NAME …`.
+fn cmd_slurm(cmd: ExpCmd) -> Result<(), String> {
+    let ExpCmd::Slurm {
+        name,
+        out,
+        shards,
+        partition,
+        time,
+        cpus_per_task,
+        mem,
+        quick,
+        dir,
+        seed,
+        seeds,
+        no_timings,
+        submit,
+    } = cmd
+    else {
+        unreachable!("called with a slurm command")
+    };
+    let e = load_experiment(&name, dir.as_deref(), seed, seeds.as_deref())?;
+    let out = absolute(&out.unwrap_or_else(|| sfc::experiment::runner::default_out(&e, quick)))?;
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find sfc's executable: {e}"))?;
+    let o = sfc::experiment::cluster::SlurmOpts {
+        exe,
+        record: sfc::experiment::shard::SweepRecord::new(
+            &name,
+            dir.as_deref(),
+            quick,
+            e.seed_args(),
+        ),
+        out: out.clone(),
+        shards: shards as usize,
+        partition,
+        time,
+        cpus_per_task,
+        mem,
+        no_timings,
+    };
+    let (array, merge) = sfc::experiment::cluster::write_slurm(&o)?;
+    eprintln!(
+        "wrote {} ({} array tasks) and {}",
+        array.display(),
+        shards,
+        merge.display()
+    );
+    if !submit {
+        println!(
+            "{}",
+            sfc::experiment::cluster::slurm_submit_commands(&out).trim_end()
+        );
+        return Ok(());
+    }
+    let (a, m) = sfc::experiment::cluster::slurm_submit(&array, &merge)?;
+    println!("submitted array job {a} and merge job {m} (runs after {a} succeeds)");
+    eprintln!(
+        "progress: sfc experiment status {}",
+        sfc::experiment::shard::shell_word(&out.display().to_string())
+    );
+    Ok(())
+}
+
+/// `sfc experiment k8s NAME …`.
+fn cmd_k8s(cmd: ExpCmd) -> Result<(), String> {
+    let ExpCmd::K8s {
+        name,
+        out,
+        shards,
+        parallelism,
+        image,
+        pvc,
+        mount,
+        cpus,
+        memory,
+        quick,
+        dir,
+        seed,
+        seeds,
+        no_timings,
+        file,
+    } = cmd
+    else {
+        unreachable!("called with a k8s command")
+    };
+    // The experiment is checked here when it can be (a built-in one, or a file present on
+    // this machine too); a path that exists only in the pods is taken as is.
+    let e = match load_experiment(&name, dir.as_deref(), seed, seeds.as_deref()) {
+        Ok(e) => Some(e),
+        Err(err) if dir.is_some() || name.ends_with(".toml") => {
+            eprintln!("note: {err} (taken as a path inside the pods)");
+            None
+        }
+        Err(err) => return Err(err),
+    };
+    let seed_args = e.as_ref().map(|e| e.seed_args()).unwrap_or_default();
+    let mut rec = sfc::experiment::shard::SweepRecord::new(&name, dir.as_deref(), quick, seed_args);
+    rec.cwd = PathBuf::from(&mount);
+    let out = out.unwrap_or_else(|| {
+        let stem = sfc::experiment::cluster::job_name(&rec);
+        format!(
+            "{}/{}",
+            mount.trim_end_matches('/'),
+            stem.trim_start_matches("sfc-")
+        )
+    });
+    let o = sfc::experiment::cluster::K8sOpts {
+        record: rec,
+        image,
+        pvc,
+        mount,
+        out,
+        shards: shards as usize,
+        parallelism: parallelism.map(|p| p as usize),
+        cpus,
+        memory,
+        no_timings,
+    };
+    let text = sfc::experiment::cluster::k8s_manifest(&o);
+    match file {
+        Some(f) => {
+            sfc::metrics::output::write_atomic(&f, text.as_bytes())
+                .map_err(|e| format!("{}: {e}", f.display()))?;
+            eprintln!("wrote {}: kubectl apply -f {}", f.display(), f.display());
+        }
+        None => print!("{text}"),
+    }
+    Ok(())
 }
 
 /// A point's child process ends with the sweep that started it (a killed sweep leaves no

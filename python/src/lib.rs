@@ -157,6 +157,7 @@ fn run_experiment(
             out: out.map(PathBuf::from),
             progress: false,
             child: None,
+            ..Default::default()
         };
         let dir = sfc::experiment::runner::run(&exp, &o)?;
         Ok(dir.display().to_string())

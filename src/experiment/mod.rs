@@ -13,9 +13,11 @@
 //! ```
 
 pub mod builtin;
+pub mod cluster;
 pub mod quotes;
 pub mod runner;
 pub mod score;
+pub mod shard;
 
 use serde::Deserialize;
 

@@ -148,7 +148,7 @@ fn lock_dir(base: &Path) -> Result<std::fs::File, String> {
 }
 
 /// Options of `sfc experiment run`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct RunOpts {
     /// Use the `[quick]` variant.
     pub quick: bool,
@@ -160,6 +160,15 @@ pub struct RunOpts {
     pub progress: bool,
     /// Run each point in its own child process (`None`: in this process, on a thread).
     pub child: Option<ChildCmd>,
+    /// Run only this shard's share of the points ([`super::shard::Shard`]), without the
+    /// report: `sfc experiment merge` (or a run over the whole directory) writes it.
+    pub shard: Option<super::shard::Shard>,
+    /// Leave out of `results.csv` and REPORT.md the fields that measure the run itself (wall
+    /// times), so that two runs of the same sweep give byte-identical files.
+    pub no_timings: bool,
+    /// The sweep record to keep in the output directory ([`super::shard::SweepRecord`]), which
+    /// `merge` and `status` read.
+    pub record: Option<super::shard::SweepRecord>,
 }
 
 /// How to run one point in a child process: `exe args… --out BASE --point ID [--quick]`, i.e.
@@ -318,9 +327,17 @@ fn completeness(base: &Path, p: &Point) -> Result<(), Option<String>> {
     }
 }
 
+/// Run point `p` into its directory under `base`, holding the point's lock
+/// ([`super::shard::lock_point`]); a point that is complete once the lock is held (another
+/// shard ran it meanwhile) is left as it is.
 fn run_point(exp: &Experiment, base: &Path, p: &Point) -> Result<(), String> {
     let d = point_dir(base, p);
     std::fs::create_dir_all(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+    let _lock = super::shard::lock_point(&d, &p.id)?;
+    if is_complete(base, p) {
+        return Ok(());
+    }
+    remove_temps_in(&d);
     let rec = serde_json::json!({
         "id": p.id,
         "series": p.series,
@@ -507,35 +524,45 @@ fn is_stray_temp(name: &str) -> bool {
 /// directories (SIGKILL gives a process no chance to remove them): under the sweep's lock no
 /// other process writes there, so every such file is garbage, and a resumed sweep ends with
 /// the same files as one never interrupted.
-fn remove_stray_temps(base: &Path) {
+pub(crate) fn remove_stray_temps(base: &Path) {
     let mut dirs = vec![base.to_path_buf()];
     if let Ok(rd) = std::fs::read_dir(base.join("points")) {
         dirs.extend(rd.flatten().map(|e| e.path()).filter(|p| p.is_dir()));
     }
     for d in dirs {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            if is_stray_temp(&e.file_name().to_string_lossy())
-                && e.file_type().is_ok_and(|t| t.is_file())
-            {
-                let _ = std::fs::remove_file(e.path());
-            }
+        remove_temps_in(&d);
+    }
+}
+
+/// Remove the temporary files ([`is_stray_temp`]) in directory `d` (not below it); the
+/// caller holds the lock under which they are garbage.
+fn remove_temps_in(d: &Path) {
+    let Ok(rd) = std::fs::read_dir(d) else {
+        return;
+    };
+    for e in rd.flatten() {
+        if is_stray_temp(&e.file_name().to_string_lossy())
+            && e.file_type().is_ok_and(|t| t.is_file())
+        {
+            let _ = std::fs::remove_file(e.path());
         }
     }
 }
 
-/// `sfc experiment run`: returns the output directory.
+/// The default output directory of a sweep: `out/experiments/NAME[-quick][-seed…]`.
+pub fn default_out(exp: &Experiment, quick: bool) -> PathBuf {
+    let mut d = exp.meta.name.clone();
+    if quick {
+        d.push_str("-quick");
+    }
+    d.push_str(&exp.seed_dir_suffix());
+    PathBuf::from("out/experiments").join(d)
+}
+
+/// `sfc experiment run`: returns the output directory. With a shard ([`RunOpts::shard`]) it
+/// runs that shard's points only and writes no report.
 pub fn run(exp: &Experiment, o: &RunOpts) -> Result<PathBuf, String> {
-    let base = o.out.clone().unwrap_or_else(|| {
-        let mut d = exp.meta.name.clone();
-        if o.quick {
-            d.push_str("-quick");
-        }
-        d.push_str(&exp.seed_dir_suffix());
-        PathBuf::from("out/experiments").join(d)
-    });
+    let base = o.out.clone().unwrap_or_else(|| default_out(exp, o.quick));
     if base.exists() && !base.is_dir() {
         return Err(format!(
             "{}: is an existing file, not a directory (give another --out)",
@@ -543,12 +570,19 @@ pub fn run(exp: &Experiment, o: &RunOpts) -> Result<PathBuf, String> {
         ));
     }
     let pts = points(exp, o.quick);
+    let mine: Vec<&Point> = match o.shard {
+        Some(s) => super::shard::shard_points(exp, &pts, s)
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect(),
+        None => pts.iter().collect(),
+    };
     // Every point still to run is checked before any runs (a complete one ran with this
     // configuration and build): an error in the last point does not wait for the others.
-    let pending: Vec<(&Point, bool)> = pts
+    let pending: Vec<(&Point, bool)> = mine
         .iter()
         .filter(|p| !is_complete(&base, p))
-        .map(|p| (p, o.quick))
+        .map(|p| (*p, o.quick))
         .collect();
     let v = validate(exp, &pending);
     if !v.errors.is_empty() {
@@ -561,10 +595,21 @@ pub fn run(exp: &Experiment, o: &RunOpts) -> Result<PathBuf, String> {
         ));
     }
     std::fs::create_dir_all(&base).map_err(|e| format!("{}: {e}", base.display()))?;
-    let _lock = lock_dir(&base)?;
-    remove_stray_temps(&base);
-    let todo: Vec<&Point> = pts
+    // Shards share the directory (each point has its own lock); a whole sweep holds it
+    // alone, and removes what a killed sweep left behind.
+    let _lock = match o.shard {
+        Some(_) => super::shard::lock_dir_shared(&base)?,
+        None => lock_dir(&base)?,
+    };
+    if o.shard.is_none() {
+        remove_stray_temps(&base);
+    }
+    if let Some(r) = &o.record {
+        r.write(&base)?;
+    }
+    let todo: Vec<&Point> = mine
         .iter()
+        .copied()
         .filter(|p| match completeness(&base, p) {
             Ok(()) => false,
             Err(None) => true,
@@ -577,16 +622,49 @@ pub fn run(exp: &Experiment, o: &RunOpts) -> Result<PathBuf, String> {
             }
         })
         .collect();
+    let share = o.shard.map_or_else(
+        || ":".to_string(),
+        |s| format!(", shard {s}: {} of its", mine.len()),
+    );
     eprintln!(
-        "experiment `{}`{}: {} points ({} already complete), {} parallel job(s); results in {}",
+        "experiment `{}`{}{share} {} points ({} already complete), {} parallel job(s); results in {}",
         exp.meta.name,
         if o.quick { " (quick)" } else { "" },
         pts.len(),
-        pts.len() - todo.len(),
+        mine.len() - todo.len(),
         o.jobs,
         base.display()
     );
     let t0 = Instant::now();
+    run_points(exp, o, &base, todo)?;
+    if let Some(s) = o.shard {
+        eprintln!(
+            "shard {s}: its {} point(s) are complete in {}; once every shard is, `sfc \
+             experiment merge {}` writes the report",
+            mine.len(),
+            base.display(),
+            base.display()
+        );
+        return Ok(base);
+    }
+    let wall = t0.elapsed().as_secs_f64();
+    let failed = aggregate(exp, &base, &pts, o.quick, (!o.no_timings).then_some(wall))?;
+    if !failed.is_empty() {
+        // The outputs are written (and listed in REPORT.md); the run still fails.
+        return Err(format!(
+            "{} point(s) did not finish (results in {}; see REPORT.md):\n  {}",
+            failed.len(),
+            base.display(),
+            failed.join("\n  ")
+        ));
+    }
+    Ok(base)
+}
+
+/// Run the points of `todo` into `base`, `o.jobs` at a time (each in a child process when
+/// `o.child` is set), with a progress bar or a line per point. Errors list every point
+/// that failed.
+fn run_points(exp: &Experiment, o: &RunOpts, base: &Path, todo: Vec<&Point>) -> Result<(), String> {
     let bar = if o.progress && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         let b = indicatif::ProgressBar::new(todo.len() as u64);
         if let Ok(s) = indicatif::ProgressStyle::with_template(
@@ -612,13 +690,13 @@ pub fn run(exp: &Experiment, o: &RunOpts) -> Result<PathBuf, String> {
                     };
                     let t = Instant::now();
                     let r = match &o.child {
-                        Some(c) => run_point_child(c, &base, p, o.quick),
-                        None => run_point(exp, &base, p),
+                        Some(c) => run_point_child(c, base, p, o.quick),
+                        None => run_point(exp, base, p),
                     };
                     // A child reads the experiment file again: if it (or an input) changed
                     // since the sweep started, the point ran something else.
                     let r = r.and_then(|()| {
-                        if o.child.is_none() || is_complete(&base, p) {
+                        if o.child.is_none() || is_complete(base, p) {
                             Ok(())
                         } else {
                             Err(format!(
@@ -658,18 +736,7 @@ pub fn run(exp: &Experiment, o: &RunOpts) -> Result<PathBuf, String> {
             errs.join("\n  ")
         ));
     }
-    let wall = t0.elapsed().as_secs_f64();
-    let failed = aggregate(exp, &base, &pts, o.quick, wall)?;
-    if !failed.is_empty() {
-        // The outputs are written (and listed in REPORT.md); the run still fails.
-        return Err(format!(
-            "{} point(s) did not finish (results in {}; see REPORT.md):\n  {}",
-            failed.len(),
-            base.display(),
-            failed.join("\n  ")
-        ));
-    }
-    Ok(base)
+    Ok(())
 }
 
 fn summary_of(base: &Path, p: &Point) -> Result<serde_json::Value, String> {
@@ -1272,15 +1339,19 @@ const RESULT_METRICS: [&str; 19] = [
 /// failure (`failure` in their `summary.json`: a stalled run, or flows left unfinished without
 /// a deliberate `stop`), as `id: reason` — they are aggregated like the others and listed at
 /// the top of REPORT.md, so a figure never silently includes a broken run.
+///
+/// `wall`: this invocation's wall time, seconds; `None` leaves every wall time out of
+/// `results.csv` (its `wall_seconds` column) and REPORT.md, whose files then depend only on
+/// the points' results.
 pub fn aggregate(
     exp: &Experiment,
     base: &Path,
     pts: &[Point],
     quick: bool,
-    wall: f64,
+    wall: Option<f64>,
 ) -> Result<Vec<String>, String> {
-    let (failed, sum_wall) = write_tables(exp, base, pts)?;
-    let mut report = report_header(exp, pts, quick, sum_wall, wall);
+    let (failed, sum_wall) = write_tables(exp, base, pts, wall.is_some())?;
+    let mut report = report_header(exp, pts, quick, wall.map(|w| (sum_wall, w)));
     let claims = claims_section(exp, base, pts);
     if !exp.claims.is_empty() {
         report.push_str(&super::score::markdown(&Tally::of(&claims.records)));
@@ -1305,12 +1376,15 @@ pub fn aggregate(
 
 /// Write `results.csv` (one row per point: id, series, axis values, seed, [`RESULT_METRICS`])
 /// and `bins.csv` (the slowdown of each flow-size bin of each point). Returns the failed
-/// points (`id: reason`) and the points' total simulation wall time, seconds.
+/// points (`id: reason`) and the points' total simulation wall time, seconds. Without
+/// `timings`, `results.csv` has no `wall_seconds` column.
 fn write_tables(
     exp: &Experiment,
     base: &Path,
     pts: &[Point],
+    timings: bool,
 ) -> Result<(Vec<String>, f64), String> {
+    let metrics = result_metrics(timings);
     let axis_keys: Vec<String> = exp.sweep.axes.iter().map(|a| a.key.clone()).collect();
     let mut csv = String::from("id,series,");
     for k in &axis_keys {
@@ -1318,7 +1392,7 @@ fn write_tables(
         csv.push(',');
     }
     csv.push_str("seed,");
-    csv.push_str(&RESULT_METRICS.join(","));
+    csv.push_str(&metrics.join(","));
     csv.push('\n');
     let mut bins_csv = String::from("id,series,bin,lo_bytes,hi_bytes,count,p50,p95,p99,p999\n");
     let mut sum_wall = 0.0;
@@ -1329,7 +1403,7 @@ fn write_tables(
             failed.push(format!("{}: {f}", p.id));
         }
         sum_wall += json_path(&s, "wall_seconds").unwrap_or(0.0);
-        csv.push_str(&results_row(p, &s, &axis_keys));
+        csv.push_str(&results_row(p, &s, &axis_keys, metrics));
         bins_csv.push_str(&bins_rows(p, &s));
     }
     write_atomic(&base.join("results.csv"), csv.as_bytes()).map_err(|e| e.to_string())?;
@@ -1337,8 +1411,19 @@ fn write_tables(
     Ok((failed, sum_wall))
 }
 
-/// The `results.csv` row of point `p` with summary `s`.
-fn results_row(p: &Point, s: &serde_json::Value, axis_keys: &[String]) -> String {
+/// The columns of [`RESULT_METRICS`] in `results.csv`: all, or without `timings` all but
+/// `wall_seconds` (the last).
+fn result_metrics(timings: bool) -> &'static [&'static str] {
+    if timings {
+        &RESULT_METRICS
+    } else {
+        &RESULT_METRICS[..RESULT_METRICS.len() - 1]
+    }
+}
+
+/// The `results.csv` row of point `p` with summary `s`: its id, series, axis values, seed
+/// and `metrics`.
+fn results_row(p: &Point, s: &serde_json::Value, axis_keys: &[String], metrics: &[&str]) -> String {
     let mut row = format!("{},{},", csv_field(&p.id), csv_field(&p.series));
     for k in axis_keys {
         let v = p
@@ -1351,7 +1436,7 @@ fn results_row(p: &Point, s: &serde_json::Value, axis_keys: &[String]) -> String
         row.push(',');
     }
     row.push_str(&p.seed.map(|s| s.to_string()).unwrap_or_default());
-    for m in RESULT_METRICS {
+    for m in metrics {
         row.push(',');
         if let Some(v) = json_path(s, m) {
             row.push_str(&format!("{v}"));
@@ -1388,12 +1473,20 @@ fn bins_rows(p: &Point, s: &serde_json::Value) -> String {
 }
 
 /// REPORT.md's title, description, the command that re-runs it and the wall times
-/// (`sum_wall`: the points' simulations, `wall`: this invocation), seconds.
-fn report_header(exp: &Experiment, pts: &[Point], quick: bool, sum_wall: f64, wall: f64) -> String {
+/// (`walls`: the points' simulations and this invocation, seconds; `None` leaves them out).
+fn report_header(
+    exp: &Experiment,
+    pts: &[Point],
+    quick: bool,
+    walls: Option<(f64, f64)>,
+) -> String {
     let mut report = String::new();
     report.push_str(&format!("# {}\n\n", exp.meta.title));
+    let times = walls.map_or_else(String::new, |(sum_wall, wall)| {
+        format!(", {sum_wall:.1} s of simulation wall time (this invocation: {wall:.1} s)")
+    });
     report.push_str(&format!(
-        "{} {} — {}\n\nCommand: `sfc experiment run {}{}{}` — {} points, {:.1} s of simulation wall time (this invocation: {:.1} s).\n\n",
+        "{} {} — {}\n\nCommand: `sfc experiment run {}{}{}` — {} points{times}.\n\n",
         exp.meta.paper,
         exp.meta.figure,
         exp.meta.description.trim(),
@@ -1410,8 +1503,6 @@ fn report_header(exp: &Experiment, pts: &[Point], quick: bool, sum_wall: f64, wa
             .map(|a| format!(" {a}"))
             .collect::<String>(),
         pts.len(),
-        sum_wall,
-        wall
     ));
     if quick {
         report.push_str("**Quick variant**: smaller or shorter than the paper's setting (same structure); numbers are indicative only.\n\n");
@@ -2052,7 +2143,7 @@ tolerance = 0.1
             )
             .unwrap();
         }
-        aggregate(&exp, &base, &pts, false, 0.0).unwrap();
+        aggregate(&exp, &base, &pts, false, Some(0.0)).unwrap();
         let report = std::fs::read_to_string(base.join("REPORT.md")).unwrap();
         let row = report
             .lines()
