@@ -55,10 +55,11 @@ fn finish(s: &mut Simulator) {
 #[test]
 fn round_robin_among_ready_qps_in_start_order() {
     // A, B, C start at 0 in that order (to three receivers); D starts at 2.5 T and joins the end
-    // of the list. The cursor is a list position that wraps as soon as the last QP is served: A
-    // sends at 0 while it is alone, so the cursor wraps to A, which sends again at T although B
-    // and C have joined meanwhile. Then B (2 T), C (3 T), D (4 T, it joined at 2.5 T), and
-    // strict rotation from there.
+    // of the list. HPCC-sim's `GetNextQindex` scans from the last-served index + 1, modulo the
+    // list's length at scan time: A sends at 0 while it is alone (index 0: (0 + 1) mod 1), so
+    // the next scan starts at index 1, B (T), which B and C joined meanwhile; then C (2 T), then
+    // index 3 — D, which joined at 2.5 T, after the last-served QP (3 T) — and strict rotation
+    // from A (4 T) on.
     let t = t_pkt();
     let mut s = sim(
         5,
@@ -69,7 +70,7 @@ fn round_robin_among_ready_qps_in_start_order() {
             FlowSpec::background(0, 4, 100 * MTU, 5 * t / 2),
         ],
     );
-    let want = [0, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3];
+    let want = [0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0];
     let mut count = [0u64; 4];
     for (k, &f) in want.iter().enumerate() {
         run_to(&mut s, k as u64 * t);
@@ -172,12 +173,12 @@ fn flow_starts_are_streamed_in_start_then_workload_order() {
     assert_eq!(s.q.len(), 1, "one pending flow start, not one per flow");
     run_to(&mut s, 50 * t);
     assert_eq!((sent(&s, 0), sent(&s, 1), sent(&s, 2)), (0, 0, MTU));
-    // At 100 T flow 0 (listed first) starts and sends at once; the cursor wraps past it before
-    // flow 1 joins, so flow 0 sends again at 101 T and flow 1 first at 102 T.
+    // At 100 T flow 0 (listed first) starts and sends at once; flow 1 joins after it, the
+    // last-served QP, so it is next (101 T), then flow 0 again (102 T).
     run_to(&mut s, 100 * t);
     assert_eq!((sent(&s, 0), sent(&s, 1)), (MTU, 0));
     run_to(&mut s, 101 * t);
-    assert_eq!((sent(&s, 0), sent(&s, 1)), (2 * MTU, 0));
+    assert_eq!((sent(&s, 0), sent(&s, 1)), (MTU, MTU));
     run_to(&mut s, 102 * t);
     assert_eq!((sent(&s, 0), sent(&s, 1)), (2 * MTU, MTU));
     finish(&mut s);

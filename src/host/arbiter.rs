@@ -1,11 +1,15 @@
 //! The NIC's QP arbiter: round robin over the QPs that can send *now*, at a cost that follows
 //! the QPs that are ready rather than all active ones.
 //!
-//! Service order (HPCC-sim `RdmaEgressQueue::GetNextQindex`, unchanged from the scan this
-//! replaces): the active QPs of a host form a list in start order; the arbiter serves the first
-//! *eligible* QP at or after the round-robin cursor, wrapping around, and moves the cursor just
-//! past it. A QP is eligible when it has something the window allows it to send, its pacing and
-//! flow-control pause have ended, its priority is not PFC-paused and no host scheme vetoes it.
+//! Service order (HPCC-sim `RdmaEgressQueue::GetNextQindex`): the active QPs of a host form a
+//! list in start order; the arbiter serves the first *eligible* QP at or after the round-robin
+//! cursor, wrapping around, and moves the cursor just past it. As HPCC-sim's scan, which starts
+//! at `(m_rrlast + 1) % n` for the list's length `n` *at scan time*, the cursor does not wrap
+//! when the last QP is served: a QP that joins the list after the last-served one is the next
+//! one served. It starts at 1 (`m_rrlast` starts at 0): of two QPs present before the first
+//! send, the second goes first. A QP is eligible when it has something the window allows it
+//! to send, its pacing and flow-control pause have ended, its priority is not PFC-paused and
+//! no host scheme vetoes it.
 //!
 //! What makes it cheap: every QP is filed in one of three classes, kept up to date by the NIC
 //! whenever something that decides them changes (a send, an ACK, a CNP, a controller timer, a
@@ -70,7 +74,7 @@ struct Slot {
 }
 
 /// The round-robin arbiter of one host NIC (see the module doc).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Arbiter {
     /// The list, in start order; finished QPs leave holes until compaction.
     slots: Vec<Slot>,
@@ -92,8 +96,27 @@ pub struct Arbiter {
     gated: u32,
     /// Holes in `slots`.
     holes: u32,
-    /// Round-robin cursor: the scan starts at the first live position ≥ `rr`.
+    /// Round-robin cursor: the scan starts at the first live position ≥ `rr` (wrapping to
+    /// the start when there is none; `rr` may be the list's length).
     rr: u32,
+}
+
+impl Default for Arbiter {
+    /// An empty list whose first scan starts at position 1 (HPCC-sim's `m_rrlast` = 0).
+    fn default() -> Self {
+        Arbiter {
+            slots: Vec::new(),
+            ready: Vec::new(),
+            ready_n: Vec::new(),
+            ready_prios: 0,
+            waits: BinaryHeap::new(),
+            prios: 0,
+            live: 0,
+            gated: 0,
+            holes: 0,
+            rr: 1,
+        }
+    }
 }
 
 impl Arbiter {
@@ -202,11 +225,9 @@ impl Arbiter {
             self.slots.pop();
             self.holes -= 1;
         }
-        // The cursor wraps when no live QP is left at or after it (as the index-based list did
-        // when its last element, under the cursor, was removed).
-        if self.rr as usize >= self.slots.len() {
-            self.rr = 0;
-        }
+        // A cursor past the trimmed end stays just past it: a QP that joins next is served
+        // next (as HPCC-sim's index, taken modulo the list's length at scan time).
+        self.rr = self.rr.min(self.slots.len() as u32);
         if self.holes > 32 && self.holes > self.live {
             self.compact(&mut moved);
         }
@@ -238,7 +259,8 @@ impl Arbiter {
         self.slots.truncate(w);
         self.ready.truncate(w.div_ceil(64).max(1));
         self.holes = 0;
-        self.rr = new_rr.unwrap_or(0) as u32;
+        // No live QP at or after the cursor: it stays just past the end.
+        self.rr = new_rr.unwrap_or(w) as u32;
         // Rebuild the heap with one entry per waiting QP (stale entries carry no information).
         let mut v = std::mem::take(&mut self.waits).into_vec();
         v.clear();
@@ -354,15 +376,11 @@ impl Arbiter {
     }
 
     /// The QP at `pos` was served: the next scan starts just after it (or at it, when `stay`:
-    /// NDP's FIFO sender keeps the NIC on one flow).
+    /// NDP's FIFO sender keeps the NIC on one flow). Past the last QP the cursor does not wrap
+    /// here but at the scan, so a QP that joins before the next scan is served first.
     #[inline]
     pub fn served(&mut self, pos: u32, stay: bool) {
-        let next = if stay { pos } else { pos + 1 };
-        self.rr = if next as usize >= self.slots.len() {
-            0
-        } else {
-            next
-        };
+        self.rr = if stay { pos } else { pos + 1 };
     }
 
     /// Earliest end of a wait among QPs whose priority is not in `paused_mask` (`None` if no
@@ -402,11 +420,23 @@ impl Arbiter {
 mod tests {
     use super::*;
 
-    /// Reference: the index-based list the arbiter replaces (scan every QP from the cursor).
-    #[derive(Default)]
+    /// Reference: an index-based list scanned from the cursor as HPCC-sim's `GetNextQindex`
+    /// (start at the last-served index + 1, modulo the list's length at scan time), with
+    /// finished QPs removed at once (the cursor keeps pointing at the same QP).
     struct Naive {
         active: Vec<(u32, u8)>,
+        /// The last-served index + 1 (HPCC-sim's `m_rrlast + 1`), at most the list's length
+        /// after a removal.
         rr: usize,
+    }
+
+    impl Default for Naive {
+        fn default() -> Self {
+            Naive {
+                active: Vec::new(),
+                rr: 1,
+            }
+        }
     }
 
     impl Naive {
@@ -418,7 +448,7 @@ mod tests {
                 .map(|i| (i, self.active[i].0))
         }
         fn served(&mut self, i: usize) {
-            self.rr = (i + 1) % self.active.len();
+            self.rr = i + 1;
         }
         fn remove(&mut self, f: u32) {
             let i = self.active.iter().position(|x| x.0 == f).unwrap();
@@ -426,9 +456,7 @@ mod tests {
             if self.rr > i {
                 self.rr -= 1;
             }
-            if self.rr >= self.active.len() {
-                self.rr = 0;
-            }
+            self.rr = self.rr.min(self.active.len());
         }
     }
 
@@ -447,12 +475,33 @@ mod tests {
             a.served(pos, false);
             order.push(f);
         }
-        assert_eq!(order, [0, 3, 0, 3]);
-        // At t = 100 flow 2 is ready; the cursor is after flow 3, so 0 then 2.
+        // The first scan starts at position 1 (HPCC-sim's `m_rrlast` = 0): 3 goes first.
+        assert_eq!(order, [3, 0, 3, 0]);
+        // At t = 100 flow 2 is ready; the cursor is after flow 0, so 2 then 3.
         let (pos, f) = a.pick(100, 0, |_| true).unwrap();
-        assert_eq!(f, 0);
+        assert_eq!(f, 2);
         a.served(pos, false);
-        assert_eq!(a.pick(100, 0, |_| true).unwrap().1, 2);
+        assert_eq!(a.pick(100, 0, |_| true).unwrap().1, 3);
+    }
+
+    /// HPCC-sim's join rule: a QP that joins after the last-served one (the cursor past the
+    /// end of the list) is served next, also after the last QP finished and was trimmed.
+    #[test]
+    fn a_qp_joining_after_the_last_served_goes_next() {
+        let mut a = Arbiter::default();
+        let x = a.add(0, 3, 0);
+        a.set(x, Class::Ready);
+        let (pos, _) = a.pick(0, 0, |_| true).unwrap();
+        a.served(pos, false);
+        let y = a.add(1, 3, 1);
+        a.set(y, Class::Ready);
+        assert_eq!(a.pick(0, 0, |_| true).unwrap().1, 1, "the joiner goes next");
+        a.served(y, false);
+        // y finishes (trimmed); z joins in its place: the cursor, past y, points at z.
+        a.remove(y, |_, _| {});
+        let z = a.add(2, 3, 2);
+        a.set(z, Class::Ready);
+        assert_eq!(a.pick(0, 0, |_| true).unwrap().1, 2);
     }
 
     #[test]

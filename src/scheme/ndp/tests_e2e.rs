@@ -326,12 +326,13 @@ fn control_queue_size_is_its_own() {
 /// back to back, one per 83 ns (1048 B at 100 Gb/s, HPCC framing), and the two paths are
 /// alike. Round robin (the SFC paper's NDP) alternates the flows: the first flow's first
 /// packet leaves at 0 before the second flow's start is handled, which then joins the ready
-/// list behind the first (served again at 83 ns), so the first flow's packets take slots 0,
-/// 1, 3, 5, …, 37 and the second's 2, 4, …, 39: the completions are 2 × 83 = 166 ns apart.
+/// list after the last-served QP and is served next (HPCC-sim's `m_rrlast` rule), so the
+/// first flow's packets take slots 0, 2, …, 38 and the second's 1, 3, …, 39: the completions
+/// are 83 ns apart.
 /// FIFO (the original NDP) sends one flow's 20 packets first: 20 × 83 = 1,660 ns apart.
 #[test]
 fn sender_round_robin_or_fifo() {
-    for (rr, gap_ns) in [(false, 1_660u64), (true, 166)] {
+    for (rr, gap_ns) in [(false, 1_660u64), (true, 83)] {
         let mut cfg = ndp_cfg(1);
         cfg.schemes.ndp.sender_rr = rr;
         let flows: Vec<FlowSpec> = [1u32, 2]
