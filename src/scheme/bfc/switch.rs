@@ -546,6 +546,39 @@ impl SwitchHooks for BfcSwitch {
         BfcSwitch::check(self)
     }
 
+    /// The packets of a wide port's queue set other than the staged one (which is in the
+    /// port's [`FQ_QUEUE`]), checked queue by queue.
+    fn bytes_held_aside(
+        &self,
+        port: usize,
+        q: usize,
+        arena: &crate::engine::arena::PacketArena,
+    ) -> Result<u64, String> {
+        if !self.wide || q != FQ_QUEUE {
+            return Ok(0);
+        }
+        let fq = &self.fq[port];
+        let mut aside = 0;
+        for (i, fqq) in fq.queues.iter().enumerate() {
+            let b: u64 = fqq.pkts.iter().map(|&p| arena.get(p).size as u64).sum();
+            if b != fqq.bytes || fqq.pkts.is_empty() == fq.nonempty.contains(i) {
+                return Err(format!(
+                    "BFC port {port} per-flow queue {i}: counted {} B, holds {b} B in {} packets",
+                    fqq.bytes,
+                    fqq.pkts.len()
+                ));
+            }
+            aside += b;
+            if fq.staged() == Some(i) {
+                aside -= arena.get(fqq.pkts[0]).size as u64;
+            }
+        }
+        if fq.staged().is_none() != fq.nonempty.is_empty() {
+            return Err(format!("BFC port {port}: packets queued, none staged"));
+        }
+        Ok(aside)
+    }
+
     fn hooks(&self) -> u16 {
         let wide = if self.wide { hook::DEQUEUE } else { 0 };
         hook::SELECT_QUEUE | hook::ENQUEUE | hook::DEPARTURE | wide
