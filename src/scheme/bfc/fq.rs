@@ -366,7 +366,8 @@ mod tests {
             for i in 0..n {
                 s.remove(i);
             }
-            assert!(s.is_empty() && s.len() == 0 && s.first().is_none());
+            assert!(s.is_empty() && s.first().is_none());
+            assert_eq!(s.len(), 0);
         }
     }
 

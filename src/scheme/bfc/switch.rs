@@ -432,7 +432,7 @@ impl BfcSwitch {
     /// random one (a collision), as [`SwitchHooks::select_queue`] picks among a port's own.
     /// Returns [`FQ_QUEUE`] + its index (the core puts every index past the port's last queue
     /// in that last queue, `FQ_QUEUE`) and remembers it for the enqueue hook.
-    #[cold]
+    #[inline(never)]
     fn wide_select(&mut self, ctx: &mut SwitchCtx<'_>, pkt: u32, egress: u16) -> usize {
         let free = self.fq[egress as usize]
             .nonempty
