@@ -443,6 +443,22 @@ macro_rules! schemes {
                 Ok(())
             }
 
+            /// [`SwitchHooks::bytes_held_aside`] summed over the schemes present.
+            pub fn bytes_held_aside(
+                &self,
+                port: usize,
+                q: usize,
+                arena: &crate::engine::arena::PacketArena,
+            ) -> Result<u64, String> {
+                let mut b = 0;
+                $(
+                    if let Some(s) = &self.$f {
+                        b += s.bytes_held_aside(port, q, arena)?;
+                    }
+                )*
+                Ok(b)
+            }
+
             /// [`SwitchHooks::on_link_down`] of every scheme present, in registry order.
             pub fn on_link_down(&mut self, ctx: &mut SwitchCtx<'_>, port: u16) {
                 $(

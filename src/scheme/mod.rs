@@ -305,6 +305,18 @@ pub trait SwitchHooks {
     fn check(&self) -> Result<(), String> {
         Ok(())
     }
+    /// Bytes of queue `q` of egress `port` whose packets the scheme keeps outside the queue's
+    /// packet slots (BFC's Ideal-FQ queue set: [`crate::scheme::bfc::fq`]), checked against
+    /// the packets' sizes in `arena`; the simulator's invariant check adds them to what the
+    /// slots hold.
+    fn bytes_held_aside(
+        &self,
+        _port: usize,
+        _q: usize,
+        _arena: &PacketArena,
+    ) -> Result<u64, String> {
+        Ok(0)
+    }
 }
 
 /// What a host-side scheme asks the NIC to do (carried out in order after the hook returns).

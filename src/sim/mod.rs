@@ -1893,7 +1893,14 @@ impl Simulator {
             for (pi, p) in s.ports.iter().enumerate() {
                 let mut pb = 0;
                 for (qi, q) in p.queues.iter().enumerate() {
-                    let b: u64 = q.pkts.iter().map(|&x| self.arena.get(x).size as u64).sum();
+                    let b: u64 = q
+                        .pkts
+                        .iter()
+                        .map(|&x| self.arena.get(x).size as u64)
+                        .sum::<u64>()
+                        + s.schemes
+                            .bytes_held_aside(pi, qi, &self.arena)
+                            .map_err(|e| format!("switch {}: {e}", s.node))?;
                     if b != q.bytes {
                         return Err(format!(
                             "switch {} port {pi} queue {qi}: counted {} B, holds {b} B",

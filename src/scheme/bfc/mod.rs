@@ -26,13 +26,17 @@
 //! Queue layout of a port under BFC: 0 = control class, [`HPQ`] = high-priority queue,
 //! `FIRST_PHYSICAL .. FIRST_PHYSICAL + P` = the P physical queues (DRR, quantum one MTU), then
 //! one overflow queue (flows that found the table and the cache full). `queues_per_port` must
-//! be `P + 3` (the scenario sets it).
+//! be `P + 3` (the scenario sets it), so P ≤ [`MAX_PORT_PHYSICAL`] = 61.
 //!
 //! Modes ([`BfcMode`]) give the paper's baselines with the same machinery: BFC-VFID (static
-//! hash onto the physical queues, same pauses), SFQ (static hash, no pauses) and an Ideal-FQ
-//! approximation (dynamic assignment, no pauses; with an unlimited buffer).
+//! hash onto the physical queues, same pauses), SFQ (static hash, no pauses) and Ideal-FQ
+//! (dynamic assignment, no pauses; with an unlimited buffer). Ideal-FQ takes up to
+//! [`MAX_FQ_PHYSICAL`] physical queues (the paper: 1000, a queue per flow): above 61 they and
+//! the overflow queue live in a wide queue set of the BFC port state ([`fq`]), served by the
+//! same DRR, and the port has [`WIDE_PORT_QUEUES`] queues, [`FQ_QUEUE`] standing for the set.
 
 pub mod config;
+pub mod fq;
 pub mod host;
 pub mod switch;
 pub mod wire;
@@ -46,6 +50,19 @@ pub const ID: crate::scheme::SchemeId = crate::scheme::SchemeId(7);
 pub const HPQ: usize = 1;
 /// Index of the first physical queue.
 pub const FIRST_PHYSICAL: usize = 2;
+/// Most physical queues a port holds in its own queues (with the control, high-priority and
+/// overflow queues, 64: the width of its queue masks). Ideal-FQ with more keeps them in the
+/// wide queue set ([`fq`]).
+pub const MAX_PORT_PHYSICAL: usize = 61;
+/// Most physical queues under Ideal-FQ (with the overflow queue, a full wide queue set).
+pub const MAX_FQ_PHYSICAL: usize = fq::MAX_FQ_QUEUES - 1;
+/// The port queue that stands for the wide queue set of an Ideal-FQ port ([`fq`]): the last
+/// of the port's [`WIDE_PORT_QUEUES`]; queue [`FIRST_PHYSICAL`] stays empty.
+pub const FQ_QUEUE: usize = 3;
+/// Queues of a port whose physical queues live in the wide queue set: control, high-priority,
+/// an empty one (so that data priorities 1..=3 stay valid, as on other ports) and
+/// [`FQ_QUEUE`].
+pub const WIDE_PORT_QUEUES: usize = FQ_QUEUE + 1;
 /// Ways (entries) per bucket of the flow table.
 pub const WAYS: usize = 4;
 /// Largest Bloom filter, bytes (the pause frame's payload side table holds 128 B).
@@ -104,6 +121,11 @@ pub struct BfcConfig {
     pub tau_ps: Option<u64>,
     /// Flows resumed per physical queue per τ (paper: 1, "two per RTT").
     pub resumes_per_tau: u32,
+    /// Keep Ideal-FQ's queues in the wide queue set ([`fq`]) even when they fit a port
+    /// (at most [`MAX_PORT_PHYSICAL`]): both serve packets identically, which tests check.
+    /// Not a scenario key.
+    #[serde(skip)]
+    pub wide_queue_set: bool,
 }
 
 impl Default for BfcConfig {
@@ -120,14 +142,29 @@ impl Default for BfcConfig {
             hrtt_ps: None,
             tau_ps: None,
             resumes_per_tau: 1,
+            wide_queue_set: false,
         }
     }
 }
 
 impl BfcConfig {
-    /// `queues_per_port` BFC needs: control, high-priority, the physical queues, overflow.
+    /// `queues_per_port` BFC needs: control, high-priority, the physical queues, overflow; or,
+    /// when the physical and overflow queues live in the wide queue set ([`Self::wide`]),
+    /// [`WIDE_PORT_QUEUES`].
     pub fn queues_per_port(&self) -> usize {
-        self.physical_queues + 3
+        if self.wide() {
+            WIDE_PORT_QUEUES
+        } else {
+            self.physical_queues + 3
+        }
+    }
+
+    /// Do the ports keep their physical and overflow queues in the wide queue set ([`fq`])?
+    /// Ideal-FQ with more than [`MAX_PORT_PHYSICAL`] physical queues (or with
+    /// [`Self::wide_queue_set`]).
+    pub fn wide(&self) -> bool {
+        self.mode == BfcMode::IdealFq
+            && (self.physical_queues > MAX_PORT_PHYSICAL || self.wide_queue_set)
     }
 
     /// Is the high-priority queue in use?
@@ -143,12 +180,30 @@ impl BfcConfig {
         if !self.enabled {
             return v;
         }
-        if !(1..=61).contains(&self.physical_queues) {
+        if self.mode == BfcMode::IdealFq && !(1..=MAX_FQ_PHYSICAL).contains(&self.physical_queues) {
+            v.push((
+                "bfc.queues",
+                format!(
+                    "must be in 1..={MAX_FQ_PHYSICAL} under `bfc.mode = \"ideal_fq\"` (got {}): with the overflow queue, a port's per-flow queue set holds at most {}",
+                    self.physical_queues,
+                    fq::MAX_FQ_QUEUES
+                ),
+            ));
+        } else if self.mode != BfcMode::IdealFq
+            && !(1..=MAX_PORT_PHYSICAL).contains(&self.physical_queues)
+        {
             v.push((
                 "bfc.queues",
                 format!(
                     "must be in 1..=61 (got {}): with the control, high-priority and overflow queues a port has at most 64",
                     self.physical_queues
+                ),
+            ));
+        } else if queues_per_port != self.queues_per_port() && self.wide() {
+            v.push((
+                "network.queues_per_port",
+                format!(
+                    "must be {WIDE_PORT_QUEUES} under BFC's Ideal-FQ with more than {MAX_PORT_PHYSICAL} queues (got {queues_per_port}): the per-flow queues live in a set of their own; leave it unset"
                 ),
             ));
         } else if queues_per_port != self.queues_per_port() {
@@ -346,7 +401,7 @@ pub const PAUSED: u8 = 2;
 /// Entry flag: the flow waits on a resume list.
 pub const RESUME_PENDING: u8 = 4;
 /// `queue` of an entry with no physical queue.
-pub const NO_QUEUE: u8 = u8::MAX;
+pub const NO_QUEUE: u16 = u16::MAX;
 
 /// State of one flow at one switch (paper §3.3).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -357,8 +412,9 @@ pub struct FlowEntry {
     pub in_port: u16,
     /// Egress port.
     pub egress: u16,
-    /// Assigned physical queue (port queue index), or [`NO_QUEUE`].
-    pub queue: u8,
+    /// Assigned physical queue (port queue index; under the wide queue set, [`FQ_QUEUE`] + its
+    /// index in the set), or [`NO_QUEUE`].
+    pub queue: u16,
     /// [`VALID`], [`PAUSED`], [`RESUME_PENDING`].
     pub flags: u8,
 }

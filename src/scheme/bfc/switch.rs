@@ -7,10 +7,12 @@
 
 use std::collections::VecDeque;
 
+use super::fq::FqPort;
 use super::{
-    BfcConfig, BfcMode, CountingBloom, FIRST_PHYSICAL, FlowTable, HPQ, NO_QUEUE, PAUSED,
+    BfcConfig, BfcMode, CountingBloom, FIRST_PHYSICAL, FQ_QUEUE, FlowTable, HPQ, NO_QUEUE, PAUSED,
     RESUME_PENDING, bloom_contains, threshold_bytes, vfid,
 };
+use crate::config::SchedulerKind;
 use crate::engine::packet::{Header, Packet, PktKind, WireHeader};
 use crate::scheme::bfc::wire::{BfcHdr, pause_frame_bytes};
 use crate::scheme::{Emit, Env, Hop, Scheme, SwitchCtx, SwitchHooks, Verdict, hook};
@@ -139,14 +141,31 @@ pub struct BfcSwitch {
     pub occupancy_hist: Vec<u64>,
     /// Deepest physical queue seen (after an enqueue), bytes.
     pub max_occupancy_bytes: u64,
+    /// Ideal-FQ with the wide queue set ([`BfcConfig::wide`]): each port's physical and
+    /// overflow queues live in [`Self::fq`], and its queue [`FQ_QUEUE`] stands for them.
+    pub wide: bool,
+    /// The network's data scheduler (what serves the wide queue sets).
+    pub sched: SchedulerKind,
+    /// Per port, its wide queue set: physical queues `0..physical`, then the overflow queue
+    /// (empty unless [`Self::wide`]).
+    pub fq: Vec<FqPort>,
+    /// The wide queue a new flow's packet was given by [`SwitchHooks::select_queue`]:
+    /// (packet slot, [`FQ_QUEUE`] + index in the set), for its enqueue hook.
+    wide_pick: (u32, u16),
 }
 
 impl BfcSwitch {
-    /// Built from `cfg` for a switch with `ports`.
-    pub fn new(cfg: &BfcConfig, ports: &[EgressPort]) -> Self {
+    /// Built from `cfg` for a switch with `ports` whose data scheduler is `sched`.
+    pub fn new(cfg: &BfcConfig, ports: &[EgressPort], sched: SchedulerKind) -> Self {
         let m_bits = cfg.bloom_bytes * 8;
         let p = cfg.physical_queues;
-        let phys_mask = ((1u64 << p) - 1) << FIRST_PHYSICAL;
+        let wide = cfg.wide();
+        // Wide ports have no physical queue of their own: the set stands in for them all.
+        let phys_mask = if wide {
+            0
+        } else {
+            ((1u64 << p) - 1) << FIRST_PHYSICAL
+        };
         let table_size = if cfg.mode == BfcMode::Sfq {
             1
         } else {
@@ -157,7 +176,7 @@ impl BfcSwitch {
             hpq: cfg.hpq(),
             physical: p,
             phys_mask,
-            overflow_q: FIRST_PHYSICAL + p,
+            overflow_q: if wide { FQ_QUEUE } else { FIRST_PHYSICAL + p },
             vfid_table: cfg.vfid_table,
             m_bits,
             k: cfg.bloom_hashes,
@@ -174,7 +193,7 @@ impl BfcSwitch {
                         armed: false,
                         hrtt_ps: hrtt,
                         tau_ps: cfg.tau_ps.unwrap_or(hrtt / 2).max(1),
-                        resume: vec![VecDeque::new(); p],
+                        resume: vec![VecDeque::new(); if wide { 0 } else { p }],
                         resume_due: 0,
                         rx_bits: [0; 16],
                         rx_m: 0,
@@ -188,9 +207,17 @@ impl BfcSwitch {
                 })
                 .collect(),
             c: BfcCounters::default(),
-            active_hist: vec![0; 65],
+            active_hist: vec![0; 65.max(p + 1)],
             occupancy_hist: vec![0; OCC_BINS],
             max_occupancy_bytes: 0,
+            wide,
+            sched,
+            fq: if wide {
+                ports.iter().map(|_| FqPort::new(p + 1, sched)).collect()
+            } else {
+                Vec::new()
+            },
+            wide_pick: (u32::MAX, NO_QUEUE),
         }
     }
 
@@ -397,13 +424,164 @@ impl BfcSwitch {
     }
 }
 
+/// Ideal-FQ with the wide queue set ([`super::fq`]): the port's queue [`FQ_QUEUE`] holds the
+/// bytes of every packet of the set but only the staged packet's slot.
+impl BfcSwitch {
+    /// Queue selection of a data packet of a flow with no queue yet at a wide port (no free
+    /// physical queue among the port's own: it has none): a free queue of the set, else a
+    /// random one (a collision), as [`SwitchHooks::select_queue`] picks among a port's own.
+    /// Returns [`FQ_QUEUE`] + its index (the core puts every index past the port's last queue
+    /// in that last queue, `FQ_QUEUE`) and remembers it for the enqueue hook.
+    #[inline(never)]
+    fn wide_select(&mut self, ctx: &mut SwitchCtx<'_>, pkt: u32, egress: u16) -> usize {
+        let free = self.fq[egress as usize]
+            .nonempty
+            .first_absent_below(self.physical);
+        let i = match free {
+            Some(i) => i,
+            None => ctx.rng.below(self.physical as u64) as usize,
+        };
+        let q = FQ_QUEUE + i;
+        self.wide_pick = (pkt, q as u16);
+        q
+    }
+
+    /// A packet went into the port's [`FQ_QUEUE`]: move it into its queue of the set (its
+    /// bytes stay counted in the port's queue), restage the set's choice if that queue was
+    /// empty, and do the bookkeeping of [`SwitchHooks::on_enqueue`] for its queue.
+    fn wide_enqueue(&mut self, ctx: &mut SwitchCtx<'_>, pkt: u32, at: &Hop) {
+        let egress = at.egress as usize;
+        let p = ctx.arena.get(pkt);
+        let v = vfid(p.src, p.dst, p.sport, p.dport, self.vfid_table);
+        let entry = self.table.lookup(v, at.in_port, at.egress);
+        let q = match entry.map(|id| self.table.get(id).queue) {
+            Some(q) if q != NO_QUEUE => q as usize,
+            _ if self.wide_pick.0 == pkt => self.wide_pick.1 as usize,
+            // Queue selection found no room in the flow table: the overflow queue.
+            _ => FQ_QUEUE + self.physical,
+        };
+        self.wide_pick = (u32::MAX, NO_QUEUE);
+        let i = q - FQ_QUEUE;
+        let ep = &mut ctx.ports[egress];
+        let taken = ep.queues[FQ_QUEUE].pkts.pop_back();
+        debug_assert_eq!(taken, Some(pkt), "the packet is the port's last queued");
+        let fq = &mut self.fq[egress];
+        let depth_before = fq.queues[i].bytes;
+        if fq.push(i, pkt, at.size) && fq.unstage().is_some() {
+            // A queue turned non-empty: the round robin may now choose it first.
+            ep.queues[FQ_QUEUE].pkts.pop_front();
+        }
+        if fq.staged().is_none() {
+            let arena = &*ctx.arena;
+            if let Some((_, h)) = fq.stage(self.sched, |p| arena.get(p).size) {
+                ep.queues[FQ_QUEUE].pkts.push_back(h);
+            }
+        }
+        debug_assert_eq!(ep.queues[FQ_QUEUE].pkts.len(), 1);
+        if i == self.physical {
+            self.c.overflow_queue += 1;
+            return;
+        }
+        let n_active = fq.nonempty.len() - fq.nonempty.contains(self.physical) as u32;
+        let depth = fq.queues[i].bytes;
+        let ps = &mut self.ports[egress];
+        ps.max_active = ps.max_active.max(n_active);
+        self.active_hist[n_active as usize] += 1;
+        self.occupancy_hist[((depth / OCC_BIN_BYTES) as usize).min(OCC_BINS - 1)] += 1;
+        self.max_occupancy_bytes = self.max_occupancy_bytes.max(depth);
+        let id = match entry {
+            Some(id) => id,
+            None => match self.table.insert(v, at.in_port, at.egress) {
+                Some(id) => {
+                    if self.table.in_cache(id) {
+                        self.c.overflow_cache += 1;
+                    }
+                    id
+                }
+                None => return,
+            },
+        };
+        let e = self.table.get_mut(id);
+        if e.queue == NO_QUEUE {
+            e.queue = q as u16;
+            self.c.assignments += 1;
+            if depth_before > 0 {
+                self.c.collisions += 1;
+            }
+        }
+        e.packets += 1;
+    }
+
+    /// The port took the staged packet `pkt` of its wide queue set: commit the choice, stage
+    /// the next one, and do the flow bookkeeping of [`SwitchHooks::on_departure`].
+    fn wide_dequeue(&mut self, ctx: &mut SwitchCtx<'_>, pkt: u32, at: &Hop) {
+        let egress = at.egress as usize;
+        let fq = &mut self.fq[egress];
+        let (i, p) = fq.pop_staged(at.size);
+        debug_assert_eq!(p, pkt, "the port sent the staged packet");
+        let arena = &*ctx.arena;
+        if let Some((_, h)) = fq.stage(self.sched, |p| arena.get(p).size) {
+            let ep = &mut ctx.ports[egress];
+            ep.queues[FQ_QUEUE].pkts.push_back(h);
+            ep.nonempty |= 1u64 << FQ_QUEUE;
+        }
+        if i == self.physical {
+            return;
+        }
+        let p = ctx.arena.get(pkt);
+        let v = vfid(p.src, p.dst, p.sport, p.dport, self.vfid_table);
+        let Some(id) = self.table.lookup(v, at.in_port, at.egress) else {
+            return;
+        };
+        let e = self.table.get_mut(id);
+        e.packets = e.packets.saturating_sub(1);
+        if e.packets == 0 {
+            self.table.remove(id);
+        }
+    }
+}
+
 impl SwitchHooks for BfcSwitch {
     fn check(&self) -> Result<(), String> {
         BfcSwitch::check(self)
     }
 
+    /// The packets of a wide port's queue set other than the staged one (which is in the
+    /// port's [`FQ_QUEUE`]), checked queue by queue.
+    fn bytes_held_aside(
+        &self,
+        port: usize,
+        q: usize,
+        arena: &crate::engine::arena::PacketArena,
+    ) -> Result<u64, String> {
+        if !self.wide || q != FQ_QUEUE {
+            return Ok(0);
+        }
+        let fq = &self.fq[port];
+        let mut aside = 0;
+        for (i, fqq) in fq.queues.iter().enumerate() {
+            let b: u64 = fqq.pkts.iter().map(|&p| arena.get(p).size as u64).sum();
+            if b != fqq.bytes || fqq.pkts.is_empty() == fq.nonempty.contains(i) {
+                return Err(format!(
+                    "BFC port {port} per-flow queue {i}: counted {} B, holds {b} B in {} packets",
+                    fqq.bytes,
+                    fqq.pkts.len()
+                ));
+            }
+            aside += b;
+            if fq.staged() == Some(i) {
+                aside -= arena.get(fqq.pkts[0]).size as u64;
+            }
+        }
+        if fq.staged().is_none() != fq.nonempty.is_empty() {
+            return Err(format!("BFC port {port}: packets queued, none staged"));
+        }
+        Ok(aside)
+    }
+
     fn hooks(&self) -> u16 {
-        hook::SELECT_QUEUE | hook::ENQUEUE | hook::DEPARTURE
+        let wide = if self.wide { hook::DEQUEUE } else { 0 };
+        hook::SELECT_QUEUE | hook::ENQUEUE | hook::DEPARTURE | wide
     }
 
     #[inline]
@@ -468,6 +646,7 @@ impl SwitchHooks for BfcSwitch {
             ctx.ports[egress as usize].strict |= 1u64 << HPQ;
             return Some(HPQ);
         } else if !self.table.has_room(v) {
+            self.wide_pick.0 = u32::MAX;
             return Some(self.overflow_q);
         }
         if !self.mode.dynamic() {
@@ -476,6 +655,8 @@ impl SwitchHooks for BfcSwitch {
         let free = self.phys_mask & !ctx.ports[egress as usize].nonempty;
         Some(if free != 0 {
             free.trailing_zeros() as usize
+        } else if self.wide {
+            self.wide_select(ctx, pkt, egress)
         } else {
             FIRST_PHYSICAL + ctx.rng.below(self.physical as u64) as usize
         })
@@ -494,6 +675,9 @@ impl SwitchHooks for BfcSwitch {
             self.check_head(ctx, at.egress, q);
         }
         if q == self.overflow_q {
+            if self.wide {
+                return self.wide_enqueue(ctx, pkt, at);
+            }
             self.c.overflow_queue += 1;
             return;
         }
@@ -528,7 +712,7 @@ impl SwitchHooks for BfcSwitch {
         };
         let e = self.table.get_mut(id);
         if e.queue == NO_QUEUE {
-            e.queue = q as u8;
+            e.queue = q as u16;
             self.c.assignments += 1;
             if depth_before > 0 {
                 self.c.collisions += 1;
@@ -562,7 +746,7 @@ impl SwitchHooks for BfcSwitch {
         } else {
             ctx.ports[at.egress as usize].held &= !(1u64 << q);
         }
-        if self.mode == BfcMode::Sfq || !self.is_physical(q) {
+        if !self.is_physical(q) || self.mode == BfcMode::Sfq {
             return;
         }
         let p = ctx.arena.get(pkt);
@@ -597,6 +781,13 @@ impl SwitchHooks for BfcSwitch {
         }
     }
 
+    /// Wide ports only ([`Self::hooks`]): the staged packet of the wide queue set left.
+    fn on_dequeue(&mut self, ctx: &mut SwitchCtx<'_>, pkt: u32, at: &Hop) {
+        if at.q == FQ_QUEUE {
+            self.wide_dequeue(ctx, pkt, at);
+        }
+    }
+
     fn on_timer(&mut self, ctx: &mut SwitchCtx<'_>, port: u16, which: u8, _arg: u8) {
         if which == timer::TICK && (port as usize) < self.ports.len() {
             self.tick(ctx, port);
@@ -615,7 +806,9 @@ impl Scheme for BfcSwitch {
         _tier: u8,
         ports: &[EgressPort],
     ) -> Option<Self> {
-        cfg.own.enabled.then(|| BfcSwitch::new(cfg.own, ports))
+        cfg.own
+            .enabled
+            .then(|| BfcSwitch::new(cfg.own, ports, cfg.scheduler))
     }
 
     fn build_host(
@@ -637,7 +830,8 @@ impl Scheme for BfcSwitch {
             return None;
         }
         let mut c = BfcCounters::default();
-        let mut active = vec![0u64; 65];
+        let bins = switches.iter().map(|s| s.active_hist.len()).max();
+        let mut active = vec![0u64; bins.unwrap_or(65)];
         let mut occ = vec![0u64; OCC_BINS];
         let mut max_active = 0u32;
         let mut table_peak = 0usize;
@@ -757,7 +951,13 @@ mod tests {
                 .collect();
             let topo = crate::topology::shapes::star(2, 100 * GBPS, US).unwrap();
             Rig {
-                sw: BfcSwitch::new(cfg, &ports),
+                sw: BfcSwitch::new(
+                    cfg,
+                    &ports,
+                    SchedulerKind::Drr {
+                        quantum_bytes: 1000,
+                    },
+                ),
                 ports,
                 arena: PacketArena::new(),
                 rng: Rng::new(1),
