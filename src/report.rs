@@ -256,6 +256,10 @@ pub fn summary_json(sim: &Simulator, stats: &RunStats, name: &str, wall: f64) ->
                 "queues".into(),
                 serde_json::to_value(qs).unwrap_or_default(),
             );
+            o.insert(
+                "queue_percentiles".into(),
+                serde_json::to_value(sim.queue_mon.pooled_percentiles()).unwrap_or_default(),
+            );
         }
         // Link failures (runs with link events only).
         if let Some(f) = sim.failure_summary() {

@@ -572,6 +572,32 @@ impl QueueSampler {
         }
     }
 
+    /// Percentiles of the interval watermarks pooled over every sampled port (all keys, all
+    /// stored intervals), for `summary.json`'s `queue_percentiles`: the distribution of switch
+    /// egress-queue lengths the sampled ports saw. Percentiles are the element at index
+    /// `⌊n·p⌋` of the sorted samples ([`percentile`](super::stats::percentile)); all 0 when
+    /// there is no sample.
+    pub fn pooled_percentiles(&self) -> QueuePercentiles {
+        let mut v: Vec<f64> = (0..self.keys.len())
+            .flat_map(|k| self.series(k).iter().map(|&b| b as f64))
+            .collect();
+        v.sort_unstable_by(f64::total_cmp);
+        let pct = |p: f64| {
+            if v.is_empty() {
+                0
+            } else {
+                super::stats::percentile(&v, p) as u64
+            }
+        };
+        QueuePercentiles {
+            samples: v.len() as u64,
+            p50_bytes: pct(0.50),
+            p95_bytes: pct(0.95),
+            p99_bytes: pct(0.99),
+            max_bytes: v.last().map_or(0, |&b| b as u64),
+        }
+    }
+
     /// All samples as `(interval start ns, switch, port, bytes)` rows, time-major then by key.
     /// The start time is truncated to whole nanoseconds.
     pub fn rows(&self) -> Vec<(u64, u32, u32, u64)> {
@@ -642,6 +668,22 @@ pub struct QueueSettle {
     /// (max − min) / mean over the second half: near 0 for a queue that settled, ≥ 1 for one
     /// that keeps oscillating; `None` when the queue was empty throughout that half.
     pub second_half_swing: Option<f64>,
+}
+
+/// Percentiles of the sampled queue lengths pooled over all monitored ports
+/// ([`QueueSampler::pooled_percentiles`]): written as `summary.json`'s `queue_percentiles`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct QueuePercentiles {
+    /// Samples pooled: (monitored port, stored interval) pairs.
+    pub samples: u64,
+    /// Median interval watermark, bytes.
+    pub p50_bytes: u64,
+    /// 95th-percentile interval watermark, bytes.
+    pub p95_bytes: u64,
+    /// 99th-percentile interval watermark, bytes.
+    pub p99_bytes: u64,
+    /// Largest interval watermark, bytes.
+    pub max_bytes: u64,
 }
 
 /// Payload bytes delivered to one receiver, per interval in which it received anything.
@@ -988,6 +1030,29 @@ mod tests {
         assert_eq!(st.second_half_swing, Some(3000.0 / 3500.0));
         // An empty queue has no swing.
         assert_eq!(q.settle_stats(0).second_half_swing, None);
+    }
+
+    #[test]
+    fn queue_percentiles_pooled() {
+        // Two ports, 1 µs intervals. Port 0 holds 0..=9 KB (one level per interval), port 1
+        // holds 10..=19 KB: 20 samples 0, 1000, …, 19 000 bytes pooled.
+        let mut q = QueueSampler::new(vec![(10, 0), (10, 1)], US);
+        for i in 0..10u64 {
+            q.update(0, i * US, i * 1000);
+            q.update(1, i * US, (10 + i) * 1000);
+        }
+        q.finish(10 * US);
+        let p = q.pooled_percentiles();
+        assert_eq!(p.samples, 20);
+        // Index ⌊20·p⌋ of the sorted samples: 10 → 10 000, 19 → 19 000 (p95 and p99).
+        assert_eq!(p.p50_bytes, 10_000);
+        assert_eq!(p.p95_bytes, 19_000);
+        assert_eq!(p.p99_bytes, 19_000);
+        assert_eq!(p.max_bytes, 19_000);
+        // No sample: all 0.
+        let e = QueueSampler::new(vec![(10, 0)], US);
+        assert_eq!(e.pooled_percentiles().samples, 0);
+        assert_eq!(e.pooled_percentiles().p99_bytes, 0);
     }
 
     #[test]
