@@ -192,8 +192,12 @@ def test_ctrl_c_interrupts_a_run(tmp_path):
     import time
 
     out = tmp_path / "long"
+    # The child starts with SIGINT at its default disposition, as in a terminal, so that
+    # Python installs its KeyboardInterrupt handler even when this runner ignores SIGINT (a
+    # background job of a non-interactive shell does, and a child inherits that).
     proc = subprocess.Popen([sys.executable, "-c", LONG_RUN, str(out)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         assert proc.stdout.readline().strip() == "ready"
         time.sleep(1.5)
