@@ -335,6 +335,21 @@ const _: () = assert!(std::mem::offset_of!(Switch<()>, hooked) + 2 <= 64);
 /// Most schemes one switch can run at once (the registry is smaller).
 pub const MAX_SCHEMES_PER_SWITCH: usize = 16;
 
+/// An idle egress port with `nq` queues on a 100 G, 1 µs link (unit tests).
+#[cfg(test)]
+pub(crate) fn test_port(nq: usize) -> EgressPort {
+    let link = crate::link::PortLink {
+        peer: 1,
+        peer_port: 0,
+        up: true,
+        rate_bps: 100_000_000_000,
+        delay_ps: 1_000_000,
+        error_rate: 0.0,
+        tx_bytes: 0,
+    };
+    EgressPort::new(link, nq, false)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -423,18 +438,7 @@ mod tests {
         }
     }
 
-    fn port(nq: usize) -> EgressPort {
-        let link = PortLink {
-            peer: 1,
-            peer_port: 0,
-            up: true,
-            rate_bps: 100_000_000_000,
-            delay_ps: 1_000_000,
-            error_rate: 0.0,
-            tx_bytes: 0,
-        };
-        EgressPort::new(link, nq, false)
-    }
+    use super::test_port as port;
 
     #[test]
     fn drr_shares_bytes_equally_and_honours_strict_and_held_queues() {

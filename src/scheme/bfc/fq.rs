@@ -323,9 +323,8 @@ impl FqPort {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::link::PortLink;
     use crate::rng::Rng;
-    use crate::switch::EgressPort;
+    use crate::switch::test_port as port;
 
     /// Naive reference: a sorted set of indices.
     fn naive_next(set: &std::collections::BTreeSet<usize>, i: usize) -> Option<usize> {
@@ -369,19 +368,6 @@ mod tests {
             assert!(s.is_empty() && s.first().is_none());
             assert_eq!(s.len(), 0);
         }
-    }
-
-    fn port(nq: usize) -> EgressPort {
-        let link = PortLink {
-            peer: 1,
-            peer_port: 0,
-            up: true,
-            rate_bps: 100_000_000_000,
-            delay_ps: 1_000_000,
-            error_rate: 0.0,
-            tx_bytes: 0,
-        };
-        EgressPort::new(link, nq, false)
     }
 
     /// The set serves packets in exactly the order a port with that many data queues does

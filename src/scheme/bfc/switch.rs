@@ -484,22 +484,41 @@ impl BfcSwitch {
         }
         let n_active = fq.nonempty.len() - fq.nonempty.contains(self.physical) as u32;
         let depth = fq.queues[i].bytes;
+        self.count_enqueue(egress, n_active, depth);
+        self.track_flow(entry, v, at, q, depth_before);
+    }
+
+    /// Occupancy statistics of an enqueue into a physical queue of `egress`: `n_active`
+    /// active queues, the queue now `depth` bytes deep.
+    fn count_enqueue(&mut self, egress: usize, n_active: u32, depth: u64) {
         let ps = &mut self.ports[egress];
         ps.max_active = ps.max_active.max(n_active);
         self.active_hist[n_active as usize] += 1;
         self.occupancy_hist[((depth / OCC_BIN_BYTES) as usize).min(OCC_BINS - 1)] += 1;
         self.max_occupancy_bytes = self.max_occupancy_bytes.max(depth);
-        let id = match entry {
+    }
+
+    /// The flow table entry of a packet of VFID `v` queued in physical queue `q` (`found`:
+    /// its entry if the lookup found one, else it is inserted), with its assignment counted
+    /// (a collision when the queue held bytes before, `depth_before`) and its packet counted.
+    /// `None` when the table has no room (the packet stays untracked).
+    fn track_flow(
+        &mut self,
+        found: Option<u32>,
+        v: u32,
+        at: &Hop,
+        q: usize,
+        depth_before: u64,
+    ) -> Option<u32> {
+        let id = match found {
             Some(id) => id,
-            None => match self.table.insert(v, at.in_port, at.egress) {
-                Some(id) => {
-                    if self.table.in_cache(id) {
-                        self.c.overflow_cache += 1;
-                    }
-                    id
+            None => {
+                let id = self.table.insert(v, at.in_port, at.egress)?;
+                if self.table.in_cache(id) {
+                    self.c.overflow_cache += 1;
                 }
-                None => return,
-            },
+                id
+            }
         };
         let e = self.table.get_mut(id);
         if e.queue == NO_QUEUE {
@@ -510,6 +529,7 @@ impl BfcSwitch {
             }
         }
         e.packets += 1;
+        Some(id)
     }
 
     /// The port took the staged packet `pkt` of its wide queue set: commit the choice, stage
@@ -687,41 +707,21 @@ impl SwitchHooks for BfcSwitch {
         let ep = &ctx.ports[at.egress as usize];
         let n_active = self.n_active(ep);
         let depth = ep.queues[q].bytes;
-        let ps = &mut self.ports[at.egress as usize];
-        ps.max_active = ps.max_active.max(n_active);
-        self.active_hist[n_active as usize] += 1;
-        self.occupancy_hist[((depth / OCC_BIN_BYTES) as usize).min(OCC_BINS - 1)] += 1;
-        self.max_occupancy_bytes = self.max_occupancy_bytes.max(depth);
+        self.count_enqueue(at.egress as usize, n_active, depth);
         if self.mode == BfcMode::Sfq {
             return;
         }
         let p = ctx.arena.get(pkt);
         let v = vfid(p.src, p.dst, p.sport, p.dport, self.vfid_table);
-        let id = match self.table.lookup(v, at.in_port, at.egress) {
-            Some(id) => id,
-            None => match self.table.insert(v, at.in_port, at.egress) {
-                Some(id) => {
-                    if self.table.in_cache(id) {
-                        self.c.overflow_cache += 1;
-                    }
-                    id
-                }
-                // Cannot happen: queue selection saw room. Leave the packet untracked.
-                None => return,
-            },
+        let found = self.table.lookup(v, at.in_port, at.egress);
+        // No room cannot happen (queue selection saw room): the packet stays untracked.
+        let Some(id) = self.track_flow(found, v, at, q, depth_before) else {
+            return;
         };
-        let e = self.table.get_mut(id);
-        if e.queue == NO_QUEUE {
-            e.queue = q as u16;
-            self.c.assignments += 1;
-            if depth_before > 0 {
-                self.c.collisions += 1;
-            }
-        }
-        e.packets += 1;
         if !self.mode.pauses() {
             return;
         }
+        let e = self.table.get_mut(id);
         let (paused, pending) = (e.has(PAUSED), e.has(RESUME_PENDING));
         if !paused || pending {
             let th = self.threshold(ctx, at.in_port, at.egress);
