@@ -8,11 +8,9 @@
 
 mod common;
 
+use common::bfc::{PKT, drr_one_packet, flow_at, scenario};
 use sfc::cc::CcConfig;
-use sfc::registry::SchemeConfigs;
-
-use sfc::config::{BufferConfig, BufferMode, SchedulerKind};
-
+use sfc::config::BufferMode;
 use sfc::registry::NetConfig;
 use sfc::scheme::bfc::switch::BfcSwitch;
 use sfc::scheme::bfc::{BfcConfig, BfcMode};
@@ -20,13 +18,6 @@ use sfc::sim::Simulator;
 use sfc::topology::shapes;
 use sfc::units::{GBPS, US};
 use sfc::workload::FlowSpec;
-
-/// Data packet on the wire: 1000 B payload + 48 B headers (HPCC framing).
-const PKT: u64 = 1048;
-
-fn flow_at(src: u32, dst: u32, size: u64, start_ps: u64) -> FlowSpec {
-    FlowSpec::background(src, dst, size, start_ps)
-}
 
 /// BFC in `mode` on a lossless (PFC) 12 MB buffer: PFC stays as the backstop, and must never
 /// fire.
@@ -36,24 +27,7 @@ fn net(mode: BfcMode) -> NetConfig {
         mode,
         ..BfcConfig::default()
     };
-    NetConfig {
-        core: sfc::config::CoreConfig {
-            queues_per_port: b.queues_per_port(),
-            scheduler: SchedulerKind::Drr {
-                quantum_bytes: PKT as u32,
-            },
-            buffer: BufferConfig {
-                mode: BufferMode::Lossless,
-                size_bytes: 12_000_000,
-                dt_alpha: 1.0,
-            },
-            ..Default::default()
-        },
-        schemes: SchemeConfigs {
-            bfc: b,
-            ..Default::default()
-        },
-    }
+    common::bfc::net(b, BufferMode::Lossless, drr_one_packet())
 }
 
 fn bfc_of(sim: &Simulator) -> &BfcSwitch {
@@ -326,9 +300,9 @@ fn one_flow(stop: &str, topology: &str, size: &str) -> String {
 /// a 50 G link (dumbbell, 1 µs links: HRTT 2 µs, τ 1 µs): the switch pauses the flow above
 /// Th = (HRTT + τ)·50 G = 18,750 B and resumes it, one flow per τ, when its queue drains;
 /// the resumed data arrives within HRTT, before the 18.75 KB drain (3 µs at 50 G), so the
-/// bottleneck never idles. The ingress's tick used to send its frame before the egress's
-/// tick of the same instant cleared the flow: the resume left one τ late and the 50 G link
-/// was idle 7 % of the time (utilization 0.93).
+/// bottleneck never idles. At an instant with both ticks, the egress's tick clears the flow
+/// before the ingress's tick sends its frame; in the other order the resume would leave one
+/// τ late and the 50 G link would be idle 7 % of the time (utilization 0.93).
 #[test]
 fn a_resume_leaves_in_its_interval_and_the_bottleneck_stays_busy() {
     let s = run_json(
@@ -353,8 +327,8 @@ fn a_resume_leaves_in_its_interval_and_the_bottleneck_stays_busy() {
 /// loses 1 % of its packets (the BFC frames to the host included). After the filter
 /// empties, the switch repeats the empty frame `empty_frame_repeats(0.01)` = 4 more times,
 /// one per τ (all five lost with probability 10⁻¹⁰), so the NIC always learns of the
-/// resume. It used to send the "all clear" once: the flow stalled for good at 9.5 MB
-/// after one was lost (≈ 550 pause/resume cycles, each a 1 % chance).
+/// resume. With the "all clear" sent once, the flow would stall for good at 9.5 MB after
+/// one was lost (≈ 550 pause/resume cycles, each a 1 % chance).
 #[test]
 fn a_lost_all_clear_frame_does_not_pause_a_flow_forever() {
     assert_eq!(sfc::scheme::bfc::switch::empty_frame_repeats(0.01), 4);
@@ -400,10 +374,6 @@ load = {incast}
 duration = "200us"
 "#
     )
-}
-
-fn scenario(text: &str) -> Result<sfc::scenario::Scenario, String> {
-    sfc::scenario::from_str(text, "t.toml", std::path::Path::new("."), &[])
 }
 
 /// `load_basis = "fabric"`: the paper's "60 % + 5 % of the network capacity" on T1 is the
