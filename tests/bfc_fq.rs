@@ -8,19 +8,21 @@
 //! headers = 1048 B on the wire: 83.84 ns at 100 Gb/s, which the HPCC framing truncates to
 //! 83 ns (as HPCC-sim).
 
+mod common;
+
+use common::bfc::{PKT, drr_one_packet, flow_at, scenario};
 use sfc::cc::CcConfig;
 use sfc::cc::none::{NoneParams, NoneWindow};
-use sfc::config::{BufferConfig, BufferMode, SchedulerKind};
-use sfc::registry::{NetConfig, SchemeConfigs};
+use sfc::config::{BufferMode, SchedulerKind};
+use sfc::registry::NetConfig;
 use sfc::scheme::bfc::{BfcConfig, BfcMode};
 use sfc::sim::Simulator;
 use sfc::topology::shapes;
 use sfc::units::{GBPS, US};
 use sfc::workload::FlowSpec;
 
-/// Data packet on the wire, bytes.
-const PKT: u64 = 1048;
-/// Its serialization at 100 Gb/s, picoseconds: 1048 × 8 / 100 Gb/s = 83.84 ns, truncated.
+/// A data packet's serialization at 100 Gb/s, picoseconds: 1048 × 8 / 100 Gb/s = 83.84 ns,
+/// truncated.
 const SER_PS: u64 = 83_000;
 
 /// Ideal-FQ with `queues` physical queues per port on an unlimited buffer, DRR of one
@@ -33,24 +35,11 @@ fn net(queues: usize, wide: bool, sched: Option<SchedulerKind>) -> NetConfig {
         wide_queue_set: wide,
         ..BfcConfig::default()
     };
-    NetConfig {
-        core: sfc::config::CoreConfig {
-            queues_per_port: b.queues_per_port(),
-            scheduler: sched.unwrap_or(SchedulerKind::Drr {
-                quantum_bytes: PKT as u32,
-            }),
-            buffer: BufferConfig {
-                mode: BufferMode::Unlimited,
-                size_bytes: 12_000_000,
-                dt_alpha: 1.0,
-            },
-            ..Default::default()
-        },
-        schemes: SchemeConfigs {
-            bfc: b,
-            ..Default::default()
-        },
-    }
+    common::bfc::net(
+        b,
+        BufferMode::Unlimited,
+        sched.unwrap_or_else(drr_one_packet),
+    )
 }
 
 /// No congestion control, a window of one base BDP per flow (the experiments' Ideal-FQ).
@@ -58,10 +47,6 @@ fn bdp_window() -> CcConfig {
     CcConfig::None(NoneParams {
         window: NoneWindow::Bdp(1.0),
     })
-}
-
-fn flow_at(src: u32, dst: u32, size: u64, start_ps: u64) -> FlowSpec {
-    FlowSpec::background(src, dst, size, start_ps)
 }
 
 /// N long flows (hosts 1..=N) into host 0 under Ideal-FQ with 1,000 queues per port. Each
@@ -243,10 +228,6 @@ fn the_wide_set_serves_exactly_as_the_ports_own_queues() {
             assert_eq!(narrow.1, wide.1, "{sched:?} small table {small_table}");
         }
     }
-}
-
-fn scenario(text: &str) -> Result<sfc::scenario::Scenario, String> {
-    sfc::scenario::from_str(text, "t.toml", std::path::Path::new("."), &[])
 }
 
 fn with_bfc(mode: &str, queues: usize) -> String {

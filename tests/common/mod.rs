@@ -2,6 +2,8 @@
 //! directories and a run-with-timeout that captures output and never hangs.
 #![allow(dead_code)]
 
+pub mod bfc;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
