@@ -182,7 +182,12 @@ impl Simulator {
                     NodeRef::Switch(_) => cfg.switch_delay_ps,
                 };
                 if t - proc > now {
-                    *ev = Event::Lost { pkt };
+                    *ev = Event::Lost {
+                        node,
+                        port,
+                        at_sender: false,
+                        pkt,
+                    };
                 }
             }
         });

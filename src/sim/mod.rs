@@ -180,7 +180,10 @@ pub struct Simulator {
     pub(crate) outbox: Outbox<Emit>,
     /// Requests of host-side schemes waiting to be carried out (reused).
     pub(crate) host_out: Outbox<HostAction>,
-    link_rng: Rng,
+    /// Random streams of the link-error model, one per receiving port (node, port), made on
+    /// its first draw from the run's seed and the port: a port's losses depend on its own
+    /// arrivals only, not on the order in which the whole network's events interleave.
+    link_rngs: std::collections::HashMap<(u32, u16), Rng>,
     /// Some link has a nonzero error rate (otherwise arrivals skip the error model).
     link_errors: bool,
     /// PFC deadlocks found ([`Self::check_deadlocks`]).
@@ -877,7 +880,7 @@ impl Simulator {
                 .sender_throughput
                 .then(|| ThroughputMeter::new(hosts.len(), 100 * crate::units::US)),
             queue_mon,
-            link_rng: Rng::derive(cfg.seed, "link-errors", 0),
+            link_rngs: Default::default(),
             link_errors: topo.links.iter().any(|l| l.error_rate > 0.0),
             cfg,
             topo,
@@ -1324,7 +1327,15 @@ impl Simulator {
             if more {
                 self.q.schedule(now + ser, Event::TxDone { node, port });
             }
-            self.q.schedule(now, Event::Lost { pkt: p });
+            self.q.schedule(
+                now,
+                Event::Lost {
+                    node,
+                    port,
+                    at_sender: true,
+                    pkt: p,
+                },
+            );
             return;
         }
         let proc = match self.nodes[peer as usize] {
@@ -1503,6 +1514,22 @@ impl Simulator {
         }
     }
 
+    /// The next uniform draw in [0, 1) of the link-error stream of port `port` of `node`.
+    #[inline(never)]
+    fn link_error(&mut self, node: u32, port: u16) -> f64 {
+        let seed = self.cfg.seed;
+        self.link_rngs
+            .entry((node, port))
+            .or_insert_with(|| {
+                Rng::derive(
+                    seed,
+                    "link-errors",
+                    (u64::from(node) << 16) | u64::from(port),
+                )
+            })
+            .f64()
+    }
+
     #[inline(always)]
     fn dispatch(&mut self, ev: Event) {
         match ev {
@@ -1515,7 +1542,7 @@ impl Simulator {
                 if self.link_errors {
                     // The link is the same in both directions: the receiving port's own.
                     let err = self.tx_port(node, port).link.error_rate;
-                    if err > 0.0 && self.link_rng.f64() < err {
+                    if err > 0.0 && self.link_error(node, port) < err {
                         self.counters.drops_link_error += 1;
                         self.arena.free(pkt);
                         return;
@@ -1569,7 +1596,7 @@ impl Simulator {
             Event::Rto { flow } => self.rto_fire(flow),
             Event::LinkChange { event } => self.link_change(event),
             Event::Reroute => self.reroute(),
-            Event::Lost { pkt } => self.lost(pkt),
+            Event::Lost { pkt, .. } => self.lost(pkt),
             Event::CcTimer { flow, .. } => self.cc_timer_fire(flow),
             Event::CnpDue { flow, marked } => self.cnp_due_fire(flow, marked),
             Event::SchemeTimer {
@@ -1866,6 +1893,12 @@ impl Simulator {
     /// packets created = consumed + dropped + alive (queued or on a wire); per-queue, per-port
     /// and MMU byte counters consistent with the queue contents.
     pub fn check_invariants(&self) -> Result<(), String> {
+        if self.q.tie_collisions() > 0 {
+            return Err(format!(
+                "event order: {} pairs of different events with the same (time, class, content) key",
+                self.q.tie_collisions()
+            ));
+        }
         if self.nic_misfiled > 0 {
             return Err(format!(
                 "NIC arbiter: {} picks of a QP filed as ready with nothing to send",
