@@ -51,6 +51,12 @@ pub enum Event {
         /// egress queue before the packet arrives. `NO_EGRESS` for hosts and unrouted
         /// packets.
         egress: u16,
+        /// The transmission's sequence number on the sending port
+        /// ([`crate::link::TxPort::launches`], wrapping): orders arrivals at one port in one
+        /// picosecond as they were sent. A frame whose serialization rounds to zero (HPCC
+        /// framing truncates to whole nanoseconds: a 64 B PFC frame at 400 G) arrives in the
+        /// same picosecond as the packet sent before it.
+        seq: u16,
     },
     /// Egress port `port` of node `node` finished serializing a packet and may start the next.
     TxDone {
@@ -126,6 +132,8 @@ pub enum Event {
         /// Whether `node`/`port` is the packet's transmitter (it was sent on a dead link)
         /// rather than its receiver (it was on the wire when the link went down).
         at_sender: bool,
+        /// The transmission's sequence number on its sending port (as `Arrive::seq`).
+        seq: u16,
         /// Packet slot in the arena.
         pkt: u32,
     },
@@ -152,24 +160,28 @@ fn class(ev: &Event) -> u8 {
 /// the order among them cannot matter; [`EventQueue::tie_collisions`] counts the pairs that
 /// break this rule (none may).
 ///
-/// - Arrivals and losses (class 0): by receiving node and port. A port receives at most
-///   one packet per picosecond (a link serializes its packets), so no two arrivals share a
-///   key. A loss takes its arrival's key, or the transmitting port's when the packet was
-///   sent into a dead link (a port starts at most one transmission per picosecond).
+/// - Arrivals and losses (class 0): by receiving node and port, then in the order the
+///   sending port sent them (its transmission sequence number, compared as a wrapping
+///   counter: arrivals of one picosecond at one port are consecutive transmissions). A loss
+///   takes its arrival's key, or the transmitting port's when the packet was sent into a
+///   dead link.
 /// - Flow starts (class 1): by flow index.
 /// - Everything else (class 2): by kind (transmission done, NIC wake-up, scheme timer,
 ///   retransmission check, CC timer, CNP due, link change, reroute), then by the node and
 ///   port, or the flow, and the timer's own fields.
 #[inline]
-pub fn tie(ev: &Event) -> (u8, u32, u64) {
-    match *ev {
-        Event::Arrive { node, port, .. } => (0, node, u64::from(port) << 1),
+pub fn tie(ev: &Event) -> Tie {
+    let (kind, id, sub) = match *ev {
+        Event::Arrive {
+            node, port, seq, ..
+        } => return Tie::wire(node, port << 1, seq),
         Event::Lost {
             node,
             port,
             at_sender,
+            seq,
             ..
-        } => (0, node, (u64::from(port) << 1) | u64::from(at_sender)),
+        } => return Tie::wire(node, (port << 1) | u16::from(at_sender), seq),
         Event::FlowStart { flow } => (0, flow, 0),
         Event::TxDone { node, port } => (0, node, u64::from(port)),
         Event::NicWake { node } => (1, node, 0),
@@ -192,12 +204,59 @@ pub fn tie(ev: &Event) -> (u8, u32, u64) {
         Event::CnpDue { flow, marked } => (5, flow, u64::from(marked)),
         Event::LinkChange { event } => (6, event, 0),
         Event::Reroute => (7, 0, 0),
+    };
+    Tie {
+        kind,
+        id,
+        sub,
+        seq: 0,
+    }
+}
+
+/// Content key of an event ([`tie`]): kind, entity, sub-entity, then a wrapping sequence
+/// number (arrivals only; 0 otherwise).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Tie {
+    kind: u8,
+    id: u32,
+    sub: u64,
+    seq: u16,
+}
+
+impl Tie {
+    /// Key of an arrival (or loss) at `node`'s port key `port` with sequence number `seq`.
+    #[inline]
+    fn wire(node: u32, port: u16, seq: u16) -> Self {
+        Tie {
+            kind: 0,
+            id: node,
+            sub: u64::from(port),
+            seq,
+        }
+    }
+}
+
+impl Ord for Tie {
+    /// (kind, id, sub), then `seq` as a wrapping counter: `a` before `b` when `b - a` (mod
+    /// 2^16) is below 2^15. A total order on every set of same-key arrivals that occurs (a
+    /// few consecutive transmissions of one port).
+    #[inline]
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (self.kind, self.id, self.sub)
+            .cmp(&(o.kind, o.id, o.sub))
+            .then_with(|| (self.seq.wrapping_sub(o.seq) as i16).cmp(&0))
+    }
+}
+
+impl PartialOrd for Tie {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
     }
 }
 
 /// Full order key of a pending event: (time, class, content).
 #[inline]
-fn order(time_ps: u64, ev: &Event) -> (u64, u8, (u8, u32, u64)) {
+fn order(time_ps: u64, ev: &Event) -> (u64, u8, Tie) {
     (time_ps, class(ev), tie(ev))
 }
 
@@ -740,11 +799,13 @@ mod tests {
                 port: 0,
                 pkt: 9,
                 egress: 3,
+                seq: 0,
             },
             Event::Lost {
                 node: 1,
                 port: 0,
                 at_sender: true,
+                seq: 0,
                 pkt: 4,
             },
             Event::Arrive {
@@ -752,12 +813,14 @@ mod tests {
                 port: 2,
                 pkt: 7,
                 egress: 0,
+                seq: 0,
             },
             Event::Arrive {
                 node: 2,
                 port: 0,
                 pkt: 1,
                 egress: 0,
+                seq: 0,
             },
             Event::FlowStart { flow: 8 },
             Event::TxDone { node: 0, port: 5 },
@@ -789,9 +852,37 @@ mod tests {
     }
 
     #[test]
+    fn arrivals_of_one_picosecond_at_one_port_keep_the_sending_order() {
+        // A frame with zero serialization time arrives with the packet sent before it: the
+        // sending port's sequence numbers order them, across the counter's wrap.
+        let mut q = EventQueue::new();
+        for seq in [1u16, 65_535, 0] {
+            q.schedule(
+                9_000,
+                Event::Arrive {
+                    node: 2,
+                    port: 3,
+                    pkt: u32::from(seq),
+                    egress: 0,
+                    seq,
+                },
+            );
+        }
+        let got: Vec<u16> = std::iter::from_fn(|| q.pop())
+            .map(|(_, e)| match e {
+                Event::Arrive { seq, .. } => seq,
+                _ => unreachable!(),
+            })
+            .collect();
+        assert_eq!(got, vec![65_535, 0, 1]);
+        assert_eq!(q.tie_collisions(), 0);
+    }
+
+    #[test]
     fn different_events_with_one_key_are_counted() {
-        // Two arrivals at one port in one picosecond cannot happen in a run (a link
-        // serializes); if they did, their order would be arbitrary: counted.
+        // Two arrivals at one port in one picosecond with one sequence number cannot happen
+        // in a run (the sending port numbers its transmissions); if they did, their order
+        // would be arbitrary: counted.
         let mut q = EventQueue::new();
         for pkt in [1, 2] {
             q.schedule(
@@ -801,6 +892,7 @@ mod tests {
                     port: 1,
                     pkt,
                     egress: 0,
+                    seq: 0,
                 },
             );
         }
@@ -823,6 +915,7 @@ mod tests {
                 port,
                 pkt: rng.below(1000) as u32,
                 egress: 0,
+                seq: 0,
             },
             2 => Event::FlowStart { flow },
             3 | 4 => Event::TxDone { node, port },
@@ -849,7 +942,8 @@ mod tests {
     /// What a deterministic handler schedules when `ev` runs at `t`: 0–2 events, some in the
     /// same picosecond (zero delay), derived from the event alone.
     fn reactions(t: u64, ev: &Event) -> Vec<(u64, Event)> {
-        let h = t.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ u64::from(tie(ev).1) << 7 ^ tie(ev).2;
+        let k = tie(ev);
+        let h = t.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ u64::from(k.id) << 7 ^ k.sub;
         let mut out = Vec::new();
         // Zero-delay wake-ups come from other kinds only (a wake-up waking another at the
         // same instant could chain forever).
@@ -975,6 +1069,7 @@ mod tests {
                 port: 0,
                 pkt: 0,
                 egress: 0,
+                seq: 0,
             },
             1 => Event::FlowStart { flow: id },
             _ => Event::NicWake { node: id },
@@ -1007,6 +1102,7 @@ mod tests {
                 port: 0,
                 pkt: 0,
                 egress: 0,
+                seq: 0,
             },
         );
         let order: Vec<(u64, u32)> = std::iter::from_fn(|| q.pop())

@@ -173,7 +173,11 @@ impl Simulator {
         let (nodes, cfg) = (&self.nodes, &self.cfg);
         self.q.for_each_pending_mut(|t, ev| {
             if let Event::Arrive {
-                node, port, pkt, ..
+                node,
+                port,
+                pkt,
+                seq,
+                ..
             } = *ev
                 && ends.contains(&(node, port))
             {
@@ -186,6 +190,7 @@ impl Simulator {
                         node,
                         port,
                         at_sender: false,
+                        seq,
                         pkt,
                     };
                 }

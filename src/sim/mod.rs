@@ -1256,8 +1256,8 @@ impl Simulator {
         let ep = &mut sw.ports[port as usize];
         let more = ep.nonempty != 0;
         let ser = self.cfg.framing.ser_ps(size, ep.tx.link.rate_bps);
-        let (more, peer, peer_port, delay) = Self::start_tx(&mut ep.tx, now, ser, size, more);
-        self.launch(node, port, p, now, ser, more, peer, peer_port, delay);
+        let (more, peer, peer_port, delay, seq) = Self::start_tx(&mut ep.tx, now, ser, size, more);
+        self.launch(node, port, p, now, ser, more, (peer, peer_port, delay, seq));
     }
 
     /// Start serializing packet `p` on the NIC of host `h` (the link must be idle).
@@ -1269,8 +1269,8 @@ impl Simulator {
         let node = nic.node;
         let more = !nic.ctrl.is_empty() || !nic.arb.is_empty();
         let ser = self.cfg.framing.ser_ps(size, nic.tx.link.rate_bps);
-        let (more, peer, peer_port, delay) = Self::start_tx(&mut nic.tx, now, ser, size, more);
-        self.launch(node, 0, p, now, ser, more, peer, peer_port, delay);
+        let (more, peer, peer_port, delay, seq) = Self::start_tx(&mut nic.tx, now, ser, size, more);
+        self.launch(node, 0, p, now, ser, more, (peer, peer_port, delay, seq));
         if self.host_tx_hooks {
             self.host_transmitted(h, p);
             // A capture turns the transmit hooks on ([`Self::start_capture`]).
@@ -1282,7 +1282,8 @@ impl Simulator {
 
     /// The port `tx` is busy until `now + ser` sending `size` bytes; a TxDone is wanted only if
     /// it has `more` to send and none is pending. Returns (TxDone wanted, peer node, peer
-    /// port, propagation delay — [`failure::DEAD_LINK`] when the link is down).
+    /// port, propagation delay — [`failure::DEAD_LINK`] when the link is down — and the
+    /// transmission's sequence number on the port, [`TxPort::launches`]).
     #[inline(always)]
     pub(crate) fn start_tx(
         tx: &mut TxPort,
@@ -1290,8 +1291,10 @@ impl Simulator {
         ser: u64,
         size: u32,
         more: bool,
-    ) -> (bool, u32, u16, u64) {
+    ) -> (bool, u32, u16, u64, u16) {
         tx.busy_until_ps = now + ser;
+        let seq = tx.launches;
+        tx.launches = seq.wrapping_add(1);
         let more = more && !tx.txdone_pending;
         if more {
             tx.txdone_pending = true;
@@ -1303,11 +1306,12 @@ impl Simulator {
         } else {
             failure::DEAD_LINK
         };
-        (more, link.peer, link.peer_port, delay)
+        (more, link.peer, link.peer_port, delay, seq)
     }
 
     /// The events of a transmission started at `now` on port `port` of `node`: its TxDone (if
-    /// `more`) and the packet's arrival at the peer.
+    /// `more`) and the packet's arrival at the peer. `to` = what [`Self::start_tx`] returned
+    /// about the link: (peer node, peer port, propagation delay, sequence number).
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub(crate) fn launch(
@@ -1318,10 +1322,9 @@ impl Simulator {
         now: u64,
         ser: u64,
         more: bool,
-        peer: u32,
-        peer_port: u16,
-        delay: u64,
+        to: (u32, u16, u64, u16),
     ) {
+        let (peer, peer_port, delay, seq) = to;
         if delay == failure::DEAD_LINK {
             // The link is down: the packet is lost (freed once the sender is done with it).
             if more {
@@ -1333,6 +1336,7 @@ impl Simulator {
                     node,
                     port,
                     at_sender: true,
+                    seq,
                     pkt: p,
                 },
             );
@@ -1370,6 +1374,7 @@ impl Simulator {
                 port: peer_port,
                 pkt: p,
                 egress,
+                seq,
             },
         );
     }
@@ -1417,6 +1422,7 @@ impl Simulator {
                 port,
                 pkt,
                 egress,
+                ..
             }) => match self.nodes.get(node as usize) {
                 Some(NodeRef::Switch(s)) => {
                     let sw = &self.switches[*s as usize];
@@ -1538,6 +1544,7 @@ impl Simulator {
                 port,
                 pkt,
                 egress,
+                ..
             } => {
                 if self.link_errors {
                     // The link is the same in both directions: the receiving port's own.
