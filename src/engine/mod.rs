@@ -467,8 +467,16 @@ impl EventQueue {
             // Into the bucket being executed (sorted by order key descending, next at the
             // end), at its place among the pending events. Its key may be below the one that
             // is executing (the same picosecond, content ordered before it): it then runs next.
-            let k = order(time_ps, &ev);
-            let pos = self.cur.partition_point(|e| order(e.0, &e.1) > k);
+            // The content key is computed only for the pending events of the same (time,
+            // class), a few at most.
+            let c = class(&ev);
+            let k = tie(&ev);
+            let pos = self
+                .cur
+                .partition_point(|e| match (e.0, class(&e.1)).cmp(&(time_ps, c)) {
+                    std::cmp::Ordering::Equal => tie(&e.1) > k,
+                    o => o == std::cmp::Ordering::Greater,
+                });
             self.cur.insert(pos, (time_ps, ev));
         } else {
             self.overflow
