@@ -206,19 +206,19 @@ pub fn tie(ev: &Event) -> Tie {
         Event::Reroute => (7, 0, 0),
     };
     Tie {
-        kind,
-        id,
+        head: (kind << 32) | u64::from(id),
         sub,
         seq: 0,
     }
 }
 
-/// Content key of an event ([`tie`]): kind, entity, sub-entity, then a wrapping sequence
-/// number (arrivals only; 0 otherwise).
+/// Content key of an event ([`tie`]): kind and entity (`head`: kind in the bits above 32,
+/// the node, flow or link event below), sub-entity (`sub`: a port, timer fields), then a
+/// wrapping sequence number (arrivals only; 0 otherwise). Two words and a counter, so that
+/// comparing two keys is two integer comparisons in the common case.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Tie {
-    kind: u8,
-    id: u32,
+    head: u64,
     sub: u64,
     seq: u16,
 }
@@ -228,8 +228,7 @@ impl Tie {
     #[inline]
     fn wire(node: u32, port: u16, seq: u16) -> Self {
         Tie {
-            kind: 0,
-            id: node,
+            head: u64::from(node),
             sub: u64::from(port),
             seq,
         }
@@ -237,13 +236,13 @@ impl Tie {
 }
 
 impl Ord for Tie {
-    /// (kind, id, sub), then `seq` as a wrapping counter: `a` before `b` when `b - a` (mod
-    /// 2^16) is below 2^15. A total order on every set of same-key arrivals that occurs (a
-    /// few consecutive transmissions of one port).
+    /// (kind, entity, sub-entity), then `seq` as a wrapping counter: `a` before `b` when
+    /// `b - a` (mod 2^16) is below 2^15. A total order on every set of same-key arrivals that
+    /// occurs (a few consecutive transmissions of one port).
     #[inline]
     fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        (self.kind, self.id, self.sub)
-            .cmp(&(o.kind, o.id, o.sub))
+        (self.head, self.sub)
+            .cmp(&(o.head, o.sub))
             .then_with(|| (self.seq.wrapping_sub(o.seq) as i16).cmp(&0))
     }
 }
@@ -252,6 +251,42 @@ impl PartialOrd for Tie {
     fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(o))
     }
+}
+
+/// A [`PREFIX_BITS`]-bit summary of an event's content key ([`tie`]) that sorts like it: for
+/// events of the same order class, `prefix(a) < prefix(b)` implies `tie(a) < tie(b)`. Equal
+/// summaries say nothing (entity numbers saturate; arrivals' sequence numbers, flow starts and
+/// most timer fields are left out); [`EventQueue::load_bucket`] orders such events by the full
+/// key. Exact for the common cases: arrivals at nodes below 2^13 on ports below 2^7,
+/// transmission ends and scheme timers at nodes below 2^11 on ports below 2^6, NIC wake-ups at
+/// nodes below 2^17, flow timers of flows below 2^17. Computed when the event is scheduled,
+/// where its kind is known, so it costs a few instructions.
+#[inline(always)]
+fn prefix(ev: &Event) -> u32 {
+    // `hi` then `lo` (below 2^`bits`), saturating as a whole at `width` bits: monotone in
+    // (hi, lo).
+    #[inline(always)]
+    fn pack(hi: u32, lo: u16, bits: u32, width: u32) -> u32 {
+        let lo = u64::from(lo).min((1 << bits) - 1);
+        ((u64::from(hi) << bits) | lo).min((1 << width) - 1) as u32
+    }
+    // Class 2: the kind (as in `tie`) above a 17-bit entity.
+    const E: u32 = PREFIX_BITS - 3;
+    let (kind, v) = match *ev {
+        Event::Arrive { node, port, .. } | Event::Lost { node, port, .. } => {
+            return pack(node, port, 7, PREFIX_BITS);
+        }
+        Event::FlowStart { .. } => return 0,
+        Event::TxDone { node, port } => (0, pack(node, port, 6, E)),
+        Event::NicWake { node } => (1, pack(node, 0, 0, E)),
+        Event::SchemeTimer { node, port, .. } => (2, pack(node, port, 6, E)),
+        Event::Rto { flow } => (3, pack(flow, 0, 0, E)),
+        Event::CcTimer { flow, .. } => (4, pack(flow, 0, 0, E)),
+        Event::CnpDue { flow, .. } => (5, pack(flow, 0, 0, E)),
+        Event::LinkChange { event } => (6, pack(event, 0, 0, E)),
+        Event::Reroute => (7, 0),
+    };
+    (kind << E) | v
 }
 
 /// Full order key of a pending event: (time, class, content).
@@ -271,20 +306,33 @@ fn key_time(k: u128) -> u64 {
 }
 
 /// A wheel-slot entry: the event and its order key within the slot's bucket, `(time mod
-/// 2^SHIFT) << 2 | class` (the bucket gives the rest of the time). 20 bytes instead of the 24
-/// of a full time: scheduling writes one into a slot buffer that is often out of cache.
+/// 2^SHIFT, class, content summary)` in [`slot_key`]'s layout (the bucket gives the rest of
+/// the time). 20 bytes instead of the 24 of a full time: scheduling writes one into a slot
+/// buffer that is often out of cache.
 type Slotted = (u32, Event);
 
 /// Bits of the order class in a slot key ([`class`] < 4).
 const CLASS_BITS: u32 = 2;
-// A slot key (time within the bucket, class) leaves the position field of
-// `EventQueue::load_bucket`'s 32-bit sort key at least 16 bits.
-const _: () = assert!(SHIFT + CLASS_BITS <= 16);
+/// Bits of the content summary ([`prefix`]) in a slot key.
+const PREFIX_BITS: u32 = 20;
+/// Shift of the time within the bucket in a slot key.
+const TIME_AT: u32 = CLASS_BITS + PREFIX_BITS;
+const _: () = assert!(SHIFT + TIME_AT == 32);
 
-/// Order key of an event at `time_ps` within its bucket (see [`Slotted`]).
+/// Order key of an event at `time_ps` within its bucket (see [`Slotted`]): time within the
+/// bucket, order class, content summary — from the most significant bits down, so that keys
+/// compare as the events' order does, except between events of equal summaries.
 #[inline(always)]
 fn slot_key(time_ps: u64, ev: &Event) -> u32 {
-    (((time_ps & ((1 << SHIFT) - 1)) as u32) << CLASS_BITS) | class(ev) as u32
+    (((time_ps & ((1 << SHIFT) - 1)) as u32) << TIME_AT)
+        | (u32::from(class(ev)) << PREFIX_BITS)
+        | prefix(ev)
+}
+
+/// Time within the bucket of a slot key, picoseconds.
+#[inline(always)]
+fn slot_time(k: u32) -> u64 {
+    u64::from(k >> TIME_AT)
 }
 
 /// log2 of the width of one calendar bucket, picoseconds (2^10 ps ≈ 1 ns).
@@ -335,7 +383,9 @@ pub struct EventQueue {
     /// Empty slot buffers with capacity, most recently drained last (hot in cache).
     spare: Vec<Vec<Slotted>>,
     /// Scratch of [`Self::load_bucket`]: the bucket's order keys.
-    sort_keys: Vec<u32>,
+    sort_keys: Vec<u64>,
+    /// Scratch of [`Self::order_run`]: the content keys of a same-picosecond run.
+    run_keys: Vec<Tie>,
     /// Wheel slots for buckets `cur_idx + 1 ..= cur_idx + wheel_len - 1` (slot = index mod wheel_len).
     wheel: Vec<Vec<Slotted>>,
     /// Bit per slot: slot non-empty.
@@ -387,6 +437,7 @@ impl EventQueue {
             cur_idx: 0,
             spare: Vec::new(),
             sort_keys: Vec::new(),
+            run_keys: Vec::new(),
             next_hint: usize::MAX,
             wheel: (0..wheel_len).map(|_| Vec::new()).collect(),
             bitmap: vec![0; wheel_len / 64],
@@ -547,9 +598,9 @@ impl EventQueue {
             let off = (slot as u64).wrapping_sub(self.cur_idx) & (len - 1);
             let base = (self.cur_idx + off) << SHIFT;
             for (k, ev) in v.iter_mut() {
-                let c = class(ev);
-                f(base + u64::from(*k >> CLASS_BITS), ev);
-                debug_assert_eq!(c, class(ev), "an event changed its order class");
+                let t = base + slot_time(*k);
+                f(t, ev);
+                debug_assert_eq!(*k, slot_key(t, ev), "an event changed its order key");
             }
         }
         let mut far = std::mem::take(&mut self.overflow).into_vec();
@@ -655,51 +706,46 @@ impl EventQueue {
     /// Fill `cur` (empty) with the bucket `cur_idx`'s entries `v`, ordered by (time, class,
     /// content), next event last, with their full times.
     ///
-    /// A slot entry's key already holds (time within the bucket, class) in `SHIFT +
-    /// CLASS_BITS` bits; with the entry's position in the remaining bits, one 32-bit key per
-    /// entry orders the bucket by (time, class). Those keys are sorted (unstable: they are
-    /// distinct) and the entries gathered in reverse — cheaper than a sort of the entries,
-    /// which took ≈ 9 % of a 512-host run whose buckets hold ~20 events. Runs of entries with
-    /// the same (time, class) — events of one picosecond, typically a few — are then put in
-    /// content order ([`tie`]), so the position (the scheduling order) decides nothing. A
-    /// bucket too large for the position field is sorted by the full key instead.
+    /// A slot entry's key holds (time within the bucket, class, content summary) ([`slot_key`],
+    /// [`prefix`]); with the entry's position below it, one 64-bit key per entry orders the
+    /// bucket. Those keys are sorted (unstable: they are distinct) and the entries gathered in
+    /// reverse — cheaper than a sort of the entries, which took ≈ 9 % of a 512-host run whose
+    /// buckets hold ~20 events. Entries whose slot keys are equal — events of one picosecond
+    /// and class whose summaries do not tell them apart: rare on networks of fewer than 2,048
+    /// nodes — are then put in order by their full content key ([`tie`]), so the position
+    /// (the scheduling order) decides nothing.
     fn load_bucket(&mut self, v: &[Slotted]) {
-        const POS_BITS: u32 = 32 - SHIFT - CLASS_BITS;
         let base = self.cur_idx << SHIFT;
-        let full = |e: &Slotted| (base + u64::from(e.0 >> CLASS_BITS), e.1);
+        let full = |e: &Slotted| (base + slot_time(e.0), e.1);
         debug_assert!(self.cur.is_empty());
         let n = v.len();
-        if n >= 1 << POS_BITS {
-            let mut idx: Vec<usize> = (0..n).collect();
-            idx.sort_by_key(|&i| (v[i].0, tie(&v[i].1)));
-            self.cur.extend(idx.iter().rev().map(|&i| full(&v[i])));
-            self.count_collisions(0, n);
-            return;
-        }
+        assert!(
+            n <= u32::MAX as usize,
+            "more than 2^32 events in one bucket"
+        );
         self.sort_keys.clear();
         self.sort_keys.extend(
             v.iter()
                 .enumerate()
-                .map(|(i, e)| (e.0 << POS_BITS) | i as u32),
+                .map(|(i, e)| (u64::from(e.0) << 32) | i as u64),
         );
         self.sort_keys.sort_unstable();
-        let pos_mask = (1u32 << POS_BITS) - 1;
         self.cur.extend(
             self.sort_keys
                 .iter()
                 .rev()
-                .map(|&k| full(&v[(k & pos_mask) as usize])),
+                .map(|&k| full(&v[k as u32 as usize])),
         );
-        // Same-(time, class) runs: adjacent equal slot keys (in `cur`, reversed).
+        // Runs of equal slot keys: adjacent equal keys above the position (in `cur`, reversed).
         let mut i = 0;
         while i + 1 < n {
-            let sk = self.sort_keys[i] >> POS_BITS;
-            if self.sort_keys[i + 1] >> POS_BITS != sk {
+            let sk = self.sort_keys[i] >> 32;
+            if self.sort_keys[i + 1] >> 32 != sk {
                 i += 1;
                 continue;
             }
             let mut j = i + 2;
-            while j < n && self.sort_keys[j] >> POS_BITS == sk {
+            while j < n && self.sort_keys[j] >> 32 == sk {
                 j += 1;
             }
             self.order_run(n - j, n - i);
@@ -708,18 +754,47 @@ impl EventQueue {
     }
 
     /// Put `cur[from..to]` (events of one picosecond and class) in content order, descending
-    /// (the next event last), and count collisions.
+    /// (the next event last), and count collisions. Each entry's content key is computed
+    /// once: pairs (the common run) are compared directly, short runs insertion-sorted with
+    /// their keys beside them, longer ones sorted as (key, entry) pairs.
     #[inline(never)]
     fn order_run(&mut self, from: usize, to: usize) {
-        self.cur[from..to].sort_unstable_by_key(|e| std::cmp::Reverse(tie(&e.1)));
-        self.count_collisions(from, to);
-    }
-
-    /// Count adjacent entries of `cur[from..to]` with the same order key that are different
-    /// events.
-    fn count_collisions(&mut self, from: usize, to: usize) {
-        for w in self.cur[from..to].windows(2) {
-            if order(w[0].0, &w[0].1) == order(w[1].0, &w[1].1) && w[0].1 != w[1].1 {
+        let run = &mut self.cur[from..to];
+        if let [x, y] = run {
+            let (a, b) = (tie(&x.1), tie(&y.1));
+            match a.cmp(&b) {
+                std::cmp::Ordering::Less => std::mem::swap(x, y),
+                std::cmp::Ordering::Equal => self.tie_collisions += u64::from(x.1 != y.1),
+                std::cmp::Ordering::Greater => {}
+            }
+            return;
+        }
+        let keys = &mut self.run_keys;
+        keys.clear();
+        keys.extend(run.iter().map(|e| tie(&e.1)));
+        if run.len() <= 16 {
+            for i in 1..run.len() {
+                let (k, e) = (keys[i], run[i]);
+                let mut j = i;
+                while j > 0 && keys[j - 1] < k {
+                    keys[j] = keys[j - 1];
+                    run[j] = run[j - 1];
+                    j -= 1;
+                }
+                keys[j] = k;
+                run[j] = e;
+            }
+        } else {
+            let mut pairs: Vec<(Tie, (u64, Event))> =
+                keys.iter().copied().zip(run.iter().copied()).collect();
+            pairs.sort_unstable_by_key(|q| std::cmp::Reverse(q.0));
+            for (i, (k, e)) in pairs.into_iter().enumerate() {
+                keys[i] = k;
+                run[i] = e;
+            }
+        }
+        for i in 1..run.len() {
+            if keys[i - 1] == keys[i] && run[i - 1].1 != run[i].1 {
                 self.tie_collisions += 1;
             }
         }
@@ -951,7 +1026,7 @@ mod tests {
     /// same picosecond (zero delay), derived from the event alone.
     fn reactions(t: u64, ev: &Event) -> Vec<(u64, Event)> {
         let k = tie(ev);
-        let h = t.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ u64::from(k.id) << 7 ^ k.sub;
+        let h = t.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ k.head << 7 ^ k.sub;
         let mut out = Vec::new();
         // Zero-delay wake-ups come from other kinds only (a wake-up waking another at the
         // same instant could chain forever).
@@ -1120,9 +1195,10 @@ mod tests {
     }
 
     #[test]
-    fn a_bucket_too_large_for_the_position_key_keeps_the_order() {
-        // 2^20 + 5 events in one 1 ns bucket (past the 20-bit position field): the fallback
-        // must give the same (time, class, content) order.
+    fn a_million_events_in_one_bucket_keep_the_order() {
+        // 2^20 + 5 events in one 1 ns bucket, most with entity numbers beyond the exact range
+        // of the content summary (`prefix` saturates: they are ordered by the full key), and
+        // every flow start with a summary of 0: the same (time, class, content) order.
         let mut q = EventQueue::new();
         let n = (1u32 << 20) + 5;
         let mut rng = crate::rng::Rng::new(3);
