@@ -255,38 +255,60 @@ impl PartialOrd for Tie {
 
 /// A [`PREFIX_BITS`]-bit summary of an event's content key ([`tie`]) that sorts like it: for
 /// events of the same order class, `prefix(a) < prefix(b)` implies `tie(a) < tie(b)`. Equal
-/// summaries say nothing (entity numbers saturate; arrivals' sequence numbers, flow starts and
-/// most timer fields are left out); [`EventQueue::load_bucket`] orders such events by the full
-/// key. Exact for the common cases: arrivals at nodes below 2^13 on ports below 2^7,
-/// transmission ends and scheme timers at nodes below 2^11 on ports below 2^6, NIC wake-ups at
-/// nodes below 2^17, flow timers of flows below 2^17. Computed when the event is scheduled,
-/// where its kind is known, so it costs a few instructions.
+/// summaries say nothing: arrivals' sequence numbers, flow starts, flow timers and timer
+/// fields are left out, and so are the node and port when the network is too large for them
+/// ([`Summary`]); [`EventQueue::load_bucket`] orders such events by the full key. Computed
+/// when the event is scheduled, where its kind is known: a few instructions.
 #[inline(always)]
-fn prefix(ev: &Event) -> u32 {
-    // `hi` then `lo` (below 2^`bits`), saturating as a whole at `width` bits: monotone in
-    // (hi, lo).
-    #[inline(always)]
-    fn pack(hi: u32, lo: u16, bits: u32, width: u32) -> u32 {
-        let lo = u64::from(lo).min((1 << bits) - 1);
-        ((u64::from(hi) << bits) | lo).min((1 << width) - 1) as u32
-    }
+fn prefix(ev: &Event, s: Summary) -> u32 {
     // Class 2: the kind (as in `tie`) above a 17-bit entity.
     const E: u32 = PREFIX_BITS - 3;
-    let (kind, v) = match *ev {
-        Event::Arrive { node, port, .. } | Event::Lost { node, port, .. } => {
-            return pack(node, port, 7, PREFIX_BITS);
-        }
-        Event::FlowStart { .. } => return 0,
-        Event::TxDone { node, port } => (0, pack(node, port, 6, E)),
-        Event::NicWake { node } => (1, pack(node, 0, 0, E)),
-        Event::SchemeTimer { node, port, .. } => (2, pack(node, port, 6, E)),
-        Event::Rto { flow } => (3, pack(flow, 0, 0, E)),
-        Event::CcTimer { flow, .. } => (4, pack(flow, 0, 0, E)),
-        Event::CnpDue { flow, .. } => (5, pack(flow, 0, 0, E)),
-        Event::LinkChange { event } => (6, pack(event, 0, 0, E)),
-        Event::Reroute => (7, 0),
+    let at = |node: u32, port: u16| {
+        debug_assert!(
+            s.mask == 0 || (node >> (E - s.port_bits) == 0 && port >> s.port_bits == 0),
+            "node {node} port {port} outside the network the queue was sized for"
+        );
+        ((node << s.port_bits) | u32::from(port)) & s.mask
     };
-    (kind << E) | v
+    match *ev {
+        Event::Arrive { node, port, .. } | Event::Lost { node, port, .. } => at(node, port),
+        Event::TxDone { node, port } => at(node, port),
+        Event::NicWake { node } => (1 << E) | (node & s.mask),
+        Event::SchemeTimer { node, port, .. } => (2 << E) | at(node, port),
+        Event::Rto { .. } => 3 << E,
+        Event::CcTimer { .. } => 4 << E,
+        Event::CnpDue { .. } => 5 << E,
+        Event::LinkChange { .. } => 6 << E,
+        Event::Reroute => 7 << E,
+        Event::FlowStart { .. } => 0,
+    }
+}
+
+/// How [`prefix`] summarizes (node, port) pairs: the node above `port_bits` bits of port,
+/// exact when every node number fits with its ports in the 17 bits a class-2 entity has
+/// (`mask` all ones), else left out (`mask` 0: every run of one picosecond and class is then
+/// ordered by the full key — the same order, more slowly).
+#[derive(Clone, Copy, Debug)]
+struct Summary {
+    port_bits: u32,
+    mask: u32,
+}
+
+impl Summary {
+    /// The summary for a network of `nodes` nodes with at most `ports` ports each.
+    fn for_network(nodes: usize, ports: usize) -> Self {
+        let bits = |n: usize| n.max(1).next_power_of_two().trailing_zeros();
+        let port_bits = bits(ports);
+        let fits = bits(nodes) + port_bits <= PREFIX_BITS - 3;
+        Summary {
+            port_bits: if fits { port_bits } else { 0 },
+            mask: if fits {
+                (1 << (PREFIX_BITS - 3)) - 1
+            } else {
+                0
+            },
+        }
+    }
 }
 
 /// Full order key of a pending event: (time, class, content).
@@ -323,10 +345,10 @@ const _: () = assert!(SHIFT + TIME_AT == 32);
 /// bucket, order class, content summary — from the most significant bits down, so that keys
 /// compare as the events' order does, except between events of equal summaries.
 #[inline(always)]
-fn slot_key(time_ps: u64, ev: &Event) -> u32 {
+fn slot_key(time_ps: u64, ev: &Event, s: Summary) -> u32 {
     (((time_ps & ((1 << SHIFT) - 1)) as u32) << TIME_AT)
         | (u32::from(class(ev)) << PREFIX_BITS)
-        | prefix(ev)
+        | prefix(ev, s)
 }
 
 /// Time within the bucket of a slot key, picoseconds.
@@ -386,6 +408,8 @@ pub struct EventQueue {
     sort_keys: Vec<u64>,
     /// Scratch of [`Self::order_run`]: the content keys of a same-picosecond run.
     run_keys: Vec<Tie>,
+    /// How scheduling summarizes an event's content key into its slot key ([`prefix`]).
+    summary: Summary,
     /// Wheel slots for buckets `cur_idx + 1 ..= cur_idx + wheel_len - 1` (slot = index mod wheel_len).
     wheel: Vec<Vec<Slotted>>,
     /// Bit per slot: slot non-empty.
@@ -438,6 +462,7 @@ impl EventQueue {
             spare: Vec::new(),
             sort_keys: Vec::new(),
             run_keys: Vec::new(),
+            summary: Summary::for_network(usize::MAX, 1),
             next_hint: usize::MAX,
             wheel: (0..wheel_len).map(|_| Vec::new()).collect(),
             bitmap: vec![0; wheel_len / 64],
@@ -451,6 +476,19 @@ impl EventQueue {
             popped: 0,
             peak_len: 0,
         }
+    }
+
+    /// This queue for events about a network of `nodes` nodes with at most `ports` ports each
+    /// (every event's node and port below these): scheduling then writes a summary of each
+    /// event's content key that includes its node and port into its slot key ([`prefix`]).
+    /// Without it (or for a network too large for the summary: more than 2^17 (node, port)
+    /// pairs) the summary leaves them out, and events of one picosecond, class and kind are
+    /// ordered by their full content keys — the same order, more slowly. Call before
+    /// scheduling.
+    pub fn for_network(mut self, nodes: usize, ports: usize) -> Self {
+        debug_assert!(self.len == 0, "events already scheduled");
+        self.summary = Summary::for_network(nodes, ports);
+        self
     }
 
     /// Current simulated time, picoseconds (time of the last popped event).
@@ -550,7 +588,7 @@ impl EventQueue {
             Self::make_room(v, &mut self.spare);
         }
         let at = v.len();
-        let k = slot_key(time_ps, &ev);
+        let k = slot_key(time_ps, &ev, self.summary);
         // SAFETY: `make_room` left spare capacity, so slot `at` is inside the allocation and
         // unused; it is initialised by the write before the length covers it.
         unsafe {
@@ -593,6 +631,7 @@ impl EventQueue {
             assert_eq!(k, order(*t, ev), "an event changed its order key");
         }
         let len = self.wheel_len as u64;
+        let summary = self.summary;
         for (slot, v) in self.wheel.iter_mut().enumerate() {
             // The bucket of this slot: the one after `cur_idx` congruent to it.
             let off = (slot as u64).wrapping_sub(self.cur_idx) & (len - 1);
@@ -600,7 +639,11 @@ impl EventQueue {
             for (k, ev) in v.iter_mut() {
                 let t = base + slot_time(*k);
                 f(t, ev);
-                debug_assert_eq!(*k, slot_key(t, ev), "an event changed its order key");
+                debug_assert_eq!(
+                    *k,
+                    slot_key(t, ev, summary),
+                    "an event changed its order key"
+                );
             }
         }
         let mut far = std::mem::take(&mut self.overflow).into_vec();
@@ -711,8 +754,8 @@ impl EventQueue {
     /// bucket. Those keys are sorted (unstable: they are distinct) and the entries gathered in
     /// reverse — cheaper than a sort of the entries, which took ≈ 9 % of a 512-host run whose
     /// buckets hold ~20 events. Entries whose slot keys are equal — events of one picosecond
-    /// and class whose summaries do not tell them apart: rare on networks of fewer than 2,048
-    /// nodes — are then put in order by their full content key ([`tie`]), so the position
+    /// and class whose summaries do not tell them apart: flow timers, arrivals of one port —
+    /// are then put in order by their full content key ([`tie`]), so the position
     /// (the scheduling order) decides nothing.
     fn load_bucket(&mut self, v: &[Slotted]) {
         let base = self.cur_idx << SHIFT;
@@ -730,13 +773,19 @@ impl EventQueue {
                 .map(|(i, e)| (u64::from(e.0) << 32) | i as u64),
         );
         self.sort_keys.sort_unstable();
-        self.cur.extend(
-            self.sort_keys
-                .iter()
-                .rev()
-                .map(|&k| full(&v[k as u32 as usize])),
-        );
-        // Runs of equal slot keys: adjacent equal keys above the position (in `cur`, reversed).
+        // Gathered in reverse; `same` notes whether two neighbours have equal slot keys (runs
+        // to order by the full key below; most buckets have none).
+        let mut prev = u64::MAX;
+        let mut same = false;
+        self.cur.extend(self.sort_keys.iter().rev().map(|&k| {
+            same |= (k ^ prev) >> 32 == 0;
+            prev = k;
+            full(&v[k as u32 as usize])
+        }));
+        if !same {
+            return;
+        }
+        // The runs: adjacent equal keys above the position (in `cur`, reversed).
         let mut i = 0;
         while i + 1 < n {
             let sk = self.sort_keys[i] >> 32;

@@ -749,7 +749,13 @@ fn event_queue_for(topo: &TopologySpec, cfg: &NetConfig) -> EventQueue {
         .max()
         .unwrap_or(0)
         + cfg.switch_delay_ps.max(cfg.nic_delay_ps);
-    EventQueue::for_horizon(2 * max_hop_ps)
+    let mut ports = vec![0usize; topo.num_nodes()];
+    for l in &topo.links {
+        ports[l.a as usize] += 1;
+        ports[l.b as usize] += 1;
+    }
+    let max_ports = ports.iter().copied().max().unwrap_or(0);
+    EventQueue::for_horizon(2 * max_hop_ps).for_network(topo.num_nodes(), max_ports)
 }
 
 impl Simulator {
