@@ -15,6 +15,7 @@ fn run(pending: u32, spread_ps: u64, delay_ps: u64) -> f64 {
                 port: 0,
                 pkt: i,
                 egress: 0,
+                seq: 0,
             },
         );
     }

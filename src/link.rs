@@ -35,6 +35,9 @@ pub struct TxPort {
     /// A `TxDone` event is pending. It is scheduled lazily — only when the port has (or gets)
     /// something to send while busy — so an idle-after-transmission port costs no event.
     pub txdone_pending: bool,
+    /// Transmissions started on this port, wrapping: the sequence number of the next one
+    /// (`Event::Arrive::seq`).
+    pub launches: u16,
     /// The link this port transmits on.
     pub link: PortLink,
 }
@@ -46,6 +49,7 @@ impl TxPort {
             busy_until_ps: 0,
             paused_mask: 0,
             txdone_pending: false,
+            launches: 0,
             link,
         }
     }

@@ -1,10 +1,14 @@
 //! The discrete-event core: a priority queue of small `Copy` events ordered by
-//! (time, insertion sequence), and the packet arena.
+//! (time, order class, content), and the packet arena.
 //!
-//! Ordering is total and deterministic: two events at the same picosecond fire in the order
-//! they were scheduled. Events name entities by index (node, port, packet slot, flow), never by
-//! pointer, so the hot path allocates nothing per packet once the heap and arena have grown to
-//! their working size.
+//! Ordering is total and canonical: events at the same picosecond fire in order of their
+//! class ([`class`]) and then of their own fields ([`tie`]: the node and port, flow or timer
+//! they are about), never of when or by whom they were scheduled. Two events that compare
+//! equal are identical, so which of them runs first cannot matter. The order of a run is
+//! therefore a function of the events alone: splitting the network among event queues (one
+//! per partition of a parallel run) cannot change it. Events name entities by index (node,
+//! port, packet slot, flow), never by pointer, so the hot path allocates nothing per packet
+//! once the heap and arena have grown to their working size.
 
 pub mod arena;
 pub mod hugepage;
@@ -47,6 +51,12 @@ pub enum Event {
         /// egress queue before the packet arrives. `NO_EGRESS` for hosts and unrouted
         /// packets.
         egress: u16,
+        /// The transmission's sequence number on the sending port
+        /// ([`crate::link::TxPort::launches`], wrapping): orders arrivals at one port in one
+        /// picosecond as they were sent. A frame whose serialization rounds to zero (HPCC
+        /// framing truncates to whole nanoseconds: a 64 B PFC frame at 400 G) arrives in the
+        /// same picosecond as the packet sent before it.
+        seq: u16,
     },
     /// Egress port `port` of node `node` finished serializing a packet and may start the next.
     TxDone {
@@ -113,6 +123,17 @@ pub enum Event {
     /// Packet `pkt` was on the wire of a link that went down, or was sent on a link that is
     /// down: it is lost. Takes the place of its `Arrive` (same order class).
     Lost {
+        /// The port the loss is about (its order among same-time events): the receiving port
+        /// of the arrival it replaces (`at_sender` false), or the transmitting port of a
+        /// packet sent into a dead link (`at_sender` true).
+        node: u32,
+        /// That port's number.
+        port: u16,
+        /// Whether `node`/`port` is the packet's transmitter (it was sent on a dead link)
+        /// rather than its receiver (it was on the wire when the link went down).
+        at_sender: bool,
+        /// The transmission's sequence number on its sending port (as `Arrive::seq`).
+        seq: u16,
         /// Packet slot in the arena.
         pkt: u32,
     },
@@ -133,6 +154,169 @@ fn class(ev: &Event) -> u8 {
     }
 }
 
+/// Canonical order of events of the same picosecond and order class: a key made of the
+/// event's own fields, never of its packet slot or its scheduling order (both depend on how
+/// the run is executed). Events with equal keys are identical (same kind, same fields), so
+/// the order among them cannot matter; [`EventQueue::tie_collisions`] counts the pairs that
+/// break this rule (none may).
+///
+/// - Arrivals and losses (class 0): by receiving node and port, then in the order the
+///   sending port sent them (its transmission sequence number, compared as a wrapping
+///   counter: arrivals of one picosecond at one port are consecutive transmissions). A loss
+///   takes its arrival's key, or the transmitting port's when the packet was sent into a
+///   dead link.
+/// - Flow starts (class 1): by flow index.
+/// - Everything else (class 2): by kind (transmission done, NIC wake-up, scheme timer,
+///   retransmission check, CC timer, CNP due, link change, reroute), then by the node and
+///   port, or the flow, and the timer's own fields.
+#[inline]
+pub fn tie(ev: &Event) -> Tie {
+    let (kind, id, sub) = match *ev {
+        Event::Arrive {
+            node, port, seq, ..
+        } => return Tie::wire(node, port << 1, seq),
+        Event::Lost {
+            node,
+            port,
+            at_sender,
+            seq,
+            ..
+        } => return Tie::wire(node, (port << 1) | u16::from(at_sender), seq),
+        Event::FlowStart { flow } => (0, flow, 0),
+        Event::TxDone { node, port } => (0, node, u64::from(port)),
+        Event::NicWake { node } => (1, node, 0),
+        Event::SchemeTimer {
+            node,
+            port,
+            scheme,
+            which,
+            arg,
+        } => (
+            2,
+            node,
+            (u64::from(port) << 24)
+                | (u64::from(scheme) << 16)
+                | (u64::from(which) << 8)
+                | u64::from(arg),
+        ),
+        Event::Rto { flow } => (3, flow, 0),
+        Event::CcTimer { flow, which } => (4, flow, u64::from(which)),
+        Event::CnpDue { flow, marked } => (5, flow, u64::from(marked)),
+        Event::LinkChange { event } => (6, event, 0),
+        Event::Reroute => (7, 0, 0),
+    };
+    Tie {
+        head: (kind << 32) | u64::from(id),
+        sub,
+        seq: 0,
+    }
+}
+
+/// Content key of an event ([`tie`]): kind and entity (`head`: kind in the bits above 32,
+/// the node, flow or link event below), sub-entity (`sub`: a port, timer fields), then a
+/// wrapping sequence number (arrivals only; 0 otherwise). Two words and a counter, so that
+/// comparing two keys is two integer comparisons in the common case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Tie {
+    head: u64,
+    sub: u64,
+    seq: u16,
+}
+
+impl Tie {
+    /// Key of an arrival (or loss) at `node`'s port key `port` with sequence number `seq`.
+    #[inline]
+    fn wire(node: u32, port: u16, seq: u16) -> Self {
+        Tie {
+            head: u64::from(node),
+            sub: u64::from(port),
+            seq,
+        }
+    }
+}
+
+impl Ord for Tie {
+    /// (kind, entity, sub-entity), then `seq` as a wrapping counter: `a` before `b` when
+    /// `b - a` (mod 2^16) is below 2^15. A total order on every set of same-key arrivals that
+    /// occurs (a few consecutive transmissions of one port).
+    #[inline]
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (self.head, self.sub)
+            .cmp(&(o.head, o.sub))
+            .then_with(|| (self.seq.wrapping_sub(o.seq) as i16).cmp(&0))
+    }
+}
+
+impl PartialOrd for Tie {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+/// A [`PREFIX_BITS`]-bit summary of an event's content key ([`tie`]) that sorts like it: for
+/// events of the same order class, `prefix(a) < prefix(b)` implies `tie(a) < tie(b)`. Equal
+/// summaries say nothing: arrivals' sequence numbers, flow starts, flow timers and timer
+/// fields are left out, and so are the node and port when the network is too large for them
+/// ([`Summary`]); [`EventQueue::load_bucket`] orders such events by the full key. Computed
+/// when the event is scheduled, where its kind is known: a few instructions.
+#[inline(always)]
+fn prefix(ev: &Event, s: Summary) -> u32 {
+    // Class 2: the kind (as in `tie`) above a 17-bit entity.
+    const E: u32 = PREFIX_BITS - 3;
+    let at = |node: u32, port: u16| {
+        debug_assert!(
+            s.mask == 0 || (node >> (E - s.port_bits) == 0 && port >> s.port_bits == 0),
+            "node {node} port {port} outside the network the queue was sized for"
+        );
+        ((node << s.port_bits) | u32::from(port)) & s.mask
+    };
+    match *ev {
+        Event::Arrive { node, port, .. } | Event::Lost { node, port, .. } => at(node, port),
+        Event::TxDone { node, port } => at(node, port),
+        Event::NicWake { node } => (1 << E) | (node & s.mask),
+        Event::SchemeTimer { node, port, .. } => (2 << E) | at(node, port),
+        Event::Rto { .. } => 3 << E,
+        Event::CcTimer { .. } => 4 << E,
+        Event::CnpDue { .. } => 5 << E,
+        Event::LinkChange { .. } => 6 << E,
+        Event::Reroute => 7 << E,
+        Event::FlowStart { .. } => 0,
+    }
+}
+
+/// How [`prefix`] summarizes (node, port) pairs: the node above `port_bits` bits of port,
+/// exact when every node number fits with its ports in the 17 bits a class-2 entity has
+/// (`mask` all ones), else left out (`mask` 0: every run of one picosecond and class is then
+/// ordered by the full key — the same order, more slowly).
+#[derive(Clone, Copy, Debug)]
+struct Summary {
+    port_bits: u32,
+    mask: u32,
+}
+
+impl Summary {
+    /// The summary for a network of `nodes` nodes with at most `ports` ports each.
+    fn for_network(nodes: usize, ports: usize) -> Self {
+        let bits = |n: usize| n.max(1).next_power_of_two().trailing_zeros();
+        let port_bits = bits(ports);
+        let fits = bits(nodes) + port_bits <= PREFIX_BITS - 3;
+        Summary {
+            port_bits: if fits { port_bits } else { 0 },
+            mask: if fits {
+                (1 << (PREFIX_BITS - 3)) - 1
+            } else {
+                0
+            },
+        }
+    }
+}
+
+/// Full order key of a pending event: (time, class, content).
+#[inline]
+fn order(time_ps: u64, ev: &Event) -> (u64, u8, Tie) {
+    (time_ps, class(ev), tie(ev))
+}
+
 #[inline]
 fn key(time_ps: u64, class: u8, seq: u64) -> u128 {
     ((time_ps as u128) << 64) | ((class as u128) << 62) | (seq as u128 & ((1u128 << 62) - 1))
@@ -144,20 +328,33 @@ fn key_time(k: u128) -> u64 {
 }
 
 /// A wheel-slot entry: the event and its order key within the slot's bucket, `(time mod
-/// 2^SHIFT) << 2 | class` (the bucket gives the rest of the time). 20 bytes instead of the 24
-/// of a full time: scheduling writes one into a slot buffer that is often out of cache.
+/// 2^SHIFT, class, content summary)` in [`slot_key`]'s layout (the bucket gives the rest of
+/// the time). 20 bytes instead of the 24 of a full time: scheduling writes one into a slot
+/// buffer that is often out of cache.
 type Slotted = (u32, Event);
 
 /// Bits of the order class in a slot key ([`class`] < 4).
 const CLASS_BITS: u32 = 2;
-// A slot key (time within the bucket, class) leaves the position field of
-// `EventQueue::load_bucket`'s 32-bit sort key at least 16 bits.
-const _: () = assert!(SHIFT + CLASS_BITS <= 16);
+/// Bits of the content summary ([`prefix`]) in a slot key.
+const PREFIX_BITS: u32 = 20;
+/// Shift of the time within the bucket in a slot key.
+const TIME_AT: u32 = CLASS_BITS + PREFIX_BITS;
+const _: () = assert!(SHIFT + TIME_AT == 32);
 
-/// Order key of an event at `time_ps` within its bucket (see [`Slotted`]).
+/// Order key of an event at `time_ps` within its bucket (see [`Slotted`]): time within the
+/// bucket, order class, content summary — from the most significant bits down, so that keys
+/// compare as the events' order does, except between events of equal summaries.
 #[inline(always)]
-fn slot_key(time_ps: u64, ev: &Event) -> u32 {
-    (((time_ps & ((1 << SHIFT) - 1)) as u32) << CLASS_BITS) | class(ev) as u32
+fn slot_key(time_ps: u64, ev: &Event, s: Summary) -> u32 {
+    (((time_ps & ((1 << SHIFT) - 1)) as u32) << TIME_AT)
+        | (u32::from(class(ev)) << PREFIX_BITS)
+        | prefix(ev, s)
+}
+
+/// Time within the bucket of a slot key, picoseconds.
+#[inline(always)]
+fn slot_time(k: u32) -> u64 {
+    u64::from(k >> TIME_AT)
 }
 
 /// log2 of the width of one calendar bucket, picoseconds (2^10 ps ≈ 1 ns).
@@ -187,14 +384,14 @@ impl Ord for Far {
     }
 }
 
-/// Future-event list with deterministic tie-breaking on (time, class, insertion sequence).
+/// Future-event list with canonical tie-breaking on (time, class, content) ([`tie`]).
 ///
 /// A calendar queue ("timing wheel"): time is cut into buckets of 2^10 ps (≈ 1 ns); the next
 /// 2^11 … 2^16 buckets (a horizon of 2.1 … 67 µs, chosen by [`EventQueue::for_horizon`]) live
 /// in a wheel of unsorted vectors (O(1) insertion), with a bitmap to skip empty buckets; events
 /// further ahead wait in an overflow heap and move into the wheel as it turns.
-/// The bucket being executed is sorted once by (time, class, sequence) and drained from its end;
-/// events scheduled into it meanwhile are inserted in order. Packet events are almost all
+/// The bucket being executed is sorted once by (time, class, content) and drained from its
+/// end; events scheduled into it meanwhile are inserted in order. Packet events are almost all
 /// within a few µs of now, so nearly every operation is O(1) on short vectors — several
 /// times faster than a binary heap holding thousands of pending events.
 pub struct EventQueue {
@@ -208,7 +405,11 @@ pub struct EventQueue {
     /// Empty slot buffers with capacity, most recently drained last (hot in cache).
     spare: Vec<Vec<Slotted>>,
     /// Scratch of [`Self::load_bucket`]: the bucket's order keys.
-    sort_keys: Vec<u32>,
+    sort_keys: Vec<u64>,
+    /// Scratch of [`Self::order_run`]: the content keys of a same-picosecond run.
+    run_keys: Vec<Tie>,
+    /// How scheduling summarizes an event's content key into its slot key ([`prefix`]).
+    summary: Summary,
     /// Wheel slots for buckets `cur_idx + 1 ..= cur_idx + wheel_len - 1` (slot = index mod wheel_len).
     wheel: Vec<Vec<Slotted>>,
     /// Bit per slot: slot non-empty.
@@ -221,7 +422,12 @@ pub struct EventQueue {
     /// calls the out-of-line [`Self::schedule_off_wheel`], so no path takes the address of the
     /// caller's event (see [`Self::push_slot`]).
     staged: (u64, Event),
+    /// Pairs of different events found with the same (time, class, content) key
+    /// ([`Self::tie_collisions`]).
+    tie_collisions: u64,
     len: usize,
+    /// Scheduling counter: orders same-key entries of the overflow heap (a heap is not
+    /// stable); the order of execution never depends on it.
     seq: u64,
     now_ps: u64,
     popped: u64,
@@ -255,18 +461,34 @@ impl EventQueue {
             cur_idx: 0,
             spare: Vec::new(),
             sort_keys: Vec::new(),
+            run_keys: Vec::new(),
+            summary: Summary::for_network(usize::MAX, 1),
             next_hint: usize::MAX,
             wheel: (0..wheel_len).map(|_| Vec::new()).collect(),
             bitmap: vec![0; wheel_len / 64],
             wheel_len,
             overflow: Default::default(),
             staged: (0, Event::NicWake { node: 0 }),
+            tie_collisions: 0,
             len: 0,
             seq: 0,
             now_ps: 0,
             popped: 0,
             peak_len: 0,
         }
+    }
+
+    /// This queue for events about a network of `nodes` nodes with at most `ports` ports each
+    /// (every event's node and port below these): scheduling then writes a summary of each
+    /// event's content key that includes its node and port into its slot key ([`prefix`]).
+    /// Without it (or for a network too large for the summary: more than 2^17 (node, port)
+    /// pairs) the summary leaves them out, and events of one picosecond, class and kind are
+    /// ordered by their full content keys — the same order, more slowly. Call before
+    /// scheduling.
+    pub fn for_network(mut self, nodes: usize, ports: usize) -> Self {
+        debug_assert!(self.len == 0, "events already scheduled");
+        self.summary = Summary::for_network(nodes, ports);
+        self
     }
 
     /// Current simulated time, picoseconds (time of the last popped event).
@@ -294,6 +516,13 @@ impl EventQueue {
     /// True when nothing is pending.
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// Pairs of *different* pending events found at the same picosecond with the same order
+    /// class and content key ([`tie`]) when their bucket was sorted: their order would be
+    /// arbitrary. Must stay 0 (the simulator's invariant check reports it).
+    pub fn tie_collisions(&self) -> u64 {
+        self.tie_collisions
     }
 
     /// Schedule `ev` at absolute time `time_ps` (must not be in the past).
@@ -324,12 +553,19 @@ impl EventQueue {
     fn schedule_off_wheel(&mut self, b: u64) {
         let (time_ps, ev) = self.staged;
         if b <= self.cur_idx {
-            // Into the bucket being executed (sorted by time descending, next at the end): it
-            // must pop after every pending event of the same time, i.e. sit before them.
+            // Into the bucket being executed (sorted by order key descending, next at the
+            // end), at its place among the pending events. Its key may be below the one that
+            // is executing (the same picosecond, content ordered before it): it then runs next.
+            // The content key is computed only for the pending events of the same (time,
+            // class), a few at most.
             let c = class(&ev);
+            let k = tie(&ev);
             let pos = self
                 .cur
-                .partition_point(|e| (e.0, class(&e.1)) > (time_ps, c));
+                .partition_point(|e| match (e.0, class(&e.1)).cmp(&(time_ps, c)) {
+                    std::cmp::Ordering::Equal => tie(&e.1) > k,
+                    o => o == std::cmp::Ordering::Greater,
+                });
             self.cur.insert(pos, (time_ps, ev));
         } else {
             self.overflow
@@ -352,7 +588,7 @@ impl EventQueue {
             Self::make_room(v, &mut self.spare);
         }
         let at = v.len();
-        let k = slot_key(time_ps, &ev);
+        let k = slot_key(time_ps, &ev, self.summary);
         // SAFETY: `make_room` left spare capacity, so slot `at` is inside the allocation and
         // unused; it is initialised by the write before the length covers it.
         unsafe {
@@ -384,24 +620,30 @@ impl EventQueue {
     }
 
     /// Call `f` on every pending event with its time, picoseconds, in no particular order; `f`
-    /// may change an event in place as long as its order class stays the same (the order of
-    /// pending events is kept). For rare whole-network changes (a link failure), not the hot
-    /// path: it visits every pending event.
+    /// may change an event in place as long as its order class and content key ([`tie`]) stay
+    /// the same (the order of pending events is kept: an arrival may become the loss of its
+    /// packet at its receiving port). For rare whole-network changes (a link failure), not the
+    /// hot path: it visits every pending event.
     pub fn for_each_pending_mut(&mut self, mut f: impl FnMut(u64, &mut Event)) {
         for (t, ev) in self.cur.iter_mut() {
-            let c = class(ev);
+            let k = order(*t, ev);
             f(*t, ev);
-            debug_assert_eq!(c, class(ev), "an event changed its order class");
+            assert_eq!(k, order(*t, ev), "an event changed its order key");
         }
         let len = self.wheel_len as u64;
+        let summary = self.summary;
         for (slot, v) in self.wheel.iter_mut().enumerate() {
             // The bucket of this slot: the one after `cur_idx` congruent to it.
             let off = (slot as u64).wrapping_sub(self.cur_idx) & (len - 1);
             let base = (self.cur_idx + off) << SHIFT;
             for (k, ev) in v.iter_mut() {
-                let c = class(ev);
-                f(base + u64::from(*k >> CLASS_BITS), ev);
-                debug_assert_eq!(c, class(ev), "an event changed its order class");
+                let t = base + slot_time(*k);
+                f(t, ev);
+                debug_assert_eq!(
+                    *k,
+                    slot_key(t, ev, summary),
+                    "an event changed its order key"
+                );
             }
         }
         let mut far = std::mem::take(&mut self.overflow).into_vec();
@@ -505,42 +747,106 @@ impl EventQueue {
     }
 
     /// Fill `cur` (empty) with the bucket `cur_idx`'s entries `v`, ordered by (time, class,
-    /// scheduling order), next event last, with their full times.
+    /// content), next event last, with their full times.
     ///
-    /// Entries were appended in scheduling order (overflow migrants, which were scheduled
-    /// earlier, always arrive before any direct insertion into a slot), so ordering by
-    /// (time, class) and then by position keeps same-time events in scheduling order. A slot
-    /// entry's key already holds (time within the bucket, class) in `SHIFT + CLASS_BITS` bits; with the
-    /// position in the remaining bits, one 32-bit key per entry orders the bucket. Those keys
-    /// are sorted (unstable: they are distinct) and the entries gathered in reverse — cheaper
-    /// than a stable sort of the entries, which took ≈ 9 % of a 512-host run whose buckets hold
-    /// ~20 events. A bucket too large for the position field takes a stable sort instead.
+    /// A slot entry's key holds (time within the bucket, class, content summary) ([`slot_key`],
+    /// [`prefix`]); with the entry's position below it, one 64-bit key per entry orders the
+    /// bucket. Those keys are sorted (unstable: they are distinct) and the entries gathered in
+    /// reverse — cheaper than a sort of the entries, which took ≈ 9 % of a 512-host run whose
+    /// buckets hold ~20 events. Entries whose slot keys are equal — events of one picosecond
+    /// and class whose summaries do not tell them apart: flow timers, arrivals of one port —
+    /// are then put in order by their full content key ([`tie`]), so the position
+    /// (the scheduling order) decides nothing.
     fn load_bucket(&mut self, v: &[Slotted]) {
-        const POS_BITS: u32 = 32 - SHIFT - CLASS_BITS;
         let base = self.cur_idx << SHIFT;
-        let full = |e: &Slotted| (base + u64::from(e.0 >> CLASS_BITS), e.1);
+        let full = |e: &Slotted| (base + slot_time(e.0), e.1);
         debug_assert!(self.cur.is_empty());
         let n = v.len();
-        if n >= 1 << POS_BITS {
-            let mut order: Vec<usize> = (0..n).collect();
-            order.sort_by_key(|&i| v[i].0);
-            self.cur.extend(order.iter().rev().map(|&i| full(&v[i])));
-            return;
-        }
+        assert!(
+            n <= u32::MAX as usize,
+            "more than 2^32 events in one bucket"
+        );
         self.sort_keys.clear();
         self.sort_keys.extend(
             v.iter()
                 .enumerate()
-                .map(|(i, e)| (e.0 << POS_BITS) | i as u32),
+                .map(|(i, e)| (u64::from(e.0) << 32) | i as u64),
         );
         self.sort_keys.sort_unstable();
-        let pos_mask = (1u32 << POS_BITS) - 1;
-        self.cur.extend(
-            self.sort_keys
-                .iter()
-                .rev()
-                .map(|&k| full(&v[(k & pos_mask) as usize])),
-        );
+        // Gathered in reverse; `same` notes whether two neighbours have equal slot keys (runs
+        // to order by the full key below; most buckets have none).
+        let mut prev = u64::MAX;
+        let mut same = false;
+        self.cur.extend(self.sort_keys.iter().rev().map(|&k| {
+            same |= (k ^ prev) >> 32 == 0;
+            prev = k;
+            full(&v[k as u32 as usize])
+        }));
+        if !same {
+            return;
+        }
+        // The runs: adjacent equal keys above the position (in `cur`, reversed).
+        let mut i = 0;
+        while i + 1 < n {
+            let sk = self.sort_keys[i] >> 32;
+            if self.sort_keys[i + 1] >> 32 != sk {
+                i += 1;
+                continue;
+            }
+            let mut j = i + 2;
+            while j < n && self.sort_keys[j] >> 32 == sk {
+                j += 1;
+            }
+            self.order_run(n - j, n - i);
+            i = j;
+        }
+    }
+
+    /// Put `cur[from..to]` (events of one picosecond and class) in content order, descending
+    /// (the next event last), and count collisions. Each entry's content key is computed
+    /// once: pairs (the common run) are compared directly, short runs insertion-sorted with
+    /// their keys beside them, longer ones sorted as (key, entry) pairs.
+    #[inline(never)]
+    fn order_run(&mut self, from: usize, to: usize) {
+        let run = &mut self.cur[from..to];
+        if let [x, y] = run {
+            let (a, b) = (tie(&x.1), tie(&y.1));
+            match a.cmp(&b) {
+                std::cmp::Ordering::Less => std::mem::swap(x, y),
+                std::cmp::Ordering::Equal => self.tie_collisions += u64::from(x.1 != y.1),
+                std::cmp::Ordering::Greater => {}
+            }
+            return;
+        }
+        let keys = &mut self.run_keys;
+        keys.clear();
+        keys.extend(run.iter().map(|e| tie(&e.1)));
+        if run.len() <= 16 {
+            for i in 1..run.len() {
+                let (k, e) = (keys[i], run[i]);
+                let mut j = i;
+                while j > 0 && keys[j - 1] < k {
+                    keys[j] = keys[j - 1];
+                    run[j] = run[j - 1];
+                    j -= 1;
+                }
+                keys[j] = k;
+                run[j] = e;
+            }
+        } else {
+            let mut pairs: Vec<(Tie, (u64, Event))> =
+                keys.iter().copied().zip(run.iter().copied()).collect();
+            pairs.sort_unstable_by_key(|q| std::cmp::Reverse(q.0));
+            for (i, (k, e)) in pairs.into_iter().enumerate() {
+                keys[i] = k;
+                run[i] = e;
+            }
+        }
+        for i in 1..run.len() {
+            if keys[i - 1] == keys[i] && run[i - 1].1 != run[i].1 {
+                self.tie_collisions += 1;
+            }
+        }
     }
 
     /// The event `k` places after the next one, if it is in the bucket being executed (for
@@ -598,12 +904,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn order_is_time_then_insertion() {
+    fn order_is_time_then_content() {
         let mut q = EventQueue::new();
-        q.schedule(5, Event::NicWake { node: 1 });
-        q.schedule(3, Event::NicWake { node: 2 });
         q.schedule(5, Event::NicWake { node: 3 });
         q.schedule(3, Event::NicWake { node: 4 });
+        q.schedule(5, Event::NicWake { node: 1 });
+        q.schedule(3, Event::NicWake { node: 2 });
         let order: Vec<u32> = std::iter::from_fn(|| q.pop())
             .map(|(_, e)| match e {
                 Event::NicWake { node } => node,
@@ -613,14 +919,245 @@ mod tests {
         assert_eq!(order, vec![2, 4, 1, 3]);
         assert_eq!(q.now(), 5);
         assert_eq!(q.events(), 4);
+        assert_eq!(q.tie_collisions(), 0);
+    }
+
+    #[test]
+    fn same_instant_order_is_class_then_kind_then_entity() {
+        // Scheduled in the reverse of the expected order, all at one picosecond.
+        let want = [
+            Event::Arrive {
+                node: 1,
+                port: 0,
+                pkt: 9,
+                egress: 3,
+                seq: 0,
+            },
+            Event::Lost {
+                node: 1,
+                port: 0,
+                at_sender: true,
+                seq: 0,
+                pkt: 4,
+            },
+            Event::Arrive {
+                node: 1,
+                port: 2,
+                pkt: 7,
+                egress: 0,
+                seq: 0,
+            },
+            Event::Arrive {
+                node: 2,
+                port: 0,
+                pkt: 1,
+                egress: 0,
+                seq: 0,
+            },
+            Event::FlowStart { flow: 8 },
+            Event::TxDone { node: 0, port: 5 },
+            Event::TxDone { node: 3, port: 1 },
+            Event::NicWake { node: 2 },
+            Event::SchemeTimer {
+                node: 2,
+                port: 1,
+                scheme: 0,
+                which: 1,
+                arg: 0,
+            },
+            Event::Rto { flow: 0 },
+            Event::CcTimer { flow: 0, which: 1 },
+            Event::CnpDue {
+                flow: 0,
+                marked: false,
+            },
+            Event::LinkChange { event: 0 },
+            Event::Reroute,
+        ];
+        let mut q = EventQueue::new();
+        for ev in want.iter().rev() {
+            q.schedule(7_000, *ev);
+        }
+        let got: Vec<Event> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
+        assert_eq!(got, want);
+        assert_eq!(q.tie_collisions(), 0);
+    }
+
+    #[test]
+    fn arrivals_of_one_picosecond_at_one_port_keep_the_sending_order() {
+        // A frame with zero serialization time arrives with the packet sent before it: the
+        // sending port's sequence numbers order them, across the counter's wrap.
+        let mut q = EventQueue::new();
+        for seq in [1u16, 65_535, 0] {
+            q.schedule(
+                9_000,
+                Event::Arrive {
+                    node: 2,
+                    port: 3,
+                    pkt: u32::from(seq),
+                    egress: 0,
+                    seq,
+                },
+            );
+        }
+        let got: Vec<u16> = std::iter::from_fn(|| q.pop())
+            .map(|(_, e)| match e {
+                Event::Arrive { seq, .. } => seq,
+                _ => unreachable!(),
+            })
+            .collect();
+        assert_eq!(got, vec![65_535, 0, 1]);
+        assert_eq!(q.tie_collisions(), 0);
+    }
+
+    #[test]
+    fn different_events_with_one_key_are_counted() {
+        // Two arrivals at one port in one picosecond with one sequence number cannot happen
+        // in a run (the sending port numbers its transmissions); if they did, their order
+        // would be arbitrary: counted.
+        let mut q = EventQueue::new();
+        for pkt in [1, 2] {
+            q.schedule(
+                5_000,
+                Event::Arrive {
+                    node: 4,
+                    port: 1,
+                    pkt,
+                    egress: 0,
+                    seq: 0,
+                },
+            );
+        }
+        // Identical events are interchangeable: not counted.
+        q.schedule(5_000, Event::NicWake { node: 1 });
+        q.schedule(5_000, Event::NicWake { node: 1 });
+        while q.pop().is_some() {}
+        assert_eq!(q.tie_collisions(), 1);
+    }
+
+    /// A random pending event (of any kind, about a small set of nodes and flows, so that
+    /// same-instant events of one kind are common).
+    fn random_event(rng: &mut crate::rng::Rng) -> Event {
+        let node = rng.below(6) as u32;
+        let port = rng.below(4) as u16;
+        let flow = rng.below(6) as u32;
+        match rng.below(10) {
+            0 | 1 => Event::Arrive {
+                node,
+                port,
+                pkt: rng.below(1000) as u32,
+                egress: 0,
+                seq: 0,
+            },
+            2 => Event::FlowStart { flow },
+            3 | 4 => Event::TxDone { node, port },
+            5 => Event::NicWake { node },
+            6 => Event::SchemeTimer {
+                node,
+                port,
+                scheme: 1,
+                which: rng.below(2) as u8,
+                arg: 0,
+            },
+            7 => Event::Rto { flow },
+            8 => Event::CcTimer {
+                flow,
+                which: rng.below(2) as u8,
+            },
+            _ => Event::CnpDue {
+                flow,
+                marked: rng.below(2) == 0,
+            },
+        }
+    }
+
+    /// What a deterministic handler schedules when `ev` runs at `t`: 0–2 events, some in the
+    /// same picosecond (zero delay), derived from the event alone.
+    fn reactions(t: u64, ev: &Event) -> Vec<(u64, Event)> {
+        let k = tie(ev);
+        let h = t.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ k.head << 7 ^ k.sub;
+        let mut out = Vec::new();
+        // Zero-delay wake-ups come from other kinds only (a wake-up waking another at the
+        // same instant could chain forever).
+        if h.is_multiple_of(3) && !matches!(ev, Event::NicWake { .. }) {
+            out.push((
+                t,
+                Event::NicWake {
+                    node: (h >> 8) as u32 % 6,
+                },
+            ));
+        }
+        if h % 5 < 2 && t < 400_000 {
+            out.push((
+                t + 1_000 * (1 + (h >> 16) % 40),
+                Event::Rto {
+                    flow: (h >> 24) as u32 % 6,
+                },
+            ));
+        }
+        out
+    }
+
+    /// Run a model network: `initial` events scheduled in the given order, each popped event's
+    /// [`reactions`] scheduled as it runs. Returns the executed (time, event) sequence with
+    /// packet slots blanked (they name storage, not identity).
+    fn run_model(initial: &[(u64, Event)]) -> Vec<(u64, Event)> {
+        let mut q = EventQueue::new();
+        for &(t, ev) in initial {
+            q.schedule(t, ev);
+        }
+        let mut out = Vec::new();
+        while let Some((t, mut ev)) = q.pop() {
+            for (rt, rev) in reactions(t, &ev) {
+                q.schedule(rt, rev);
+            }
+            if let Event::Arrive { pkt, .. } = &mut ev {
+                *pkt = 0;
+            }
+            out.push((t, ev));
+        }
+        assert_eq!(q.tie_collisions(), 0);
+        out
+    }
+
+    #[test]
+    fn execution_order_does_not_depend_on_scheduling_order() {
+        // The same events (many at the same picosecond), scheduled in different orders and
+        // with different packet slots, must execute in the same order, including the events
+        // their handlers schedule into the bucket being executed.
+        let mut rng = crate::rng::Rng::new(17);
+        let mut events = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        while events.len() < 3_000 {
+            let t = rng.below(200) * 1_000 + rng.below(3) * 1_500_000;
+            let ev = random_event(&mut rng);
+            // One arrival per (time, port), as a serializing link delivers.
+            if seen.insert((t, tie(&ev))) {
+                events.push((t, ev));
+            }
+        }
+        let reference = run_model(&events);
+        for round in 0..4u64 {
+            let mut shuffled = events.clone();
+            let mut r = crate::rng::Rng::new(100 + round);
+            for i in (1..shuffled.len()).rev() {
+                shuffled.swap(i, r.below(i as u64 + 1) as usize);
+            }
+            for (_, ev) in shuffled.iter_mut() {
+                if let Event::Arrive { pkt, .. } = ev {
+                    *pkt = r.below(1 << 20) as u32;
+                }
+            }
+            assert!(run_model(&shuffled) == reference, "round {round}");
+        }
     }
 
     #[test]
     fn matches_reference_model() {
         // Mixed near/far events (incl. beyond the wheel horizon and at the same instant) of
         // all three order classes, interleaved with pops: the output must equal a sorted
-        // (time, class, scheduling order) reference exactly, including events that waited in
-        // the overflow heap.
+        // (time, class, content) reference exactly, including events that waited in the
+        // overflow heap (ids grow with scheduling: content order is scheduling order).
         for bits in [11u32, 14] {
             let mut rng = crate::rng::Rng::new(bits as u64);
             let mut q = EventQueue::with_wheel_bits(bits);
@@ -664,6 +1201,7 @@ mod tests {
                 port: 0,
                 pkt: 0,
                 egress: 0,
+                seq: 0,
             },
             1 => Event::FlowStart { flow: id },
             _ => Event::NicWake { node: id },
@@ -696,6 +1234,7 @@ mod tests {
                 port: 0,
                 pkt: 0,
                 egress: 0,
+                seq: 0,
             },
         );
         let order: Vec<(u64, u32)> = std::iter::from_fn(|| q.pop())
@@ -705,9 +1244,10 @@ mod tests {
     }
 
     #[test]
-    fn a_bucket_too_large_for_the_position_key_keeps_the_order() {
-        // 2^20 + 5 events in one 1 ns bucket (past the 20-bit position field): the fallback
-        // must give the same (time, class, scheduling order).
+    fn a_million_events_in_one_bucket_keep_the_order() {
+        // 2^20 + 5 events in one 1 ns bucket, most with entity numbers beyond the exact range
+        // of the content summary (`prefix` saturates: they are ordered by the full key), and
+        // every flow start with a summary of 0: the same (time, class, content) order.
         let mut q = EventQueue::new();
         let n = (1u32 << 20) + 5;
         let mut rng = crate::rng::Rng::new(3);
@@ -726,9 +1266,10 @@ mod tests {
     }
 
     #[test]
-    fn dense_buckets_keep_time_class_then_insertion_order() {
-        // Hundreds of events per bucket, many at the same instant,
-        // arrivals, flow starts and others mixed: order must be (time, class, scheduling order).
+    fn dense_buckets_keep_time_class_then_content_order() {
+        // Hundreds of events per bucket, many at the same instant, arrivals, flow starts and
+        // others mixed: order must be (time, class, content); ids grow with scheduling, so
+        // the content order is also the scheduling order here.
         let mut rng = crate::rng::Rng::new(9);
         let mut q = EventQueue::new();
         let mut reference = Vec::new();
@@ -761,7 +1302,8 @@ mod tests {
 
     #[test]
     fn heap_matches_sorting() {
-        // Random schedule/pop interleavings must pop in (time, seq) order.
+        // Random schedule/pop interleavings must pop in (time, content) order (flow starts
+        // with growing flow ids: the scheduling order).
         let mut rng = crate::rng::Rng::new(3);
         let mut q = EventQueue::new();
         let mut reference: Vec<(u64, u64)> = Vec::new();
@@ -794,7 +1336,7 @@ mod tests {
         for w in out.windows(2) {
             assert!(w[0].0 <= w[1].0);
             if w[0].0 == w[1].0 {
-                assert!(w[0].1 < w[1].1, "FIFO among equal times");
+                assert!(w[0].1 < w[1].1, "content order among equal times");
             }
         }
     }

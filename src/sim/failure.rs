@@ -173,7 +173,11 @@ impl Simulator {
         let (nodes, cfg) = (&self.nodes, &self.cfg);
         self.q.for_each_pending_mut(|t, ev| {
             if let Event::Arrive {
-                node, port, pkt, ..
+                node,
+                port,
+                pkt,
+                seq,
+                ..
             } = *ev
                 && ends.contains(&(node, port))
             {
@@ -182,7 +186,13 @@ impl Simulator {
                     NodeRef::Switch(_) => cfg.switch_delay_ps,
                 };
                 if t - proc > now {
-                    *ev = Event::Lost { pkt };
+                    *ev = Event::Lost {
+                        node,
+                        port,
+                        at_sender: false,
+                        seq,
+                        pkt,
+                    };
                 }
             }
         });

@@ -180,7 +180,10 @@ pub struct Simulator {
     pub(crate) outbox: Outbox<Emit>,
     /// Requests of host-side schemes waiting to be carried out (reused).
     pub(crate) host_out: Outbox<HostAction>,
-    link_rng: Rng,
+    /// Random streams of the link-error model, one per receiving port (node, port), made on
+    /// its first draw from the run's seed and the port: a port's losses depend on its own
+    /// arrivals only, not on the order in which the whole network's events interleave.
+    link_rngs: std::collections::HashMap<(u32, u16), Rng>,
     /// Some link has a nonzero error rate (otherwise arrivals skip the error model).
     link_errors: bool,
     /// PFC deadlocks found ([`Self::check_deadlocks`]).
@@ -746,7 +749,13 @@ fn event_queue_for(topo: &TopologySpec, cfg: &NetConfig) -> EventQueue {
         .max()
         .unwrap_or(0)
         + cfg.switch_delay_ps.max(cfg.nic_delay_ps);
-    EventQueue::for_horizon(2 * max_hop_ps)
+    let mut ports = vec![0usize; topo.num_nodes()];
+    for l in &topo.links {
+        ports[l.a as usize] += 1;
+        ports[l.b as usize] += 1;
+    }
+    let max_ports = ports.iter().copied().max().unwrap_or(0);
+    EventQueue::for_horizon(2 * max_hop_ps).for_network(topo.num_nodes(), max_ports)
 }
 
 impl Simulator {
@@ -877,7 +886,7 @@ impl Simulator {
                 .sender_throughput
                 .then(|| ThroughputMeter::new(hosts.len(), 100 * crate::units::US)),
             queue_mon,
-            link_rng: Rng::derive(cfg.seed, "link-errors", 0),
+            link_rngs: Default::default(),
             link_errors: topo.links.iter().any(|l| l.error_rate > 0.0),
             cfg,
             topo,
@@ -1253,8 +1262,8 @@ impl Simulator {
         let ep = &mut sw.ports[port as usize];
         let more = ep.nonempty != 0;
         let ser = self.cfg.framing.ser_ps(size, ep.tx.link.rate_bps);
-        let (more, peer, peer_port, delay) = Self::start_tx(&mut ep.tx, now, ser, size, more);
-        self.launch(node, port, p, now, ser, more, peer, peer_port, delay);
+        let (more, peer, peer_port, delay, seq) = Self::start_tx(&mut ep.tx, now, ser, size, more);
+        self.launch(node, port, p, now, ser, more, (peer, peer_port, delay, seq));
     }
 
     /// Start serializing packet `p` on the NIC of host `h` (the link must be idle).
@@ -1266,8 +1275,8 @@ impl Simulator {
         let node = nic.node;
         let more = !nic.ctrl.is_empty() || !nic.arb.is_empty();
         let ser = self.cfg.framing.ser_ps(size, nic.tx.link.rate_bps);
-        let (more, peer, peer_port, delay) = Self::start_tx(&mut nic.tx, now, ser, size, more);
-        self.launch(node, 0, p, now, ser, more, peer, peer_port, delay);
+        let (more, peer, peer_port, delay, seq) = Self::start_tx(&mut nic.tx, now, ser, size, more);
+        self.launch(node, 0, p, now, ser, more, (peer, peer_port, delay, seq));
         if self.host_tx_hooks {
             self.host_transmitted(h, p);
             // A capture turns the transmit hooks on ([`Self::start_capture`]).
@@ -1279,7 +1288,8 @@ impl Simulator {
 
     /// The port `tx` is busy until `now + ser` sending `size` bytes; a TxDone is wanted only if
     /// it has `more` to send and none is pending. Returns (TxDone wanted, peer node, peer
-    /// port, propagation delay — [`failure::DEAD_LINK`] when the link is down).
+    /// port, propagation delay — [`failure::DEAD_LINK`] when the link is down — and the
+    /// transmission's sequence number on the port, [`TxPort::launches`]).
     #[inline(always)]
     pub(crate) fn start_tx(
         tx: &mut TxPort,
@@ -1287,8 +1297,10 @@ impl Simulator {
         ser: u64,
         size: u32,
         more: bool,
-    ) -> (bool, u32, u16, u64) {
+    ) -> (bool, u32, u16, u64, u16) {
         tx.busy_until_ps = now + ser;
+        let seq = tx.launches;
+        tx.launches = seq.wrapping_add(1);
         let more = more && !tx.txdone_pending;
         if more {
             tx.txdone_pending = true;
@@ -1300,11 +1312,12 @@ impl Simulator {
         } else {
             failure::DEAD_LINK
         };
-        (more, link.peer, link.peer_port, delay)
+        (more, link.peer, link.peer_port, delay, seq)
     }
 
     /// The events of a transmission started at `now` on port `port` of `node`: its TxDone (if
-    /// `more`) and the packet's arrival at the peer.
+    /// `more`) and the packet's arrival at the peer. `to` = what [`Self::start_tx`] returned
+    /// about the link: (peer node, peer port, propagation delay, sequence number).
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub(crate) fn launch(
@@ -1315,16 +1328,24 @@ impl Simulator {
         now: u64,
         ser: u64,
         more: bool,
-        peer: u32,
-        peer_port: u16,
-        delay: u64,
+        to: (u32, u16, u64, u16),
     ) {
+        let (peer, peer_port, delay, seq) = to;
         if delay == failure::DEAD_LINK {
             // The link is down: the packet is lost (freed once the sender is done with it).
             if more {
                 self.q.schedule(now + ser, Event::TxDone { node, port });
             }
-            self.q.schedule(now, Event::Lost { pkt: p });
+            self.q.schedule(
+                now,
+                Event::Lost {
+                    node,
+                    port,
+                    at_sender: true,
+                    seq,
+                    pkt: p,
+                },
+            );
             return;
         }
         let proc = match self.nodes[peer as usize] {
@@ -1359,6 +1380,7 @@ impl Simulator {
                 port: peer_port,
                 pkt: p,
                 egress,
+                seq,
             },
         );
     }
@@ -1406,6 +1428,7 @@ impl Simulator {
                 port,
                 pkt,
                 egress,
+                ..
             }) => match self.nodes.get(node as usize) {
                 Some(NodeRef::Switch(s)) => {
                     let sw = &self.switches[*s as usize];
@@ -1503,6 +1526,22 @@ impl Simulator {
         }
     }
 
+    /// The next uniform draw in [0, 1) of the link-error stream of port `port` of `node`.
+    #[inline(never)]
+    fn link_error(&mut self, node: u32, port: u16) -> f64 {
+        let seed = self.cfg.seed;
+        self.link_rngs
+            .entry((node, port))
+            .or_insert_with(|| {
+                Rng::derive(
+                    seed,
+                    "link-errors",
+                    (u64::from(node) << 16) | u64::from(port),
+                )
+            })
+            .f64()
+    }
+
     #[inline(always)]
     fn dispatch(&mut self, ev: Event) {
         match ev {
@@ -1511,11 +1550,12 @@ impl Simulator {
                 port,
                 pkt,
                 egress,
+                ..
             } => {
                 if self.link_errors {
                     // The link is the same in both directions: the receiving port's own.
                     let err = self.tx_port(node, port).link.error_rate;
-                    if err > 0.0 && self.link_rng.f64() < err {
+                    if err > 0.0 && self.link_error(node, port) < err {
                         self.counters.drops_link_error += 1;
                         self.arena.free(pkt);
                         return;
@@ -1569,7 +1609,7 @@ impl Simulator {
             Event::Rto { flow } => self.rto_fire(flow),
             Event::LinkChange { event } => self.link_change(event),
             Event::Reroute => self.reroute(),
-            Event::Lost { pkt } => self.lost(pkt),
+            Event::Lost { pkt, .. } => self.lost(pkt),
             Event::CcTimer { flow, .. } => self.cc_timer_fire(flow),
             Event::CnpDue { flow, marked } => self.cnp_due_fire(flow, marked),
             Event::SchemeTimer {
@@ -1866,6 +1906,12 @@ impl Simulator {
     /// packets created = consumed + dropped + alive (queued or on a wire); per-queue, per-port
     /// and MMU byte counters consistent with the queue contents.
     pub fn check_invariants(&self) -> Result<(), String> {
+        if self.q.tie_collisions() > 0 {
+            return Err(format!(
+                "event order: {} pairs of different events with the same (time, class, content) key",
+                self.q.tie_collisions()
+            ));
+        }
         if self.nic_misfiled > 0 {
             return Err(format!(
                 "NIC arbiter: {} picks of a QP filed as ready with nothing to send",
