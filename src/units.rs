@@ -348,7 +348,7 @@ mod tests {
                 "{bytes} B at {rate} b/s"
             );
             let exact_ns = bytes * 8 * g / rate;
-            let whole = bytes * 8 * g % rate == 0;
+            let whole = (bytes * 8 * g).is_multiple_of(rate);
             assert_eq!(ns + whole as u64, exact_ns, "{bytes} B at {rate} b/s");
             assert_eq!(
                 ser_time_ps_hpcc(bytes, rate) - pace_time_ps_ns3(bytes, rate),
