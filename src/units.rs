@@ -58,6 +58,28 @@ pub fn ser_time_ps_hpcc(bytes: u64, rate_bps: u64) -> u64 {
     }
 }
 
+/// A NIC's pacing gap as the HPCC ns-3 simulator computes it, picoseconds (whole nanoseconds):
+/// `Seconds(rate.CalculateTxTime(bytes))` in `RdmaHw::UpdateNextAvail` (and `ChangeRate`).
+/// `DataRate::CalculateTxTime` divides in `double` (`bytes·8 / bps`), and ns-3's
+/// `Seconds(double)` keeps that double's value to 64 fractional bits (`int64x64_t(double)`:
+/// the integer part, and the fraction × 2⁶⁴ truncated), multiplies by 10⁹ and truncates to whole
+/// nanoseconds (`Time::From`, `GetHigh`). Where `bytes·8/rate` is a whole number of nanoseconds
+/// the double can fall just below it, and the gap is then one nanosecond shorter than
+/// [`ser_time_ps_hpcc`]'s exact quotient: 1048 B at 1 Gb/s (DCQCN's `MIN_RATE`) is 8383 ns, not
+/// 8384; 75 B at 100 Gb/s 5 ns, not 6. Otherwise the two agree.
+#[inline]
+pub fn pace_time_ps_ns3(bytes: u64, rate_bps: u64) -> u64 {
+    let secs = bytes as f64 * 8.0 / rate_bps.max(1) as f64;
+    let whole = secs.floor();
+    // Exact: `secs - whole` is exact in binary floating point, and so is the scaling by 2^64;
+    // `as` truncates the product as ns-3's `(int128_t)` cast does.
+    let frac_q64 = ((secs - whole) * 18_446_744_073_709_551_616.0) as u128;
+    let ns = (whole as u128)
+        .saturating_mul(1_000_000_000)
+        .saturating_add((frac_q64 * 1_000_000_000) >> 64);
+    (ns.min((u64::MAX / NS) as u128) as u64) * NS
+}
+
 /// Error from parsing a quantity with a unit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnitError(pub String);
@@ -290,6 +312,54 @@ pub fn shorten_long_numbers(msg: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// The pacing gaps HPCC-sim computes, `Seconds(DataRate(rate).CalculateTxTime(bytes))`
+    /// printed by a program linked against its ns-3 core (`GetTimeStep()`, ns): whole-ns
+    /// quotients come out one nanosecond short (1048 B at 1 Gb/s, 1000 B at 100 Gb/s), the
+    /// others truncated like `ser_time_ps_hpcc`.
+    #[test]
+    fn pacing_gap_as_ns3_computes_it() {
+        let g = 1_000_000_000u64;
+        let cases: [(u64, u64, u64); 20] = [
+            (1048, g, 8383),
+            (1000, g, 7999),
+            (60, g, 479),
+            (301, g, 2407),
+            (1048, 100 * g, 83),
+            (1000, 100 * g, 79),
+            (75, 100 * g, 5),
+            (150, 100 * g, 11),
+            (60, 100 * g, 4),
+            (1090, 100 * g, 87),
+            (1048, 400 * g, 20),
+            (1000, 400 * g, 19),
+            (150, 400 * g, 2),
+            (1048, 25 * g, 335),
+            (1000, 25 * g, 319),
+            (1048, 50 * g, 167),
+            (1048, 12_500_000_000, 670),
+            (1048, 3_125_000_000, 2682),
+            (1048, 37_123_456_789, 225),
+            (301, 37_123_456_789, 64),
+        ];
+        for (bytes, rate, ns) in cases {
+            assert_eq!(
+                pace_time_ps_ns3(bytes, rate),
+                ns * NS,
+                "{bytes} B at {rate} b/s"
+            );
+            let exact_ns = bytes * 8 * g / rate;
+            let whole = (bytes * 8 * g).is_multiple_of(rate);
+            assert_eq!(ns + whole as u64, exact_ns, "{bytes} B at {rate} b/s");
+            assert_eq!(
+                ser_time_ps_hpcc(bytes, rate) - pace_time_ps_ns3(bytes, rate),
+                whole as u64 * NS
+            );
+        }
+        // Degenerate inputs stay finite.
+        assert_eq!(pace_time_ps_ns3(0, g), 0);
+        assert!(pace_time_ps_ns3(u64::MAX, 1) > 0);
+        assert_eq!(pace_time_ps_ns3(1048, 0), pace_time_ps_ns3(1048, 1));
+    }
 
     #[test]
     fn long_numbers_are_shortened_outside_quoted_input() {

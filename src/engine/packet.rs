@@ -529,6 +529,20 @@ impl Framing {
             Framing::Ethernet => crate::units::ser_time_ps(size_bytes as u64 + 20, rate_bps),
         }
     }
+    /// The pacing gap a NIC leaves after a `size_bytes` frame of a QP sending at `rate_bps`,
+    /// picoseconds: the frame's serialization time at that rate, computed as HPCC-sim does
+    /// ([`crate::units::pace_time_ps_ns3`]: one nanosecond shorter than [`Self::ser_ps`] where
+    /// `size·8/rate` is a whole number of nanoseconds whose `double` falls just below it, equal
+    /// otherwise) with `Hpcc` framing, and as [`Self::ser_ps`] with `Ethernet`. At the line rate
+    /// the gap never ends after the frame's own serialization, so it only matters for
+    /// rate-limited QPs.
+    #[inline]
+    pub fn pace_ps(self, size_bytes: u32, rate_bps: u64) -> u64 {
+        match self {
+            Framing::Hpcc => crate::units::pace_time_ps_ns3(size_bytes as u64, rate_bps),
+            Framing::Ethernet => self.ser_ps(size_bytes, rate_bps),
+        }
+    }
 }
 
 /// Wire (buffer-occupying) size of every packet kind, in one place. Serialization time adds

@@ -233,7 +233,15 @@ impl Simulator {
                 self.host_schemes[self.transport_host].qp_commit(i, &mut fl.tx, seg)
             });
             let rate = cc.rate_bps().max(1);
-            fl.next_avail_ps = now + self.cfg.framing.ser_ps(size, rate);
+            // DCQCN's QPs pace as HPCC-sim's `RdmaHw::UpdateNextAvail` computes the gap
+            // ([`crate::engine::packet::Framing::pace_ps`]); the other controllers keep the
+            // exact serialization time.
+            let gap = if matches!(self.cc_cfg, crate::cc::CcConfig::Dcqcn(_)) {
+                self.cfg.framing.pace_ps(size, rate)
+            } else {
+                self.cfg.framing.ser_ps(size, rate)
+            };
+            fl.next_avail_ps = now + gap;
             fl.last_pkt_bytes = size;
             cc.on_send(now, size as u64);
             let pkt = Packet {
