@@ -160,6 +160,7 @@ use sfc::scheme::sfc::{SfcCounters, SfcDeploy, SfcMode};
 use sfc::sim::Simulator;
 use sfc::topology::shapes;
 use sfc::units::{GBPS, NS, US};
+use sfc::workload::FlowSpec;
 
 /// The SFC switch half of switch index `i`.
 fn sfc_at(sim: &Simulator, i: usize) -> &SfcSwitch {
@@ -957,6 +958,55 @@ fn bloom_lets_one_bts_per_flow_per_reset_period() {
         let red = j["bts_reduction"].as_f64().unwrap();
         assert!((red - c.bts_suppressed as f64 / triggers as f64).abs() < 1e-12);
     }
+}
+
+/// Table 2's RPC column, its mechanism: the filter suppresses the repeated triggers of a flow
+/// within a reset period, never a flow's first, so a flow of one packet that meets a
+/// congested queue costs one BTS whatever the filter's size or period.
+///
+/// Two 1 MB senders (hosts 1, 2 → host 0, dport 200: the "incast" class of `trigger_stats`)
+/// keep the star's port 0 above Q_th from ≈ 1.8 µs until well after their last packets arrive
+/// at ≈ 84 µs (zero pauses, as in `bloom_lets_one_bts_per_flow_per_reset_period`); with a
+/// 5 µs reset period each lets one BTS through per period, 17 periods: 34 BTS. Host 3 sends
+/// K = 20 one-packet flows (1,000 B) to host 0 at 10, 12, …, 48 µs, each arriving at the
+/// congested port: each triggers once and is let through — background triggers = BTS = 20,
+/// reduction 0, 20 flow-periods of one trigger. The run's reduction is the trigger-weighted
+/// mean of the two classes' (Table 2's RPC arithmetic: 0.64 × 79.4 % + 0.36 × 44.8 %).
+#[test]
+fn a_one_packet_flow_triggers_once_and_no_filter_suppresses_it() {
+    let topo = shapes::star(4, LINE, US).unwrap();
+    let mut cfg = unlimited();
+    cfg.schemes.sfc = sfc(SfcMode::Ingress, 10_000, 10_000);
+    cfg.schemes.sfc.bloom_reset_ps = 5 * US;
+    cfg.schemes.sfc.trigger_stats = true;
+    let mut flows: Vec<_> = (1..=2)
+        .map(|h| FlowSpec {
+            dport: 200,
+            ..flow(h, 0, 1_000_000, 0)
+        })
+        .collect();
+    let k = 20u64;
+    flows.extend((0..k).map(|i| flow(3, 0, 1_000, (10 + 2 * i) * US)));
+    let mut sim = Simulator::new(topo, cfg, CcConfig::none_unlimited(), &flows).unwrap();
+    if let Some(s) = &mut sim.switches[0].schemes.sfc {
+        s.qtg_bytes.iter_mut().for_each(|q| *q = 1 << 40);
+    }
+    run_to(&mut sim, u64::MAX);
+    assert_eq!(sim.counters.flows_completed, 2 + k);
+    let c = sfc_counters(&sim);
+    let t = &sfc_json(&sim)["trigger_stats"];
+    let (bg, inc) = (&t["background"], &t["incast"]);
+    assert_eq!(bg["triggers"], k, "{t}");
+    assert_eq!(bg["bts_generated"], k);
+    assert_eq!(bg["bts_reduction"], 0.0);
+    assert_eq!(bg["flow_periods_by_triggers"]["1"], k);
+    assert_eq!(inc["bts_generated"], 34);
+    assert_eq!(c.bts_generated, k + 34);
+    let trig = |x: &serde_json::Value| x["triggers"].as_f64().unwrap();
+    let red = |x: &serde_json::Value| x["bts_reduction"].as_f64().unwrap();
+    let weighted = (trig(bg) * red(bg) + trig(inc) * red(inc)) / (trig(bg) + trig(inc));
+    let overall = sfc_json(&sim)["bts_reduction"].as_f64().unwrap();
+    assert!((overall - weighted).abs() < 1e-12, "{overall} vs {weighted}");
 }
 
 // ------------------------------------------------------------------------------------------

@@ -233,14 +233,9 @@ impl Simulator {
                 self.host_schemes[self.transport_host].qp_commit(i, &mut fl.tx, seg)
             });
             let rate = cc.rate_bps().max(1);
-            // DCQCN's QPs pace as HPCC-sim's `RdmaHw::UpdateNextAvail` computes the gap
-            // ([`crate::engine::packet::Framing::pace_ps`]); the other controllers keep the
-            // exact serialization time.
-            let gap = if matches!(self.cc_cfg, crate::cc::CcConfig::Dcqcn(_)) {
-                self.cfg.framing.pace_ps(size, rate)
-            } else {
-                self.cfg.framing.ser_ps(size, rate)
-            };
+            // The pacing gap as HPCC-sim's `RdmaHw::UpdateNextAvail` computes it for every QP
+            // ([`crate::engine::packet::Framing::pace_ps`]; with HPCC framing only).
+            let gap = self.cfg.framing.pace_ps(size, rate);
             fl.next_avail_ps = now + gap;
             fl.last_pkt_bytes = size;
             cc.on_send(now, size as u64);
