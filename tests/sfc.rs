@@ -1006,7 +1006,10 @@ fn a_one_packet_flow_triggers_once_and_no_filter_suppresses_it() {
     let red = |x: &serde_json::Value| x["bts_reduction"].as_f64().unwrap();
     let weighted = (trig(bg) * red(bg) + trig(inc) * red(inc)) / (trig(bg) + trig(inc));
     let overall = sfc_json(&sim)["bts_reduction"].as_f64().unwrap();
-    assert!((overall - weighted).abs() < 1e-12, "{overall} vs {weighted}");
+    assert!(
+        (overall - weighted).abs() < 1e-12,
+        "{overall} vs {weighted}"
+    );
 }
 
 // ------------------------------------------------------------------------------------------
