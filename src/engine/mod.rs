@@ -2,8 +2,8 @@
 //! (time, order class, content), and the packet arena.
 //!
 //! Ordering is total and canonical: events at the same picosecond fire in order of their
-//! class ([`class`]) and then of their own fields ([`tie`]: the node and port, flow or timer
-//! they are about), never of when or by whom they were scheduled. Two events that compare
+//! class (arrivals, flow starts, the rest) and then of their own fields ([`tie`]: the node
+//! and port, flow or timer they are about), never of when or by whom they were scheduled. Two events that compare
 //! equal are identical, so which of them runs first cannot matter. The order of a run is
 //! therefore a function of the events alone: splitting the network among event queues (one
 //! per partition of a parallel run) cannot change it. Events name entities by index (node,
@@ -480,7 +480,7 @@ impl EventQueue {
 
     /// This queue for events about a network of `nodes` nodes with at most `ports` ports each
     /// (every event's node and port below these): scheduling then writes a summary of each
-    /// event's content key that includes its node and port into its slot key ([`prefix`]).
+    /// event's content key that includes its node and port into its slot key (`prefix`).
     /// Without it (or for a network too large for the summary: more than 2^17 (node, port)
     /// pairs) the summary leaves them out, and events of one picosecond, class and kind are
     /// ordered by their full content keys — the same order, more slowly. Call before
