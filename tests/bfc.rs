@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::bfc::{PKT, drr_one_packet, flow_at, scenario};
+use common::bfc::{PKT, delivered, delivered_until, drr_one_packet, flow_at, scenario};
 use sfc::cc::CcConfig;
 use sfc::config::BufferMode;
 use sfc::registry::NetConfig;
@@ -44,24 +44,14 @@ fn n_long_flows(n: u32) {
     let (t0, t1) = (200 * US, 1_200 * US);
     sim.cfg.stop_ps = t0;
     sim.run_quiet();
-    let before: Vec<u64> = (0..sim.flows.len())
-        .map(|f| sim.delivered_bytes(f))
-        .collect();
+    let before = delivered(&sim);
     // The occupancy bound is a steady-state one: forget the start-up transient (every flow
     // starts at line rate at once; with N = 64, 6.4 Tb/s arrive for one pause delay).
     let b = sim.switches[0].schemes.bfc.as_mut().unwrap();
     let startup_max = b.max_occupancy_bytes;
     b.max_occupancy_bytes = 0;
     b.occupancy_hist.iter_mut().for_each(|h| *h = 0);
-    sim.cfg.stop_ps = t1;
-    sim.run_quiet();
-    sim.finish();
-    sim.check_invariants().unwrap();
-    let got: Vec<u64> = before
-        .iter()
-        .enumerate()
-        .map(|(f, b)| sim.delivered_bytes(f) - b)
-        .collect();
+    let got = delivered_until(&mut sim, &before, t1);
     // Goodput capacity of the bottleneck: 100 Gb/s × 1000/1048 payload share over 1 ms =
     // 11,927,480 B; a fair share is that over N.
     let cap = 100e9 / 8.0 * (t1 - t0) as f64 / 1e12 * 1000.0 / PKT as f64;

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::bfc::{PKT, drr_one_packet, flow_at, scenario};
+use common::bfc::{PKT, delivered, delivered_until, drr_one_packet, flow_at, scenario};
 use sfc::cc::CcConfig;
 use sfc::cc::none::{NoneParams, NoneWindow};
 use sfc::config::{BufferMode, SchedulerKind};
@@ -63,18 +63,8 @@ fn n_long_flows_each_get_c_over_n(n: u32, window_ps: u64, tolerance: f64) {
     let t1 = t0 + window_ps;
     sim.cfg.stop_ps = t0;
     sim.run_quiet();
-    let before: Vec<u64> = (0..sim.flows.len())
-        .map(|f| sim.delivered_bytes(f))
-        .collect();
-    sim.cfg.stop_ps = t1;
-    sim.run_quiet();
-    sim.finish();
-    sim.check_invariants().unwrap();
-    let got: Vec<u64> = before
-        .iter()
-        .enumerate()
-        .map(|(f, b)| sim.delivered_bytes(f) - b)
-        .collect();
+    let before = delivered(&sim);
+    let got = delivered_until(&mut sim, &before, t1);
     let cap = window_ps as f64 / SER_PS as f64 * 1000.0;
     let fair = cap / n as f64;
     let shares: Vec<f64> = got.iter().map(|&g| g as f64 / fair).collect();

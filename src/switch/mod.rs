@@ -335,10 +335,10 @@ const _: () = assert!(std::mem::offset_of!(Switch<()>, hooked) + 2 <= 64);
 /// Most schemes one switch can run at once (the registry is smaller).
 pub const MAX_SCHEMES_PER_SWITCH: usize = 16;
 
-/// An idle egress port with `nq` queues on a 100 G, 1 µs link (unit tests).
+/// An up 100 G, 1 µs link to port 0 of node 1 (unit tests).
 #[cfg(test)]
-pub(crate) fn test_port(nq: usize) -> EgressPort {
-    let link = crate::link::PortLink {
+pub(crate) fn test_link() -> PortLink {
+    PortLink {
         peer: 1,
         peer_port: 0,
         up: true,
@@ -346,8 +346,13 @@ pub(crate) fn test_port(nq: usize) -> EgressPort {
         delay_ps: 1_000_000,
         error_rate: 0.0,
         tx_bytes: 0,
-    };
-    EgressPort::new(link, nq, false)
+    }
+}
+
+/// An idle egress port with `nq` queues on [`test_link`] (unit tests).
+#[cfg(test)]
+pub(crate) fn test_port(nq: usize) -> EgressPort {
+    EgressPort::new(test_link(), nq, false)
 }
 
 #[cfg(test)]
@@ -360,15 +365,7 @@ mod tests {
     /// takes the shortcut.
     #[test]
     fn select_alone_is_select_on_an_empty_port() {
-        let link = PortLink {
-            peer: 1,
-            peer_port: 0,
-            up: true,
-            rate_bps: 100_000_000_000,
-            delay_ps: 1_000_000,
-            error_rate: 0.0,
-            tx_bytes: 0,
-        };
+        let link = test_link();
         let mut rng = crate::rng::Rng::new(11);
         for sched in [SchedulerKind::RoundRobin, SchedulerKind::Wrr] {
             for i in 0..5_000 {
@@ -411,15 +408,7 @@ mod tests {
     fn queue_hint_is_what_round_robin_serves() {
         // The prefetch hint must name the queue `select` then picks (round robin), for every
         // mix of non-empty / paused queues and pointer positions; and never change state.
-        let link = PortLink {
-            peer: 1,
-            peer_port: 0,
-            up: true,
-            rate_bps: 100_000_000_000,
-            delay_ps: 1_000_000,
-            error_rate: 0.0,
-            tx_bytes: 0,
-        };
+        let link = test_link();
         let mut rng = crate::rng::Rng::new(5);
         for _ in 0..5_000 {
             let mut ep = EgressPort::new(link.clone(), 8, false);

@@ -46,3 +46,24 @@ pub fn flow_at(src: u32, dst: u32, size: u64, start_ps: u64) -> FlowSpec {
 pub fn scenario(text: &str) -> Result<sfc::scenario::Scenario, String> {
     sfc::scenario::from_str(text, "t.toml", std::path::Path::new("."), &[])
 }
+
+/// Every flow's bytes delivered by `sim` at its current time (the start of a measurement).
+pub fn delivered(sim: &sfc::sim::Simulator) -> Vec<u64> {
+    (0..sim.flows.len())
+        .map(|f| sim.delivered_bytes(f))
+        .collect()
+}
+
+/// Run `sim` to `t1_ps`, finish it, check its invariants, and return every flow's bytes
+/// delivered since `before` ([`delivered`] at the start of the window).
+pub fn delivered_until(sim: &mut sfc::sim::Simulator, before: &[u64], t1_ps: u64) -> Vec<u64> {
+    sim.cfg.stop_ps = t1_ps;
+    sim.run_quiet();
+    sim.finish();
+    sim.check_invariants().unwrap();
+    before
+        .iter()
+        .enumerate()
+        .map(|(f, b)| sim.delivered_bytes(f) - b)
+        .collect()
+}

@@ -532,6 +532,17 @@ impl BfcSwitch {
         Some(id)
     }
 
+    /// The flow-table entry of the departing packet `pkt`, its packet count taken down by
+    /// one (the counterpart of [`Self::track_flow`]); `None` when its flow is not tracked.
+    fn untrack(&mut self, ctx: &SwitchCtx<'_>, pkt: u32, at: &Hop) -> Option<u32> {
+        let p = ctx.arena.get(pkt);
+        let v = vfid(p.src, p.dst, p.sport, p.dport, self.vfid_table);
+        let id = self.table.lookup(v, at.in_port, at.egress)?;
+        let e = self.table.get_mut(id);
+        e.packets = e.packets.saturating_sub(1);
+        Some(id)
+    }
+
     /// The port took the staged packet `pkt` of its wide queue set: commit the choice, stage
     /// the next one, and do the flow bookkeeping of [`SwitchHooks::on_departure`].
     fn wide_dequeue(&mut self, ctx: &mut SwitchCtx<'_>, pkt: u32, at: &Hop) {
@@ -548,14 +559,10 @@ impl BfcSwitch {
         if i == self.physical {
             return;
         }
-        let p = ctx.arena.get(pkt);
-        let v = vfid(p.src, p.dst, p.sport, p.dport, self.vfid_table);
-        let Some(id) = self.table.lookup(v, at.in_port, at.egress) else {
+        let Some(id) = self.untrack(ctx, pkt, at) else {
             return;
         };
-        let e = self.table.get_mut(id);
-        e.packets = e.packets.saturating_sub(1);
-        if e.packets == 0 {
+        if self.table.get_mut(id).packets == 0 {
             self.table.remove(id);
         }
     }
@@ -749,13 +756,10 @@ impl SwitchHooks for BfcSwitch {
         if !self.is_physical(q) || self.mode == BfcMode::Sfq {
             return;
         }
-        let p = ctx.arena.get(pkt);
-        let v = vfid(p.src, p.dst, p.sport, p.dport, self.vfid_table);
-        let Some(id) = self.table.lookup(v, at.in_port, at.egress) else {
+        let Some(id) = self.untrack(ctx, pkt, at) else {
             return;
         };
         let e = self.table.get_mut(id);
-        e.packets = e.packets.saturating_sub(1);
         if e.packets == 0 {
             e.queue = NO_QUEUE;
         }

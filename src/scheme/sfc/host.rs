@@ -32,19 +32,11 @@ impl HostHooks for SfcHost {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::link::{PortLink, TxPort};
+    use crate::link::TxPort;
 
     #[test]
     fn bts_pauses_its_qp_until_now_plus_pause() {
-        let mut port = TxPort::new(PortLink {
-            peer: 1,
-            peer_port: 0,
-            up: true,
-            rate_bps: 100_000_000_000,
-            delay_ps: 1_000_000,
-            error_rate: 0.0,
-            tx_bytes: 0,
-        });
+        let mut port = TxPort::new(crate::switch::test_link());
         let mut out = crate::scheme::Outbox::new();
         let mut ctx = HostCtx {
             now_ps: 5_000_000,
