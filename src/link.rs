@@ -40,6 +40,9 @@ pub struct TxPort {
     pub launches: u16,
     /// The link this port transmits on.
     pub link: PortLink,
+    /// The event queue's order summaries of this port's `TxDone` and of its transmissions'
+    /// arrivals at the peer (set by the simulator when it builds its queue).
+    pub hints: crate::engine::PortHints,
 }
 
 impl TxPort {
@@ -51,6 +54,7 @@ impl TxPort {
             txdone_pending: false,
             launches: 0,
             link,
+            hints: Default::default(),
         }
     }
 

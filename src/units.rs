@@ -72,9 +72,11 @@ pub fn pace_time_ps_ns3(bytes: u64, rate_bps: u64) -> u64 {
     let secs = bytes as f64 * 8.0 / rate_bps.max(1) as f64;
     let whole = secs.floor();
     // Exact: `secs - whole` is exact in binary floating point, and so is the scaling by 2^64;
-    // `as` truncates the product as ns-3's `(int128_t)` cast does.
-    let frac_q64 = ((secs - whole) * 18_446_744_073_709_551_616.0) as u128;
-    let ns = (whole as u128)
+    // `as` truncates the product as ns-3's `(int128_t)` cast does. The product is below 2^64
+    // (the fraction is at most 1 − 2^-53), so it fits a `u64`, whose conversion is inline (a
+    // `u128` one is a library call, on every paced packet).
+    let frac_q64 = u128::from(((secs - whole) * 18_446_744_073_709_551_616.0) as u64);
+    let ns = u128::from(whole as u64)
         .saturating_mul(1_000_000_000)
         .saturating_add((frac_q64 * 1_000_000_000) >> 64);
     (ns.min((u64::MAX / NS) as u128) as u64) * NS

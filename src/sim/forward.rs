@@ -316,10 +316,10 @@ impl Simulator {
             // Still serializing: make sure the port wakes up when it is done.
             if !ep.tx.txdone_pending {
                 ep.tx.txdone_pending = true;
-                let t = ep.tx.busy_until_ps;
+                let (t, hint) = (ep.tx.busy_until_ps, ep.tx.hints.done);
                 let node = sw.node;
                 self.q
-                    .schedule(t, crate::engine::Event::TxDone { node, port });
+                    .schedule_hinted(t, crate::engine::Event::TxDone { node, port }, hint);
             }
             return;
         }
@@ -393,9 +393,17 @@ impl Simulator {
             let more = ep.nonempty != 0;
             let size = size as u32;
             let ser = self.cfg.framing.ser_ps(size, ep.tx.link.rate_bps);
-            let (more, peer, peer_port, delay, seq) =
+            let (more, peer, peer_port, delay, seq, hints) =
                 Self::start_tx(&mut ep.tx, now, ser, size, more);
-            self.launch(node, port, p, now, ser, more, (peer, peer_port, delay, seq));
+            self.launch(
+                node,
+                port,
+                p,
+                now,
+                ser,
+                more,
+                (peer, peer_port, delay, seq, hints),
+            );
         }
         if hooks & hook::DEPARTURE != 0 {
             let start = self.outbox.len();

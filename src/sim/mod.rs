@@ -758,6 +758,22 @@ fn event_queue_for(topo: &TopologySpec, cfg: &NetConfig) -> EventQueue {
     EventQueue::for_horizon(2 * max_hop_ps).for_network(topo.num_nodes(), max_ports)
 }
 
+/// Give every port the queue's order summaries of its `TxDone` and of its transmissions'
+/// arrivals ([`TxPort::hints`]).
+fn set_port_hints(q: &EventQueue, hosts: &mut [HostNic], switches: &mut [Switch]) {
+    let set = |node: u32, port: u16, tx: &mut TxPort| {
+        tx.hints = q.port_hints(node, port, tx.link.peer, tx.link.peer_port);
+    };
+    for h in hosts {
+        set(h.node, 0, &mut h.tx);
+    }
+    for s in switches {
+        for (i, ep) in s.ports.iter_mut().enumerate() {
+            set(s.node, i as u16, &mut ep.tx);
+        }
+    }
+}
+
 impl Simulator {
     /// Build a simulator for `topo` with model `cfg`, congestion control `cc` and the given
     /// flows. Errors describe bad input (unknown hosts, zero sizes, bad priorities).
@@ -836,7 +852,7 @@ impl Simulator {
             p.mtu_bytes = mtu;
         }
         let bounds = routes.max_base_rtt(&topo, mtu);
-        let (nodes, hosts, mut switches) = build_nodes(&topo, &cfg);
+        let (nodes, mut hosts, mut switches) = build_nodes(&topo, &cfg);
         let env = scheme_env(&cfg, host_rate, bounds.max_base_rtt_ps, hosts.len());
         cfg.check_run(&cc, &topo)?;
         let (fl, paths) = build_flows(&topo, &routes, &cfg, flows, &nodes)?;
@@ -844,6 +860,7 @@ impl Simulator {
         let host_schemes = crate::registry::build_host_schemes(&cfg, &env, hosts.len(), fl.len());
         tag_monitored_ports(&cfg, &nodes, &mut switches)?;
         let mut q = event_queue_for(&topo, &cfg);
+        set_port_hints(&q, &mut hosts, &mut switches);
         let arrivals = arrival_order(&fl);
         let first = first_arrival(&fl, &arrivals);
         if let Some(first) = first {
@@ -1262,8 +1279,17 @@ impl Simulator {
         let ep = &mut sw.ports[port as usize];
         let more = ep.nonempty != 0;
         let ser = self.cfg.framing.ser_ps(size, ep.tx.link.rate_bps);
-        let (more, peer, peer_port, delay, seq) = Self::start_tx(&mut ep.tx, now, ser, size, more);
-        self.launch(node, port, p, now, ser, more, (peer, peer_port, delay, seq));
+        let (more, peer, peer_port, delay, seq, hints) =
+            Self::start_tx(&mut ep.tx, now, ser, size, more);
+        self.launch(
+            node,
+            port,
+            p,
+            now,
+            ser,
+            more,
+            (peer, peer_port, delay, seq, hints),
+        );
     }
 
     /// Start serializing packet `p` on the NIC of host `h` (the link must be idle).
@@ -1275,8 +1301,17 @@ impl Simulator {
         let node = nic.node;
         let more = !nic.ctrl.is_empty() || !nic.arb.is_empty();
         let ser = self.cfg.framing.ser_ps(size, nic.tx.link.rate_bps);
-        let (more, peer, peer_port, delay, seq) = Self::start_tx(&mut nic.tx, now, ser, size, more);
-        self.launch(node, 0, p, now, ser, more, (peer, peer_port, delay, seq));
+        let (more, peer, peer_port, delay, seq, hints) =
+            Self::start_tx(&mut nic.tx, now, ser, size, more);
+        self.launch(
+            node,
+            0,
+            p,
+            now,
+            ser,
+            more,
+            (peer, peer_port, delay, seq, hints),
+        );
         if self.host_tx_hooks {
             self.host_transmitted(h, p);
             // A capture turns the transmit hooks on ([`Self::start_capture`]).
@@ -1288,8 +1323,9 @@ impl Simulator {
 
     /// The port `tx` is busy until `now + ser` sending `size` bytes; a TxDone is wanted only if
     /// it has `more` to send and none is pending. Returns (TxDone wanted, peer node, peer
-    /// port, propagation delay — [`failure::DEAD_LINK`] when the link is down — and the
-    /// transmission's sequence number on the port, [`TxPort::launches`]).
+    /// port, propagation delay — [`failure::DEAD_LINK`] when the link is down —, the
+    /// transmission's sequence number on the port, [`TxPort::launches`], and the port's
+    /// order hints, [`TxPort::hints`]).
     #[inline(always)]
     pub(crate) fn start_tx(
         tx: &mut TxPort,
@@ -1297,7 +1333,7 @@ impl Simulator {
         ser: u64,
         size: u32,
         more: bool,
-    ) -> (bool, u32, u16, u64, u16) {
+    ) -> (bool, u32, u16, u64, u16, crate::engine::PortHints) {
         tx.busy_until_ps = now + ser;
         let seq = tx.launches;
         tx.launches = seq.wrapping_add(1);
@@ -1312,12 +1348,13 @@ impl Simulator {
         } else {
             failure::DEAD_LINK
         };
-        (more, link.peer, link.peer_port, delay, seq)
+        (more, link.peer, link.peer_port, delay, seq, tx.hints)
     }
 
     /// The events of a transmission started at `now` on port `port` of `node`: its TxDone (if
     /// `more`) and the packet's arrival at the peer. `to` = what [`Self::start_tx`] returned
-    /// about the link: (peer node, peer port, propagation delay, sequence number).
+    /// about the link: (peer node, peer port, propagation delay, sequence number, the port's
+    /// order hints).
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub(crate) fn launch(
@@ -1328,9 +1365,9 @@ impl Simulator {
         now: u64,
         ser: u64,
         more: bool,
-        to: (u32, u16, u64, u16),
+        to: (u32, u16, u64, u16, crate::engine::PortHints),
     ) {
-        let (peer, peer_port, delay, seq) = to;
+        let (peer, peer_port, delay, seq, hints) = to;
         if delay == failure::DEAD_LINK {
             // The link is down: the packet is lost (freed once the sender is done with it).
             if more {
@@ -1355,7 +1392,8 @@ impl Simulator {
         let arrive = now + ser + delay + proc;
         self.counters.packet_hops += 1;
         if more {
-            self.q.schedule(now + ser, Event::TxDone { node, port });
+            self.q
+                .schedule_hinted(now + ser, Event::TxDone { node, port }, hints.done);
         }
         // The packet is in cache now; the next switch's forwarding decision is made here so
         // that the event loop knows which egress queue to prefetch before it arrives.
@@ -1373,7 +1411,7 @@ impl Simulator {
             }
             NodeRef::Host(_) => NO_EGRESS,
         };
-        self.q.schedule(
+        self.q.schedule_hinted(
             arrive,
             Event::Arrive {
                 node: peer,
@@ -1382,6 +1420,7 @@ impl Simulator {
                 egress,
                 seq,
             },
+            hints.arrive,
         );
     }
 
@@ -1911,6 +1950,23 @@ impl Simulator {
                 "event order: {} pairs of different events with the same (time, class, content) key",
                 self.q.tie_collisions()
             ));
+        }
+        for (n, node) in self.nodes.iter().enumerate() {
+            let ports = match *node {
+                NodeRef::Host(_) => 1,
+                NodeRef::Switch(s) => self.switches[s as usize].ports.len(),
+            };
+            for port in 0..ports as u16 {
+                let tx = self.tx_port(n as u32, port);
+                let want = self
+                    .q
+                    .port_hints(n as u32, port, tx.link.peer, tx.link.peer_port);
+                if tx.hints != want {
+                    return Err(format!(
+                        "event order: node {n} port {port} has stale order hints"
+                    ));
+                }
+            }
         }
         if self.nic_misfiled > 0 {
             return Err(format!(

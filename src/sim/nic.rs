@@ -184,8 +184,9 @@ impl Simulator {
             let nic = &mut self.hosts[h];
             if !nic.tx.txdone_pending {
                 nic.tx.txdone_pending = true;
-                let (t, node) = (nic.tx.busy_until_ps, nic.node);
-                self.q.schedule(t, Event::TxDone { node, port: 0 });
+                let (t, node, hint) = (nic.tx.busy_until_ps, nic.node, nic.tx.hints.done);
+                self.q
+                    .schedule_hinted(t, Event::TxDone { node, port: 0 }, hint);
             }
             return;
         }
