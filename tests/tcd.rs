@@ -434,3 +434,123 @@ fn ue_cnp_variant_is_sent_and_does_not_cut() {
     );
     assert!(plain.flow_cc(1).expect("flow active").rate_bps() < 50 * GBPS);
 }
+
+/// DCQCN (HPCC-sim preset at the victim's 50 G line rate), plain or DCQCN+TCD.
+fn dcqcn50(tcd: bool) -> CcConfig {
+    let mut p = sfc::cc::dcqcn::DcqcnParams::hpcc_preset(50 * GBPS);
+    p.hold = tcd;
+    CcConfig::Dcqcn(p)
+}
+
+/// [`net`] with a 1 MB buffer (PFC spreads within microseconds of an incast).
+fn net_1mb(tcd: bool) -> NetConfig {
+    let mut c = net(tcd);
+    c.buffer.size_bytes = 1_000_000;
+    c
+}
+
+/// Why `tcd-workload` barely moves: a victim that fits in one BDP gains nothing from TCD.
+///
+/// [`victim_topo_n`]`(12)`: a one-shot congestion tree made of flows that each fit in one BDP,
+/// as the workload's 64 KB incast flows do (BDP 104 KB there): 12 local senders (100 G) send
+/// 40 KB each to host 2 at 0, and host 0 (50 G) sends eight 30 KB flows to host 2 back to
+/// back; the right switch's ingress from the left one fills with host 0's bytes stuck behind
+/// the hot port and PFC pauses the left switch's port to the right one. Host 1 (50 G) sends a
+/// 20 KB victim to host 3 every 5 µs through that port.
+///
+/// By hand, every flow crossing the paused port is done sending before its first echo can
+/// return: a victim's 20 packets of 1048 B take 20 · 1048 · 8 / 50 G = 3.354 µs at its line
+/// rate (DCQCN starts there), its base RTT is 6.32 µs (ideal FCT 9.673 µs minus those
+/// 3.354 µs); a contributor's 30 packets take 5.03 µs against the same RTT (each flow starts
+/// when the previous one has sent its last byte, so each sends at line rate alone; a PAUSE
+/// from the left switch would delay both runs alike until a sender reacts differently). The
+/// local senders cross only the hot port, which is never paused (hosts send no PAUSE), so
+/// TCD judges it by queue length, exactly as the step ECN of the plain run (CE iff the
+/// backlog exceeds K): they see the same marks in both runs. The only difference between
+/// DCQCN and DCQCN+TCD is then the mark on packets that crossed the paused port (CE or UE),
+/// and it is echoed to senders with nothing left to send: no sending time can change, so every
+/// FCT is the same to the picosecond (tolerance 0). Yet the victims that met the pause are
+/// slowed 3–4.6× (they wait in the paused queue): a delay that TCD, which changes only how
+/// senders react to marks, cannot remove.
+#[test]
+fn victim_within_one_bdp_has_the_same_fct_with_and_without_tcd() {
+    let n = 12;
+    let run = |tcd: bool| {
+        // Host 0's flows back to back: 30 packets of 1048 B at 50 G = 5.0304 µs apart.
+        let mut flows: Vec<FlowSpec> = (0..8)
+            .map(|k| flow_at(0, 2, 30_000, k * 5_030_400))
+            .collect();
+        flows.extend((4..4 + n).map(|s| flow(s, 2, 40_000)));
+        flows.extend((0..20).map(|k| flow_at(1, 3, 20_000, k * 5 * US)));
+        run_on(
+            victim_topo_n(n),
+            net_1mb(tcd),
+            dcqcn50(tcd),
+            &flows,
+            2_000 * US,
+        )
+    };
+    let plain = run(false);
+    let with = run(true);
+    // The port to the right switch was paused and marked: CE by plain ECN, UE (never CE) by
+    // TCD.
+    assert!(plain.scheme_stat("pfc", "pauses") > 0);
+    assert!(ecn_marks(&plain, 4 + n) > 0);
+    let l = tcd_of(&with, 4 + n);
+    let i = port_to(&with, 4 + n, 5 + n) * l.nq + 3;
+    assert!(l.marks[i].ue > 0, "{:?}", l.marks[i]);
+    assert_eq!(l.marks[i].ce, 0);
+    let (p, w) = (plain.flow_records(), with.flow_records());
+    for (a, b) in p.iter().zip(&w) {
+        assert!(a.fct_ps.is_some(), "flow {} unfinished", a.id);
+        assert_eq!(a.fct_ps, b.fct_ps, "flow {} {} -> {}", a.id, a.src, a.dst);
+    }
+    // The victims (host 1 → 3) met the pause: the slowest waited ≥ 3 ideal FCTs (4.6 here).
+    let worst = w
+        .iter()
+        .filter(|r| r.src == 1)
+        .map(|r| r.slowdown().unwrap())
+        .fold(0.0, f64::max);
+    assert!(worst >= 3.0, "victims' worst slowdown {worst}");
+}
+
+/// The victim TCD does help: one longer than a BDP. The same tree made of long flows (host 0
+/// and the 12 local senders send 20 MB each to host 2 from 0) and a 2 MB victim 1 → 3 from
+/// 100 µs, DCQCN vs DCQCN+TCD.
+///
+/// By hand. Unblocked, the victim takes its ideal FCT, 341.68 µs (base RTT + 2000 · 1048 B at
+/// 50 G = 335.36 µs). With TCD its port is marked UE only, its reaction point never cuts and it
+/// keeps 50 G; the paused port (100 G) catches up on its backlog at twice that rate after
+/// each pause, so only a pause overlapping its last packets can delay it: tolerance 5 %
+/// (17 µs, more than one such pause here). Without TCD its first CE echo (the port is paused
+/// from its start on) cuts it to 50 G · (1 − α/2) ≤ 30 G (α ≥ 0.8 from its initial 1 within
+/// 57 µs at g = 1/256 per µs), and the preset's increase timer (300 µs) gives nothing back
+/// for 300 µs: by any time t after those 300 µs it has sent at most 50 G · t − 20 G · 300 µs,
+/// so its FCT ≥ 335.36 + 120 = 455.36 µs (1.33 ideal FCTs).
+#[test]
+fn victim_longer_than_a_bdp_keeps_its_unblocked_fct_with_tcd() {
+    let n = 12;
+    let run = |tcd: bool| {
+        let mut flows = vec![flow(0, 2, 20_000_000)];
+        flows.extend((4..4 + n).map(|s| flow(s, 2, 20_000_000)));
+        flows.push(flow_at(1, 3, 2_000_000, 100 * US));
+        run_on(
+            victim_topo_n(n),
+            net_1mb(tcd),
+            dcqcn50(tcd),
+            &flows,
+            1_000 * US,
+        )
+    };
+    let victim = 1 + n as usize;
+    let plain = run(false).flow_record(victim);
+    let with = run(true).flow_record(victim);
+    assert_eq!(with.ideal_fct_ps, 341_680_000);
+    let (p, w) = (plain.fct_ps.unwrap(), with.fct_ps.unwrap());
+    assert!(
+        w <= with.ideal_fct_ps * 105 / 100,
+        "DCQCN+TCD victim FCT {w} ps, ideal {} ps",
+        with.ideal_fct_ps
+    );
+    assert!(p >= 455_360_000, "DCQCN victim FCT {p} ps");
+}
