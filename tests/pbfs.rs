@@ -608,3 +608,150 @@ fn dcqcn_recovers_from_a_pbfs_correction_without_a_cnp() {
         "fast recovery towards the rate before the correction"
     );
 }
+
+// ------------------------------------------------------------------------------------------
+// PFC head-of-line blocking: what PB-FS removes (the mechanism behind Fig. 5's "over eight
+// times shorter").
+
+/// Victim sent by host 4, 1,000 B to host 6; the rest of the setting is [`hol`]'s.
+const VICTIM_AT: u64 = 60 * US;
+
+/// A dumbbell (`shapes::dumbbell(5, 2, 25 G, 1 µs, 100 G, 1 µs)`: hosts 0–4 on the left
+/// switch, node 7, whose port 5 is the uplink; hosts 5, 6 on the right switch, node 8) with a
+/// 1 MB lossless buffer per switch and PFC at its defaults, no controller (`none`, with
+/// `window`). Hosts 0–3 each send 2 MB to host 5 from t = 0 — 4 × 25 G into one 25 G port,
+/// carried by the 100 G uplink without a queue of its own — and host 4 sends one packet (the
+/// victim, flow 0) to host 6, whose port is idle, at [`VICTIM_AT`]. All in priority 3, the
+/// one lossless class. Returns the finished run.
+fn hol(pbfs_on: bool, window: sfc::cc::none::NoneWindow) -> Simulator {
+    let mut cfg = NetConfig::from(sfc::config::CoreConfig {
+        buffer: BufferConfig {
+            mode: BufferMode::Lossless,
+            size_bytes: 1_000_000,
+            dt_alpha: 1.0,
+        },
+        ..Default::default()
+    });
+    if pbfs_on {
+        cfg.schemes.pbfs = pbfs();
+    }
+    let topo = shapes::dumbbell(5, 2, LINE, US, 4 * LINE, US).unwrap();
+    let mut flows = vec![FlowSpec {
+        start_ps: VICTIM_AT,
+        ..flow(4, 6, 1000)
+    }];
+    flows.extend((0..4).map(|h| flow(h, 5, 2_000_000)));
+    let cc = CcConfig::None(sfc::cc::none::NoneParams { window });
+    let mut sim = Simulator::new(topo, cfg, cc, &flows).unwrap();
+    sim.cfg.stop_ps = u64::MAX;
+    sim.run_quiet();
+    assert_eq!(sim.counters.drops, 0);
+    assert_eq!(sim.counters.flows_completed, 5);
+    sim
+}
+
+/// The victim's FCT and the PAUSE frames received before it finished.
+fn victim(sim: &Simulator) -> (u64, usize) {
+    let fct = sim.flow_records()[0].fct_ps.expect("victim finished");
+    let pauses = sim
+        .pause_log()
+        .iter()
+        .filter(|r| r.pause && r.time_ps < VICTIM_AT + fct)
+        .count();
+    (fct, pauses)
+}
+
+/// The victim's FCT when nothing holds it, and at most what it can wait behind the incast's
+/// packets when nothing is queued (by hand, picoseconds).
+///
+/// Base: its 1,048 B packet serialized at 25 G (335 ns: 335.36 truncated, as HPCC-sim does),
+/// at 100 G (83 ns) and at 25 G again, its 60 B ACK at 25 G, 100 G, 25 G (19 + 4 + 19 ns),
+/// 6 links of 1 µs: 6,795 ns. Its own path (host 4's link, port 6) is idle; the uplink carries
+/// the incast, whose 4 ingresses each deliver at most one packet per 335 ns while the uplink
+/// sends four in 332 ns, so with no PAUSE at most one packet of each sender is ahead of the
+/// victim there (4 × 83 ns) and one ACK ahead of its ACK on the way back (4 ns): ≤ 7,131 ns.
+fn unblocked_fct_ps() -> (u64, u64) {
+    let ser = |b: u64, r: u64| sfc::units::ser_time_ps_hpcc(b, r);
+    let base = 2 * ser(PKT, LINE) + ser(PKT, 4 * LINE) + 2 * ser(60, LINE) + ser(60, 4 * LINE);
+    let base = base + 6 * US;
+    assert_eq!(base, 6_795_000);
+    (base, base + 4 * ser(PKT, 4 * LINE) + ser(60, 4 * LINE))
+}
+
+/// Head-of-line blocking by a PFC PAUSE, by hand.
+///
+/// Thresholds (`specs/dt.md`): the right switch's shared pool is 1 MB − 2 × 9,375 (headroom
+/// of a 25 G port: 3 × 3,125 B) − 37,500 (the 100 G uplink's) − 3 × 4,096 (reserves) =
+/// 931,462 B; its uplink ingress (α = 1/8 doubled twice from 25 G to 100 G: 1/2) pauses the
+/// left switch's uplink when its shared bytes s reach (931,462 − s)/2, s = 310,487 B: a queue
+/// towards host 5 of 314,583 B = 300.2 packets. That queue grows by 3 packets per 335 ns (4
+/// arrive, 1 leaves) from ≈ 2.4 µs, so XOFF comes at t_x ≈ 2.4 + 100.1 × 0.335 = 35.9 µs and
+/// reaches node 7's port 5 a link later, at ≈ 36.9 µs. The left switch's sender ingresses
+/// (pool 891,049 B, α = 1/8, four of them) pause their hosts only at s = 891,049/12 = 74,254 B
+/// each (≈ 70 µs), so until then the uplink queue receives the 4 line rates, 4 × 1,048 B per
+/// 335 ns = 12.513 B/ns.
+///
+/// After t_x the uplink brings into the right switch no more than port 5 drains (1,048 B per
+/// 335 ns = 3.128 B/ns) plus the rise of the right ingress's occupancy, ≤ its headroom and a
+/// packet (38,548 B). The victim reaches the left switch at t_a = 60 µs + 1,335 ns; with
+/// t_x ≤ 37 µs (1 µs of margin) the left uplink queue ahead of it, arrivals − departures since
+/// t_x − 1 µs, is ≥ (12.513 − 3.128) B/ns × 25,335 ns − 38,548 B = 199,221 B. Those bytes
+/// leave no faster than port 5 drains plus what the right ingress can
+/// take in above its XON level (headroom + the 3,072 B XON offset + a packet: 41,620 B): the
+/// victim waits ≥ (199,221 − 41,620) B / 3.128 B/ns = 50,384 ns, FCT ≥ 57,179 ns, 8.4 × its
+/// base, although its own path is idle.
+///
+/// With PB-FS (N = 8, Δ = 6, DC_RTT = 16 µs): each 2 MB flow's marked packet 6 finds port 5's
+/// slots overflowing (4 line rates into one), so postcards cut the senders within the first
+/// RTT, when the queue towards host 5 holds < 9.4 B/ns × 10 µs ≈ 94 KB, a third of what
+/// pauses: no PAUSE before the victim is done, and its FCT is the unblocked one (≤ 7,131 ns;
+/// `unblocked_fct_ps`). No controller nor window is needed for that.
+///
+/// With a window of 50,000 B per flow (50 packets, 52,400 B on the wire) the 4 senders never
+/// have more than 209,600 B in flight, below the 314,583 B at which the right ingress pauses
+/// (and each left ingress holds < 74,254 B): no PAUSE ever, with or without PB-FS, and the
+/// victim's FCT is the unblocked one in both runs — PB-FS has no blocking to remove. This is
+/// the `pbfs-fig5` setting, where PFC does not pause at all in the quick run.
+#[test]
+fn pfc_pause_blocks_a_one_packet_victim_and_pbfs_removes_the_pause() {
+    use sfc::cc::none::NoneWindow;
+    let (base, unblocked) = unblocked_fct_ps();
+    let blocked_min = base + 50_384_000;
+
+    // No PB-FS, no window: the incast pauses the uplink and the victim waits behind it.
+    let sim = hol(false, NoneWindow::Unlimited);
+    let (fct, pauses) = victim(&sim);
+    let first = sim.pause_log().into_iter().find(|r| r.pause).unwrap();
+    assert_eq!((first.node, first.port, first.is_switch), (7, 5, true));
+    assert!(
+        (36 * US..38 * US).contains(&first.time_ps),
+        "first PAUSE at {} ps, by hand 36.9 µs",
+        first.time_ps
+    );
+    assert!(pauses > 0);
+    assert!(
+        fct >= blocked_min,
+        "blocked victim {fct} ps < {blocked_min}"
+    );
+
+    // PB-FS, still no window nor controller: no PAUSE before the victim is done.
+    let sim = hol(true, NoneWindow::Unlimited);
+    let (fct, pauses) = victim(&sim);
+    assert!(
+        (base..=unblocked).contains(&fct),
+        "victim {fct} ps with PB-FS, unblocked {base}..={unblocked}"
+    );
+    assert_eq!(pauses, 0);
+    assert_eq!(host(&sim).rate_updates, 4, "every incast sender corrected");
+
+    // A window small enough that PFC never pauses: nothing for PB-FS to remove.
+    for on in [false, true] {
+        let sim = hol(on, NoneWindow::Bytes(50_000));
+        let (fct, _) = victim(&sim);
+        assert_eq!(sim.scheme_stat("pfc", "pauses"), 0, "PB-FS {on}");
+        assert!(
+            (base..=unblocked).contains(&fct),
+            "PB-FS {on}: victim {fct} ps, unblocked {base}..={unblocked}"
+        );
+    }
+}
