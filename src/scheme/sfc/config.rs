@@ -43,7 +43,7 @@ pub struct RawSfc {
     pub estimator_rule: Option<Value>,
     /// Pause granularity (default 1us).
     pub pause_quantum: Option<Value>,
-    /// Latency of the BTS path in the generating switch (default 600 ns).
+    /// Latency of the BTS path in the generating switch (default 0).
     pub bts_delay: Option<Value>,
     /// Trigger diagnostics in the summary (default false).
     pub trigger_stats: Option<bool>,

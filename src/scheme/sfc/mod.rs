@@ -85,14 +85,12 @@ pub struct SfcConfig {
     pub pause_quantum_ps: u64,
     /// Latency from a trigger to its BTS entering the generating switch's forwarding,
     /// picoseconds; the pause is computed when it leaves, from the queue's depth then.
-    /// Default 600 ns, our reading of the paper: its switches have a 600 ns pipeline (§5.3,
-    /// part of the 1.5 µs switch–switch hop delay), and its prototype builds a BTS from a
-    /// trimmed mirror copy at egress and recirculates it to ingress for its route (§3.1, §4),
-    /// one pipeline pass more than a forwarded packet, which our recirculation did in zero
-    /// time. The paper does not say whether its ns-3 model has this latency; the value was
-    /// chosen after the zero-latency §5.3 runs stopped incasts faster than the paper's, so the
-    /// §5.3 rows it brought to the paper are partly calibrated (docs/src/papers/sfc.md, "BTS path
-    /// latency"). The appendix C formulas assume 0.
+    /// Default 0: the paper states no latency for its simulated BTS path, and its appendix C
+    /// analysis counts none. A nonzero value models a prototype-like path (the paper's
+    /// switches have a 600 ns pipeline, and its prototype builds a BTS from a trimmed mirror
+    /// copy at egress and recirculates it to ingress for its route, §3.1 and §4: one pipeline
+    /// pass more than a forwarded packet); `sfc-fig7-bts-delay` sweeps it
+    /// (docs/src/papers/sfc.md, "BTS path latency").
     pub bts_delay_ps: u64,
     /// Diagnostics: keep [`TriggerStats`] at every SFC switch (off by default; adds the
     /// `trigger_stats` object to the `sfc` summary). Does not change the simulation.
@@ -122,7 +120,7 @@ impl Default for SfcConfig {
             estimator_rule: EstimatorRule::Queue,
             bts_bytes: 64,
             pause_quantum_ps: 1_000_000,
-            bts_delay_ps: 600_000,
+            bts_delay_ps: 0,
             trigger_stats: false,
         }
     }
