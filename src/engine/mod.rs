@@ -284,7 +284,7 @@ fn prefix(ev: &Event, s: Summary) -> u32 {
     }
 }
 
-/// The order summary of an event (its order class and [`prefix`]: the low bits of its slot
+/// The order summary of an event (its order class and content summary: the low bits of its slot
 /// key), computed ahead of scheduling: a port's TxDone and the arrivals of what it sends have
 /// fixed summaries, which the simulator keeps beside the port ([`crate::link::TxPort::hints`])
 /// so that scheduling them costs no computation ([`EventQueue::schedule_hinted`]).
