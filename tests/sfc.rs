@@ -1684,8 +1684,8 @@ size = "100MB"
 /// victim's arrival, which the pauses keep within appendix C.2's first-wave bound N·R·T_F
 /// (208 KB: 8.5 times less).
 ///
-/// So the victims' slowdown ratio between the two is the ratio of their receivers' queues,
-/// and a pooled tail percentile of small flows reports the victims' ratio as soon as victims
+/// So the victims' FCTs between the two are set by their receivers' queues (plus the unloaded
+/// FCT), and a pooled tail percentile of small flows reports the victims' ratio as soon as victims
 /// are more than its tail share of the flows (§5.3: 2.7 % of the small flows, above the top
 /// 1 % a P99 looks at) — which the incasts' duration and concurrency decide.
 #[test]
