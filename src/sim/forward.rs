@@ -393,17 +393,8 @@ impl Simulator {
             let more = ep.nonempty != 0;
             let size = size as u32;
             let ser = self.cfg.framing.ser_ps(size, ep.tx.link.rate_bps);
-            let (more, peer, peer_port, delay, seq, hints) =
-                Self::start_tx(&mut ep.tx, now, ser, size, more);
-            self.launch(
-                node,
-                port,
-                p,
-                now,
-                ser,
-                more,
-                (peer, peer_port, delay, seq, hints),
-            );
+            let d = Self::start_tx(&mut ep.tx, now, ser, size, more);
+            self.launch(node, port, p, d);
         }
         if hooks & hook::DEPARTURE != 0 {
             let start = self.outbox.len();

@@ -225,6 +225,28 @@ pub struct Progress {
     pub flows_total: u64,
 }
 
+/// A transmission just started on a port ([`Simulator::start_tx`]), for
+/// [`Simulator::launch`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Departure {
+    /// When it started, picoseconds.
+    now: u64,
+    /// Its serialization time, picoseconds.
+    ser: u64,
+    /// A TxDone is wanted (the port has more to send and none is pending).
+    more: bool,
+    /// The peer node it arrives at.
+    peer: u32,
+    /// The peer's port.
+    peer_port: u16,
+    /// Propagation delay, picoseconds ([`failure::DEAD_LINK`] when the link is down).
+    delay: u64,
+    /// The transmission's sequence number on the port ([`TxPort::launches`]).
+    seq: u16,
+    /// The port's order hints ([`TxPort::hints`]).
+    hints: crate::engine::PortHints,
+}
+
 /// Per host pair quantities computed the way HPCC-sim's `third.cc` does (over one BFS shortest
 /// path): base RTT = 2·Σ propagation + Σ over hops of the MTU payload's serialization (one
 /// direction, no headers), each term in integer nanoseconds; bottleneck = min link rate.
@@ -1279,17 +1301,8 @@ impl Simulator {
         let ep = &mut sw.ports[port as usize];
         let more = ep.nonempty != 0;
         let ser = self.cfg.framing.ser_ps(size, ep.tx.link.rate_bps);
-        let (more, peer, peer_port, delay, seq, hints) =
-            Self::start_tx(&mut ep.tx, now, ser, size, more);
-        self.launch(
-            node,
-            port,
-            p,
-            now,
-            ser,
-            more,
-            (peer, peer_port, delay, seq, hints),
-        );
+        let d = Self::start_tx(&mut ep.tx, now, ser, size, more);
+        self.launch(node, port, p, d);
     }
 
     /// Start serializing packet `p` on the NIC of host `h` (the link must be idle).
@@ -1301,17 +1314,8 @@ impl Simulator {
         let node = nic.node;
         let more = !nic.ctrl.is_empty() || !nic.arb.is_empty();
         let ser = self.cfg.framing.ser_ps(size, nic.tx.link.rate_bps);
-        let (more, peer, peer_port, delay, seq, hints) =
-            Self::start_tx(&mut nic.tx, now, ser, size, more);
-        self.launch(
-            node,
-            0,
-            p,
-            now,
-            ser,
-            more,
-            (peer, peer_port, delay, seq, hints),
-        );
+        let d = Self::start_tx(&mut nic.tx, now, ser, size, more);
+        self.launch(node, 0, p, d);
         if self.host_tx_hooks {
             self.host_transmitted(h, p);
             // A capture turns the transmit hooks on ([`Self::start_capture`]).
@@ -1322,10 +1326,8 @@ impl Simulator {
     }
 
     /// The port `tx` is busy until `now + ser` sending `size` bytes; a TxDone is wanted only if
-    /// it has `more` to send and none is pending. Returns (TxDone wanted, peer node, peer
-    /// port, propagation delay — [`failure::DEAD_LINK`] when the link is down —, the
-    /// transmission's sequence number on the port, [`TxPort::launches`], and the port's
-    /// order hints, [`TxPort::hints`]).
+    /// it has `more` to send and none is pending. Returns what [`Self::launch`] needs to know
+    /// about the transmission.
     #[inline(always)]
     pub(crate) fn start_tx(
         tx: &mut TxPort,
@@ -1333,7 +1335,7 @@ impl Simulator {
         ser: u64,
         size: u32,
         more: bool,
-    ) -> (bool, u32, u16, u64, u16, crate::engine::PortHints) {
+    ) -> Departure {
         tx.busy_until_ps = now + ser;
         let seq = tx.launches;
         tx.launches = seq.wrapping_add(1);
@@ -1348,26 +1350,32 @@ impl Simulator {
         } else {
             failure::DEAD_LINK
         };
-        (more, link.peer, link.peer_port, delay, seq, tx.hints)
+        Departure {
+            now,
+            ser,
+            more,
+            peer: link.peer,
+            peer_port: link.peer_port,
+            delay,
+            seq,
+            hints: tx.hints,
+        }
     }
 
-    /// The events of a transmission started at `now` on port `port` of `node`: its TxDone (if
-    /// `more`) and the packet's arrival at the peer. `to` = what [`Self::start_tx`] returned
-    /// about the link: (peer node, peer port, propagation delay, sequence number, the port's
-    /// order hints).
-    #[allow(clippy::too_many_arguments)]
+    /// The events of packet `p`'s transmission `d` ([`Self::start_tx`]) on port `port` of
+    /// `node`: its TxDone (if wanted) and the packet's arrival at the peer.
     #[inline(always)]
-    pub(crate) fn launch(
-        &mut self,
-        node: u32,
-        port: u16,
-        p: u32,
-        now: u64,
-        ser: u64,
-        more: bool,
-        to: (u32, u16, u64, u16, crate::engine::PortHints),
-    ) {
-        let (peer, peer_port, delay, seq, hints) = to;
+    pub(crate) fn launch(&mut self, node: u32, port: u16, p: u32, d: Departure) {
+        let Departure {
+            now,
+            ser,
+            more,
+            peer,
+            peer_port,
+            delay,
+            seq,
+            hints,
+        } = d;
         if delay == failure::DEAD_LINK {
             // The link is down: the packet is lost (freed once the sender is done with it).
             if more {
