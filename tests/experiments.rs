@@ -573,8 +573,11 @@ fn every_experiment_lists_parses_and_resolves() {
     files.sort();
     assert!(files.len() >= 15, "only {} experiment files", files.len());
     let mut names = Vec::new();
+    let mut papers = BTreeMap::new();
+    let mut scored_in = Vec::new();
     for f in &files {
         let e = sfc::experiment::Experiment::load(f).unwrap_or_else(|e| panic!("{e}"));
+        papers.insert(e.meta.name.clone(), e.meta.paper.clone());
         let fname = f.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
         assert_eq!(
             e.meta.name,
@@ -603,6 +606,20 @@ fn every_experiment_lists_parses_and_resolves() {
         let series: Vec<&str> = e.sweep.series.iter().map(|s| s.name.as_str()).collect();
         let axes: Vec<&str> = e.sweep.axes.iter().map(|a| a.key.as_str()).collect();
         for c in &e.claims {
+            // Every shipped claim is audited: a kind, and the paper's words or a source.
+            assert!(
+                c.kind.is_some(),
+                "{fname}: claim {:?} has no `kind`",
+                c.text
+            );
+            assert!(
+                c.quote.is_some() || c.source.is_some(),
+                "{fname}: claim {:?} has neither `quote` nor `source`",
+                c.text
+            );
+            if let Some(other) = &c.scored_in {
+                scored_in.push((fname.to_string(), e.meta.paper.clone(), other.clone()));
+            }
             for s in std::iter::once(&c.num).chain(c.den.iter()) {
                 assert!(
                     series.contains(&s.as_str()),
@@ -649,6 +666,14 @@ fn every_experiment_lists_parses_and_resolves() {
             )
             .unwrap_or_else(|err| panic!("{err}"));
         }
+    }
+    // A repeated claim names a shipped experiment of its own paper.
+    for (fname, paper, other) in scored_in {
+        assert_eq!(
+            papers.get(&other),
+            Some(&paper),
+            "{fname}: `scored_in = {other:?}` is not an experiment of paper {paper}"
+        );
     }
 }
 
@@ -790,6 +815,16 @@ source = "a talk"
 calibrated = [{ param = "cc.kind", why = "chosen after the run" }]
 
 [[claim]]
+text = "repeated point 1"
+metric = "events"
+num = "A"
+den = "A"
+kind = "point"
+paper_low = 1.0
+source = "a talk"
+scored_in = "elsewhere"
+
+[[claim]]
 text = "unaudited"
 metric = "events"
 num = "A"
@@ -830,47 +865,57 @@ fn claims_csv_score_and_quotes() {
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(
         lines[0],
-        "experiment,paper,claim,kind,value,low,high,verdict,calibrated,audited"
+        "experiment,paper,claim,kind,value,low,high,verdict,calibrated,audited,scored_in"
     );
     assert_eq!(
         lines[1],
-        "audited,Mini,point 1,point,1,0.8,1.2,matches,,true"
+        "audited,Mini,point 1,point,1,0.8,1.2,matches,,true,"
     );
     assert!(
         lines[2].starts_with("audited,Mini,point 1.3,point,1,")
-            && lines[2].ends_with(",differs (ours lower),,true"),
+            && lines[2].ends_with(",differs (ours lower),,true,"),
         "{}",
         lines[2]
     );
     assert_eq!(
         lines[3],
-        "audited,Mini,upper bound 1,bound,1,,1,matches,,true"
+        "audited,Mini,upper bound 1,bound,1,,1,matches,,true,"
     );
     assert_eq!(
         lines[4],
-        "audited,Mini,lower bound 2,bound,1,2,,differs (ours lower),,true"
+        "audited,Mini,lower bound 2,bound,1,2,,differs (ours lower),,true,"
     );
     assert_eq!(
         lines[5],
-        "audited,Mini,direction higher,direction,1,1,,differs (no difference),,true"
+        "audited,Mini,direction higher,direction,1,1,,differs (no difference),,true,"
     );
     assert_eq!(
         lines[6],
-        "audited,Mini,calibrated point 1,point,1,0.8,1.2,matches,cc.kind,true"
+        "audited,Mini,calibrated point 1,point,1,0.8,1.2,matches,cc.kind,true,"
     );
     assert_eq!(
         lines[7],
-        "audited,Mini,unaudited,,1,0.75,1.25,matches,,false"
+        "audited,Mini,repeated point 1,point,1,0.8,1.2,matches,,true,elsewhere"
+    );
+    assert_eq!(
+        lines[8],
+        "audited,Mini,unaudited,,1,0.75,1.25,matches,,false,"
     );
     let report = std::fs::read_to_string(dir.join("REPORT.md")).expect("REPORT.md");
     assert!(
-        report.contains("| this experiment | 2 of 4 | 0 of 1 | 1 | 1 |"),
+        report.contains("| this experiment | 2 of 4 | 0 of 1 | 1 | 1 | 1 |"),
         "{report}"
     );
     assert!(report.find("## Score") < report.find("## Ours next to the paper"));
     assert!(
         report.contains(
             "| calibrated point 1 | 1 | 1 ± 20 % | matches (calibrated: cc.kind; not scored) |"
+        ),
+        "{report}"
+    );
+    assert!(
+        report.contains(
+            "| repeated point 1 | 1 | 1 ± 20 % | matches (scored in elsewhere; not scored here) |"
         ),
         "{report}"
     );
@@ -884,11 +929,11 @@ fn claims_csv_score_and_quotes() {
     ]);
     let table = String::from_utf8_lossy(&o.stdout);
     assert!(
-        table.contains("| Mini | 2 of 4 | 0 of 1 | 1 | 1 |"),
+        table.contains("| Mini | 2 of 4 | 0 of 1 | 1 | 1 | 1 |"),
         "{table}"
     );
     assert!(
-        table.contains("| total | 2 of 4 | 0 of 1 | 1 | 1 |"),
+        table.contains("| total | 2 of 4 | 0 of 1 | 1 | 1 | 1 |"),
         "{table}"
     );
     let o = sfc_ok(&["experiment", "score", "audited", "--out", out_s, "--json"]);
@@ -925,7 +970,7 @@ fn claims_csv_score_and_quotes() {
         "{text}"
     );
     assert!(
-        text.contains("1 quote found, 1 not found, 4 claims citing a source"),
+        text.contains("1 quote found, 1 not found, 5 claims citing a source"),
         "{text}"
     );
 }

@@ -266,6 +266,12 @@ pub struct Claim {
     /// reported but never counted as a match.
     #[serde(default)]
     pub calibrated: Vec<Calibration>,
+    /// The experiment that scores this claim's sentence: here the sentence is evaluated (by
+    /// its kind's rule) under a setting the paper does not use — a sensitivity variant, or
+    /// the paper's traffic with something added — and shown, never counted, so one sentence
+    /// is scored once.
+    #[serde(default)]
+    pub scored_in: Option<String>,
 }
 
 impl Claim {
@@ -311,9 +317,10 @@ impl Claim {
         }
     }
 
-    /// Is the claim counted by the score (it has a `kind` and no calibrated parameter)?
+    /// Is the claim counted by the score (it has a `kind`, no calibrated parameter, and is
+    /// not scored in another experiment)?
     pub fn scored(&self) -> bool {
-        self.kind.is_some() && self.calibrated.is_empty()
+        self.kind.is_some() && self.calibrated.is_empty() && self.scored_in.is_none()
     }
 }
 
@@ -733,6 +740,14 @@ fn check_claims(raw: &RawExperiment, sweep: &Sweep, text: &str) -> Result<(), St
     for (i, c) in raw.claim.iter().enumerate() {
         let what = format!("claim `{}`", c.text);
         check_filter(raw, sweep, &what, &c.filter)?;
+        if c.scored_in.as_deref() == Some(raw.experiment.name.as_str()) {
+            let at = claim_key_line(text, i, "scored_in")
+                .map(|l| format!(" (line {l})"))
+                .unwrap_or_default();
+            return Err(format!(
+                "{what}{at}: `scored_in` names this experiment; it names the one that scores the claim"
+            ));
+        }
         if let Some((key, why)) = claim_field_error(c) {
             let at = claim_key_line(text, i, key)
                 .map(|l| format!(" (line {l}, `{key}`)"))
@@ -761,7 +776,8 @@ fn check_claims(raw: &RawExperiment, sweep: &Sweep, text: &str) -> Result<(), St
 /// kind (the kind's rule applies), `paper_low` missing (an unaudited, `point` or `range`
 /// claim), `paper_high` on a `point` (one number) or missing on a `range`, a `bound` with
 /// both or neither end, `better` missing on a `direction` claim or given on another kind,
-/// `read_off_plot` on a claim other than `point`, `quote` and `source` both given.
+/// `read_off_plot` on a claim other than `point`, `quote` and `source` both given,
+/// `scored_in` on an unaudited claim or naming no experiment.
 pub fn claim_field_error(c: &Claim) -> Option<(&'static str, String)> {
     use ClaimKind::*;
     let kind = c.kind;
@@ -821,6 +837,20 @@ pub fn claim_field_error(c: &Claim) -> Option<(&'static str, String)> {
             "read_off_plot",
             "`read_off_plot` applies to `point` claims only".into(),
         ));
+    }
+    if let Some(e) = &c.scored_in {
+        if kind.is_none() {
+            return Some((
+                "scored_in",
+                "a claim repeated from another experiment takes the `kind` it has there".into(),
+            ));
+        }
+        if e.trim().is_empty() {
+            return Some((
+                "scored_in",
+                "`scored_in` names the experiment that scores the claim".into(),
+            ));
+        }
     }
     None
 }

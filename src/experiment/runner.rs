@@ -1656,13 +1656,13 @@ fn claim_row(
         verdict.push_str(&format!(" ({why})"));
     }
     let calibrated: Vec<&str> = c.calibrated.iter().map(|k| k.param.as_str()).collect();
-    let shown = if calibrated.is_empty() {
-        verdict.clone()
-    } else {
-        format!(
+    let shown = match (&c.scored_in, calibrated.is_empty()) {
+        (Some(e), _) => format!("{verdict} (scored in {e}; not scored here)"),
+        (None, true) => verdict.clone(),
+        (None, false) => format!(
             "{verdict} (calibrated: {}; not scored)",
             calibrated.join(", ")
-        )
+        ),
     };
     let mut row = format!(
         "| {} | {} | {} | {} |",
@@ -1704,6 +1704,7 @@ fn claim_row(
         verdict,
         calibrated: calibrated.join(";"),
         audited: c.kind.is_some(),
+        scored_in: c.scored_in.clone().unwrap_or_default(),
     };
     (row, rec)
 }
@@ -1837,6 +1838,7 @@ mod path_tests {
             read_off_plot: false,
             better: None,
             calibrated: Vec::new(),
+            scored_in: None,
         }
     }
 
@@ -1912,6 +1914,11 @@ mod path_tests {
         });
         assert_eq!(v(&cal, 100.0), "matches");
         assert!(point.scored() && !cal.scored());
+        // Repeated from the experiment that scores it: the same verdict, not scored here.
+        let mut rep = point.clone();
+        rep.scored_in = Some("other".into());
+        assert_eq!(v(&rep, 100.0), "matches");
+        assert!(!rep.scored());
         // Unaudited: today's rule, the paper's range widened by the claim's tolerance (25 %
         // by default), the side taken from the paper's low end.
         let mut old = claim(Some("SFC"), None);

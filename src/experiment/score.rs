@@ -4,7 +4,9 @@
 //!
 //! A claim is counted by its kind: `point`, `range` and `bound` claims together, `direction`
 //! claims apart (better/worse only says less); a claim with a calibrated parameter is shown
-//! but never counted as a match, and a claim without `kind` is unaudited (not scored).
+//! but never counted as a match, a claim repeated from the experiment that scores it
+//! (`scored_in`: the same sentence under a setting the paper does not use) is shown but not
+//! counted, and a claim without `kind` is unaudited (not scored).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -32,10 +34,18 @@ pub struct ClaimRecord {
     pub calibrated: String,
     /// Has the claim a `kind`?
     pub audited: bool,
+    /// The experiment that scores the claim's sentence, when it is not this one (empty:
+    /// this one).
+    pub scored_in: String,
 }
 
 /// The columns of `claims.csv`.
 pub const CLAIMS_CSV_HEADER: &str =
+    "experiment,paper,claim,kind,value,low,high,verdict,calibrated,audited,scored_in";
+
+/// The header of a `claims.csv` written before the `scored_in` column (read as if that
+/// column were empty).
+const CLAIMS_CSV_HEADER_V1: &str =
     "experiment,paper,claim,kind,value,low,high,verdict,calibrated,audited";
 
 /// `claims.csv`: [`CLAIMS_CSV_HEADER`] and one row per record (numbers as Rust prints
@@ -46,7 +56,7 @@ pub fn claims_csv(records: &[ClaimRecord]) -> String {
     let mut out = format!("{CLAIMS_CSV_HEADER}\n");
     for r in records {
         out.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{}\n",
+            "{},{},{},{},{},{},{},{},{},{},{}\n",
             csv_field(&r.experiment),
             csv_field(&r.paper),
             csv_field(&r.claim),
@@ -56,7 +66,8 @@ pub fn claims_csv(records: &[ClaimRecord]) -> String {
             num(r.high),
             csv_field(&r.verdict),
             csv_field(&r.calibrated),
-            r.audited
+            r.audited,
+            csv_field(&r.scored_in)
         ));
     }
     out
@@ -99,14 +110,16 @@ fn csv_rows(text: &str) -> Vec<Vec<String>> {
 pub fn parse_claims_csv(text: &str, what: &str) -> Result<Vec<ClaimRecord>, String> {
     let rows = csv_rows(text);
     let header: Vec<&str> = CLAIMS_CSV_HEADER.split(',').collect();
-    match rows.first() {
-        Some(h) if *h == header => {}
+    let v1: Vec<&str> = CLAIMS_CSV_HEADER_V1.split(',').collect();
+    let width = match rows.first() {
+        Some(h) if *h == header => header.len(),
+        Some(h) if *h == v1 => v1.len(),
         _ => {
             return Err(format!(
                 "{what}: not a claims.csv (its first line is not `{CLAIMS_CSV_HEADER}`)"
             ));
         }
-    }
+    };
     let num = |s: &str, line: usize| -> Result<Option<f64>, String> {
         if s.is_empty() {
             return Ok(None);
@@ -117,13 +130,8 @@ pub fn parse_claims_csv(text: &str, what: &str) -> Result<Vec<ClaimRecord>, Stri
     };
     let mut out = Vec::new();
     for (i, r) in rows.iter().enumerate().skip(1) {
-        if r.len() != header.len() {
-            return Err(format!(
-                "{what}:{}: {} fields, not {}",
-                i + 1,
-                r.len(),
-                header.len()
-            ));
+        if r.len() != width {
+            return Err(format!("{what}:{}: {} fields, not {width}", i + 1, r.len()));
         }
         out.push(ClaimRecord {
             experiment: r[0].clone(),
@@ -136,6 +144,7 @@ pub fn parse_claims_csv(text: &str, what: &str) -> Result<Vec<ClaimRecord>, Stri
             verdict: r[7].clone(),
             calibrated: r[8].clone(),
             audited: r[9] == "true",
+            scored_in: r.get(10).cloned().unwrap_or_default(),
         });
     }
     Ok(out)
@@ -154,6 +163,8 @@ pub struct Tally {
     pub direction_total: usize,
     /// Audited claims with a calibrated parameter (evaluated, not scored).
     pub calibrated: usize,
+    /// Audited claims repeated from the experiment that scores them (not scored here).
+    pub repeated: usize,
     /// Claims without `kind` (not scored).
     pub unaudited: usize,
 }
@@ -164,6 +175,8 @@ impl Tally {
         let ok = r.verdict == "matches";
         if !r.audited {
             self.unaudited += 1;
+        } else if !r.scored_in.is_empty() {
+            self.repeated += 1;
         } else if !r.calibrated.is_empty() {
             self.calibrated += 1;
         } else if r.kind == "direction" {
@@ -190,23 +203,25 @@ impl Tally {
             direction_matched: self.direction_matched + o.direction_matched,
             direction_total: self.direction_total + o.direction_total,
             calibrated: self.calibrated + o.calibrated,
+            repeated: self.repeated + o.repeated,
             unaudited: self.unaudited + o.unaudited,
         }
     }
 }
 
 /// The score table's header (Markdown).
-const TABLE_HEAD: &str = "| paper | point/range/bound matched | direction matched | calibrated (not scored) | unaudited (not scored) |\n|---|---|---|---|---|\n";
+const TABLE_HEAD: &str = "| paper | point/range/bound matched | direction matched | calibrated (not scored) | repeated from another experiment (not scored) | unaudited (not scored) |\n|---|---|---|---|---|---|\n";
 
 /// One row of the score table.
 fn table_row(name: &str, t: &Tally) -> String {
     format!(
-        "| {name} | {} of {} | {} of {} | {} | {} |\n",
+        "| {name} | {} of {} | {} of {} | {} | {} | {} |\n",
         t.value_matched,
         t.value_total,
         t.direction_matched,
         t.direction_total,
         t.calibrated,
+        t.repeated,
         t.unaudited
     )
 }
@@ -217,8 +232,9 @@ pub fn markdown(t: &Tally) -> String {
         "## Score\n\nClaims of this experiment counted by `sfc experiment score`: point, range and \
          bound claims (the paper's number ± 20 %, ± 30 % read off a plot; its range ± 10 %; its \
          bound) and direction claims (better or worse only) matched of total; claims with a \
-         calibrated parameter and unaudited claims (no `kind`) are shown below but not \
-         scored.\n\n{TABLE_HEAD}{}",
+         calibrated parameter, claims repeated from the experiment that scores them \
+         (`scored_in`: the paper's sentence under a setting the paper does not use) and \
+         unaudited claims (no `kind`) are shown below but not scored.\n\n{TABLE_HEAD}{}",
         table_row("this experiment", t)
     )
 }
@@ -254,6 +270,7 @@ pub fn json(records: &[ClaimRecord]) -> serde_json::Value {
             "direction_matched": t.direction_matched,
             "direction_total": t.direction_total,
             "calibrated": t.calibrated,
+            "repeated": t.repeated,
             "unaudited": t.unaudited,
         })
     };
@@ -313,11 +330,13 @@ mod tests {
             verdict: verdict.into(),
             calibrated: calibrated.into(),
             audited: !kind.is_empty(),
+            scored_in: String::new(),
         }
     }
 
     /// The counts by hand: per paper, value claims (point/range/bound) and direction claims
-    /// matched of total, calibrated and unaudited apart (never matched), and the total row.
+    /// matched of total; calibrated, repeated and unaudited apart (never matched), and the
+    /// total row.
     #[test]
     fn score_counts_by_kind_and_paper() {
         let rs = vec![
@@ -328,6 +347,10 @@ mod tests {
             rec("HPCC", "direction", "no data", ""),
             rec("HPCC", "point", "matches", "sfc.bts_delay"),
             rec("HPCC", "", "matches", ""),
+            ClaimRecord {
+                scored_in: "hpcc-other".into(),
+                ..rec("HPCC", "point", "matches", "")
+            },
             rec("SFC", "direction", "differs (ours higher)", ""),
             rec("SFC", "", "differs (ours higher)", ""),
             rec("SFC", "", "matches", ""),
@@ -336,11 +359,11 @@ mod tests {
         let h = per["HPCC"];
         assert_eq!((h.value_matched, h.value_total), (2, 3));
         assert_eq!((h.direction_matched, h.direction_total), (1, 2));
-        assert_eq!((h.calibrated, h.unaudited), (1, 1));
+        assert_eq!((h.calibrated, h.repeated, h.unaudited), (1, 1, 1));
         let s = per["SFC"];
         assert_eq!((s.value_matched, s.value_total), (0, 0));
         assert_eq!((s.direction_matched, s.direction_total), (0, 1));
-        assert_eq!((s.calibrated, s.unaudited), (0, 2));
+        assert_eq!((s.calibrated, s.repeated, s.unaudited), (0, 0, 2));
         assert_eq!(
             total,
             Tally {
@@ -349,15 +372,17 @@ mod tests {
                 direction_matched: 1,
                 direction_total: 3,
                 calibrated: 1,
+                repeated: 1,
                 unaudited: 3
             }
         );
         let t = table(&rs);
-        assert!(t.contains("| HPCC | 2 of 3 | 1 of 2 | 1 | 1 |"), "{t}");
-        assert!(t.contains("| SFC | 0 of 0 | 0 of 1 | 0 | 2 |"), "{t}");
-        assert!(t.contains("| total | 2 of 3 | 1 of 3 | 1 | 3 |"), "{t}");
+        assert!(t.contains("| HPCC | 2 of 3 | 1 of 2 | 1 | 1 | 1 |"), "{t}");
+        assert!(t.contains("| SFC | 0 of 0 | 0 of 1 | 0 | 0 | 2 |"), "{t}");
+        assert!(t.contains("| total | 2 of 3 | 1 of 3 | 1 | 1 | 3 |"), "{t}");
         let j = json(&rs);
         assert_eq!(j["total"]["direction_total"], 3);
+        assert_eq!(j["total"]["repeated"], 1);
         assert_eq!(j["papers"][0]["paper"], "HPCC");
     }
 
@@ -371,10 +396,21 @@ mod tests {
         ];
         rs[1].value = None;
         rs[1].low = Some(f64::INFINITY);
+        rs[0].scored_in = "other, quoted".into();
         let text = claims_csv(&rs);
         assert!(text.starts_with(CLAIMS_CSV_HEADER));
         let back = parse_claims_csv(&text, "c.csv").unwrap();
         assert_eq!(back, rs);
+        // A claims.csv without the `scored_in` column reads with that column empty.
+        let old = "experiment,paper,claim,kind,value,low,high,verdict,calibrated,audited\n\
+                   e,HPCC,c,point,1,0.8,1.2,matches,,true\n";
+        let back = parse_claims_csv(old, "old.csv").unwrap();
+        assert_eq!((back[0].scored_in.as_str(), back[0].audited), ("", true));
+        assert!(
+            parse_claims_csv(&format!("{CLAIMS_CSV_HEADER}\ne,HPCC,c\n"), "c.csv")
+                .unwrap_err()
+                .contains("c.csv:2: 3 fields, not 11")
+        );
         assert!(
             parse_claims_csv("a,b\n", "c.csv")
                 .unwrap_err()
