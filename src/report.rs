@@ -245,6 +245,7 @@ pub fn summary_json(sim: &Simulator, stats: &RunStats, name: &str, wall: f64) ->
         "events_peak_pending": sim.q.peak_len(),
         "link_utilization": link_util,
         "throughput": throughput,
+        "rtt": sim.rtt.summary_json(),
     });
     if let Some(o) = v.as_object_mut() {
         // The monitored queues (`output.queues`): peak and how they settled.

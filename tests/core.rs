@@ -115,6 +115,66 @@ fn single_flow_on_star_is_exact() {
     }
 }
 
+/// The round-trip latency histogram (`summary.json`'s `rtt`) of one flow alone on a star:
+/// one sample per data packet, each the time from its first bit leaving the sender to its
+/// ACK's last bit arriving back, derived with the store-and-forward tandem: exact count,
+/// minimum, maximum and mean (the histogram keeps those exactly).
+#[test]
+fn packet_round_trips_of_a_lone_flow_are_exact() {
+    let size = 64_000u64;
+    let topo = shapes::star(2, 100 * GBPS, US).unwrap();
+    let mut sim = Simulator::new(
+        topo,
+        NetConfig::default(),
+        CcConfig::none_unlimited(),
+        &[flow(0, 1, size, 5 * US)],
+    )
+    .unwrap();
+    run(&mut sim);
+    assert_drained(&sim);
+    let framing = Framing::Hpcc;
+    let (hdr, ack) = (
+        framing.data_header_bytes() as u64,
+        framing.ack_bytes() as u64,
+    );
+    let ser = |b: u64, r: u64| ser_time_ps_hpcc(b, r);
+    let links = [(100 * GBPS, US), (100 * GBPS, US)];
+    let n = size.div_ceil(1000);
+    let sizes: Vec<u64> = (0..n).map(|i| (size - i * 1000).min(1000) + hdr).collect();
+    // The NIC sends back to back: packet i leaves at the sum of the earlier serializations.
+    let sent: Vec<u64> = sizes
+        .iter()
+        .scan(0u64, |t, &b| {
+            let at = *t;
+            *t += ser(b, 100 * GBPS);
+            Some(at)
+        })
+        .collect();
+    let data: Vec<(u64, u64)> = sizes.iter().map(|&b| (0, b)).collect();
+    let arrivals = tandem(&data, &links, &ser);
+    let acks: Vec<(u64, u64)> = arrivals.iter().map(|&t| (t, ack)).collect();
+    let back: Vec<(u64, u64)> = links.iter().rev().copied().collect();
+    let rtts: Vec<u64> = tandem(&acks, &back, &ser)
+        .iter()
+        .zip(&sent)
+        .map(|(a, s)| a - s)
+        .collect();
+    let h = &sim.rtt;
+    assert_eq!(h.samples(), n);
+    assert_eq!(h.min_ps(), rtts.iter().copied().min());
+    assert_eq!(h.max_ps(), rtts.iter().copied().max());
+    let mean = rtts.iter().sum::<u64>() as f64 / n as f64;
+    assert!(
+        (h.mean_ps().unwrap() - mean).abs() < 1e-6,
+        "{:?} vs {mean}",
+        h.mean_ps()
+    );
+    // The first packet meets empty links: 2 × (data + ACK serialization) + 4 µs.
+    let first = 2 * (ser(1000 + hdr, 100 * GBPS) + ser(ack, 100 * GBPS)) + 4 * US;
+    assert_eq!(rtts[0], first);
+    assert_eq!(h.min_ps(), Some(first));
+}
+
 #[test]
 fn single_flow_across_three_switches_is_exact() {
     // Leaf–spine with 2 ToRs and 1 spine: host–ToR–spine–ToR–host, 100 G / 1 µs at the edge,

@@ -1,8 +1,10 @@
 //! Measurements: per-flow records and slowdown statistics ([`stats`]), output writers
-//! ([`output`]), and the per-switch buffer monitor ([`buffer`]).
+//! ([`output`]), the per-switch buffer monitor ([`buffer`]) and the packet round-trip latency
+//! histogram ([`latency`]).
 
 pub mod buffer;
 pub mod fairness;
+pub mod latency;
 pub mod output;
 pub mod parquet;
 pub mod spill;

@@ -117,6 +117,9 @@ pub struct Simulator {
     pub(crate) late_cnp: LateCnp,
     /// Counters.
     pub counters: Counters,
+    /// Round-trip latency of every acknowledged data packet (one sample per ACK or NACK a
+    /// sender receives: arrival − the data packet's `sent_ps`): `summary.json`'s `rtt`.
+    pub rtt: crate::metrics::latency::LatencyHistogram,
     /// Per-switch shared-buffer watermarks.
     pub buffer_mon: BufferMonitor,
     /// Per-receiver goodput.
@@ -962,6 +965,7 @@ impl Simulator {
             flows_total: n_flows as u64,
             results: None,
             counters: Counters::default(),
+            rtt: crate::metrics::latency::LatencyHistogram::new(),
             // Reserved, not touched: pages are used as flows complete (no growth copies; a
             // streamed run reserves it in `expect_flows`).
             completion_order: Vec::with_capacity(n_flows),

@@ -581,6 +581,8 @@ impl Simulator {
     fn host_receive_ack(&mut self, p: u32, pkt: &Packet, a: &AckHdr) {
         let f = pkt.flow;
         let now = self.q.now();
+        // The data packet's round trip (a late ACK of a finished flow included).
+        self.rtt.record(now.saturating_sub(a.echo_sent_ps));
         let i = self.active.slot(f);
         if i == NO_FLOW_SLOT {
             return; // a late ACK of a finished flow
