@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""The record of a run of every experiment: one table per experiment and one CSV of every claim.
+
+usage: full-run-record.py OUT_DIR [--times TIMES_TSV] [--csv CLAIMS_OUT]
+
+OUT_DIR holds one directory per experiment, as `sfc experiment run NAME --out OUT_DIR/NAME`
+writes it (its `claims.csv` and `results.csv`). TIMES_TSV, optional, has lines
+`NAME<TAB>exit status<TAB>wall seconds` (the wall time of the whole `sfc experiment run`).
+
+Prints a Markdown table on stdout, one row per experiment: its paper, points, simulated events,
+the wall time (TIMES_TSV's, else the sum of the points' `wall_seconds`, marked "Σ points"), and
+its claims as `sfc experiment score` counts them (point/range/bound matched of total, direction
+matched of total, calibrated, repeated). With --csv, writes every claim of every experiment (the
+columns of claims.csv) into CLAIMS_OUT, for pandas.
+"""
+import csv
+import sys
+from pathlib import Path
+
+
+def tally(rows):
+    t = {"value": [0, 0], "direction": [0, 0], "calibrated": 0, "repeated": 0, "unaudited": 0}
+    for r in rows:
+        ok = r["verdict"] == "matches"
+        if r["audited"] != "true":
+            t["unaudited"] += 1
+        elif r.get("scored_in"):
+            t["repeated"] += 1
+        elif r["calibrated"]:
+            t["calibrated"] += 1
+        elif r["kind"] == "direction":
+            t["direction"][0] += ok
+            t["direction"][1] += 1
+        else:
+            t["value"][0] += ok
+            t["value"][1] += 1
+    return t
+
+
+def main():
+    args = sys.argv[1:]
+    opts = {}
+    for flag in ("--times", "--csv"):
+        if flag in args:
+            k = args.index(flag)
+            opts[flag] = args[k + 1]
+            del args[k : k + 2]
+    out = Path(args[0])
+    times = {}
+    if "--times" in opts:
+        for line in Path(opts["--times"]).read_text().splitlines():
+            f = line.split("\t")
+            if len(f) == 3:
+                times[f[0]] = (int(f[1]), float(f[2]))
+    every = []
+    print("| experiment | paper | points | events | wall time | point/range/bound matched "
+          "| direction matched | calibrated (not scored) | repeated (not scored) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for d in sorted(p for p in out.iterdir() if (p / "claims.csv").is_file()):
+        with open(d / "claims.csv", newline="") as fh:
+            claims = list(csv.DictReader(fh))
+        every += claims
+        with open(d / "results.csv", newline="") as fh:
+            results = list(csv.DictReader(fh))
+        events = sum(int(r["events"]) for r in results if r.get("events"))
+        if d.name in times:
+            wall = f"{times[d.name][1]:.0f} s"
+        else:
+            s = sum(float(r["wall_seconds"]) for r in results if r.get("wall_seconds"))
+            wall = f"{s:.0f} s (Σ points)"
+        paper = claims[0]["paper"] if claims else ""
+        t = tally(claims)
+        print(f"| `{d.name}` | {paper} | {len(results)} | {events / 1e6:.1f} M | {wall} "
+              f"| {t['value'][0]} of {t['value'][1]} | {t['direction'][0]} of {t['direction'][1]} "
+              f"| {t['calibrated']} | {t['repeated']} |")
+    if "--csv" in opts and every:
+        with open(opts["--csv"], "w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(every[0].keys()))
+            w.writeheader()
+            w.writerows(every)
+
+
+if __name__ == "__main__":
+    main()
