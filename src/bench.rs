@@ -419,6 +419,84 @@ pub fn run_one(name: &str, quick: bool) -> Result<serde_json::Value, String> {
     }))
 }
 
+/// `sfc bench --partitions`: for each selected benchmark, one sequential run profiled for
+/// every partition count of `counts` ([`crate::sim::partition`]): the windows a conservative
+/// parallel run would synchronise, the events of its critical path, the packets crossing a cut,
+/// the speed-up bound `events / critical-path events`, and the speed-up modelled with this
+/// run's time per event and the barrier cost measured here among 2 threads (a lower bound of
+/// the cost among more). Prints a table per benchmark and writes out/bench-partitions.json.
+pub fn partitions(quick: bool, filter: Option<&str>, counts: &[u32]) -> Result<(), String> {
+    if counts.is_empty() || counts.contains(&0) {
+        return Err("--partitions: one or more counts ≥ 1, comma-separated (e.g. 2,4,8)".into());
+    }
+    let benches = select(filter)?;
+    let barrier_ns = crate::sim::partition::barrier_cost_ns(2, 200_000);
+    println!("spin barrier among 2 threads on this machine: {barrier_ns:.0} ns");
+    let mut all = Vec::new();
+    for b in benches {
+        let mut sim = build(b.name, quick)?;
+        let parts: Vec<crate::sim::partition::Partitioning> = counts
+            .iter()
+            .map(|&n| crate::sim::partition::Partitioning::by_tor_groups(&sim.topo, n))
+            .collect::<Result<_, _>>()?;
+        let t0 = Instant::now();
+        let reports = sim.run_partition_profile(&parts);
+        let wall = t0.elapsed().as_secs_f64();
+        let events = reports.first().map_or(0, |r| r.events);
+        // Per event, the profile's own counting included (an upper bound of the plain run's).
+        let event_ns = wall * 1e9 / events.max(1) as f64;
+        println!(
+            "\n{} ({} hosts, {} events, {event_ns:.0} ns/event in this profiled run)",
+            b.name,
+            sim.hosts.len(),
+            events
+        );
+        println!(
+            "{:>5} {:>10} {:>5} {:>10} {:>11} {:>8} {:>9} {:>9}",
+            "parts", "window", "cut", "windows", "events/win", "cross %", "bound", "modelled"
+        );
+        let mut rows = Vec::new();
+        for r in &reports {
+            let per_window = r.events as f64 / r.windows.max(1) as f64;
+            let cross = 100.0 * r.cross_arrivals as f64 / r.arrivals.max(1) as f64;
+            println!(
+                "{:>5} {:>10} {:>5} {:>10} {:>11.1} {:>8.2} {:>8.2}× {:>8.2}×",
+                r.parts,
+                if r.lookahead_ps > 0 {
+                    format!("{:.2} µs", r.lookahead_ps as f64 / 1e6)
+                } else {
+                    "run".into()
+                },
+                r.cut_links,
+                r.windows,
+                per_window,
+                cross,
+                r.speedup_bound(),
+                r.modelled_speedup(event_ns, barrier_ns)
+            );
+            let mut j = serde_json::to_value(r).unwrap_or_default();
+            j["speedup_bound"] = json!(r.speedup_bound());
+            j["modelled_speedup"] = json!(r.modelled_speedup(event_ns, barrier_ns));
+            rows.push(j);
+        }
+        all.push(json!({
+            "name": b.name,
+            "quick": quick,
+            "events": events,
+            "event_ns": event_ns,
+            "barrier_ns_2_threads": barrier_ns,
+            "partitions": rows,
+        }));
+    }
+    let path = std::path::Path::new("out/bench-partitions.json");
+    std::fs::create_dir_all("out").map_err(|e| format!("out/: {e}"))?;
+    let txt = serde_json::to_string_pretty(&all).unwrap_or_default();
+    crate::metrics::output::write_atomic(path, txt.as_bytes())
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    println!("\nwritten {}", path.display());
+    Ok(())
+}
+
 /// Check that `exe` is an `sfc` binary before benchmarking with it: `exe --version` must
 /// answer `sfc …` within 10 s (at most 4 KB of it is read), so another program given to
 /// `--against` by mistake is refused at once instead of hanging the comparison or filling

@@ -134,6 +134,15 @@ enum Cmd {
         /// run; writes out/bench-compare.json.
         #[arg(long, value_name = "SFC_BINARY", conflicts_with = "print_scenario")]
         against: Option<PathBuf>,
+        /// Profile each selected benchmark for a conservative parallel run split into each of
+        /// these partition counts (comma-separated, e.g. `2,4,8,16,32,64`): hosts with their
+        /// ToR, windows of the lookahead (the smallest delay of a cut link). One sequential run
+        /// per benchmark prints, per count, the windows, the packets crossing a cut, the
+        /// speed-up bound (events / the busiest partition's events summed over windows) and the
+        /// speed-up modelled with the barrier cost measured here; writes
+        /// out/bench-partitions.json. The run itself is unchanged.
+        #[arg(long, value_name = "N,N,…", value_delimiter = ',', conflicts_with_all = ["print_scenario", "against"])]
+        partitions: Vec<u32>,
     },
 }
 
@@ -262,7 +271,8 @@ const EX_BENCH: &str = "\
 Examples:
   sfc bench --quick                         # every benchmark, small variants (about a minute)
   sfc bench --filter sec53 --repeat 3       # best of three, the SFC paper-scale runs
-  sfc bench --filter hpcc-fat --against ./old-sfc";
+  sfc bench --filter hpcc-fat --against ./old-sfc
+  sfc bench --filter fattree320 --partitions 2,4,8,16,32,64   # how far a parallel run could scale";
 
 #[derive(Subcommand)]
 enum ExpCmd {
@@ -1119,7 +1129,12 @@ fn main() -> ExitCode {
             repeat,
             print_scenario: None,
             against,
+            partitions,
         } => match against {
+            _ if !partitions.is_empty() => {
+                let _ = repeat;
+                sfc::bench::partitions(quick, filter.as_deref(), &partitions)
+            }
             Some(other) => sfc::bench::compare(quick, filter.as_deref(), repeat, &other),
             None => sfc::bench::run(quick, filter.as_deref(), repeat),
         },

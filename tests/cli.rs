@@ -1571,6 +1571,63 @@ fn bench_repeat_keeps_every_run_and_reports_scaling() {
     sfc(d.path(), &["bench", "--repeat", "0"]).assert_error(&["--repeat"]);
 }
 
+/// `--partitions`: one profiled run per benchmark; every partition count sees the same
+/// events, one partition has nothing cut and a bound of 1, more partitions cut links and
+/// have a window of the cut links' delay; a count of 0 is refused.
+#[test]
+fn bench_partitions_profile_the_same_run_per_count() {
+    let d = TempDir::new("bench-partitions");
+    let r = sfc(
+        d.path(),
+        &[
+            "bench",
+            "--quick",
+            "--filter",
+            "scale-64",
+            "--partitions",
+            "1,2,4",
+        ],
+    );
+    r.assert_ok();
+    assert!(
+        r.stdout.contains("spin barrier among 2 threads"),
+        "{}",
+        r.stdout
+    );
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(d.path().join("out/bench-partitions.json")).unwrap(),
+    )
+    .unwrap();
+    let b = &json.as_array().unwrap()[0];
+    let parts = b["partitions"].as_array().unwrap();
+    assert_eq!(parts.len(), 3);
+    let events = b["events"].as_u64().unwrap();
+    assert!(events > 0);
+    for p in parts {
+        assert_eq!(p["events"].as_u64(), Some(events));
+        let per: u64 = p["events_per_part"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .sum();
+        assert_eq!(per, events);
+        let (crit, windows) = (
+            p["critical_events"].as_u64().unwrap(),
+            p["windows"].as_u64().unwrap(),
+        );
+        assert!(crit <= events && windows >= 1);
+    }
+    assert_eq!(parts[0]["cut_links"].as_u64(), Some(0));
+    assert_eq!(parts[0]["speedup_bound"].as_f64(), Some(1.0));
+    for p in &parts[1..] {
+        assert!(p["cut_links"].as_u64().unwrap() > 0);
+        assert!(p["lookahead_ps"].as_u64().unwrap() > 0);
+        assert!(p["speedup_bound"].as_f64().unwrap() > 1.0);
+    }
+    sfc(d.path(), &["bench", "--partitions", "0"]).assert_error(&["--partitions"]);
+}
+
 #[test]
 fn bench_against_another_build_alternates_and_checks_the_run() {
     // This binary against itself: both sides run the same simulation, so "same run" must hold;

@@ -15,6 +15,7 @@
 pub mod failure;
 pub mod forward;
 pub mod nic;
+pub mod partition;
 pub mod pulled;
 
 use std::collections::HashMap;
