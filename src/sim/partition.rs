@@ -5,7 +5,7 @@
 //! advance together in windows no longer than the *lookahead*: the smallest propagation delay
 //! of a link between two partitions, so that nothing one partition does in a window can reach
 //! another before the window ends. The time of a window is then that of its busiest partition,
-//! plus a barrier. [`PartitionProfile`] replays that accounting on a sequential run (it changes
+//! plus a barrier. [`Simulator::run_partition_profile`] replays that accounting on a sequential run (it changes
 //! nothing in the run): events per partition per window, the sum over windows of the busiest
 //! partition's events (the *critical path*), and the packets that cross a cut. From those,
 //! `total events / critical-path events` bounds the speed-up any windowed engine can reach on
