@@ -231,10 +231,17 @@ impl Simulator {
                 | Event::NicWake { node }
                 | Event::Lost { node, .. }
                 | Event::SchemeTimer { node, .. } => (node, false, None),
-                Event::FlowStart { flow } | Event::Rto { flow } | Event::CcTimer { flow, .. } => {
-                    (self.flows[flow as usize].src, false, None)
-                }
-                Event::CnpDue { flow, .. } => (self.flows[flow as usize].dst, false, None),
+                // (A flow whose description a run streaming its results has retired: node 0.)
+                Event::FlowStart { flow } | Event::Rto { flow } | Event::CcTimer { flow, .. } => (
+                    self.flows.get(flow as usize).map_or(0, |f| f.src),
+                    false,
+                    None,
+                ),
+                Event::CnpDue { flow, .. } => (
+                    self.flows.get(flow as usize).map_or(0, |f| f.dst),
+                    false,
+                    None,
+                ),
                 Event::LinkChange { .. } | Event::Reroute => (0, true, None),
             };
             for tl in &mut tallies {
