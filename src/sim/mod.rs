@@ -1695,8 +1695,7 @@ impl Simulator {
         }
         let stop = self.cfg.stop_ps;
         loop {
-            if self.counters.flows_completed == self.flows_total && self.arena.live() == 0 {
-                // All traffic delivered and acknowledged: only stale timers remain.
+            if self.traffic_done() {
                 break;
             }
             let Some((_, ev)) = self.q.pop_until(stop) else {
@@ -1718,6 +1717,13 @@ impl Simulator {
                 }
             }
         }
+    }
+
+    /// All traffic delivered and acknowledged, no packet alive: only stale timers remain, and
+    /// the event loop ends here.
+    #[inline(always)]
+    pub(crate) fn traffic_done(&self) -> bool {
+        self.counters.flows_completed == self.flows_total && self.arena.live() == 0
     }
 
     /// Close the measurements at the current time (buffer watermarks, throughput intervals,

@@ -215,7 +215,7 @@ impl Simulator {
         let ports = self.topo.ports();
         let stop = self.cfg.stop_ps;
         loop {
-            if self.counters.flows_completed == self.flows_total && self.arena.live() == 0 {
+            if self.traffic_done() {
                 break;
             }
             let Some((t, ev)) = self.q.pop_until(stop) else {
