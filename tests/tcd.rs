@@ -419,7 +419,7 @@ fn ue_cnp_variant_is_sent_and_does_not_cut() {
         CcConfig::Dcqcn(p)
     };
     let with = victim12(true, paper(true), true);
-    let v = with.flow_state(1).expect("victim active");
+    let v = with.rx_state(1).expect("victim's receiver open");
     assert_ne!(
         v.last_marked_cnp_ps,
         u64::MAX,
@@ -429,7 +429,10 @@ fn ue_cnp_variant_is_sent_and_does_not_cut() {
     assert_eq!(with.flow_cc(1).expect("flow active").rate_bps(), 50 * GBPS);
     let plain = victim12(false, paper(false), true);
     assert_ne!(
-        plain.flow_state(1).expect("victim active").last_cnp_ps,
+        plain
+            .rx_state(1)
+            .expect("victim's receiver open")
+            .last_cnp_ps,
         u64::MAX
     );
     assert!(plain.flow_cc(1).expect("flow active").rate_bps() < 50 * GBPS);

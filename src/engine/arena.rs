@@ -85,6 +85,14 @@ impl PacketArena {
         }
     }
 
+    /// Store `p`, a packet created in another arena and handed over (a run split over several
+    /// arenas, [`crate::sim::parallel`]): alive here from now, not counted as created again.
+    pub fn adopt(&mut self, p: Packet) -> u32 {
+        let i = self.alloc(p);
+        self.created -= 1;
+        i
+    }
+
     /// Count slot `i` as consumed and immediately re-created in place (a data packet turned
     /// into its ACK at the receiver).
     #[inline]

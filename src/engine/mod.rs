@@ -333,6 +333,28 @@ fn order(time_ps: u64, ev: &Event) -> (u64, u8, Tie) {
     (time_ps, class(ev), tie(ev))
 }
 
+/// The place of an event in the run's canonical order: its time, its order class, then its
+/// content key ([`tie`]). Independent of how the run is executed, so the events of a run
+/// split over several event queues ([`crate::sim::parallel`]) compare as they would in one.
+/// (Two keys of different nodes never compare by their wrapping sequence numbers: those
+/// only order arrivals at one port.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct OrderKey(u64, u8, Tie);
+
+impl OrderKey {
+    /// The key of event `ev` due at `time_ps`.
+    #[inline]
+    pub fn of(time_ps: u64, ev: &Event) -> OrderKey {
+        OrderKey(time_ps, class(ev), tie(ev))
+    }
+
+    /// The event's time, picoseconds.
+    #[inline]
+    pub fn time_ps(&self) -> u64 {
+        self.0
+    }
+}
+
 #[inline]
 fn key(time_ps: u64, class: u8, seq: u64) -> u128 {
     ((time_ps as u128) << 64) | ((class as u128) << 62) | (seq as u128 & ((1u128 << 62) - 1))
@@ -710,6 +732,21 @@ impl EventQueue {
             debug_assert_eq!(c, class(ev), "an event changed its order class");
         }
         self.overflow = far.into();
+    }
+
+    /// The next event and its time, if any (it stays queued).
+    #[inline]
+    pub fn peek(&mut self) -> Option<(u64, Event)> {
+        if self.cur.is_empty() && !self.advance() {
+            return None;
+        }
+        self.cur.last().copied()
+    }
+
+    /// Move the clock forward to `time_ps` (no earlier than now and than no pending event):
+    /// a run split over several queues ends at the time of its last event in any of them.
+    pub fn advance_clock(&mut self, time_ps: u64) {
+        self.now_ps = self.now_ps.max(time_ps);
     }
 
     /// Time of the next event, if any.

@@ -90,11 +90,11 @@ impl Flow {
     }
 }
 
-/// The state of an active flow (started, not finished): the sender QP at `src` and the
-/// receiver QP at `dst`. Lives in a [`FlowSlab`] slot from the flow's start to its
-/// completion. `repr(C)`, with what the NIC arbiter and the ACK/data paths read on every
-/// packet first (header, then send state, then receive state), so that the first few cache
-/// lines cover a packet.
+/// The sender QP of an active flow (started, not finished), at `src`. Lives in a
+/// [`FlowSlab`] slot from the flow's start to its completion. `repr(C)`, with what the NIC
+/// arbiter and the ACK path read on every packet first (header, then send state), so that the
+/// first few cache lines cover a packet. The receiver QP at `dst` is the receiver's own
+/// ([`RxState`] in an [`RxSlab`]): nothing at the receiver reads the sender's state.
 #[derive(Clone, Debug)]
 #[repr(C)]
 pub struct FlowState {
@@ -138,20 +138,10 @@ pub struct FlowState {
     pub tx: transport::SendState,
     /// The QP's transport state (Go-Back-N, IRN or NDP: the run's transport).
     pub transport: transport::QpTransport,
-    /// Receiver reliability state.
-    pub rx: transport::RecvState,
     /// Time of the pending RTO check event (0 = none).
     pub rto_event_ps: u64,
     /// Time of the pending congestion-control timer event (0 = none).
     pub cc_timer_ps: u64,
-    /// Time of the last CNP sent by the receiver for this flow (`u64::MAX` = never).
-    pub last_cnp_ps: u64,
-    /// Time of the last marked CNP (echoing scheme marks, [`crate::registry::ECHOED_MARKS`])
-    /// sent by the receiver for this flow (`u64::MAX` = never).
-    pub last_marked_cnp_ps: u64,
-    /// A CNP is owed at the end of the current interval ([`crate::engine::Event::CnpDue`]):
-    /// bit 0 the CE one, bit 1 the marked one.
-    pub cnp_pending: u8,
 }
 
 /// A flow without active state (not started, or finished).
@@ -187,7 +177,7 @@ impl FlowSlab {
     }
 
     /// Make `st` the state of flow `st.flow` (which must be inactive); returns the slot. A
-    /// recycled slot's buffers (SACK/out-of-order lists) are reused.
+    /// recycled slot's buffer (the IRN SACK list) is reused.
     pub fn alloc(&mut self, st: FlowState) -> u32 {
         let f = st.flow as usize;
         if f >= self.slot_of.len() {
@@ -199,13 +189,10 @@ impl FlowSlab {
         let i = match self.free.pop() {
             Some(i) => {
                 let old = &mut self.slots[i as usize];
-                let mut ooo = std::mem::take(&mut old.rx.ooo);
                 let mut prev =
                     std::mem::replace(&mut old.transport, transport::QpTransport::Scheme);
                 *old = st;
                 old.transport.reuse_buffers(&mut prev);
-                ooo.clear();
-                old.rx.ooo = ooo;
                 i
             }
             None => {
@@ -326,10 +313,235 @@ impl FlowSlab {
     }
 }
 
-/// The receiver's CNP pacing times of recently finished flows (CNP mode only). A late data
-/// packet (a retransmission still in flight when the sender got its last ACK) may carry a
+/// The receiver QP of one flow at its receiver `dst`: what arrived (reliability state) and
+/// the receiver's CNP pacing. Opened by the flow's first data packet to arrive, closed when
+/// the receiver holds every byte in order and owes no CNP ([`RxSlab`]). The receiver never
+/// reads the sender's state (as in the HPCC ns-3 simulator, whose `RdmaRxQueuePair` is its
+/// own object): what it does depends on the packets that reach it only.
+#[derive(Clone, Debug)]
+pub struct RxState {
+    /// The flow owning this slot ([`NO_FLOW_SLOT`] when free).
+    pub flow: u32,
+    /// The flow's sender node (the CNPs' destination), from its data packets.
+    pub src: u32,
+    /// The receiver's node.
+    pub dst: u32,
+    /// The flow's UDP source port.
+    pub sport: u16,
+    /// The flow's UDP destination port.
+    pub dport: u16,
+    /// The flow's record went (its sender finished in a run streaming its results) while
+    /// this receiver was still open: its map entry goes when it closes.
+    pub retired: bool,
+    /// Message size, payload bytes: the receiver is complete once `rx.expected` reaches it.
+    pub size_bytes: u64,
+    /// Receiver reliability state.
+    pub rx: transport::RecvState,
+    /// Time of the last CNP sent by the receiver for this flow (`u64::MAX` = never).
+    pub last_cnp_ps: u64,
+    /// Time of the last marked CNP (echoing scheme marks, [`crate::registry::ECHOED_MARKS`])
+    /// sent by the receiver for this flow (`u64::MAX` = never).
+    pub last_marked_cnp_ps: u64,
+    /// A CNP is owed at the end of the current interval ([`crate::engine::Event::CnpDue`]):
+    /// bit 0 the CE one, bit 1 the marked one.
+    pub cnp_pending: u8,
+}
+
+impl RxState {
+    /// A fresh receiver for flow `flow` of `size_bytes` bytes, addressed as its data packet
+    /// `pkt` is.
+    pub fn new(flow: u32, size_bytes: u64, pkt: &crate::engine::packet::Packet) -> Self {
+        RxState {
+            flow,
+            src: pkt.src,
+            dst: pkt.dst,
+            sport: pkt.sport,
+            dport: pkt.dport,
+            retired: false,
+            size_bytes,
+            rx: transport::RecvState::new(),
+            last_cnp_ps: u64::MAX,
+            last_marked_cnp_ps: u64::MAX,
+            cnp_pending: 0,
+        }
+    }
+
+    /// The receiver holds every byte in order and owes no CNP: its state may go.
+    #[inline]
+    pub fn closable(&self) -> bool {
+        self.rx.expected >= self.size_bytes && self.cnp_pending == 0
+    }
+}
+
+/// Where a flow's receiver stands in an [`RxSlab`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RxSlot {
+    /// No data packet of the flow has arrived yet.
+    Unopened,
+    /// Open, in this slot.
+    Open(u32),
+    /// Closed: the receiver holds every byte (a late duplicate gets the cumulative ACK of the
+    /// whole message).
+    Closed,
+}
+
+/// Slot-map value of a closed receiver.
+const RX_CLOSED: u32 = u32::MAX - 1;
+
+/// Receiver QPs of the flows whose data is arriving: an [`RxState`] slot each, taken when a
+/// flow's first data packet reaches its receiver and recycled (LIFO, deterministic) when the
+/// receiver is complete, like [`FlowSlab`]. `slot_of` maps a flow id to its slot, 4 B per
+/// flow, in pages retired with the flow's ([`Self::retire`]; a retired entry reads as closed:
+/// its sender finished, so its receiver held every byte).
+#[derive(Clone, Debug, Default)]
+pub struct RxSlab {
+    slots: Vec<RxState>,
+    free: Vec<u32>,
+    slot_of: PagedVec<u32>,
+    peak: usize,
+}
+
+impl RxSlab {
+    /// A slab for a run of `flows` flows, none open.
+    pub fn new(flows: usize) -> Self {
+        let mut slot_of = PagedVec::new();
+        slot_of.resize(flows, NO_FLOW_SLOT);
+        RxSlab {
+            slot_of,
+            ..Default::default()
+        }
+    }
+
+    /// Where flow `f`'s receiver stands.
+    #[inline]
+    pub fn lookup(&self, f: u32) -> RxSlot {
+        match self.slot_of.get(f as usize) {
+            None if (f as usize) < self.slot_of.len() => RxSlot::Closed,
+            None | Some(&NO_FLOW_SLOT) => RxSlot::Unopened,
+            Some(&RX_CLOSED) => RxSlot::Closed,
+            Some(&i) => RxSlot::Open(i),
+        }
+    }
+
+    /// Open flow `f`'s receiver (it must be unopened) for a `size_bytes` message whose data
+    /// packet `pkt` just arrived; returns the slot. A recycled slot's out-of-order list is
+    /// reused.
+    pub fn open(&mut self, f: u32, size_bytes: u64, pkt: &crate::engine::packet::Packet) -> u32 {
+        if f as usize >= self.slot_of.len() {
+            self.slot_of.resize(f as usize + 1, NO_FLOW_SLOT);
+        }
+        debug_assert_eq!(self.slot_of[f as usize], NO_FLOW_SLOT);
+        let st = RxState::new(f, size_bytes, pkt);
+        let i = match self.free.pop() {
+            Some(i) => {
+                let old = &mut self.slots[i as usize];
+                let mut ooo = std::mem::take(&mut old.rx.ooo);
+                *old = st;
+                ooo.clear();
+                old.rx.ooo = ooo;
+                i
+            }
+            None => {
+                self.slots.push(st);
+                self.peak = self.peak.max(self.slots.len());
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.slot_of[f as usize] = i;
+        i
+    }
+
+    /// Close flow `f`'s receiver (open in slot `i`): the slot is recycled, later packets of
+    /// `f` find it closed.
+    pub fn close(&mut self, f: u32, i: u32) {
+        debug_assert_eq!(self.slot_of[f as usize], i);
+        self.slot_of[f as usize] = RX_CLOSED;
+        let st = &mut self.slots[i as usize];
+        st.flow = NO_FLOW_SLOT;
+        let retired = std::mem::take(&mut st.retired);
+        self.free.push(i);
+        if retired {
+            self.slot_of.retire(f as usize);
+        }
+    }
+
+    /// Flow `f` is done with for good (its sender finished and its record left): its map
+    /// entry may go with its page, at once if its receiver is closed (the usual case: it
+    /// held every byte before the last ACK left), else when it closes (it owes a CNP).
+    pub fn retire(&mut self, f: u32) {
+        if (f as usize) >= self.slot_of.len() {
+            self.slot_of.resize(f as usize + 1, NO_FLOW_SLOT);
+        }
+        if let RxSlot::Open(i) = self.lookup(f) {
+            self.slots[i as usize].retired = true;
+            return;
+        }
+        self.slot_of.retire(f as usize);
+    }
+
+    /// Size the flow → slot map for `flows` flows.
+    pub fn reserve_flows(&mut self, flows: usize) {
+        self.slot_of
+            .reserve(flows.saturating_sub(self.slot_of.len()));
+    }
+
+    /// State in slot `i` (which must be open).
+    #[inline]
+    pub fn at(&self, i: u32) -> &RxState {
+        &self.slots[i as usize]
+    }
+
+    /// State in slot `i`, mutably.
+    #[inline]
+    pub fn at_mut(&mut self, i: u32) -> &mut RxState {
+        &mut self.slots[i as usize]
+    }
+
+    /// Flow `f`'s receiver state if it is open.
+    #[inline]
+    pub fn get_for(&self, f: u32) -> Option<&RxState> {
+        match self.lookup(f) {
+            RxSlot::Open(i) => Some(self.at(i)),
+            _ => None,
+        }
+    }
+
+    /// Prefetch hint for flow `f`'s receiver slot (no effect on state; any `f`).
+    #[inline]
+    pub fn prefetch(&self, f: u32) {
+        if let RxSlot::Open(i) = self.lookup(f)
+            && let Some(s) = self.slots.get(i as usize)
+        {
+            let line = s as *const RxState as *const u8;
+            crate::engine::prefetch(line);
+            crate::engine::prefetch(line.wrapping_add(64));
+        }
+    }
+
+    /// At the end of a run with no receiver open: free the slots and the map.
+    pub fn release_memory(&mut self) {
+        if self.open_now() == 0 {
+            self.slots = Vec::new();
+            self.free = Vec::new();
+            self.slot_of = PagedVec::new();
+        }
+    }
+
+    /// Most receivers open at once.
+    pub fn peak(&self) -> usize {
+        self.peak
+    }
+
+    /// Receivers open now.
+    pub fn open_now(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+}
+
+/// The receiver's CNP pacing times of recently closed receivers (CNP mode only). A late data
+/// packet (a duplicate still in flight when the receiver got its last byte) may carry a
 /// mark; whether it triggers a CNP depends on the last CNP time, which must outlive the
-/// flow's released state by one CNP interval. Kept only while it still suppresses a CNP
+/// receiver's released state by one CNP interval. Kept only while it still suppresses a CNP
 /// (a time `t` with `t + interval > now`); an absent entry means "due", like never. Pruned
 /// when it doubles, so it holds about the flows finished within one interval.
 #[derive(Clone, Debug, Default)]
@@ -358,7 +570,7 @@ impl LateCnp {
         t != u64::MAX && t.saturating_add(self.interval_ps) > now
     }
 
-    /// Flow `f` finished at `now` with CNP times `(cnp, marked)`.
+    /// Flow `f`'s receiver closed at `now` with CNP times `(cnp, marked)`.
     pub fn remember(&mut self, f: u32, (cnp, marked): (u64, u64), now: u64) {
         if self.interval_ps == 0 || !(self.live(cnp, now) || self.live(marked, now)) {
             return;
@@ -446,12 +658,8 @@ mod tests {
             size_bytes: 1000,
             tx: transport::SendState::new(1000, 1000),
             transport: transport::QpTransport::Gbn(transport::gbn::Gbn),
-            rx: transport::RecvState::new(),
             rto_event_ps: 0,
             cc_timer_ps: 0,
-            last_cnp_ps: u64::MAX,
-            last_marked_cnp_ps: u64::MAX,
-            cnp_pending: 0,
         };
         let mut s = FlowSlab::new(3);
         let a = s.alloc(st(0));

@@ -25,7 +25,7 @@ use crate::config::LossRecovery;
 use crate::engine::arena::PacketArena;
 use crate::engine::paged::PagedVec;
 use crate::engine::{Event, EventQueue, NO_EGRESS};
-use crate::host::{Flow, FlowSlab, FlowState, HostNic, LateCnp};
+use crate::host::{Flow, FlowSlab, FlowState, HostNic, LateCnp, RxSlab, RxSlot, RxState};
 use crate::link::{PortLink, TxPort};
 use crate::metrics::FlowRecord;
 use crate::metrics::buffer::{BufferMonitor, ThroughputMeter};
@@ -114,7 +114,10 @@ pub struct Simulator {
     pub(crate) paths: PathClasses,
     /// QP state of the active flows (started, not finished), a recycled slot each.
     pub(crate) active: FlowSlab,
-    /// Receiver CNP times of flows finished within the last CNP interval.
+    /// Receiver QP state of the flows whose data is arriving (opened by a flow's first data
+    /// packet at its receiver, closed when the receiver holds every byte).
+    pub(crate) rxs: RxSlab,
+    /// Receiver CNP times of receivers closed within the last CNP interval.
     pub(crate) late_cnp: LateCnp,
     /// Counters.
     pub counters: Counters,
@@ -945,6 +948,7 @@ impl Simulator {
             hosts,
             switches,
             active: FlowSlab::new(fl.len()),
+            rxs: RxSlab::new(fl.len()),
             paths,
             late_cnp: LateCnp::new(match cfg_cnp {
                 crate::config::CnpMode::Cnp { interval_ps } => interval_ps.max(1),
@@ -1178,6 +1182,7 @@ impl Simulator {
         }
         self.flows.retire(f as usize);
         self.active.retire(f);
+        self.rxs.retire(f);
         if !self.paths.overflow.is_empty() {
             self.paths.overflow.remove(&f);
         }
@@ -1233,6 +1238,7 @@ impl Simulator {
             self.completion_order
                 .reserve_exact((n as usize).saturating_sub(self.completion_order.len()));
             self.active.reserve_flows(n as usize);
+            self.rxs.reserve_flows(n as usize);
         }
     }
 
@@ -1249,16 +1255,25 @@ impl Simulator {
         self.active.get_for(f.try_into().ok()?)
     }
 
-    /// Payload bytes flow `f`'s receiver has delivered in order: all of them once the flow
-    /// finished, none before its start (nor once retired, [`Self::stream_results`]).
+    /// The receiver QP state of flow `f` while it is open (from its first data packet's
+    /// arrival until its receiver holds every byte and owes no CNP); `None` otherwise.
+    pub fn rx_state(&self, f: usize) -> Option<&RxState> {
+        self.rxs.get_for(f.try_into().ok()?)
+    }
+
+    /// Payload bytes flow `f`'s receiver has accepted: all of them once its receiver holds
+    /// every byte, none before its first data packet arrives (nor once retired,
+    /// [`Self::stream_results`]).
     pub fn delivered_bytes(&self, f: usize) -> u64 {
-        match self.flow_state(f) {
-            Some(s) => s.rx.delivered_bytes,
-            None => match self.flows.get(f) {
-                Some(fl) if fl.finished() => fl.size_bytes,
-                // Not started, or retired (a run streaming its results keeps no count).
-                _ => 0,
-            },
+        let Ok(id) = u32::try_from(f) else {
+            return 0;
+        };
+        match self.rxs.lookup(id) {
+            RxSlot::Open(i) => self.rxs.at(i).rx.delivered_bytes,
+            // Closed: the receiver holds every byte (a retired flow's record is gone: a run
+            // streaming its results keeps no count).
+            RxSlot::Closed => self.flows.get(f).map_or(0, |fl| fl.size_bytes),
+            RxSlot::Unopened => 0,
         }
     }
 
@@ -1503,10 +1518,14 @@ impl Simulator {
                 }
                 Some(NodeRef::Host(_)) => {
                     if let Some(p) = self.arena.try_get(pkt) {
-                        // The flow's active state: header, send state and receive state (the
-                        // controller follows in the next stage, through the slot's first
-                        // line).
-                        self.active.prefetch(p.flow);
+                        // Data: the receiver's state. Otherwise the flow's sender state:
+                        // header and send state (the controller follows in the next stage,
+                        // through the slot's first line).
+                        if matches!(p.hdr, crate::engine::packet::Header::Data(_)) {
+                            self.rxs.prefetch(p.flow);
+                        } else {
+                            self.active.prefetch(p.flow);
+                        }
                     }
                 }
                 None => {}
@@ -1752,6 +1771,7 @@ impl Simulator {
         // (4 B per flow) and, with no packet alive, the packet slots are no longer needed:
         // freed before the statistics and output files are made.
         self.active.release_memory();
+        self.rxs.release_memory();
         self.ccs.release_memory();
         self.arena.release_memory();
     }

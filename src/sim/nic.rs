@@ -14,16 +14,18 @@
 //!
 //! What a QP sends next, how it takes an ACK or NACK, a timeout and its retransmission timer,
 //! and what a receiver answers to data, are its transport's ([`crate::host::transport`]: the
-//! run's Go-Back-N, IRN or NDP, behind one trait); the NIC does not ask which one runs. A
-//! transport whose receiver answers and pulls itself (NDP) is driven from
-//! [`crate::sim::pulled`].
+//! run's Go-Back-N, IRN or NDP, behind one trait). The receiver's state is its own
+//! ([`crate::host::RxState`], opened by a flow's first data packet): it never reads the
+//! sender's QP, so its transport is picked by the run's transport kind. A transport whose
+//! receiver answers and pulls itself (NDP) is driven from [`crate::sim::pulled`].
 
 use crate::cc::{AckInfo, CongestionControl, SchemeSignal};
 use crate::engine::Event;
 use crate::engine::packet::{AckHdr, DataHdr, Header, Marks, Packet, PktKind};
 use crate::host::arbiter::{Class, NO_POS};
-use crate::host::transport::{RecvState, Response, SendState, Transport, on_transport};
-use crate::host::{FlowState, NO_FLOW_SLOT};
+use crate::host::transport::gbn::Gbn;
+use crate::host::transport::{Response, SendState, Transport, TransportKind, irn, on_transport};
+use crate::host::{FlowState, NO_FLOW_SLOT, RxSlot};
 use crate::registry::{ECHOED_MARKS, HostScheme};
 use crate::scheme::{AckEvent, HostAction, HostCtx, HostHooks, SchemeId};
 use crate::sim::Simulator;
@@ -84,12 +86,8 @@ impl Simulator {
             size_bytes: d.size_bytes,
             tx: SendState::new(d.size_bytes, mtu),
             transport: self.transport.new_qp(),
-            rx: RecvState::new(),
             rto_event_ps: 0,
             cc_timer_ps: 0,
-            last_cnp_ps: u64::MAX,
-            last_marked_cnp_ps: u64::MAX,
-            cnp_pending: 0,
         };
         let prio = d.prio;
         let i = self.active.alloc(st);
@@ -455,18 +453,16 @@ impl Simulator {
     fn host_receive_data(&mut self, h: usize, p: u32, pkt: &Packet, d: &DataHdr) {
         let now = self.q.now();
         let f = pkt.flow;
-        let i = self.active.slot(f);
+        let i = self.rx_slot_for_data(f, pkt);
         let (resp, newly) = if i != NO_FLOW_SLOT {
-            let fl = self.active.at_mut(i);
-            let before = fl.rx.delivered_bytes;
-            let p = &self.transport;
-            let resp = on_transport!(&fl.transport, t => t.on_data(&mut fl.rx, d.seq, d.payload, now, p),
-                scheme => self.host_schemes[self.transport_host].qp_on_data(&mut fl.rx, d.seq, d.payload, now, p));
-            (resp, fl.rx.delivered_bytes - before)
+            let r = self.rxs.at_mut(i);
+            let before = r.rx.delivered_bytes;
+            let resp = self.receive_segment(i, d, now);
+            (resp, self.rxs.at(i).rx.delivered_bytes - before)
         } else {
-            // The sender finished (all bytes acknowledged), so the receiver holds every byte:
-            // a late (duplicate) data packet gets the cumulative ACK, as the released state
-            // would have answered (see `Transport::on_data`).
+            // The receiver closed (it holds every byte): a late (duplicate) data packet gets
+            // the cumulative ACK, as the released state would have answered (see
+            // `Transport::on_data`).
             // (A retired flow's description is gone with its page, in a run streaming its
             // results: its sender ignores the ACK whatever it acknowledges, and switches do
             // not read ACK sequence numbers, so `u64::MAX` changes nothing.)
@@ -513,6 +509,9 @@ impl Simulator {
             let cnp = self.arena.alloc(cnp);
             self.counters.cnps += 1;
             self.hosts[h].ctrl.push_back(cnp);
+        }
+        if i != NO_FLOW_SLOT && self.rxs.at(i).closable() {
+            self.close_rx(f, i);
         }
         let echo_ce = d.ce && self.cfg.cnp == crate::config::CnpMode::AckEcho;
         let echo_marks = if self.cfg.cnp == crate::config::CnpMode::AckEcho {
@@ -665,12 +664,10 @@ impl Simulator {
         let st = self.active.at_mut(i);
         let (h, pos, cc_slot) = (st.host as usize, st.nic_pos, st.cc_slot);
         let retx = st.tx.retx_packets;
-        let cnp = (st.last_cnp_ps, st.last_marked_cnp_ps);
         st.nic_pos = NO_POS;
         let fl = &mut self.flows[f as usize];
         fl.finish_ps = now;
         fl.retx_packets = retx.min(u32::MAX as u64) as u32;
-        self.late_cnp.remember(f, cnp, now);
         self.ccs.release(cc_slot);
         if let Some(s) = self.host_schemes.get_mut(self.transport_host) {
             s.qp_close(i);
@@ -693,16 +690,57 @@ impl Simulator {
         }
     }
 
-    /// Whether the receiver of flow `f` (slot `i`, or [`NO_FLOW_SLOT`] once the flow
-    /// finished) sends a CNP (`marked`: the marked variant) now for a marked data packet arriving at
-    /// `now`: yes if none went out in the last `interval_ps` (the time is recorded); otherwise
-    /// the mark is remembered and one CNP goes out when that interval ends
-    /// ([`Event::CnpDue`], [`Self::cnp_due_fire`]; DCQCN-sim keeps the mark the same way, to
-    /// its next 50 µs tick). A finished flow's late marks are not carried over.
+    /// The receiver slot of flow `f` for its data packet `pkt` arriving now: opened by the
+    /// flow's first data packet; [`NO_FLOW_SLOT`] once closed (the receiver holds every byte).
+    #[inline]
+    pub(crate) fn rx_slot_for_data(&mut self, f: u32, pkt: &Packet) -> u32 {
+        match self.rxs.lookup(f) {
+            RxSlot::Open(i) => i,
+            RxSlot::Closed => NO_FLOW_SLOT,
+            RxSlot::Unopened => match self.flows.get(f as usize) {
+                Some(fl) => {
+                    let size = fl.size_bytes;
+                    self.rxs.open(f, size, pkt)
+                }
+                None => NO_FLOW_SLOT,
+            },
+        }
+    }
+
+    /// Receiver slot `i` takes data segment `d` arriving at `now`: what the run's transport
+    /// answers (the receiver's own state only: the sender's QP is not read).
+    #[inline]
+    pub(crate) fn receive_segment(&mut self, i: u32, d: &DataHdr, now: u64) -> Response {
+        let p = &self.transport;
+        let r = &mut self.rxs.at_mut(i).rx;
+        match p.kind {
+            TransportKind::Gbn => Gbn.on_data(r, d.seq, d.payload, now, p),
+            TransportKind::Irn => irn::on_data(r, d.seq, d.payload, now, 0),
+            TransportKind::Scheme => {
+                self.host_schemes[self.transport_host].qp_on_data(r, d.seq, d.payload, now, p)
+            }
+        }
+    }
+
+    /// Flow `f`'s receiver (slot `i`) holds every byte and owes no CNP: its state goes; its
+    /// CNP times stay one interval for late marks ([`crate::host::LateCnp`]).
+    pub(crate) fn close_rx(&mut self, f: u32, i: u32) {
+        let r = self.rxs.at(i);
+        let cnp = (r.last_cnp_ps, r.last_marked_cnp_ps);
+        self.late_cnp.remember(f, cnp, self.q.now());
+        self.rxs.close(f, i);
+    }
+
+    /// Whether the receiver of flow `f` (slot `i`, or [`NO_FLOW_SLOT`] once closed) sends a
+    /// CNP (`marked`: the marked variant) now for a marked data packet arriving at `now`: yes
+    /// if none went out in the last `interval_ps` (the time is recorded); otherwise the mark
+    /// is remembered and one CNP goes out when that interval ends ([`Event::CnpDue`],
+    /// [`Self::cnp_due_fire`]; DCQCN-sim keeps the mark the same way, to its next 50 µs tick).
+    /// A closed receiver's late marks are not carried over.
     fn cnp_due(&mut self, f: u32, i: u32, marked: bool, now: u64, interval_ps: u64) -> bool {
         let bit = if marked { 2 } else { 1 };
         let (last, pending) = if i != NO_FLOW_SLOT {
-            let fl = self.active.at_mut(i);
+            let fl = self.rxs.at_mut(i);
             let last = if marked {
                 &mut fl.last_marked_cnp_ps
             } else {
@@ -727,15 +765,15 @@ impl Simulator {
     }
 
     /// The interval after flow `f`'s last CNP (`marked`: the UE variant) ended with a mark owed:
-    /// its receiver sends that CNP now (nothing if the flow finished meanwhile).
+    /// its receiver sends that CNP now, whether or not the sender has finished meanwhile (the
+    /// receiver cannot know; it stays open while it owes a CNP).
     pub(crate) fn cnp_due_fire(&mut self, f: u32, marked: bool) {
-        let i = self.active.slot(f);
-        if i == NO_FLOW_SLOT {
+        let RxSlot::Open(i) = self.rxs.lookup(f) else {
             return;
-        }
+        };
         let bit = if marked { 2 } else { 1 };
         let now = self.q.now();
-        let fl = self.active.at_mut(i);
+        let fl = self.rxs.at_mut(i);
         if fl.cnp_pending & bit == 0 {
             return;
         }
@@ -762,6 +800,9 @@ impl Simulator {
         let cnp = self.arena.alloc(cnp);
         self.counters.cnps += 1;
         self.hosts[h].ctrl.push_back(cnp);
+        if self.rxs.at(i).closable() {
+            self.close_rx(f, i);
+        }
         self.host_try_send(h);
     }
 
@@ -955,7 +996,9 @@ mod tests {
         let mut sim = one_flow_star(cfg, CcConfig::Dcqcn(p), 100_000_000);
         sim.cfg.stop_ps = 5 * US;
         sim.run_quiet();
-        let i = sim.active.slot(0);
+        let crate::host::RxSlot::Open(i) = sim.rxs.lookup(0) else {
+            panic!("the receiver is open once data arrives");
+        };
         let t = sim.q.now();
         assert!(sim.cnp_due(0, i, false, t, n), "first mark: a CNP at once");
         assert!(!sim.cnp_due(0, i, false, t + 10 * US, n));
@@ -969,7 +1012,7 @@ mod tests {
         sim.cfg.stop_ps = t + n + 3 * US;
         sim.run_quiet();
         assert_eq!(sim.counters.cnps, 1, "one CNP for the two owed marks");
-        let st = sim.flow_state(0).unwrap();
+        let st = sim.rx_state(0).unwrap();
         assert_eq!(st.last_cnp_ps, t + n);
         assert_eq!(st.cnp_pending, 0);
         assert!(
@@ -978,7 +1021,74 @@ mod tests {
         );
         // A mark right after it is owed to the next interval's end.
         assert!(!sim.cnp_due(0, i, false, t + n + 3 * US, n));
-        assert_eq!(sim.flow_state(0).unwrap().cnp_pending, 1);
+        assert_eq!(sim.rx_state(0).unwrap().cnp_pending, 1);
+    }
+
+    /// The receiver QP is the receiver's own: it opens with the flow's first data packet,
+    /// closes once it holds every byte and owes no CNP, and a CNP it owes goes out when its
+    /// interval ends even though the sender finished meanwhile (the receiver cannot know).
+    /// A 2,000 B flow (two packets) on the 2-host star: the first packet (1,048 B on the wire
+    /// with headers) is at the receiver after its serialization at both hops plus 2 µs; a mark
+    /// then gets a CNP at once and a second one is owed at the interval's end (50 µs), long
+    /// after the sender got its last ACK (≈ 4.3 µs). A 10 MB flow beside it keeps the run
+    /// going (800 µs at 100 G).
+    #[test]
+    fn receiver_state_lives_from_first_data_until_complete_and_owed_cnps_go_out() {
+        let n = 50 * US;
+        let mut cfg = NetConfig::from(crate::config::CoreConfig {
+            cnp: CnpMode::Cnp { interval_ps: n },
+            ..Default::default()
+        });
+        cfg.buffer.mode = crate::config::BufferMode::Unlimited;
+        let mut p = crate::cc::dcqcn::DcqcnParams::paper(100 * GBPS);
+        p.ce_echo_is_cnp = false;
+        let topo = crate::topology::shapes::star(2, 100 * GBPS, US).unwrap();
+        let flow = |size_bytes| FlowSpec {
+            src: 0,
+            dst: 1,
+            size_bytes,
+            start_ps: 0,
+            prio: 3,
+            dport: 100,
+        };
+        let flows = [flow(2_000), flow(10_000_000)];
+        let mut sim = Simulator::new(topo, cfg, CcConfig::Dcqcn(p), &flows).unwrap();
+        assert_eq!(sim.rxs.lookup(0), crate::host::RxSlot::Unopened);
+        sim.cfg.stop_ps = 2 * US;
+        sim.run_quiet();
+        assert_eq!(
+            sim.rxs.lookup(0),
+            crate::host::RxSlot::Unopened,
+            "no data at the receiver before 2 µs of propagation"
+        );
+        // Both packets left back to back; the first is in by 2 µs + 2 serializations.
+        sim.cfg.stop_ps = 2 * US + 200_000;
+        sim.run_quiet();
+        let crate::host::RxSlot::Open(i) = sim.rxs.lookup(0) else {
+            panic!("the first data packet opens the receiver");
+        };
+        assert_eq!(sim.rx_state(0).unwrap().rx.expected, 1_000);
+        let t = sim.q.now();
+        assert!(sim.cnp_due(0, i, false, t, n));
+        assert!(!sim.cnp_due(0, i, false, t, n), "owed to t + 50 µs");
+        sim.cfg.stop_ps = 20 * US;
+        sim.run_quiet();
+        assert!(sim.flows[0].finished(), "the sender finished");
+        assert_eq!(sim.delivered_bytes(0), 2_000);
+        assert!(
+            sim.rx_state(0).is_some_and(|r| r.cnp_pending == 1),
+            "the receiver stays open while it owes a CNP"
+        );
+        assert_eq!(sim.counters.cnps, 0);
+        sim.cfg.stop_ps = t + n + US;
+        sim.run_quiet();
+        assert_eq!(sim.counters.cnps, 1, "the owed CNP went out at t + 50 µs");
+        assert_eq!(sim.rxs.lookup(0), crate::host::RxSlot::Closed);
+        assert_eq!(
+            sim.rxs.open_now(),
+            1,
+            "only the long flow's receiver is open"
+        );
     }
 
     /// A rate a host scheme sets (PB-FS's `SetRate`) that makes a window-bound QP sendable

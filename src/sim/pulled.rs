@@ -8,7 +8,7 @@
 //! and completes flows.
 
 use crate::engine::packet::{DataHdr, Header, Marks, Packet};
-use crate::host::transport::{Transport, on_transport};
+use crate::host::{NO_FLOW_SLOT, RxSlab, RxSlot};
 use crate::scheme::{HostHooks, PulledRole, RxProgress};
 use crate::sim::Simulator;
 use crate::sim::nic::host_ctx;
@@ -23,12 +23,9 @@ impl Simulator {
         self.transport_host
     }
 
-    /// Receiver progress of flow `f` (a finished flow's receiver holds every byte).
+    /// Receiver progress of flow `f` (a closed receiver holds every byte).
     fn rx_progress(&self, f: u32) -> RxProgress {
-        RxProgress::of(
-            self.flows[f as usize].size_bytes,
-            self.active.get_for(f).map(|s| &s.rx),
-        )
+        progress_of(&self.rxs, f, self.flows[f as usize].size_bytes)
     }
 
     /// A full data packet `p` reached its receiver `h`: deliver it, answer with the reply the
@@ -38,19 +35,22 @@ impl Simulator {
         let now = self.q.now();
         let f = pkt.flow;
         let size = self.flows[f as usize].size_bytes;
-        // A finished flow's receiver holds every byte: nothing to deliver.
-        let (newly, rx) = match self.active.get_for_mut(f) {
-            Some(fl) => {
-                let before = fl.rx.delivered_bytes;
-                let p = &self.transport;
-                on_transport!(&fl.transport, t => t.on_data(&mut fl.rx, d.seq, d.payload, now, p),
-                    scheme => self.host_schemes[self.transport_host].qp_on_data(&mut fl.rx, d.seq, d.payload, now, p));
-                (
-                    fl.rx.delivered_bytes - before,
-                    RxProgress::of(size, Some(&fl.rx)),
-                )
+        // A closed receiver holds every byte: nothing to deliver.
+        let (newly, rx) = match self.rx_slot_for_data(f, pkt) {
+            NO_FLOW_SLOT => (0, RxProgress::of(size, None)),
+            slot => {
+                let before = self.rxs.at(slot).rx.delivered_bytes;
+                self.receive_segment(slot, d, now);
+                let r = self.rxs.at(slot);
+                let got = (
+                    r.rx.delivered_bytes - before,
+                    RxProgress::of(size, Some(&r.rx)),
+                );
+                if r.closable() {
+                    self.close_rx(f, slot);
+                }
+                got
             }
-            None => (0, RxProgress::of(size, None)),
         };
         self.counters.delivered_bytes += newly;
         if newly > 0 {
@@ -119,13 +119,8 @@ impl Simulator {
         self.host_out.current = self.host_schemes[i].id();
         let pull = {
             let mut ctx = host_ctx(&mut self.hosts[h], h, &mut self.host_out, now_ps, event_no);
-            let (flows, active) = (&self.flows, &self.active);
-            let progress = |f: u32| {
-                RxProgress::of(
-                    flows[f as usize].size_bytes,
-                    active.get_for(f).map(|s| &s.rx),
-                )
-            };
+            let (flows, rxs) = (&self.flows, &self.rxs);
+            let progress = |f: u32| progress_of(rxs, f, flows[f as usize].size_bytes);
             self.host_schemes[i].pulled_pacer(&mut ctx, &progress)
         };
         self.host_apply(h, start);
@@ -155,5 +150,15 @@ impl Simulator {
     pub(crate) fn pulled_timeout(&mut self) {
         let i = self.pulled_index();
         self.host_schemes[i].pulled_timeout();
+    }
+}
+
+/// The progress of flow `f`'s receiver, a `size_bytes` message: nothing before its first data
+/// packet, every byte once closed.
+fn progress_of(rxs: &RxSlab, f: u32, size_bytes: u64) -> RxProgress {
+    match rxs.lookup(f) {
+        RxSlot::Open(i) => RxProgress::of(size_bytes, Some(&rxs.at(i).rx)),
+        RxSlot::Closed => RxProgress::of(size_bytes, None),
+        RxSlot::Unopened => RxProgress::of(size_bytes, Some(&Default::default())),
     }
 }
