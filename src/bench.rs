@@ -371,14 +371,53 @@ fn from_scenario(text: &str, name: &str, sets: &[String]) -> Result<Simulator, S
     Simulator::with_stream(sc.topo, sc.net, sc.cc, stream)
 }
 
-/// Run one benchmark in this process and return its figures as JSON.
-pub fn run_one(name: &str, quick: bool) -> Result<serde_json::Value, String> {
+/// A digest of every flow's record (id, completion time, retransmissions, pauses): two runs
+/// with equal digests gave every flow the same result.
+fn records_digest(sim: &Simulator) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |x: u64| {
+        for b in x.to_le_bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    for r in sim.records_iter() {
+        eat(u64::from(r.id));
+        eat(r.fct_ps.unwrap_or(u64::MAX));
+        eat(r.retx_packets);
+        eat(u64::from(r.pauses));
+        eat(r.paused_ps);
+    }
+    format!("{h:016x}")
+}
+
+/// Run one benchmark in this process on `threads` threads and return its figures as JSON.
+pub fn run_one(name: &str, quick: bool, threads: usize) -> Result<serde_json::Value, String> {
     let t_build = Instant::now();
-    let mut sim = build(name, quick)?;
+    let sim = build(name, quick)?;
     let build_s = t_build.elapsed().as_secs_f64();
-    let t0 = Instant::now();
-    sim.run_quiet();
-    let wall = t0.elapsed().as_secs_f64();
+    let (mut sim, wall, parallel, split_note) = if threads > 1 {
+        match crate::sim::parallel::ParallelSim::split(sim, threads) {
+            Ok(mut par) => {
+                let t0 = Instant::now();
+                par.run(&mut |_| {});
+                let wall = t0.elapsed().as_secs_f64();
+                let stats = par.stats();
+                (par.into_merged(), wall, Some(stats), None)
+            }
+            Err((sim, why)) => {
+                let mut sim = *sim;
+                let t0 = Instant::now();
+                sim.run_quiet();
+                (sim, t0.elapsed().as_secs_f64(), None, Some(why))
+            }
+        }
+    } else {
+        let mut sim = sim;
+        let t0 = Instant::now();
+        sim.run_quiet();
+        (sim, t0.elapsed().as_secs_f64(), None, None)
+    };
     sim.finish();
     let ev = sim.q.events();
     let hops = sim.counters.packet_hops;
@@ -416,7 +455,141 @@ pub fn run_one(name: &str, quick: bool) -> Result<serde_json::Value, String> {
         "slowdown_p99": p99,
         "events_peak_pending": sim.q.peak_len(),
         "packets_peak_live": sim.arena.peak_live(),
+        "threads": parallel.as_ref().map_or(1, |p| p.threads),
+        "parallel": parallel,
+        "one_thread_because": split_note,
+        "records_digest": records_digest(&sim),
     }))
+}
+
+/// `sfc bench --threads`: each selected benchmark run on each of `counts` threads, `repeat`
+/// times each (alternating the counts), in child processes as `sfc bench` runs them. Prints
+/// per benchmark and count the best and median wall time, the speed-up of the best against
+/// one thread's best, the windows, the time each thread waited at barriers, and whether the
+/// run is the same (events, packet-hops and every flow's record equal to one thread's);
+/// writes out/bench-threads.json.
+pub fn threads(
+    quick: bool,
+    filter: Option<&str>,
+    repeat: u32,
+    counts: &[u32],
+) -> Result<(), String> {
+    let mut counts: Vec<usize> = counts.iter().map(|&c| c.max(1) as usize).collect();
+    if !counts.contains(&1) {
+        counts.insert(0, 1);
+    }
+    counts.sort_unstable();
+    counts.dedup();
+    let selected = select(filter)?;
+    let exe = std::env::current_exe().map_err(|e| format!("cannot locate the sfc binary: {e}"))?;
+    let mut out = Vec::new();
+    println!(
+        "{:<28} {:>7} {:>9} {:>9} {:>8} {:>9} {:>8} {:>22} {:>5}",
+        "benchmark",
+        "threads",
+        "best s",
+        "median s",
+        "speed-up",
+        "windows",
+        "ev/win",
+        "barrier wait s/thread",
+        "same"
+    );
+    for b in selected {
+        let mut runs: Vec<Vec<serde_json::Value>> = vec![Vec::new(); counts.len()];
+        for r in 0..repeat.max(1) as usize {
+            // Alternate the order of the counts from one repetition to the next.
+            let order: Vec<usize> = if r % 2 == 0 {
+                (0..counts.len()).collect()
+            } else {
+                (0..counts.len()).rev().collect()
+            };
+            for i in order {
+                runs[i].push(run_child_threads(&exe, b.name, quick, counts[i])?);
+            }
+        }
+        let wall = |v: &serde_json::Value| v["wall_seconds"].as_f64().unwrap_or(f64::INFINITY);
+        let reference = runs[0]
+            .iter()
+            .min_by(|a, b| wall(a).total_cmp(&wall(b)))
+            .cloned()
+            .expect("one run");
+        let same_run = |v: &serde_json::Value| {
+            [
+                "events",
+                "packet_hops",
+                "records_digest",
+                "sim_time_ps",
+                "flows_completed",
+            ]
+            .iter()
+            .all(|k| v[k] == reference[k])
+        };
+        let mut rows = Vec::new();
+        for (i, rs) in runs.iter().enumerate() {
+            let mut walls: Vec<f64> = rs.iter().map(wall).collect();
+            let (best, median) = best_median(&mut walls);
+            let v = rs
+                .iter()
+                .min_by(|a, b| wall(a).total_cmp(&wall(b)))
+                .expect("one run");
+            let speedup = wall(&reference) / best;
+            let same = rs.iter().all(same_run);
+            let p = &v["parallel"];
+            let windows = p["windows"].as_u64().unwrap_or(0);
+            let events = v["events"].as_f64().unwrap_or(0.0);
+            let waits: Vec<String> = p["wait_seconds"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .map(|x| format!("{:.2}", x.as_f64().unwrap_or(0.0)))
+                        .collect()
+                })
+                .unwrap_or_default();
+            println!(
+                "{:<28} {:>7} {:>9.3} {:>9.3} {:>7.2}× {:>9} {:>8} {:>22} {:>5}",
+                b.name,
+                v["threads"],
+                best,
+                median,
+                speedup,
+                windows,
+                if windows > 0 {
+                    format!("{:.0}", events / windows as f64)
+                } else {
+                    "-".into()
+                },
+                if waits.is_empty() {
+                    "-".into()
+                } else {
+                    waits.join(" ")
+                },
+                if same { "yes" } else { "NO" }
+            );
+            if let Some(why) = v["one_thread_because"].as_str() {
+                println!("{:<28} (one thread: {why})", "");
+            }
+            rows.push(json!({
+                "threads_asked": counts[i],
+                "threads": v["threads"],
+                "wall_seconds_best": best,
+                "wall_seconds_median": median,
+                "wall_seconds_all": walls,
+                "speedup": speedup,
+                "same_run": same,
+                "run": v,
+            }));
+        }
+        out.push(json!({"name": b.name, "quick": quick, "counts": rows}));
+    }
+    let path = std::path::Path::new("out/bench-threads.json");
+    if let Some(d) = path.parent() {
+        std::fs::create_dir_all(d).map_err(|e| crate::fsutil::describe("cannot create", d, &e))?;
+    }
+    crate::metrics::output::write_atomic(path, json!(out).to_string().as_bytes())
+        .map_err(|e| crate::fsutil::describe("cannot write", path, &e))?;
+    println!("wrote {}", path.display());
+    Ok(())
 }
 
 /// `sfc bench --partitions`: for each selected benchmark, one sequential run profiled for
@@ -546,8 +719,21 @@ fn probe_sfc(exe: &std::path::Path) -> Result<(), String> {
 /// Run benchmark `name` in a fresh process of the `sfc` binary `exe` (`SFC_BENCH_ONE`
 /// child mode, which every build since the benchmarks exist has) and parse its JSON line.
 fn run_child(exe: &std::path::Path, name: &str, quick: bool) -> Result<serde_json::Value, String> {
+    run_child_threads(exe, name, quick, 1)
+}
+
+/// [`run_child`] on `threads` threads.
+fn run_child_threads(
+    exe: &std::path::Path,
+    name: &str,
+    quick: bool,
+    threads: usize,
+) -> Result<serde_json::Value, String> {
     let mut cmd = std::process::Command::new(exe);
     cmd.arg("bench").env("SFC_BENCH_ONE", name);
+    if threads > 1 {
+        cmd.env("SFC_BENCH_THREADS", threads.to_string());
+    }
     if quick {
         cmd.arg("--quick");
     }
@@ -732,7 +918,11 @@ pub fn compare(
 pub fn run(quick: bool, filter: Option<&str>, repeat: u32) -> Result<(), String> {
     // Child mode: `SFC_BENCH_ONE=name sfc bench` runs one benchmark and prints its JSON.
     if let Ok(one) = std::env::var("SFC_BENCH_ONE") {
-        let v = run_one(&one, quick)?;
+        let threads = std::env::var("SFC_BENCH_THREADS")
+            .ok()
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(1);
+        let v = run_one(&one, quick, threads)?;
         println!("{v}");
         return Ok(());
     }

@@ -69,6 +69,14 @@ enum Cmd {
         /// [default: the scenario's `output.format`, else csv].
         #[arg(long, value_enum, value_name = "FORMAT")]
         format: Option<FormatArg>,
+        /// Threads for each run: more than 1 splits the network into that many partitions
+        /// (hosts with their ToR), simulated in parallel in windows of the smallest delay of
+        /// a link between partitions. The outputs equal one thread's byte for byte, apart
+        /// from the measures of the run itself (wall time, rates, peak memory). Runs with
+        /// link failures, a capture, the PFC deadlock watch (lossless PFC), NDP, BFC, CBFC or
+        /// PB-FS use one thread (a note says why). Results are kept in memory, not streamed.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
+        threads: u32,
     },
     /// Check a scenario file without running it (reports every problem with file:line).
     #[command(after_help = EX_VALIDATE)]
@@ -143,6 +151,13 @@ enum Cmd {
         /// out/bench-partitions.json. The run itself is unchanged.
         #[arg(long, value_name = "N,N,…", value_delimiter = ',', conflicts_with_all = ["print_scenario", "against"])]
         partitions: Vec<u32>,
+        /// Run each selected benchmark on each of these thread counts (comma-separated, e.g.
+        /// `1,2`; 1 is always included), `--repeat` times each, and print the best and median
+        /// wall times, the speed-up over one thread, the windows, the time each thread waited
+        /// at barriers and whether every flow's result equals one thread's; writes
+        /// out/bench-threads.json.
+        #[arg(long, value_name = "N,N,…", value_delimiter = ',', conflicts_with_all = ["print_scenario", "against", "partitions"])]
+        threads: Vec<u32>,
     },
 }
 
@@ -1058,6 +1073,7 @@ fn main() -> ExitCode {
             capture,
             on_deadlock,
             format,
+            threads,
         } => match capture.as_deref().map(sfc::scenario::capture::capture_sets) {
             Some(Err(e)) => Err(e),
             c => {
@@ -1070,7 +1086,14 @@ fn main() -> ExitCode {
                     };
                     format!("output.format=\"{name}\"")
                 }));
-                cmd_run(scenario, out, sets, no_output, json, on_deadlock.into())
+                cmd_run(
+                    scenario,
+                    out,
+                    sets,
+                    (no_output, json),
+                    on_deadlock.into(),
+                    threads as usize,
+                )
             }
         },
         Cmd::Validate { scenario, sets } => {
@@ -1130,7 +1153,11 @@ fn main() -> ExitCode {
             print_scenario: None,
             against,
             partitions,
+            threads,
         } => match against {
+            _ if !threads.is_empty() => {
+                sfc::bench::threads(quick, filter.as_deref(), repeat, &threads)
+            }
             _ if !partitions.is_empty() => {
                 let _ = repeat;
                 sfc::bench::partitions(quick, filter.as_deref(), &partitions)
@@ -1187,6 +1214,8 @@ struct RunRequest {
     json: bool,
     /// `--on-deadlock`.
     on_deadlock: sfc::sim::OnDeadlock,
+    /// `--threads`.
+    threads: usize,
 }
 
 impl RunRequest {
@@ -1219,9 +1248,9 @@ fn cmd_run(
     scenario: Option<PathBuf>,
     out: Option<PathBuf>,
     sets: Vec<String>,
-    no_output: bool,
-    json: bool,
+    (no_output, json): (bool, bool),
     on_deadlock: sfc::sim::OnDeadlock,
+    threads: usize,
 ) -> Result<(), String> {
     let (text, label, dir) = match &scenario {
         Some(p) => (
@@ -1246,6 +1275,7 @@ fn cmd_run(
         no_output,
         json,
         on_deadlock,
+        threads,
     };
     if variants.is_empty() {
         run_single(&req)
@@ -1290,6 +1320,7 @@ fn run_single(req: &RunRequest) -> Result<(), String> {
             progress: true,
             stream_results: true,
             on_deadlock: req.on_deadlock,
+            threads: req.threads,
         },
     )
     .map_err(|e| format!("{label}: {e}"))?;
@@ -1335,8 +1366,12 @@ fn run_variants(req: &RunRequest, variants: &[(String, Vec<String>)]) -> Result<
     let base = req.out_dir(&name);
     // As many at once as there are cores, and no more than fit in memory together.
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let jobs =
-        sfc::runguard::concurrent_runs(&estimates, sfc::process::available_memory_bytes(), threads);
+    // Each run takes `--threads` of them.
+    let jobs = sfc::runguard::concurrent_runs(
+        &estimates,
+        sfc::process::available_memory_bytes(),
+        (threads / req.threads.max(1)).max(1),
+    );
     announce_variants(&name, &scenarios, jobs);
     // Every variant's directory is checked (and its previous set invalidated) before any runs,
     // under a lock on the parent directory held until all have run.
@@ -1349,7 +1384,13 @@ fn run_variants(req: &RunRequest, variants: &[(String, Vec<String>)]) -> Result<
     if let Some(b) = &base {
         prepare_variant_outputs(req, b, &scenarios)?;
     }
-    let results = run_variant_jobs(scenarios, base.as_deref(), jobs, label, req.on_deadlock);
+    let results = run_variant_jobs(
+        scenarios,
+        base.as_deref(),
+        jobs,
+        label,
+        (req.on_deadlock, req.threads),
+    );
     let mut cols = Vec::new();
     let mut summaries = serde_json::Map::new();
     for ((vname, _), r) in variants.iter().zip(results) {
@@ -1466,7 +1507,7 @@ fn run_variant_jobs(
     base: Option<&std::path::Path>,
     jobs: usize,
     label: &str,
-    on_deadlock: sfc::sim::OnDeadlock,
+    (on_deadlock, threads): (sfc::sim::OnDeadlock, usize),
 ) -> Vec<Option<Result<VariantRow, String>>> {
     let mut results: Vec<Option<Result<VariantRow, String>>> =
         (0..scenarios.len()).map(|_| None).collect();
@@ -1486,6 +1527,7 @@ fn run_variant_jobs(
                         progress: false,
                         stream_results: true,
                         on_deadlock,
+                        threads,
                     };
                     let r = sfc::report::run_stream(s, flows, &opts)
                         .map(|r| VariantRow::of(&r))

@@ -147,6 +147,26 @@ macro_rules! schemes {
             pub fn id(&self) -> SchemeId {
                 match self { $(HostScheme::$v(_) => <$sw as Scheme>::ID,)* }
             }
+
+            /// [`HostHooks::splits_by_host`] of this half.
+            pub fn splits_by_host(&self) -> bool {
+                match self { $(HostScheme::$v(s) => s.splits_by_host(),)* }
+            }
+
+            /// [`HostHooks::absorb`] from `other` (the same scheme's half; another scheme's
+            /// is ignored).
+            pub fn absorb(
+                &mut self,
+                other: &HostScheme,
+                theirs_host: &dyn Fn(usize) -> bool,
+                theirs_flow: &dyn Fn(u32) -> bool,
+            ) {
+                #[allow(unreachable_patterns)]
+                match (self, other) {
+                    $((HostScheme::$v(a), HostScheme::$v(b)) => a.absorb(b, theirs_host, theirs_flow),)*
+                    _ => {}
+                }
+            }
         }
 
         macro_rules! dispatch_host {
@@ -1237,7 +1257,11 @@ pub fn pause_log(switches: &[Switch], hosts: &[HostScheme]) -> Vec<PauseRecord> 
             all.extend_from_slice(&p.rx.log);
         }
     }
-    all.sort_by_key(|&(n, _)| n);
+    // Received frames are arrivals: the canonical order of events ([`crate::engine::OrderKey`])
+    // sorts them by time, then node, then port; a node's own frames of one instant keep the
+    // order it received them in (its event numbers). The same order however the run was
+    // split over threads.
+    all.sort_by_key(|&(n, r)| (r.time_ps, r.node, r.port, n));
     all.into_iter().map(|(_, r)| r).collect()
 }
 

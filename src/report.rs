@@ -38,6 +38,12 @@ pub struct RunOptions {
     pub stream_results: bool,
     /// What the run does when it finds a PFC deadlock (`--on-deadlock`).
     pub on_deadlock: crate::sim::OnDeadlock,
+    /// Threads for the one run (`--threads`; 0 and 1: one). More split the run over
+    /// partitions of the network ([`crate::sim::parallel`]) with outputs identical to one
+    /// thread's, apart from the measures of the run itself (wall time, rates, peak memory,
+    /// peak pending events and live packets); results are then kept, not streamed. A run that
+    /// cannot be split runs on one thread, with a note on stderr.
+    pub threads: usize,
 }
 
 /// Items the external sorts of the statistics hold in memory at once (16–32 B each: about
@@ -327,7 +333,13 @@ fn run_with(
     if let Some(dir) = &opts.out_dir {
         crate::runguard::prepare_output_dir(dir)?;
     }
-    let (mut sim, files) = build_simulator(topo, net, cc, flows, stream, opts)?;
+    let threads = opts.threads.max(1);
+    // A run split over threads keeps its records (they are merged at the end).
+    let build_opts = RunOptions {
+        stream_results: opts.stream_results && threads == 1,
+        ..opts.clone()
+    };
+    let (mut sim, files) = build_simulator(topo, net, cc, flows, stream, &build_opts)?;
     sim.on_deadlock = opts.on_deadlock;
     if sim.cfg.capture.is_some() {
         let Some(dir) = &opts.out_dir else {
@@ -341,7 +353,7 @@ fn run_with(
     }
     let t0 = Instant::now();
     let mut cb = progress_bar(opts.progress, stop);
-    let outcome = crate::runguard::run_watched(&mut sim, &mut cb);
+    let (outcome, mut sim, parallel) = run_on_threads(sim, threads, &mut cb);
     if crate::process::interrupt_requested() {
         return Err(crate::process::INTERRUPTED.into());
     }
@@ -383,6 +395,12 @@ fn run_with(
         }
     };
     let mut summary = summary_json(&sim, &stats, &name, wall);
+    if let (Some(p), Some(o)) = (&parallel, summary.as_object_mut()) {
+        o.insert(
+            "parallel".into(),
+            serde_json::to_value(p).unwrap_or_default(),
+        );
+    }
     if let (Some(f), Some(o)) = (fairness(&sim, &mut results)?, summary.as_object_mut()) {
         o.insert("fairness".into(), f);
     }
@@ -422,6 +440,36 @@ fn run_with(
         failure,
         note,
     })
+}
+
+/// Run `sim` to its end under the watchdog ([`crate::runguard::run_watched`]) on `threads`
+/// threads when it can be split ([`crate::sim::parallel::ParallelSim`]; else on one, with a
+/// note on stderr): the outcome, the simulator holding the whole run (merged), and the
+/// split run's synchronisation counts.
+pub fn run_on_threads(
+    mut sim: Simulator,
+    threads: usize,
+    progress: &mut dyn FnMut(&Progress),
+) -> (
+    crate::runguard::Outcome,
+    Simulator,
+    Option<crate::sim::parallel::ParallelStats>,
+) {
+    if threads > 1 {
+        match crate::sim::parallel::ParallelSim::split(sim, threads) {
+            Ok(mut par) => {
+                let outcome = crate::runguard::run_watched(&mut par, progress);
+                let stats = par.stats();
+                return (outcome, par.into_merged(), Some(stats));
+            }
+            Err((back, why)) => {
+                eprintln!("note: this run uses one thread: {why}");
+                sim = *back;
+            }
+        }
+    }
+    let outcome = crate::runguard::run_watched(&mut sim, progress);
+    (outcome, sim, None)
 }
 
 /// Result files shared with the simulator's completion callback.

@@ -606,24 +606,28 @@ pub fn stall_window_ps(net: &NetConfig) -> u64 {
 /// for lack of progress, or out of events before `stop` with flows unfinished — has its
 /// buffer and queue monitors sample until its end ([`Simulator::monitor_until`]), and
 /// [`Outcome::stuck`] says where the unfinished flows' packets are.
-pub fn run_watched(sim: &mut Simulator, progress: &mut dyn FnMut(&Progress)) -> Outcome {
-    let stop = sim.cfg.stop_ps;
-    let window = stall_window_ps(&sim.cfg);
+pub fn run_watched<S: Watched + ?Sized>(
+    sim: &mut S,
+    progress: &mut dyn FnMut(&Progress),
+) -> Outcome {
+    let stop = sim.stop_ps();
+    let window = stall_window_ps(sim.net());
     let period = sim.deadlock_period_ps();
     // The watchdog looks at the run every `slice`; with lossless PFC the run is checked for
     // deadlocks every `fine` (at most `slice`) in between. The watchdog's slices are those
     // of a run without the checks, so its verdicts are too.
     let slice = (window / 10).max(US);
     let fine = period.map_or(slice, |p| p.min(slice));
-    let stop_on_deadlock = sim.on_deadlock == crate::sim::OnDeadlock::Stop;
-    let mut delivered = sim.counters.delivered_bytes;
-    let mut completed = sim.counters.flows_completed;
-    let mut last_progress = sim.q.now();
+    let stop_on_deadlock = sim.on_deadlock() == crate::sim::OnDeadlock::Stop;
+    let c = sim.counters();
+    let mut delivered = c.delivered_bytes;
+    let mut completed = c.flows_completed;
+    let mut last_progress = sim.now();
     let mut stalled = None;
     let mut deadlock = None;
     let mut reported = 0;
     // Report the deadlocks found since the last call; the first stops the run if asked to.
-    let mut report_new = |sim: &Simulator, deadlock: &mut Option<String>| {
+    let mut report_new = |sim: &S, deadlock: &mut Option<String>| {
         let d = sim.deadlocks();
         for x in d.found.iter().skip(reported) {
             eprintln!("{}", x.describe());
@@ -639,42 +643,41 @@ pub fn run_watched(sim: &mut Simulator, progress: &mut dyn FnMut(&Progress)) -> 
     // End of the watchdog's current slice.
     let mut slice_end: Option<u64> = None;
     loop {
-        let next = sim.q.peek_time().filter(|&t| t <= stop);
+        let next = sim.peek_time().filter(|&t| t <= stop);
         let ce = match (slice_end, next) {
             (Some(c), _) => c,
-            (None, Some(n)) => {
-                *slice_end.insert(n.max(sim.q.now()).saturating_add(slice).min(stop))
-            }
+            (None, Some(n)) => *slice_end.insert(n.max(sim.now()).saturating_add(slice).min(stop)),
             (None, None) => break,
         };
         if let Some(n) = next {
-            let end = n.max(sim.q.now()).saturating_add(fine).min(ce);
-            sim.cfg.stop_ps = end;
+            let end = n.max(sim.now()).saturating_add(fine).min(ce);
+            sim.set_stop_ps(end);
             sim.run(progress);
             if crate::process::interrupt_requested() {
                 // The caller drops the run ([`crate::process::request_interrupt`]).
-                sim.cfg.stop_ps = stop;
+                sim.set_stop_ps(stop);
                 return Outcome {
-                    flows_total: sim.flows.len() as u64,
-                    flows_completed: sim.counters.flows_completed,
+                    flows_total: sim.flows_len(),
+                    flows_completed: sim.counters().flows_completed,
                     flows_not_started: 0,
                     stalled: None,
                     deadlock: None,
                     stuck: None,
-                    end_ps: sim.q.now(),
+                    end_ps: sim.now(),
                 };
             }
             if sim.all_flows_done() {
                 break;
             }
-            if sim.results_error().is_some() {
+            if sim.results_failed() {
                 // The records can no longer be written (a full disk): going on would only
                 // waste the time; the caller reports the error.
                 break;
             }
             // The switches stay as they are from the last event to the next one.
-            let frozen_until = sim.q.peek_time().map_or(stop, |t| t.min(stop));
-            if period.is_some() && sim.check_deadlocks(sim.q.now(), frozen_until) > 0 {
+            let frozen_until = sim.peek_time().map_or(stop, |t| t.min(stop));
+            let now = sim.now();
+            if period.is_some() && sim.check_deadlocks(now, frozen_until) > 0 {
                 report_new(sim, &mut deadlock);
                 if deadlock.is_some() {
                     sim.monitor_until(sim.deadlocks().found[0].detected_ps);
@@ -686,10 +689,10 @@ pub fn run_watched(sim: &mut Simulator, progress: &mut dyn FnMut(&Progress)) -> 
             }
         }
         slice_end = None;
-        let moved =
-            sim.counters.delivered_bytes != delivered || sim.counters.flows_completed != completed;
-        delivered = sim.counters.delivered_bytes;
-        completed = sim.counters.flows_completed;
+        let c = sim.counters();
+        let moved = c.delivered_bytes != delivered || c.flows_completed != completed;
+        delivered = c.delivered_bytes;
+        completed = c.flows_completed;
         let now = ce;
         // Flows started and unfinished: those with QP state (every start at or before `ce`
         // has run).
@@ -702,28 +705,30 @@ pub fn run_watched(sim: &mut Simulator, progress: &mut dyn FnMut(&Progress)) -> 
                 "no progress for {} of simulated time (no payload byte delivered, no flow completed) with {unfinished} flows started and unfinished; stopped at {} ({} drops, {} timeouts, {} PFC pauses so far). Typical causes: a buffer or threshold too small for one packet, a PFC deadlock, a loss no timeout recovers",
                 fmt_time(window),
                 // The clock of the last event: the `sim_time_ps` of summary.json.
-                fmt_time(sim.q.now()),
-                sim.counters.drops + sim.counters.drops_link_error,
-                sim.counters.timeouts,
+                fmt_time(sim.now()),
+                c.drops + c.drops_link_error,
+                c.timeouts,
                 sim.scheme_stat("pfc", "pauses"),
             ));
-            sim.monitor_until(sim.q.now());
+            let now = sim.now();
+            sim.monitor_until(now);
             break;
         }
         if ce >= stop {
             break;
         }
     }
-    let ran_out = sim.q.peek_time().is_none_or(|t| t > stop);
+    let ran_out = sim.peek_time().is_none_or(|t| t > stop);
     if ran_out && deadlock.is_none() && stalled.is_none() && !sim.all_flows_done() {
         // No event before `stop`: the queues stay as they are until then.
-        if period.is_some() && sim.check_deadlocks(sim.q.now(), stop) > 0 {
+        let now = sim.now();
+        if period.is_some() && sim.check_deadlocks(now, stop) > 0 {
             report_new(sim, &mut deadlock);
         }
         let end = match &deadlock {
             Some(_) => sim.deadlocks().found[0].detected_ps,
             None if stop != u64::MAX => stop,
-            None => sim.q.now(),
+            None => sim.now(),
         };
         if sim.active_flows() > 0 {
             sim.monitor_until(end);
@@ -732,19 +737,191 @@ pub fn run_watched(sim: &mut Simulator, progress: &mut dyn FnMut(&Progress)) -> 
     if deadlock.is_some() {
         DEADLOCK_STOPPED.store(true, std::sync::atomic::Ordering::Relaxed);
     }
-    sim.cfg.stop_ps = stop;
-    let end_ps = sim.q.now();
+    sim.set_stop_ps(stop);
+    let end_ps = sim.now();
     let stuck = sim.stuck_report(STUCK_FLOWS_LISTED);
     // Flows a stream still holds start after the end: their records exist, never started.
     sim.take_remaining_flows();
     Outcome {
-        flows_total: sim.flows.len() as u64,
-        flows_completed: sim.counters.flows_completed,
+        flows_total: sim.flows_len(),
+        flows_completed: sim.counters().flows_completed,
         flows_not_started: sim.flows_not_started(end_ps),
         stalled,
         deadlock,
         stuck,
         end_ps,
+    }
+}
+
+/// What [`run_watched`] drives: one [`Simulator`], or a run split over threads
+/// ([`crate::sim::parallel::ParallelSim`]).
+pub trait Watched {
+    /// The model parameters (the stall window follows the loss recovery's timeouts).
+    fn net(&self) -> &NetConfig;
+    /// The run's stop time, picoseconds.
+    fn stop_ps(&self) -> u64;
+    /// Set the run's stop time (the next [`Self::run`] ends there).
+    fn set_stop_ps(&mut self, t: u64);
+    /// [`Simulator::deadlock_period_ps`].
+    fn deadlock_period_ps(&self) -> Option<u64>;
+    /// What a deadlock does to the run.
+    fn on_deadlock(&self) -> crate::sim::OnDeadlock;
+    /// The run's counters.
+    fn counters(&self) -> crate::sim::Counters;
+    /// Time of the next pending event.
+    fn peek_time(&mut self) -> Option<u64>;
+    /// Time of the last event executed.
+    fn now(&self) -> u64;
+    /// Run to the stop time or the end of traffic ([`Simulator::run`]).
+    fn run(&mut self, progress: &mut dyn FnMut(&Progress));
+    /// [`Simulator::all_flows_done`].
+    fn all_flows_done(&self) -> bool;
+    /// Writing the streamed results failed.
+    fn results_failed(&self) -> bool;
+    /// [`Simulator::check_deadlocks`].
+    fn check_deadlocks(&mut self, now_ps: u64, horizon_ps: u64) -> usize;
+    /// [`Simulator::deadlocks`].
+    fn deadlocks(&self) -> &crate::registry::DeadlockDetector;
+    /// [`Simulator::monitor_until`].
+    fn monitor_until(&mut self, end_ps: u64);
+    /// [`Simulator::active_flows`].
+    fn active_flows(&self) -> usize;
+    /// [`Simulator::scheme_stat`].
+    fn scheme_stat(&self, section: &str, key: &str) -> u64;
+    /// [`Simulator::stuck_report`].
+    fn stuck_report(&self, max_flows: usize) -> Option<String>;
+    /// [`Simulator::take_remaining_flows`].
+    fn take_remaining_flows(&mut self);
+    /// Flows in the run.
+    fn flows_len(&self) -> u64;
+    /// [`Simulator::flows_not_started`].
+    fn flows_not_started(&self, end_ps: u64) -> u64;
+}
+
+impl Watched for Simulator {
+    fn net(&self) -> &NetConfig {
+        &self.cfg
+    }
+    fn stop_ps(&self) -> u64 {
+        self.cfg.stop_ps
+    }
+    fn set_stop_ps(&mut self, t: u64) {
+        self.cfg.stop_ps = t;
+    }
+    fn deadlock_period_ps(&self) -> Option<u64> {
+        Simulator::deadlock_period_ps(self)
+    }
+    fn on_deadlock(&self) -> crate::sim::OnDeadlock {
+        self.on_deadlock
+    }
+    fn counters(&self) -> crate::sim::Counters {
+        self.counters.clone()
+    }
+    fn peek_time(&mut self) -> Option<u64> {
+        self.q.peek_time()
+    }
+    fn now(&self) -> u64 {
+        self.q.now()
+    }
+    fn run(&mut self, progress: &mut dyn FnMut(&Progress)) {
+        Simulator::run(self, progress)
+    }
+    fn all_flows_done(&self) -> bool {
+        Simulator::all_flows_done(self)
+    }
+    fn results_failed(&self) -> bool {
+        self.results_error().is_some()
+    }
+    fn check_deadlocks(&mut self, now_ps: u64, horizon_ps: u64) -> usize {
+        Simulator::check_deadlocks(self, now_ps, horizon_ps)
+    }
+    fn deadlocks(&self) -> &crate::registry::DeadlockDetector {
+        Simulator::deadlocks(self)
+    }
+    fn monitor_until(&mut self, end_ps: u64) {
+        Simulator::monitor_until(self, end_ps)
+    }
+    fn active_flows(&self) -> usize {
+        Simulator::active_flows(self)
+    }
+    fn scheme_stat(&self, section: &str, key: &str) -> u64 {
+        Simulator::scheme_stat(self, section, key)
+    }
+    fn stuck_report(&self, max_flows: usize) -> Option<String> {
+        Simulator::stuck_report(self, max_flows)
+    }
+    fn take_remaining_flows(&mut self) {
+        Simulator::take_remaining_flows(self)
+    }
+    fn flows_len(&self) -> u64 {
+        self.flows.len() as u64
+    }
+    fn flows_not_started(&self, end_ps: u64) -> u64 {
+        Simulator::flows_not_started(self, end_ps)
+    }
+}
+
+impl Watched for crate::sim::parallel::ParallelSim {
+    fn net(&self) -> &NetConfig {
+        &self.replicas()[0].cfg
+    }
+    fn stop_ps(&self) -> u64 {
+        crate::sim::parallel::ParallelSim::stop_ps(self)
+    }
+    fn set_stop_ps(&mut self, t: u64) {
+        crate::sim::parallel::ParallelSim::set_stop_ps(self, t)
+    }
+    fn deadlock_period_ps(&self) -> Option<u64> {
+        // Runs with the PFC deadlock watch stay on one thread.
+        None
+    }
+    fn on_deadlock(&self) -> crate::sim::OnDeadlock {
+        self.replicas()[0].on_deadlock
+    }
+    fn counters(&self) -> crate::sim::Counters {
+        crate::sim::parallel::ParallelSim::counters(self)
+    }
+    fn peek_time(&mut self) -> Option<u64> {
+        crate::sim::parallel::ParallelSim::peek_time(self)
+    }
+    fn now(&self) -> u64 {
+        crate::sim::parallel::ParallelSim::now(self)
+    }
+    fn run(&mut self, progress: &mut dyn FnMut(&Progress)) {
+        crate::sim::parallel::ParallelSim::run(self, progress)
+    }
+    fn all_flows_done(&self) -> bool {
+        crate::sim::parallel::ParallelSim::all_flows_done(self)
+    }
+    fn results_failed(&self) -> bool {
+        false
+    }
+    fn check_deadlocks(&mut self, _now_ps: u64, _horizon_ps: u64) -> usize {
+        0
+    }
+    fn deadlocks(&self) -> &crate::registry::DeadlockDetector {
+        self.replicas()[0].deadlocks()
+    }
+    fn monitor_until(&mut self, end_ps: u64) {
+        crate::sim::parallel::ParallelSim::monitor_until(self, end_ps)
+    }
+    fn active_flows(&self) -> usize {
+        crate::sim::parallel::ParallelSim::active_flows(self)
+    }
+    fn scheme_stat(&self, section: &str, key: &str) -> u64 {
+        crate::sim::parallel::ParallelSim::scheme_stat(self, section, key)
+    }
+    fn stuck_report(&self, max_flows: usize) -> Option<String> {
+        crate::sim::parallel::ParallelSim::stuck_report(self, max_flows)
+    }
+    fn take_remaining_flows(&mut self) {
+        crate::sim::parallel::ParallelSim::take_remaining_flows(self)
+    }
+    fn flows_len(&self) -> u64 {
+        crate::sim::parallel::ParallelSim::flows_len(self)
+    }
+    fn flows_not_started(&self, end_ps: u64) -> u64 {
+        crate::sim::parallel::ParallelSim::flows_not_started(self, end_ps)
     }
 }
 

@@ -472,6 +472,25 @@ impl CcSlab {
         i
     }
 
+    /// A copy of the controller in slot `i` (which must be in use), as an owning value: to
+    /// move a QP's controller into another slab (the merge of a run split over threads).
+    pub fn cloned(&self, i: u32) -> Cc {
+        let i = i as usize;
+        fn own<C: Split>(x: &Shared<C>, i: usize) -> C {
+            let (k, s) = x.parts(i);
+            C::from_parts(k.clone(), s.clone())
+        }
+        match &self.store {
+            Store::None(v) => Cc::None(v[i].clone()),
+            Store::Dcqcn(x) => Cc::Dcqcn(own(x, i)),
+            Store::Dctcp(x) => Cc::Dctcp(own(x, i)),
+            Store::Hpcc(x) => Cc::Hpcc(own(x, i)),
+            Store::Timely(x) => Cc::Timely(own(x, i)),
+            Store::Mixed(v) => v[i].clone(),
+            Store::Empty => empty_slab(i),
+        }
+    }
+
     /// Give slot `i` back. Panics if it is not allocated (a double release is a bug in the
     /// flow lifecycle: carrying on would let two flows share one controller).
     pub fn release(&mut self, i: u32) {

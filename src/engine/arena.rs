@@ -14,6 +14,7 @@ pub const PAYLOAD_WORDS: usize = 16;
 /// slot has room for as many records as a path can have switches ([`Self::set_int_hops`]):
 /// 3 × 24 B on a two-tier Clos instead of HPCC-sim's fixed 5, which keeps deep-buffer runs'
 /// live packets 48 B smaller.
+#[derive(Clone)]
 pub struct PacketArena {
     slots: Vec<Packet>,
     /// `int_hops` records per slot, back to back.
@@ -91,6 +92,17 @@ impl PacketArena {
         let i = self.alloc(p);
         self.created -= 1;
         i
+    }
+
+    /// Count `n` packets created in other arenas of the same run (a run split over several
+    /// arenas, merged for its outputs).
+    pub fn count_created(&mut self, n: u64) {
+        self.created += n;
+    }
+
+    /// Count `n` packets alive in other arenas of the same run (merged for its outputs).
+    pub fn count_alive_elsewhere(&mut self, n: usize) {
+        self.live += n;
     }
 
     /// Count slot `i` as consumed and immediately re-created in place (a data packet turned

@@ -436,6 +436,7 @@ impl Ord for Far {
 /// end; events scheduled into it meanwhile are inserted in order. Packet events are almost all
 /// within a few µs of now, so nearly every operation is O(1) on short vectors — several
 /// times faster than a binary heap holding thousands of pending events.
+#[derive(Clone)]
 pub struct EventQueue {
     /// Current bucket, sorted by key descending (next event at the end).
     cur: Vec<(u64, Event)>,
@@ -747,6 +748,14 @@ impl EventQueue {
     /// a run split over several queues ends at the time of its last event in any of them.
     pub fn advance_clock(&mut self, time_ps: u64) {
         self.now_ps = self.now_ps.max(time_ps);
+    }
+
+    /// Count `events` executed and `collisions` key collisions ([`Self::tie_collisions`]) in
+    /// other queues of the same run (a run split over several queues, merged for its
+    /// outputs).
+    pub fn count_events(&mut self, events: u64, collisions: u64) {
+        self.popped += events;
+        self.tie_collisions += collisions;
     }
 
     /// Time of the next event, if any.

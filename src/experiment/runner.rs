@@ -359,6 +359,7 @@ fn run_point(exp: &Experiment, base: &Path, p: &Point) -> Result<(), String> {
             progress: false,
             stream_results: true,
             on_deadlock: Default::default(),
+            threads: 1,
         },
     )
     .map_err(|e| format!("{label}: {e}"))?;

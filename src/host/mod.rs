@@ -485,6 +485,43 @@ impl RxSlab {
             .reserve(flows.saturating_sub(self.slot_of.len()));
     }
 
+    /// Make flow `f`'s receiver here what it is in `other` (the slab of another partition of
+    /// a run split over threads, which owns `f`'s receiver): open with a copy of its state,
+    /// or closed, or untouched if it never opened.
+    pub fn copy_entry(&mut self, f: u32, other: &RxSlab) {
+        match other.lookup(f) {
+            RxSlot::Unopened => {}
+            RxSlot::Closed => {
+                if (f as usize) >= self.slot_of.len() {
+                    self.slot_of.resize(f as usize + 1, NO_FLOW_SLOT);
+                }
+                if let Some(e) = self.slot_of.get_mut(f as usize) {
+                    *e = RX_CLOSED;
+                }
+            }
+            RxSlot::Open(j) => {
+                let src = other.at(j);
+                let i = match self.lookup(f) {
+                    RxSlot::Open(i) => i,
+                    _ => {
+                        if let Some(e) = self.slot_of.get_mut(f as usize) {
+                            *e = NO_FLOW_SLOT;
+                        }
+                        let pkt = crate::engine::packet::Packet {
+                            src: src.src,
+                            dst: src.dst,
+                            sport: src.sport,
+                            dport: src.dport,
+                            ..Default::default()
+                        };
+                        self.open(f, src.size_bytes, &pkt)
+                    }
+                };
+                self.slots[i as usize] = src.clone();
+            }
+        }
+    }
+
     /// State in slot `i` (which must be open).
     #[inline]
     pub fn at(&self, i: u32) -> &RxState {

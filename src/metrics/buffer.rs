@@ -84,6 +84,9 @@ impl Track {
     fn roll_to(&mut self, interval_ps: u64, idx: u64) {
         let open = self.series.len() as u64;
         if idx <= open {
+            // (A track kept for a merge starts with no open interval: its first update
+            // opens interval `open`. Otherwise `open_end_ps` already ends it.)
+            self.open_end_ps = self.open_end_ps.max((open + 1).saturating_mul(interval_ps));
             return;
         }
         self.peak_closed = self.peak_closed.max(self.open_max);
@@ -126,6 +129,9 @@ struct Watermarks {
     last_ps: u64,
     /// Whether `update` was ever called with a valid index.
     any_update: bool,
+    /// Kept for a merge ([`Self::keep_idle_for_merge`]): the intervals (counted from the
+    /// origin, ascending) in which some track was updated; idle stretches are not elided.
+    active: Option<Vec<u64>>,
 }
 
 impl Watermarks {
@@ -145,6 +151,79 @@ impl Watermarks {
             quiet_ps: IDLE_SKIP_INTERVALS.saturating_mul(interval_ps),
             last_ps: 0,
             any_update: false,
+            active: None,
+        }
+    }
+
+    /// Keep every interval and record the intervals with an update, so that the series of
+    /// several runs of disjoint tracks (the partitions of a run split over threads) can be
+    /// merged and elided as one run's ([`Self::merge`]). Call before any update.
+    fn keep_idle_for_merge(&mut self) {
+        self.active = Some(Vec::new());
+        self.quiet_ps = u64::MAX;
+        for t in &mut self.tracks {
+            // No interval open: the first update opens (and records) its interval.
+            t.open_end_ps = 0;
+        }
+    }
+
+    /// The watermarks of one run from `parts` (each kept for a merge, each holding the
+    /// tracks `owner` gives it): every track from its owner, and the idle stretches elided
+    /// as one run that saw all the updates elides them (`skip_idle`): each gap of more than
+    /// `IDLE_SKIP_INTERVALS` + 1 intervals between two intervals with an update keeps two
+    /// intervals after the earlier one; a track that went on past the gap loses the gap's
+    /// intervals (all at its settled level), one that did not is closed up to the kept part.
+    fn merge(mut parts: Vec<Watermarks>, owner: impl Fn(usize) -> usize) -> Watermarks {
+        let mut active: Vec<u64> = parts
+            .iter_mut()
+            .flat_map(|p| p.active.take().unwrap_or_default())
+            .collect();
+        active.sort_unstable();
+        active.dedup();
+        let last_ps = parts.iter().map(|p| p.last_ps).max().unwrap_or(0);
+        let any_update = parts.iter().any(|p| p.any_update);
+        let iv = parts[0].interval_ps;
+        let n = parts[0].tracks.len();
+        let mut tracks: Vec<Track> = (0..n)
+            .map(|i| {
+                let k = owner(i).min(parts.len() - 1);
+                std::mem::take(&mut parts[k].tracks[i])
+            })
+            .collect();
+        let mut skips = Vec::new();
+        let mut skipped = 0u64;
+        for w in active.windows(2) {
+            let (last, next) = (w[0], w[1]);
+            if next - last > IDLE_SKIP_INTERVALS + 1 {
+                let n = next - (last + 2);
+                skips.push((last - skipped + 2, n));
+                skipped += n;
+            }
+        }
+        for t in &mut tracks {
+            for &(stored, n) in &skips {
+                let len = t.series.len() as u64;
+                if len > stored {
+                    let end = (stored + n).min(len);
+                    t.series.drain(stored as usize..end as usize);
+                } else {
+                    t.roll_to(iv, stored);
+                }
+            }
+            t.open_end_ps = (t.series.len() as u64 + 1).saturating_mul(iv);
+        }
+        let first = parts.swap_remove(0);
+        Watermarks {
+            interval_ps: iv,
+            origin_ps: first.origin_ps,
+            tracks,
+            skips,
+            skipped,
+            base_ps: first.origin_ps.saturating_add(skipped.saturating_mul(iv)),
+            quiet_ps: IDLE_SKIP_INTERVALS.saturating_mul(iv),
+            last_ps,
+            any_update,
+            active: None,
         }
     }
 
@@ -186,6 +265,12 @@ impl Watermarks {
         }
         let rel_ps = now_ps.saturating_sub(self.base_ps);
         let iv = self.interval_ps;
+        if let Some(a) = &mut self.active {
+            let k = rel_ps / iv;
+            if a.last() != Some(&k) {
+                a.push(k);
+            }
+        }
         self.tracks[i].roll_to(iv, rel_ps / iv);
     }
 
@@ -316,6 +401,24 @@ impl BufferMonitor {
         BufferMonitor {
             w: Watermarks::new(n_switches, interval_ps, DEFAULT_BUFFER_INTERVAL_PS),
             node_ids: None,
+        }
+    }
+
+    /// Keep every interval for a merge ([`Self::merge_partitions`]). Call before any update.
+    pub fn keep_idle_for_merge(&mut self) {
+        self.w.keep_idle_for_merge();
+    }
+
+    /// The monitor of one run from those of its partitions (each kept for a merge), switch
+    /// `i`'s series from partition `owner(i)`.
+    pub fn merge_partitions(
+        mut parts: Vec<BufferMonitor>,
+        owner: impl Fn(usize) -> usize,
+    ) -> BufferMonitor {
+        let node_ids = parts[0].node_ids.take();
+        BufferMonitor {
+            w: Watermarks::merge(parts.into_iter().map(|p| p.w).collect(), owner),
+            node_ids,
         }
     }
 
@@ -496,6 +599,24 @@ impl QueueSampler {
     pub fn with_origin(mut self, first_ps: u64) -> QueueSampler {
         self.w.set_origin(first_ps);
         self
+    }
+
+    /// Keep every interval for a merge ([`Self::merge_partitions`]). Call before any update.
+    pub fn keep_idle_for_merge(&mut self) {
+        self.w.keep_idle_for_merge();
+    }
+
+    /// The sampler of one run from those of its partitions (each kept for a merge), key
+    /// `i`'s series from partition `owner(i)`.
+    pub fn merge_partitions(
+        mut parts: Vec<QueueSampler>,
+        owner: impl Fn(usize) -> usize,
+    ) -> QueueSampler {
+        let keys = std::mem::take(&mut parts[0].keys);
+        QueueSampler {
+            w: Watermarks::merge(parts.into_iter().map(|p| p.w).collect(), owner),
+            keys,
+        }
     }
 
     /// Key index of `(switch, port)`, if sampled (linear search; resolve once, not per packet).
@@ -744,6 +865,32 @@ impl ThroughputMeter {
             h.open_bytes = 0;
         }
         h.open_bytes = h.open_bytes.saturating_add(bytes);
+    }
+
+    /// Add `other`'s records (the same hosts metered in another partition of a run split
+    /// over threads): per host, the bytes of each interval summed, as one meter recording
+    /// both would hold them.
+    pub fn merge(&mut self, other: &ThroughputMeter) {
+        for (a, b) in self.hosts.iter_mut().zip(&other.hosts) {
+            if b.closed.is_empty() && b.open_bytes == 0 {
+                continue;
+            }
+            let mut all: Vec<(u64, u64)> = Self::intervals(a).chain(Self::intervals(b)).collect();
+            all.sort_by_key(|&(i, _)| i);
+            let mut merged: Vec<(u64, u64)> = Vec::with_capacity(all.len());
+            for (i, bytes) in all {
+                match merged.last_mut() {
+                    Some(l) if l.0 == i => l.1 = l.1.saturating_add(bytes),
+                    _ => merged.push((i, bytes)),
+                }
+            }
+            let (open_idx, open_bytes) = merged.pop().unwrap_or((0, 0));
+            *a = HostTput {
+                open_idx,
+                open_bytes,
+                closed: merged,
+            };
+        }
     }
 
     /// Declare the end of the run at `end_ps`: an interval cut short by the end is measured

@@ -539,6 +539,25 @@ pub trait HostHooks {
     }
     /// [`Transport::on_timeout`](crate::host::transport::Transport::on_timeout) of QP slot `qp`.
     fn qp_on_timeout(&mut self, _qp: u32, _tx: &mut SendState) {}
+    /// Whether this half's state splits by host and by flow, so that a run split over
+    /// threads ([`crate::sim::parallel`]) can keep one copy per partition and merge them
+    /// ([`Self::absorb`]). A half that keeps per-QP state (by slot) or state shared by
+    /// hosts says no, and such runs use one thread.
+    fn splits_by_host(&self) -> bool {
+        false
+    }
+    /// Take over, from `other` (this half in another partition of the same run), the state
+    /// of the hosts (host indices) for which `theirs_host` holds and of the flows for which
+    /// `theirs_flow` holds (those these hosts send), and add `other`'s counters.
+    fn absorb(
+        &mut self,
+        _other: &Self,
+        _theirs_host: &dyn Fn(usize) -> bool,
+        _theirs_flow: &dyn Fn(u32) -> bool,
+    ) where
+        Self: Sized,
+    {
+    }
     /// [`Transport::on_data`](crate::host::transport::Transport::on_data) of the transport's receiver.
     fn qp_on_data(
         &self,
@@ -720,4 +739,8 @@ pub trait Scheme: SwitchHooks + Sized {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoHost;
 
-impl HostHooks for NoHost {}
+impl HostHooks for NoHost {
+    fn splits_by_host(&self) -> bool {
+        true
+    }
+}

@@ -15,6 +15,7 @@
 pub mod failure;
 pub mod forward;
 pub mod nic;
+pub mod parallel;
 pub mod partition;
 pub mod pulled;
 
@@ -87,6 +88,44 @@ pub struct Counters {
     /// Time QPs spent paused by flow control, picoseconds: the sum of the flows'
     /// [`Flow::paused_ps`].
     pub qp_paused_ps: u64,
+}
+
+impl Counters {
+    /// Add `o`'s counts (the partitions of a run split over threads).
+    pub fn add(&mut self, o: &Counters) {
+        let Counters {
+            packet_hops,
+            drops,
+            drops_link_error,
+            drops_no_route,
+            data_packets,
+            retx_packets,
+            acks,
+            nacks,
+            timeouts,
+            delivered_bytes,
+            flows_completed,
+            packets_consumed,
+            cnps,
+            qp_pauses,
+            qp_paused_ps,
+        } = o;
+        self.packet_hops += packet_hops;
+        self.drops += drops;
+        self.drops_link_error += drops_link_error;
+        self.drops_no_route += drops_no_route;
+        self.data_packets += data_packets;
+        self.retx_packets += retx_packets;
+        self.acks += acks;
+        self.nacks += nacks;
+        self.timeouts += timeouts;
+        self.delivered_bytes += delivered_bytes;
+        self.flows_completed += flows_completed;
+        self.packets_consumed += packets_consumed;
+        self.cnps += cnps;
+        self.qp_pauses += qp_pauses;
+        self.qp_paused_ps += qp_paused_ps;
+    }
 }
 
 /// The whole simulated network.
@@ -205,6 +244,9 @@ pub struct Simulator {
     capture: Option<Box<crate::capture::Capture>>,
     /// Link-failure state; `None` in a run without link events.
     pub failures: Option<Box<failure::FailureState>>,
+    /// This simulator's partition when it is one replica of a run split over threads
+    /// ([`parallel`]); `None` in a run on one thread.
+    pub(crate) part: Option<Box<parallel::PartView>>,
 }
 
 /// How many events ahead of the one executing the event loop prefetches a packet slot.
@@ -531,6 +573,7 @@ impl PathClassifier {
 /// start ([`Simulator::with_stream`]): flow ids are the stream's order, which is the workload
 /// order of the list the stream's generators would have built. Holds only per-host-pair
 /// state (source-port counters, path classes).
+#[derive(Clone)]
 struct StreamArrivals {
     stream: FlowStream,
     /// Per host pair: the flows taken so far (the next one's source port is 10000 + this,
@@ -995,6 +1038,7 @@ impl Simulator {
             capture: None,
             monitor_end_ps: None,
             failures: None,
+            part: None,
         };
         sim.deadlock_period = crate::registry::DeadlockDetector::period_ps(&sim.switches);
         if let Some(sched) = sim.cfg.prepare_ports(&mut sim.switches) {
@@ -1021,7 +1065,7 @@ impl Simulator {
             if let Some(e) = st.stream.error() {
                 st.error = Some(e.to_string());
             }
-            self.flows_total = self.flows.len() as u64;
+            self.flows_total = self.taken_total();
             return false;
         };
         let id = self.flows.len();
@@ -1045,7 +1089,7 @@ impl Simulator {
         if let Err(e) = check {
             st.error = Some(e);
             // No flow is taken after it: the run ends when the taken ones are done.
-            self.flows_total = self.flows.len() as u64;
+            self.flows_total = self.taken_total();
             return false;
         }
         let mtu = self.cfg.mtu_bytes as u64;
@@ -1439,17 +1483,20 @@ impl Simulator {
             }
             NodeRef::Host(_) => NO_EGRESS,
         };
-        self.q.schedule_hinted(
-            arrive,
-            Event::Arrive {
-                node: peer,
-                port: peer_port,
-                pkt: p,
-                egress,
-                seq,
-            },
-            hints.arrive,
-        );
+        let ev = Event::Arrive {
+            node: peer,
+            port: peer_port,
+            pkt: p,
+            egress,
+            seq,
+        };
+        if let Some(pv) = self.part.as_deref()
+            && pv.part_of_node[peer as usize] != pv.me
+        {
+            // A run split over threads: the peer is another partition's.
+            return self.hand_over(arrive, ev, p);
+        }
+        self.q.schedule_hinted(arrive, ev, hints.arrive);
     }
 
     /// Software prefetch for the events about to run. By the time a packet arrives, the state
@@ -1661,20 +1708,7 @@ impl Simulator {
             }
             Event::FlowStart { flow } => {
                 // Streaming arrivals: schedule the next flow start, then start this one.
-                self.next_arrival += 1;
-                let k = self.next_arrival;
-                let next = if self.arrivals.is_empty() {
-                    if k == self.flows.len() && self.stream.is_some() {
-                        self.take_flow();
-                    }
-                    (k < self.flows.len()).then_some(k as u32)
-                } else {
-                    self.arrivals.get(k).copied()
-                };
-                if let Some(g) = next {
-                    let t = self.flows[g as usize].start_ps;
-                    self.q.schedule(t, Event::FlowStart { flow: g });
-                }
+                self.schedule_next_start();
                 self.flow_start(flow)
             }
             Event::Rto { flow } => self.rto_fire(flow),
@@ -1697,6 +1731,32 @@ impl Simulator {
                     NodeRef::Switch(s) => self.switch_timer(s as usize, id, port, which, arg),
                     NodeRef::Host(h) => self.host_timer(h as usize, id, which, arg),
                 }
+            }
+        }
+    }
+
+    /// Schedule the start of the flow after the one whose start is pending (`next_arrival`),
+    /// taking it from the stream if need be. In a replica of a run split over threads
+    /// ([`parallel`]), the next flow it sends: the others are taken and passed over.
+    pub(crate) fn schedule_next_start(&mut self) {
+        loop {
+            self.next_arrival += 1;
+            let k = self.next_arrival;
+            let next = if self.arrivals.is_empty() {
+                if k == self.flows.len() && self.stream.is_some() {
+                    self.take_flow();
+                }
+                (k < self.flows.len()).then_some(k as u32)
+            } else {
+                self.arrivals.get(k).copied()
+            };
+            let Some(g) = next else {
+                return;
+            };
+            if self.starts_here(g) {
+                let t = self.flows[g as usize].start_ps;
+                self.q.schedule(t, Event::FlowStart { flow: g });
+                return;
             }
         }
     }

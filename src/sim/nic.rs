@@ -687,6 +687,7 @@ impl Simulator {
             self.retire(f);
         } else {
             self.completion_order.push(f);
+            self.note_completion_key();
         }
     }
 

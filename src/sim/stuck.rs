@@ -71,90 +71,7 @@ impl Simulator {
     /// nowhere (waiting for a timeout). At most `max_flows` flows are listed, by id; the
     /// rest are counted. `None` when every started flow has finished.
     pub fn stuck_report(&self, max_flows: usize) -> Option<String> {
-        if self.active_flows() == 0 {
-            return None;
-        }
-        let now = self.q.now();
-        let mut places: BTreeMap<u32, FlowPlace> = BTreeMap::new();
-        let mut unfinished = 0usize;
-        for (f, fl) in self.flows.iter_resident() {
-            if fl.finished() || fl.start_ps > now {
-                continue;
-            }
-            unfinished += 1;
-            if places.len() < max_flows {
-                places.insert(f as u32, FlowPlace::default());
-            }
-        }
-        if unfinished == 0 {
-            return None;
-        }
-        // One pass over the switch queues, in node, port and priority order.
-        for sw in &self.switches {
-            for (p, ep) in sw.ports.iter().enumerate() {
-                for (q, queue) in ep.queues.iter().enumerate() {
-                    for &x in &queue.pkts {
-                        let pk = self.arena.get(x);
-                        if pk.is_hop_by_hop() {
-                            continue;
-                        }
-                        if let Some(place) = places.get_mut(&pk.flow) {
-                            place.packets += 1;
-                            place.at.get_or_insert(QueueRef {
-                                node: sw.node,
-                                port: p as u16,
-                                prio: q as u8,
-                            });
-                        }
-                    }
-                }
-            }
-        }
-        let mut lines = Vec::new();
-        for (&f, place) in &places {
-            let fl = &self.flows[f as usize];
-            let delivered = self.delivered_bytes(f as usize);
-            let head = format!(
-                "flow {f} ({} -> {}, {} of {} B delivered)",
-                fl.src, fl.dst, delivered, fl.size_bytes
-            );
-            let at = match place.at {
-                Some(q) => {
-                    let tx = &self.switches[self.switch_index(q.node)].ports[q.port as usize].tx;
-                    let by = if tx.paused(q.prio as usize) {
-                        format!(", paused by {}", tx.link.peer)
-                    } else {
-                        String::new()
-                    };
-                    format!(
-                        "{} packets queued at switches, first at {q}{by}",
-                        place.packets
-                    )
-                }
-                None => {
-                    let h = self.host_index(fl.src);
-                    let tx = &self.hosts[h].tx;
-                    if tx.paused(fl.prio as usize) {
-                        format!(
-                            "no packet queued at switches; its NIC (host {}) is paused by {}",
-                            fl.src, tx.link.peer
-                        )
-                    } else {
-                        "no packet queued at switches (waiting for its sender or a timeout)"
-                            .to_string()
-                    }
-                }
-            };
-            lines.push(format!("  {head}: {at}"));
-        }
-        let more = unfinished - places.len();
-        if more > 0 {
-            lines.push(format!("  … and {more} more"));
-        }
-        Some(format!(
-            "{unfinished} started flows did not finish; where their packets are:\n{}",
-            lines.join("\n")
-        ))
+        stuck_report_of(std::slice::from_ref(self), max_flows)
     }
 
     /// Switch index of node `node` (which must be a switch).
@@ -164,4 +81,104 @@ impl Simulator {
             NodeRef::Host(_) => panic!("node {node} is not a switch"),
         }
     }
+}
+
+/// [`Simulator::stuck_report`] of a run held by `reps`: one simulator, or the replicas of a
+/// run split over threads ([`super::parallel`]), each node's and flow's state read from the
+/// replica that owns it.
+pub(crate) fn stuck_report_of(reps: &[Simulator], max_flows: usize) -> Option<String> {
+    let r0 = &reps[0];
+    let owner = |n: u32| {
+        r0.part
+            .as_deref()
+            .map_or(0, |p| p.part_of_node[n as usize] as usize)
+    };
+    if reps.iter().map(|r| r.active_flows()).sum::<usize>() == 0 {
+        return None;
+    }
+    let now = reps.iter().map(|r| r.q.now()).max().unwrap_or(0);
+    let sent = |f: usize| &reps[owner(r0.flows[f].src)].flows[f];
+    let mut places: BTreeMap<u32, FlowPlace> = BTreeMap::new();
+    let mut unfinished = 0usize;
+    for (f, _) in r0.flows.iter_resident() {
+        let fl = sent(f);
+        if fl.finished() || fl.start_ps > now {
+            continue;
+        }
+        unfinished += 1;
+        if places.len() < max_flows {
+            places.insert(f as u32, FlowPlace::default());
+        }
+    }
+    if unfinished == 0 {
+        return None;
+    }
+    // One pass over the switch queues, in node, port and priority order.
+    for (si, sw0) in r0.switches.iter().enumerate() {
+        let r = &reps[owner(sw0.node)];
+        let sw = &r.switches[si];
+        for (p, ep) in sw.ports.iter().enumerate() {
+            for (q, queue) in ep.queues.iter().enumerate() {
+                for &x in &queue.pkts {
+                    let pk = r.arena.get(x);
+                    if pk.is_hop_by_hop() {
+                        continue;
+                    }
+                    if let Some(place) = places.get_mut(&pk.flow) {
+                        place.packets += 1;
+                        place.at.get_or_insert(QueueRef {
+                            node: sw.node,
+                            port: p as u16,
+                            prio: q as u8,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    let mut lines = Vec::new();
+    for (&f, place) in &places {
+        let fl = sent(f as usize);
+        let delivered = reps[owner(fl.dst)].delivered_bytes(f as usize);
+        let head = format!(
+            "flow {f} ({} -> {}, {} of {} B delivered)",
+            fl.src, fl.dst, delivered, fl.size_bytes
+        );
+        let at = match place.at {
+            Some(q) => {
+                let r = &reps[owner(q.node)];
+                let tx = &r.switches[r.switch_index(q.node)].ports[q.port as usize].tx;
+                let by = if tx.paused(q.prio as usize) {
+                    format!(", paused by {}", tx.link.peer)
+                } else {
+                    String::new()
+                };
+                format!(
+                    "{} packets queued at switches, first at {q}{by}",
+                    place.packets
+                )
+            }
+            None => {
+                let r = &reps[owner(fl.src)];
+                let tx = &r.hosts[r.host_index(fl.src)].tx;
+                if tx.paused(fl.prio as usize) {
+                    format!(
+                        "no packet queued at switches; its NIC (host {}) is paused by {}",
+                        fl.src, tx.link.peer
+                    )
+                } else {
+                    "no packet queued at switches (waiting for its sender or a timeout)".to_string()
+                }
+            }
+        };
+        lines.push(format!("  {head}: {at}"));
+    }
+    let more = unfinished - places.len();
+    if more > 0 {
+        lines.push(format!("  … and {more} more"));
+    }
+    Some(format!(
+        "{unfinished} started flows did not finish; where their packets are:\n{}",
+        lines.join("\n")
+    ))
 }

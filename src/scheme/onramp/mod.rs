@@ -113,6 +113,24 @@ pub struct OnRampHost {
 }
 
 impl crate::scheme::HostHooks for OnRampHost {
+    fn splits_by_host(&self) -> bool {
+        true
+    }
+
+    fn absorb(
+        &mut self,
+        other: &Self,
+        _theirs_host: &dyn Fn(usize) -> bool,
+        theirs_flow: &dyn Fn(u32) -> bool,
+    ) {
+        for (f, (a, b)) in self.flows.iter_mut().zip(&other.flows).enumerate() {
+            if theirs_flow(f as u32) {
+                *a = *b;
+            }
+        }
+        self.pauses += other.pauses;
+    }
+
     fn wants_acks(&self) -> bool {
         true
     }

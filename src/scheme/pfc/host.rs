@@ -20,6 +20,19 @@ pub struct PfcHost {
 }
 
 impl HostHooks for PfcHost {
+    fn splits_by_host(&self) -> bool {
+        true
+    }
+
+    fn absorb(
+        &mut self,
+        other: &Self,
+        theirs_host: &dyn Fn(usize) -> bool,
+        _theirs_flow: &dyn Fn(u32) -> bool,
+    ) {
+        self.rx.absorb(&other.rx, theirs_host);
+    }
+
     #[inline]
     fn owns(&self, pkt: &Packet) -> bool {
         PfcHdr::is(pkt)

@@ -433,6 +433,22 @@ impl PauseTimes {
         }
     }
 
+    /// Take over from `other` (the same ports' state in another partition of a run split
+    /// over threads) the state of the ports (slots) for which `theirs` holds, its paused
+    /// time and its log.
+    pub fn absorb(&mut self, other: &PauseTimes, theirs: &dyn Fn(usize) -> bool) {
+        let nq = self.nq.max(1);
+        for i in 0..self.until.len().min(other.until.len()) {
+            if theirs(i / nq) {
+                self.until[i] = other.until[i];
+                self.since[i] = other.since[i];
+            }
+        }
+        self.paused_ps += other.paused_ps;
+        self.held += other.held;
+        self.log.extend_from_slice(&other.log);
+    }
+
     /// A PAUSE/RESUME frame `f` arrived at the port `at` (whose transmit state is `tx`) at
     /// `now_ps`; `event_no` orders the log.
     pub fn receive(

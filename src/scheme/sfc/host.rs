@@ -13,6 +13,19 @@ pub struct SfcHost {
 }
 
 impl HostHooks for SfcHost {
+    fn splits_by_host(&self) -> bool {
+        true
+    }
+
+    fn absorb(
+        &mut self,
+        other: &Self,
+        _theirs_host: &dyn Fn(usize) -> bool,
+        _theirs_flow: &dyn Fn(u32) -> bool,
+    ) {
+        self.bts_received += other.bts_received;
+    }
+
     #[inline]
     fn owns(&self, pkt: &Packet) -> bool {
         BtsHdr::is(pkt)
