@@ -1457,7 +1457,7 @@ pub fn run_config_on_deadlock(
     path: &Path,
     on_deadlock: crate::sim::OnDeadlock,
 ) -> Result<(), String> {
-    run_config_opts(path, None, true, on_deadlock, None)
+    run_config_opts(path, None, true, on_deadlock, None, 1)
 }
 
 /// [`run_config_on_deadlock`] with a packet capture of the links `capture` names (the
@@ -1468,14 +1468,26 @@ pub fn run_config_captured(
     on_deadlock: crate::sim::OnDeadlock,
     capture: Option<&str>,
 ) -> Result<(), String> {
-    run_config_opts(path, None, true, on_deadlock, capture)
+    run_config_opts(path, None, true, on_deadlock, capture, 1)
+}
+
+/// [`run_config`] as `sfc hpcc` runs it: `--on-deadlock`, `--capture` and `--threads` (more
+/// than one splits the run over threads, [`crate::sim::parallel`]: the same output files;
+/// the flows are then read up front and the results kept in memory).
+pub fn run_config_threads(
+    path: &Path,
+    on_deadlock: crate::sim::OnDeadlock,
+    capture: Option<&str>,
+    threads: usize,
+) -> Result<(), String> {
+    run_config_opts(path, None, threads <= 1, on_deadlock, capture, threads)
 }
 
 /// [`run_config`] with paths relative to `cwd` (`None`: the current directory), and with the
 /// flows and results kept in memory when `stream` is false ([`resolve_with`]): the same
 /// outputs, byte for byte (summary timings and memory aside).
 pub fn run_config_with(path: &Path, cwd: Option<&Path>, stream: bool) -> Result<(), String> {
-    run_config_opts(path, cwd, stream, crate::sim::OnDeadlock::Stop, None)
+    run_config_opts(path, cwd, stream, crate::sim::OnDeadlock::Stop, None, 1)
 }
 
 /// [`run_config_with`] with the action on a PFC deadlock.
@@ -1485,6 +1497,7 @@ fn run_config_opts(
     stream: bool,
     on_deadlock: crate::sim::OnDeadlock,
     capture: Option<&str>,
+    threads: usize,
 ) -> Result<(), String> {
     let text = crate::fsutil::read_text(path)?;
     let (c, warns) = HpccConfig::parse(&text, &path.display().to_string())?;
@@ -1531,7 +1544,7 @@ fn run_config_opts(
     let t0 = std::time::Instant::now();
     let stop = sim.cfg.stop_ps;
     let mut cb = crate::report::progress_bar(true, stop);
-    let outcome = crate::runguard::run_watched(&mut sim, &mut cb);
+    let (outcome, mut sim, _) = crate::report::run_on_threads(sim, threads, &mut cb);
     if crate::process::interrupt_requested() {
         return Err(crate::process::INTERRUPTED.into());
     }

@@ -2,6 +2,18 @@
 //! drives, the serialization state, and the per-priority pause bits a downstream device sets
 //! (PFC). One type, so that transmission, TxDone handling and pausing are written once.
 
+/// What happens to a packet sent on a link: one byte, tested once per transmission.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkState {
+    /// It arrives at the peer.
+    Up,
+    /// It is lost (the link is down).
+    Down,
+    /// It arrives at the peer, which another partition of a run split over threads
+    /// simulates: it is handed over to that partition.
+    Remote,
+}
+
 /// The link one port transmits on.
 #[derive(Clone, Debug)]
 pub struct PortLink {
@@ -9,9 +21,9 @@ pub struct PortLink {
     pub peer: u32,
     /// Port number at the other end.
     pub peer_port: u16,
-    /// The link is up. A packet sent on a link that is down is lost
-    /// ([`crate::config::Failures`]).
-    pub up: bool,
+    /// Up, down (a packet sent is lost, [`crate::config::Failures`]) or leading to another
+    /// partition of a run split over threads ([`crate::sim::parallel`]).
+    pub state: LinkState,
     /// Rate, bits per second.
     pub rate_bps: u64,
     /// One-way propagation delay, picoseconds.

@@ -104,6 +104,10 @@ enum Cmd {
         /// the outputs), or report it and `continue`.
         #[arg(long, value_enum, default_value = "stop", value_name = "ACTION")]
         on_deadlock: OnDeadlockArg,
+        /// Threads for the run, as `sfc run --threads`: the same output files as one
+        /// thread's (the summary's timings aside).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
+        threads: u32,
     },
     /// Generate an HPCC-sim flow file (like HPCC's traffic_gen.py, but seeded): Poisson
     /// arrivals per host at a load, sizes from a CDF, uniform destinations; optionally incasts.
@@ -339,6 +343,10 @@ enum ExpCmd {
         /// REPORT.md) out of the outputs, so that two runs of the sweep give identical files.
         #[arg(long)]
         no_timings: bool,
+        /// Threads for each point's run, as `sfc run --threads` (the same point files);
+        /// `--jobs` points run at once, so use `--jobs` × `--threads` ≤ cores.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
+        threads: u32,
     },
     /// Write the report of a sweep run in shards: copy into OUT the complete points of each
     /// SHARD_DIR that OUT lacks (none needed when the shards ran into OUT), then write the
@@ -760,10 +768,12 @@ fn cmd_exp_run(cmd: ExpCmd) -> Result<(), String> {
         point,
         shard,
         no_timings,
+        threads,
     } = cmd
     else {
         unreachable!("called with a run command")
     };
+    let threads = threads as usize;
     let shard = shard
         .as_deref()
         .map(sfc::experiment::shard::Shard::parse)
@@ -771,7 +781,7 @@ fn cmd_exp_run(cmd: ExpCmd) -> Result<(), String> {
     let e = load_experiment(&name, dir.as_deref(), seed, seeds.as_deref())?;
     if let (Some(id), Some(base)) = (&point, &out) {
         die_with_parent();
-        return sfc::experiment::runner::run_single(&e, base, id, quick);
+        return sfc::experiment::runner::run_single(&e, base, id, quick, threads);
     }
     let mut args: Vec<std::ffi::OsString> =
         vec!["experiment".into(), "run".into(), name.clone().into()];
@@ -781,6 +791,10 @@ fn cmd_exp_run(cmd: ExpCmd) -> Result<(), String> {
     }
     // The validated (sorted) seeds: the children build the same points.
     args.extend(e.seed_args().into_iter().map(Into::into));
+    if threads > 1 {
+        args.push("--threads".into());
+        args.push(threads.to_string().into());
+    }
     let child = std::env::current_exe()
         .ok()
         .map(|exe| sfc::experiment::runner::ChildCmd { exe, args });
@@ -799,6 +813,7 @@ fn cmd_exp_run(cmd: ExpCmd) -> Result<(), String> {
         shard,
         no_timings,
         record: Some(record),
+        threads,
     };
     let base = sfc::experiment::runner::run(&e, &o)?;
     if shard.is_some() {
@@ -1104,6 +1119,7 @@ fn main() -> ExitCode {
             config,
             capture,
             on_deadlock,
+            threads,
         } => {
             // `sfc hpcc config.txt | head -1`: HPCC-sim's stdout lines come before and after
             // the simulation; a closed pipe must not kill the run before it writes its output
@@ -1114,7 +1130,12 @@ fn main() -> ExitCode {
             unsafe {
                 libc::signal(libc::SIGPIPE, libc::SIG_IGN);
             }
-            sfc::hpcc::run_config_captured(&config, on_deadlock.into(), capture.as_deref())
+            sfc::hpcc::run_config_threads(
+                &config,
+                on_deadlock.into(),
+                capture.as_deref(),
+                threads as usize,
+            )
         }
         Cmd::Bench {
             quick,

@@ -872,8 +872,7 @@ impl Watched for crate::sim::parallel::ParallelSim {
         crate::sim::parallel::ParallelSim::set_stop_ps(self, t)
     }
     fn deadlock_period_ps(&self) -> Option<u64> {
-        // Runs with the PFC deadlock watch stay on one thread.
-        None
+        crate::sim::parallel::ParallelSim::deadlock_period_ps(self)
     }
     fn on_deadlock(&self) -> crate::sim::OnDeadlock {
         self.replicas()[0].on_deadlock
@@ -896,11 +895,11 @@ impl Watched for crate::sim::parallel::ParallelSim {
     fn results_failed(&self) -> bool {
         false
     }
-    fn check_deadlocks(&mut self, _now_ps: u64, _horizon_ps: u64) -> usize {
-        0
+    fn check_deadlocks(&mut self, now_ps: u64, horizon_ps: u64) -> usize {
+        crate::sim::parallel::ParallelSim::check_deadlocks(self, now_ps, horizon_ps)
     }
     fn deadlocks(&self) -> &crate::registry::DeadlockDetector {
-        self.replicas()[0].deadlocks()
+        crate::sim::parallel::ParallelSim::deadlocks(self)
     }
     fn monitor_until(&mut self, end_ps: u64) {
         crate::sim::parallel::ParallelSim::monitor_until(self, end_ps)

@@ -169,6 +169,9 @@ pub struct RunOpts {
     /// The sweep record to keep in the output directory ([`super::shard::SweepRecord`]), which
     /// `merge` and `status` read.
     pub record: Option<super::shard::SweepRecord>,
+    /// Threads for each point's run (`--threads`, [`crate::report::RunOptions::threads`]):
+    /// the same point files as one thread's, timings aside.
+    pub threads: usize,
 }
 
 /// How to run one point in a child process: `exe args… --out BASE --point ID [--quick]`, i.e.
@@ -330,7 +333,7 @@ fn completeness(base: &Path, p: &Point) -> Result<(), Option<String>> {
 /// Run point `p` into its directory under `base`, holding the point's lock
 /// ([`super::shard::lock_point`]); a point that is complete once the lock is held (another
 /// shard ran it meanwhile) is left as it is.
-fn run_point(exp: &Experiment, base: &Path, p: &Point) -> Result<(), String> {
+fn run_point(exp: &Experiment, base: &Path, p: &Point, threads: usize) -> Result<(), String> {
     let d = point_dir(base, p);
     std::fs::create_dir_all(&d).map_err(|e| format!("{}: {e}", d.display()))?;
     let _lock = super::shard::lock_point(&d, &p.id)?;
@@ -359,7 +362,7 @@ fn run_point(exp: &Experiment, base: &Path, p: &Point) -> Result<(), String> {
             progress: false,
             stream_results: true,
             on_deadlock: Default::default(),
-            threads: 1,
+            threads,
         },
     )
     .map_err(|e| format!("{label}: {e}"))?;
@@ -491,7 +494,13 @@ fn run_point_child(c: &ChildCmd, base: &Path, p: &Point, quick: bool) -> Result<
 
 /// `sfc experiment run NAME --point ID --out BASE`: run the one point `id` of the sweep into
 /// `base` (what [`run`] asks of each child process).
-pub fn run_single(exp: &Experiment, base: &Path, id: &str, quick: bool) -> Result<(), String> {
+pub fn run_single(
+    exp: &Experiment,
+    base: &Path,
+    id: &str,
+    quick: bool,
+    threads: usize,
+) -> Result<(), String> {
     let pts = points(exp, quick);
     let p = pts.iter().find(|p| p.id == id).ok_or_else(|| {
         format!(
@@ -500,7 +509,7 @@ pub fn run_single(exp: &Experiment, base: &Path, id: &str, quick: bool) -> Resul
             if quick { " (quick)" } else { "" }
         )
     })?;
-    run_point(exp, base, p)
+    run_point(exp, base, p, threads)
 }
 
 /// Whether `name` is a temporary file that an interrupted write left behind: an output being
@@ -692,7 +701,7 @@ fn run_points(exp: &Experiment, o: &RunOpts, base: &Path, todo: Vec<&Point>) -> 
                     let t = Instant::now();
                     let r = match &o.child {
                         Some(c) => run_point_child(c, base, p, o.quick),
-                        None => run_point(exp, base, p),
+                        None => run_point(exp, base, p, o.threads),
                     };
                     // A child reads the experiment file again: if it (or an input) changed
                     // since the sweep started, the point ran something else.

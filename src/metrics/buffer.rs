@@ -991,6 +991,88 @@ impl ThroughputMeter {
 mod tests {
     use super::*;
 
+    /// The watermarks of a run split over partitions (each keeping its own tracks, without
+    /// idle elision) merge into exactly one run's: two tracks, 1 ns intervals, with two idle
+    /// stretches longer than `IDLE_SKIP_INTERVALS` + 1 intervals (one crossed by track 1
+    /// only, the next by track 0 only), and a track idle across each.
+    #[test]
+    fn split_watermarks_merge_into_one_runs_with_its_elided_stretches() {
+        const NS: u64 = 1_000;
+        let updates: [(usize, u64, u64); 7] = [
+            (0, 100, 5),
+            (0, 500, 7),
+            (1, 1_700, 9),
+            (0, 2_500, 3),
+            (1, 1_500_000, 4),
+            (1, 1_500_500, 1),
+            (0, 3_000_000, 8),
+        ];
+        let end = 3_100_000;
+        let mut one = BufferMonitor::new(2, NS).with_node_ids(vec![10, 11]);
+        for &(i, t, b) in &updates {
+            one.update(i, t, b);
+        }
+        one.finish(end);
+        let mut parts: Vec<BufferMonitor> = (0..2)
+            .map(|_| {
+                let mut m = BufferMonitor::new(2, NS).with_node_ids(vec![10, 11]);
+                m.keep_idle_for_merge();
+                m
+            })
+            .collect();
+        for &(i, t, b) in &updates {
+            parts[i].update(i, t, b);
+        }
+        let mut merged = BufferMonitor::merge_partitions(parts, |i| i);
+        merged.finish(end);
+        // Two stretches elided: the kept series is far shorter than the 3,100 intervals.
+        assert_eq!(one.w.skips.len(), 2, "{:?}", one.w.skips);
+        assert!(one.series(0).len() < 100);
+        for i in 0..2 {
+            assert_eq!(merged.series(i), one.series(i), "track {i}");
+            assert_eq!(merged.peak(i), one.peak(i), "track {i}");
+        }
+        assert_eq!(merged.w.skips, one.w.skips);
+        let dir = std::env::temp_dir();
+        let (a, b) = (
+            dir.join(format!("sfc-wm-one-{}.csv", std::process::id())),
+            dir.join(format!("sfc-wm-merged-{}.csv", std::process::id())),
+        );
+        one.write_csv(&a).unwrap();
+        merged.write_csv(&b).unwrap();
+        let (x, y) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+        let _ = (std::fs::remove_file(&a), std::fs::remove_file(&b));
+        assert_eq!(x, y);
+    }
+
+    #[test]
+    fn split_throughput_meters_merge_into_one_meters_rows() {
+        // Host 0's deliveries recorded in two partitions (two senders' receivers): per
+        // interval the bytes add up, as one meter would have them.
+        let iv = 100;
+        let mut one = ThroughputMeter::new(2, iv);
+        let (mut a, mut b) = (ThroughputMeter::new(2, iv), ThroughputMeter::new(2, iv));
+        for &(part, host, t, bytes) in &[
+            (0, 0, 10, 5),
+            (1, 0, 20, 7),
+            (1, 0, 150, 1),
+            (0, 1, 160, 2),
+            (0, 0, 420, 3),
+            (1, 0, 430, 4),
+        ] {
+            one.record(host, t, bytes);
+            if part == 0 {
+                a.record(host, t, bytes);
+            } else {
+                b.record(host, t, bytes);
+            }
+        }
+        a.merge(&b);
+        one.finish(500);
+        a.finish(500);
+        assert_eq!(a.rows(), one.rows());
+    }
+
     #[test]
     fn step_pattern_watermarks() {
         let mut m = BufferMonitor::new(2, 10 * US);

@@ -146,7 +146,11 @@ impl Simulator {
         };
         let ends = [(a, pa), (b, pb)];
         for &(node, port) in &ends {
-            self.tx_port_mut(node, port).link.up = up;
+            self.tx_port_mut(node, port).link.state = if up {
+                crate::link::LinkState::Up
+            } else {
+                crate::link::LinkState::Down
+            };
         }
         if up {
             return;

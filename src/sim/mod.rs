@@ -27,7 +27,7 @@ use crate::engine::arena::PacketArena;
 use crate::engine::paged::PagedVec;
 use crate::engine::{Event, EventQueue, NO_EGRESS};
 use crate::host::{Flow, FlowSlab, FlowState, HostNic, LateCnp, RxSlab, RxSlot, RxState};
-use crate::link::{PortLink, TxPort};
+use crate::link::{LinkState, PortLink, TxPort};
 use crate::metrics::FlowRecord;
 use crate::metrics::buffer::{BufferMonitor, ThroughputMeter};
 use crate::registry::{HostScheme, NetConfig, Switch, SwitchSchemes};
@@ -366,7 +366,7 @@ fn build_nodes(topo: &TopologySpec, cfg: &NetConfig) -> (Vec<NodeRef>, Vec<HostN
         PortLink {
             peer: ps.peer,
             peer_port: ps.peer_port,
-            up: true,
+            state: LinkState::Up,
             rate_bps: l.rate_bps,
             delay_ps: l.delay_ps,
             error_rate: l.error_rate,
@@ -1409,10 +1409,10 @@ impl Simulator {
         }
         let link = &mut tx.link;
         link.tx_bytes += size as u64;
-        let delay = if link.up {
+        let delay = if link.state == LinkState::Up {
             link.delay_ps
         } else {
-            failure::DEAD_LINK
+            parallel::delay_sentinel(link.state)
         };
         Departure {
             now,
@@ -1440,7 +1440,11 @@ impl Simulator {
             seq,
             hints,
         } = d;
-        if delay == failure::DEAD_LINK {
+        if delay >= parallel::REMOTE_LINK {
+            if delay != failure::DEAD_LINK {
+                // A run split over threads: the peer is another partition's.
+                return self.launch_remote(node, port, p, now + ser, more);
+            }
             // The link is down: the packet is lost (freed once the sender is done with it).
             if more {
                 self.q.schedule(now + ser, Event::TxDone { node, port });
@@ -1469,7 +1473,25 @@ impl Simulator {
         }
         // The packet is in cache now; the next switch's forwarding decision is made here so
         // that the event loop knows which egress queue to prefetch before it arrives.
-        let egress = match self.nodes[peer as usize] {
+        let egress = self.egress_at(peer, p);
+        self.q.schedule_hinted(
+            arrive,
+            Event::Arrive {
+                node: peer,
+                port: peer_port,
+                pkt: p,
+                egress,
+                seq,
+            },
+            hints.arrive,
+        );
+    }
+
+    /// The egress port switch `peer` will pick for packet `p` ([`Event::Arrive::egress`]);
+    /// [`NO_EGRESS`] at a host or for a hop-by-hop frame.
+    #[inline(always)]
+    fn egress_at(&self, peer: u32, p: u32) -> u16 {
+        match self.nodes[peer as usize] {
             NodeRef::Switch(ps) => {
                 let pk = self.arena.get(p);
                 if pk.is_hop_by_hop() {
@@ -1482,7 +1504,30 @@ impl Simulator {
                 }
             }
             NodeRef::Host(_) => NO_EGRESS,
+        }
+    }
+
+    /// [`Self::launch`] on a link to another partition of a run split over threads
+    /// ([`parallel`]), the transmission ending at `done_ps` (`more`: a TxDone is wanted): the
+    /// same TxDone, and the arrival handed to the peer's partition. (The rest of the
+    /// transmission is read back from the port, so the common path passes nothing.)
+    #[cold]
+    #[inline(never)]
+    fn launch_remote(&mut self, node: u32, port: u16, p: u32, done_ps: u64, more: bool) {
+        let tx = self.tx_port(node, port);
+        let (peer, peer_port, delay) = (tx.link.peer, tx.link.peer_port, tx.link.delay_ps);
+        let (seq, hints) = (tx.launches.wrapping_sub(1), tx.hints);
+        let proc = match self.nodes[peer as usize] {
+            NodeRef::Host(_) => self.cfg.nic_delay_ps,
+            NodeRef::Switch(_) => self.cfg.switch_delay_ps,
         };
+        let arrive = done_ps + delay + proc;
+        self.counters.packet_hops += 1;
+        if more {
+            self.q
+                .schedule_hinted(done_ps, Event::TxDone { node, port }, hints.done);
+        }
+        let egress = self.egress_at(peer, p);
         let ev = Event::Arrive {
             node: peer,
             port: peer_port,
@@ -1490,13 +1535,7 @@ impl Simulator {
             egress,
             seq,
         };
-        if let Some(pv) = self.part.as_deref()
-            && pv.part_of_node[peer as usize] != pv.me
-        {
-            // A run split over threads: the peer is another partition's.
-            return self.hand_over(arrive, ev, p);
-        }
-        self.q.schedule_hinted(arrive, ev, hints.arrive);
+        self.hand_over(arrive, ev, p);
     }
 
     /// Software prefetch for the events about to run. By the time a packet arrives, the state

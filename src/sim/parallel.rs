@@ -14,10 +14,13 @@
 //! delay is the *lookahead* L (1 µs on the paper topologies). The partitions advance together
 //! in windows `[W, W + L)`, `W` being the earliest pending event of any partition: whatever a
 //! partition does in a window reaches another only at or after the window's end, so every
-//! partition can execute its window alone. A packet crossing the cut is copied (header, INT
-//! records, frame payload) into a per-pair channel and freed in its sender's arena; at the
-//! next window's start the receiving partition adopts it into its own arena and schedules its
-//! arrival. Threads meet at a spin barrier twice per window.
+//! partition can execute its window alone. A link to another partition is marked
+//! [`crate::link::LinkState::Remote`] in the sender's replica, so the event loop's one test for
+//! a dead link also sends these transmissions off the common path. A packet crossing the cut
+//! is copied (header, INT records, frame payload) into a per-pair channel when the event that
+//! sent it ends (its departure stage may still mark it) and freed in its sender's arena; at
+//! the next window's start the receiving partition adopts it into its own arena and schedules
+//! its arrival. Threads meet at a spin barrier twice per window.
 //!
 //! **Order.** The event order of the sequential run is canonical ([`OrderKey`]: time, order
 //! class, then the event's content — node, port, the sending port's transmission number; never
@@ -45,11 +48,14 @@
 //! intervals that saw an update, and the elision of the sequential run is redone on the merged
 //! series ([`crate::metrics::buffer`]). The merged simulator writes the outputs.
 //!
+//! **The PFC deadlock watch** walks paused queues across switches: it runs between windows
+//! ([`ParallelSim::check_deadlocks`]), on every switch's state moved into partition 0's
+//! replica for the check, each queued packet read from its owner's arena.
+//!
 //! **What runs on one thread instead** (with a note why): runs with link failures (a failure
-//! reroutes the whole network), a packet capture, streamed results, the PFC deadlock watch
-//! (it walks queues across switches), a transport whose host half keeps per-QP state (NDP), a
-//! scheme whose host half cannot be split by host, a network with fewer than two ToRs or no
-//! cut link with a nonzero delay.
+//! reroutes the whole network), a packet capture, streamed results, a transport whose host
+//! half keeps per-QP state (NDP), a scheme whose host half cannot be split by host (BFC,
+//! CBFC, PB-FS), a network with fewer than two ToRs or no cut link with a nonzero delay.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -61,6 +67,23 @@ use crate::engine::arena::PAYLOAD_WORDS;
 use crate::engine::packet::{IntHop, Packet};
 use crate::engine::{Event, OrderKey};
 use crate::topology::NodeKind;
+
+/// `delay` of [`Simulator::start_tx`] for a link to another partition
+/// ([`crate::link::LinkState::Remote`]): the transmission's arrival is handed over
+/// ([`Simulator::hand_over`]). Just below [`super::failure::DEAD_LINK`], so that one
+/// comparison in the event loop sends both rare cases off the common path.
+pub(crate) const REMOTE_LINK: u64 = u64::MAX - 1;
+
+/// The `delay` [`Simulator::start_tx`] returns for a link that is not up in this partition:
+/// [`super::failure::DEAD_LINK`] (down) or [`REMOTE_LINK`] (to another partition).
+#[cold]
+#[inline(never)]
+pub(crate) fn delay_sentinel(state: crate::link::LinkState) -> u64 {
+    match state {
+        crate::link::LinkState::Remote => REMOTE_LINK,
+        _ => super::failure::DEAD_LINK,
+    }
+}
 
 /// A packet on a link between two partitions: the arrival event (its `pkt` field is
 /// rewritten by the receiving partition), its time, the packet, and where its INT records and
@@ -114,6 +137,10 @@ pub(crate) struct PartView {
     pub(crate) part_of_node: Vec<u32>,
     /// Packets handed to each partition in the current window, not yet in its channel.
     out: Vec<CrossBox>,
+    /// Arrivals at other partitions launched by the event being executed: the packets stay
+    /// in this arena until the event ends, since its later stages may still write them
+    /// (a switch's departure stage marks ECN after the transmission started).
+    launched: Vec<(u64, Event)>,
     /// Packets handed over since the partitions last took their channels' contents: alive,
     /// in no arena.
     handed: u64,
@@ -302,9 +329,6 @@ impl Simulator {
         if self.results.is_some() {
             return Some("streamed results are written in completion order".into());
         }
-        if self.deadlock_period.is_some() {
-            return Some("the PFC deadlock watch walks queues across switches".into());
-        }
         if self.transport_scheme.is_some() {
             return Some("the transport's host half keeps per-QP state".into());
         }
@@ -408,10 +432,33 @@ impl Simulator {
             }
         }
         self.q = q;
+        // The links this partition's nodes send on to another partition's.
+        for (n, node) in self.nodes.clone().iter().enumerate() {
+            if part_of_node[n] != me {
+                continue;
+            }
+            let ports = match *node {
+                super::NodeRef::Host(h) => std::slice::from_mut(&mut self.hosts[h as usize].tx),
+                super::NodeRef::Switch(s) => {
+                    for ep in self.switches[s as usize].ports.iter_mut() {
+                        if part_of_node[ep.tx.link.peer as usize] != me {
+                            ep.tx.link.state = crate::link::LinkState::Remote;
+                        }
+                    }
+                    continue;
+                }
+            };
+            for tx in ports {
+                if part_of_node[tx.link.peer as usize] != me {
+                    tx.link.state = crate::link::LinkState::Remote;
+                }
+            }
+        }
         self.part = Some(Box::new(PartView {
             me,
             part_of_node: part_of_node.to_vec(),
             out: (0..parts).map(|_| CrossBox::default()).collect(),
+            launched: Vec::new(),
             handed: 0,
             cur_key: None,
             last_key: None,
@@ -454,14 +501,45 @@ impl Simulator {
         }
     }
 
-    /// Packet `p`, whose arrival `ev` at `time_ps` is at a node of another partition, goes
-    /// into that partition's channel (and leaves this arena).
-    #[inline(never)]
-    pub(crate) fn hand_over(&mut self, time_ps: u64, ev: Event, p: u32) {
+    /// Packet `p`'s arrival `ev` at `time_ps` is at a node of another partition: the packet
+    /// goes into that partition's channel when the event being executed ends
+    /// ([`Self::hand_over_launched`]).
+    #[inline]
+    pub(crate) fn hand_over(&mut self, time_ps: u64, ev: Event, _p: u32) {
+        let Some(pv) = self.part.as_deref_mut() else {
+            unreachable!("only a replica has links to other partitions");
+        };
+        pv.launched.push((time_ps, ev));
+    }
+
+    /// The packets launched to other partitions by the event that just ended go into their
+    /// channels, in their final state, and leave this arena.
+    #[inline]
+    fn hand_over_launched(&mut self) {
         let Some(pv) = self.part.as_deref_mut() else {
             return;
         };
-        let Event::Arrive { node, .. } = ev else {
+        if pv.launched.is_empty() {
+            return;
+        }
+        let launched = std::mem::take(&mut pv.launched);
+        for &(time_ps, ev) in &launched {
+            self.copy_out(time_ps, ev);
+        }
+        let mut launched = launched;
+        launched.clear();
+        if let Some(pv) = self.part.as_deref_mut() {
+            pv.launched = launched;
+        }
+    }
+
+    /// Copy the packet of arrival `ev` (at `time_ps`, at another partition's node) into that
+    /// partition's channel and free it here.
+    fn copy_out(&mut self, time_ps: u64, ev: Event) {
+        let Some(pv) = self.part.as_deref_mut() else {
+            return;
+        };
+        let Event::Arrive { node, pkt: p, .. } = ev else {
             unreachable!("only arrivals cross partitions");
         };
         let b = &mut pv.out[pv.part_of_node[node as usize] as usize];
@@ -557,6 +635,7 @@ impl Simulator {
                 self.prefetch_ahead();
             }
             self.dispatch(ev);
+            self.hand_over_launched();
             if let Some(pv) = self.part.as_deref_mut() {
                 pv.last_key = Some(key);
             }
@@ -933,6 +1012,70 @@ impl ParallelSim {
         self.reps[0].flows_not_started(end_ps)
     }
 
+    /// How often the run checks for PFC deadlocks ([`Simulator::deadlock_period_ps`]).
+    pub fn deadlock_period_ps(&self) -> Option<u64> {
+        self.reps[0].deadlock_period_ps()
+    }
+
+    /// The PFC deadlocks found so far (partition 0 keeps the detector).
+    pub fn deadlocks(&self) -> &crate::registry::DeadlockDetector {
+        self.reps[0].deadlocks()
+    }
+
+    /// [`Simulator::check_deadlocks`] over the whole network, between windows: when some
+    /// partition holds a received pause, every switch's state is moved into partition 0's
+    /// replica for the check (packets read from their owners' arenas) and moved back.
+    pub fn check_deadlocks(&mut self, now_ps: u64, horizon_ps: u64) -> usize {
+        if self.reps[0].deadlock_period.is_none() {
+            return 0;
+        }
+        let paused = self
+            .reps
+            .iter()
+            .any(|r| crate::registry::DeadlockDetector::any_paused(&r.switches));
+        if !paused {
+            return 0;
+        }
+        let (first, rest) = self.reps.split_first_mut().expect("partitions");
+        let pv = first.part.as_deref().expect("a replica");
+        let owner: Vec<u16> = first
+            .switches
+            .iter()
+            .map(|s| pv.part_of_node[s.node as usize] as u16)
+            .collect();
+        let swap = |first: &mut Simulator, rest: &mut [Simulator]| {
+            for (s, &k) in owner.iter().enumerate() {
+                if k != 0 {
+                    std::mem::swap(
+                        &mut first.switches[s],
+                        &mut rest[k as usize - 1].switches[s],
+                    );
+                }
+            }
+        };
+        swap(first, rest);
+        let found = {
+            let mut all: Vec<&crate::engine::arena::PacketArena> = vec![&first.arena];
+            all.extend(rest.iter().map(|r| &r.arena));
+            let nodes = &first.nodes;
+            first.deadlock.check(
+                &first.switches,
+                crate::scheme::pfc::deadlock::Arenas {
+                    all: &all,
+                    of_switch: &owner,
+                },
+                |n| match nodes.get(n as usize) {
+                    Some(super::NodeRef::Switch(s)) => Some(*s as usize),
+                    _ => None,
+                },
+                now_ps,
+                horizon_ps,
+            )
+        };
+        swap(first, rest);
+        found
+    }
+
     /// Where the unfinished flows' packets are (as [`Simulator::stuck_report`]), from every
     /// partition's switches.
     pub fn stuck_report(&self, max_flows: usize) -> Option<String> {
@@ -1065,5 +1208,109 @@ impl ParallelSim {
         let collisions: u64 = rest.iter().map(|r| r.q.tie_collisions()).sum();
         m.q.count_events(events - m.q.events(), collisions);
         m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Keys of events at time `t` (ps) at node `n` (NIC wake-ups: one per node and instant).
+    fn k(t: u64, n: u32) -> OrderKey {
+        OrderKey::of(t, &Event::NicWake { node: n })
+    }
+
+    fn rep(halt: Halt, done: bool, last: Option<OrderKey>) -> Report {
+        Report { halt, done, last }
+    }
+
+    #[test]
+    fn a_partition_whose_part_never_held_keeps_the_run_going() {
+        // Partition 1 ran to the window's end with traffic of its own: whatever partition 0
+        // paused for, the stop is not in this window.
+        let r = [
+            rep(Halt::Paused(k(5, 0)), true, Some(k(3, 0))),
+            rep(Halt::End, false, Some(k(9, 1))),
+        ];
+        assert_eq!(decide(&r), Decision::Resume(Free::All));
+        let r = [
+            rep(Halt::End, false, Some(k(3, 0))),
+            rep(Halt::End, true, Some(k(9, 1))),
+        ];
+        assert_eq!(decide(&r), Decision::NextWindow);
+    }
+
+    #[test]
+    fn the_stop_is_after_the_latest_event_when_nothing_is_pending_before_it() {
+        // Both parts hold; the latest event executed anywhere is partition 1's at 9, and
+        // partition 0's next event (12) comes after it: the sequential run stops after 9.
+        let r = [
+            rep(Halt::Paused(k(12, 0)), true, Some(k(3, 0))),
+            rep(Halt::End, true, Some(k(9, 1))),
+        ];
+        assert_eq!(decide(&r), Decision::Stop(Some(k(9, 1))));
+        // Both at the window's end, both holding.
+        let r = [
+            rep(Halt::End, true, Some(k(4, 0))),
+            rep(Halt::End, true, None),
+        ];
+        assert_eq!(decide(&r), Decision::Stop(Some(k(4, 0))));
+        // Nothing executed at all, and nothing to do: stop before any event.
+        let r = [rep(Halt::End, true, None), rep(Halt::End, true, None)];
+        assert_eq!(decide(&r), Decision::Stop(None));
+    }
+
+    #[test]
+    fn a_partition_behind_the_latest_event_catches_up_to_it_first() {
+        // Partition 0 paused at 5 while partition 1 ran to 9: in the sequential run,
+        // partition 0's event at 5 comes before 9 (when partition 1's part did not hold
+        // yet), so it executes; events from 9 on wait for the rule again.
+        let r = [
+            rep(Halt::Paused(k(5, 0)), true, Some(k(3, 0))),
+            rep(Halt::End, true, Some(k(9, 1))),
+        ];
+        assert_eq!(decide(&r), Decision::Resume(Free::Below(k(9, 1))));
+        // Same instant, order by node: node 0's event at 9 precedes node 1's.
+        let r = [
+            rep(Halt::Paused(k(9, 0)), true, None),
+            rep(Halt::End, true, Some(k(9, 1))),
+        ];
+        assert_eq!(decide(&r), Decision::Resume(Free::Below(k(9, 1))));
+    }
+
+    #[test]
+    fn crossings_keep_their_records_when_channels_are_appended() {
+        let pkt = Packet::default();
+        let ev = Event::Arrive {
+            node: 1,
+            port: 0,
+            pkt: 0,
+            egress: 0,
+            seq: 0,
+        };
+        let mut a = CrossBox::default();
+        a.items.push(Crossing {
+            time_ps: 1,
+            ev,
+            pkt,
+            int_at: 0,
+            payload_at: u32::MAX,
+        });
+        a.ints.push(IntHop::default());
+        let mut b = CrossBox::default();
+        b.items.push(Crossing {
+            time_ps: 2,
+            ev,
+            pkt,
+            int_at: 0,
+            payload_at: 0,
+        });
+        b.ints.push(IntHop::default());
+        b.payloads.push([7; PAYLOAD_WORDS]);
+        a.append(&mut b);
+        assert!(b.items.is_empty() && b.ints.is_empty() && b.payloads.is_empty());
+        assert_eq!(a.items.len(), 2);
+        assert_eq!((a.items[1].int_at, a.items[1].payload_at), (1, 0));
+        assert_eq!(a.payloads[0], [7; PAYLOAD_WORDS]);
     }
 }

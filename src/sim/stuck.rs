@@ -46,9 +46,13 @@ impl Simulator {
             return 0;
         }
         let nodes = &self.nodes;
+        let all = [&self.arena];
         self.deadlock.check(
             &self.switches,
-            &self.arena,
+            crate::scheme::pfc::deadlock::Arenas {
+                all: &all,
+                of_switch: &[],
+            },
             |n| match nodes.get(n as usize) {
                 Some(NodeRef::Switch(s)) => Some(*s as usize),
                 _ => None,

@@ -341,7 +341,7 @@ pub(crate) fn test_link() -> PortLink {
     PortLink {
         peer: 1,
         peer_port: 0,
-        up: true,
+        state: crate::link::LinkState::Up,
         rate_bps: 100_000_000_000,
         delay_ps: 1_000_000,
         error_rate: 0.0,

@@ -944,7 +944,7 @@ mod tests {
                     let link = PortLink {
                         peer: 9,
                         peer_port: 0,
-                        up: true,
+                        state: crate::link::LinkState::Up,
                         rate_bps,
                         delay_ps,
                         error_rate: 0.0,

@@ -149,6 +149,25 @@ struct Node {
     alive: bool,
 }
 
+/// Where the packets queued at each switch live: one arena, or (a run split over threads,
+/// [`crate::sim::parallel`]) the arena of the partition that owns each switch.
+#[derive(Clone, Copy)]
+pub struct Arenas<'a> {
+    /// The arenas.
+    pub all: &'a [&'a PacketArena],
+    /// Index in `all` of each switch's arena (by switch index); empty: `all[0]` for every
+    /// switch.
+    pub of_switch: &'a [u16],
+}
+
+impl<'a> Arenas<'a> {
+    /// The arena of switch `s`'s packets.
+    #[inline]
+    pub fn of(&self, s: usize) -> &'a PacketArena {
+        self.all[self.of_switch.get(s).map_or(0, |&k| k as usize)]
+    }
+}
+
 /// The deadlock detector of a run: the deadlocks found so far and reusable scratch space.
 #[derive(Clone, Debug, Default)]
 pub struct Detector {
@@ -233,7 +252,7 @@ impl Detector {
     pub fn check<S: Holds<PfcSwitch>>(
         &mut self,
         switches: &[Switch<S>],
-        arena: &PacketArena,
+        arena: Arenas<'_>,
         switch_of: impl Fn(u32) -> Option<usize>,
         now_ps: u64,
         horizon_ps: u64,
@@ -245,9 +264,9 @@ impl Detector {
         if self.nodes.len() < 2 {
             return 0;
         }
-        self.link(switches, arena, &switch_of);
+        self.link(switches, &arena, &switch_of);
         self.prune();
-        self.find_cycles(switches, arena, now_ps, horizon_ps)
+        self.find_cycles(switches, &arena, now_ps, horizon_ps)
     }
 
     /// The blocked queues paused for at least twice their pause time by `horizon_ps` (a
@@ -325,7 +344,7 @@ impl Detector {
     fn link<S: Holds<PfcSwitch>>(
         &mut self,
         switches: &[Switch<S>],
-        arena: &PacketArena,
+        arena: &Arenas<'_>,
         switch_of: &impl Fn(u32) -> Option<usize>,
     ) {
         self.succ.clear();
@@ -358,7 +377,7 @@ impl Detector {
                         continue;
                     }
                     let holds = queue.pkts.iter().any(|&x| {
-                        let pk = arena.get(x);
+                        let pk = arena.of(d).get(x);
                         let class = if down_pfc.class_by_prio {
                             pk.prio as usize
                         } else {
@@ -414,7 +433,7 @@ impl Detector {
     fn find_cycles<S: Holds<PfcSwitch>>(
         &mut self,
         switches: &[Switch<S>],
-        arena: &PacketArena,
+        arena: &Arenas<'_>,
         now_ps: u64,
         horizon_ps: u64,
     ) -> usize {
@@ -460,7 +479,7 @@ impl Detector {
             for &(s, q) in &members {
                 let queue = &switches[s].ports[q.port as usize].queues[q.prio as usize];
                 for &x in &queue.pkts {
-                    let pk = arena.get(x);
+                    let pk = arena.of(s).get(x);
                     if !pk.is_hop_by_hop() {
                         self.flows.push(pk.flow);
                     }
