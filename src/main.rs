@@ -73,8 +73,8 @@ enum Cmd {
         /// (hosts with their ToR), simulated in parallel in windows of the smallest delay of
         /// a link between partitions. The outputs equal one thread's byte for byte, apart
         /// from the measures of the run itself (wall time, rates, peak memory). Runs with
-        /// link failures, a capture, the PFC deadlock watch (lossless PFC), NDP, BFC, CBFC or
-        /// PB-FS use one thread (a note says why). Results are kept in memory, not streamed.
+        /// link failures, a capture, NDP, BFC, CBFC or PB-FS, or fewer than two ToRs, use
+        /// one thread (a note says why). Results are kept in memory, not streamed.
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
         threads: u32,
     },
@@ -211,6 +211,7 @@ Examples:
   sfc run scenarios/incast_star.toml --out results/star
   sfc run my.toml --set seed=2 --set traffic.0.load=0.7 --json --no-output
   sfc run my.toml --format parquet          # flows.parquet, buffer.parquet, … instead of CSV
+  sfc run big.toml --threads 4              # one run on 4 cores: the same outputs as on one
   sfc run ring.toml --on-deadlock continue  # report PFC deadlocks, do not stop (exit status 3 if stopped)";
 
 /// Examples after `sfc validate --help`.
@@ -224,7 +225,8 @@ const EX_HPCC: &str = "\
 Examples:
   cd simulation && sfc hpcc mix/config.txt  # reads mix/topology.txt, mix/flow.txt; writes mix/fct.txt
   sfc hpcc mix/config.txt > run.log         # HPCC-sim's stdout lines; warnings stay on stderr
-  sfc hpcc mix/config.txt --on-deadlock continue  # report PFC deadlocks, keep running";
+  sfc hpcc mix/config.txt --on-deadlock continue  # report PFC deadlocks, keep running
+  sfc hpcc mix/config.txt --threads 2       # one run on 2 cores: the same output files";
 
 /// Examples after `sfc trace --help`.
 const EX_TRACE: &str = "\
@@ -291,6 +293,7 @@ Examples:
   sfc bench --quick                         # every benchmark, small variants (about a minute)
   sfc bench --filter sec53 --repeat 3       # best of three, the SFC paper-scale runs
   sfc bench --filter hpcc-fat --against ./old-sfc
+  sfc bench --filter fattree320 --threads 2 --repeat 3       # speed-up of one run on 2 cores
   sfc bench --filter fattree320 --partitions 2,4,8,16,32,64   # how far a parallel run could scale";
 
 #[derive(Subcommand)]

@@ -16,7 +16,7 @@ impl Simulator {
     /// (src, dst, sport, dport; protocol is always UDP) salted per switch, so a flow never
     /// changes path and different switches choose independently. (HPCC-sim uses murmur3 with
     /// the node id as seed; the hash differs, the distribution does not.)
-    #[inline(always)]
+    #[inline]
     pub fn ecmp_pick(seed: u64, src: u32, dst: u32, sport: u16, dport: u16, n: usize) -> usize {
         let k = ((src as u64) << 32) | dst as u64;
         let h = mix64(seed ^ mix64(k ^ mix64(((sport as u64) << 16) | dport as u64)));

@@ -1440,26 +1440,13 @@ impl Simulator {
             seq,
             hints,
         } = d;
+        if more {
+            self.q
+                .schedule_hinted(now + ser, Event::TxDone { node, port }, hints.done);
+        }
         if delay >= parallel::REMOTE_LINK {
-            if delay != failure::DEAD_LINK {
-                // A run split over threads: the peer is another partition's.
-                return self.launch_remote(node, port, p, now + ser, more);
-            }
-            // The link is down: the packet is lost (freed once the sender is done with it).
-            if more {
-                self.q.schedule(now + ser, Event::TxDone { node, port });
-            }
-            self.q.schedule(
-                now,
-                Event::Lost {
-                    node,
-                    port,
-                    at_sender: true,
-                    seq,
-                    pkt: p,
-                },
-            );
-            return;
+            // The link is down, or leads to another partition: off the common path.
+            return self.launch_rare(node, port, p, delay);
         }
         let proc = match self.nodes[peer as usize] {
             NodeRef::Host(_) => self.cfg.nic_delay_ps,
@@ -1467,10 +1454,6 @@ impl Simulator {
         };
         let arrive = now + ser + delay + proc;
         self.counters.packet_hops += 1;
-        if more {
-            self.q
-                .schedule_hinted(now + ser, Event::TxDone { node, port }, hints.done);
-        }
         // The packet is in cache now; the next switch's forwarding decision is made here so
         // that the event loop knows which egress queue to prefetch before it arrives.
         let egress = self.egress_at(peer, p);
@@ -1507,26 +1490,39 @@ impl Simulator {
         }
     }
 
-    /// [`Self::launch`] on a link to another partition of a run split over threads
-    /// ([`parallel`]), the transmission ending at `done_ps` (`more`: a TxDone is wanted): the
-    /// same TxDone, and the arrival handed to the peer's partition. (The rest of the
-    /// transmission is read back from the port, so the common path passes nothing.)
+    /// The rest of [`Self::launch`] for packet `p` just sent on port `port` of `node` (its
+    /// TxDone is scheduled) when the link is not up in this simulator (`delay` from
+    /// [`Self::start_tx`]): down, the packet is lost; leading to another partition of a run
+    /// split over threads ([`parallel`]), its arrival is handed to the peer's partition. What
+    /// the transmission was is read back from the port, so the common path passes nothing.
     #[cold]
     #[inline(never)]
-    fn launch_remote(&mut self, node: u32, port: u16, p: u32, done_ps: u64, more: bool) {
+    fn launch_rare(&mut self, node: u32, port: u16, p: u32, delay: u64) {
+        let now = self.q.now();
         let tx = self.tx_port(node, port);
-        let (peer, peer_port, delay) = (tx.link.peer, tx.link.peer_port, tx.link.delay_ps);
-        let (seq, hints) = (tx.launches.wrapping_sub(1), tx.hints);
+        let seq = tx.launches.wrapping_sub(1);
+        if delay == failure::DEAD_LINK {
+            // The packet is lost (freed once the sender is done with it).
+            self.q.schedule(
+                now,
+                Event::Lost {
+                    node,
+                    port,
+                    at_sender: true,
+                    seq,
+                    pkt: p,
+                },
+            );
+            return;
+        }
+        let (peer, peer_port) = (tx.link.peer, tx.link.peer_port);
+        let done_ps = tx.busy_until_ps;
         let proc = match self.nodes[peer as usize] {
             NodeRef::Host(_) => self.cfg.nic_delay_ps,
             NodeRef::Switch(_) => self.cfg.switch_delay_ps,
         };
-        let arrive = done_ps + delay + proc;
+        let arrive = done_ps + tx.link.delay_ps + proc;
         self.counters.packet_hops += 1;
-        if more {
-            self.q
-                .schedule_hinted(done_ps, Event::TxDone { node, port }, hints.done);
-        }
         let egress = self.egress_at(peer, p);
         let ev = Event::Arrive {
             node: peer,

@@ -227,6 +227,9 @@ struct SpinBarrier {
     n: usize,
     count: AtomicUsize,
     generation: AtomicUsize,
+    /// A thread of the run panicked: the others stop waiting (and panic too) instead of
+    /// spinning forever.
+    failed: AtomicBool,
 }
 
 impl SpinBarrier {
@@ -235,6 +238,7 @@ impl SpinBarrier {
             n,
             count: AtomicUsize::new(0),
             generation: AtomicUsize::new(0),
+            failed: AtomicBool::new(false),
         }
     }
 
@@ -247,6 +251,9 @@ impl SpinBarrier {
         }
         let mut spins = 0u32;
         while self.generation.load(Ordering::Acquire) == g {
+            if self.failed.load(Ordering::Relaxed) {
+                panic!("another thread of this parallel run failed");
+            }
             if spins < 2_000 {
                 spins += 1;
                 std::hint::spin_loop();
@@ -876,20 +883,35 @@ impl ParallelSim {
         };
         let lookahead = self.lookahead_ps;
         let (first, rest) = self.reps.split_first_mut().expect("two partitions or more");
-        let (ended, windows, extra) = std::thread::scope(|s| {
-            let sh = &sh;
-            for (k, r) in rest.iter_mut().enumerate() {
-                s.spawn(move || drive(k + 1, r, sh, lookahead, stop_ps, None, flows_total));
+        // A thread that panics marks the barrier failed, so that the others stop waiting for
+        // it; the panic then reaches the caller.
+        let guarded = |f: &mut dyn FnMut() -> (Ended, u64, u64)| match std::panic::catch_unwind(
+            std::panic::AssertUnwindSafe(f),
+        ) {
+            Ok(r) => r,
+            Err(e) => {
+                sh.barrier.failed.store(true, Ordering::Relaxed);
+                std::panic::resume_unwind(e)
             }
-            drive(
-                0,
-                first,
-                sh,
-                lookahead,
-                stop_ps,
-                Some(progress),
-                flows_total,
-            )
+        };
+        let (ended, windows, extra) = std::thread::scope(|s| {
+            let (sh, guarded) = (&sh, &guarded);
+            for (k, r) in rest.iter_mut().enumerate() {
+                s.spawn(move || {
+                    guarded(&mut || drive(k + 1, r, sh, lookahead, stop_ps, None, flows_total))
+                });
+            }
+            guarded(&mut || {
+                drive(
+                    0,
+                    first,
+                    sh,
+                    lookahead,
+                    stop_ps,
+                    Some(&mut *progress),
+                    flows_total,
+                )
+            })
         });
         // What the last window handed over waits in the channels: adopted now, so that the
         // replicas' queues hold every pending event.
@@ -1122,6 +1144,16 @@ impl ParallelSim {
                         }
                     }
                 }
+            }
+        }
+        // One network again: no link leads to another partition.
+        for tx in m.hosts.iter_mut().map(|h| &mut h.tx).chain(
+            m.switches
+                .iter_mut()
+                .flat_map(|s| s.ports.iter_mut().map(|e| &mut e.tx)),
+        ) {
+            if tx.link.state == crate::link::LinkState::Remote {
+                tx.link.state = crate::link::LinkState::Up;
             }
         }
         // Packets on the wires between partitions' nodes are alive too (in no queue).
