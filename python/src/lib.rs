@@ -115,6 +115,7 @@ fn run_toml(
             progress: false,
             stream_results: false,
             on_deadlock: sfc::sim::OnDeadlock::Stop,
+            threads: 1,
         };
         let r = sfc::report::run(sc, &opts)?;
         let s = serde_json::to_string(&r.summary).map_err(|e| e.to_string())?;
