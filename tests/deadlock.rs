@@ -267,6 +267,80 @@ fn scenario_ring_deadlock_and_frozen_buffers() {
     assert_eq!(frozen, levels, "frozen until stop");
 }
 
+/// The ring's deadlock found by a run split over two threads (`--threads 2`: the deadlock
+/// watch runs between windows over every partition's switches; the five ToRs are split in
+/// two): the same exit status, deadlock report, stuck-flow report and output files as one
+/// thread's (`summary.json` without the run's own measures).
+#[test]
+fn scenario_ring_deadlock_is_found_the_same_on_two_threads() {
+    let d = TempDir::new("deadlock-threads");
+    d.write("topology.txt", TOPOLOGY);
+    d.write("flow.txt", &flows("0.000001", false));
+    d.write(
+        "ring.toml",
+        "name = \"ring\"\nstop = \"20ms\"\n[topology]\nkind = \"file\"\nfile = \"topology.txt\"\n\
+         [buffer]\nmode = \"lossless\"\nsize = \"1MiB\"\n[loss_recovery]\nkind = \"gbn\"\n\
+         rto = \"1000s\"\n[cc]\nkind = \"none\"\n[[traffic]]\nkind = \"flow_file\"\n\
+         file = \"flow.txt\"\n",
+    );
+    let run = |threads: &str| {
+        let mut cmd = Command::new(SFC);
+        cmd.current_dir(d.path()).args([
+            "run",
+            "ring.toml",
+            "--out",
+            &format!("t{threads}"),
+            "--threads",
+            threads,
+        ]);
+        let r = run_with_timeout(cmd, Duration::from_secs(120));
+        r.assert_no_panic();
+        r
+    };
+    let (one, two) = (run("1"), run("2"));
+    assert_eq!(one.status.and_then(|s| s.code()), Some(3), "{}", one.show());
+    assert_eq!(two.status.and_then(|s| s.code()), Some(3), "{}", two.show());
+    assert!(!two.stderr.contains("uses one thread"), "{}", two.show());
+    // The deadlock and stuck-flow reports (stderr), apart from the line naming the outputs.
+    let reports = |r: &Run| -> Vec<String> {
+        r.stderr
+            .lines()
+            .filter(|l| !l.contains("wall") && !l.starts_with("outputs written"))
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(reports(&one), reports(&two));
+    for f in ["flows.csv", "fct.txt", "buffer.csv", "links.csv", "pfc.txt"] {
+        if std::path::Path::new(&d.path().join("t1").join(f)).exists() {
+            assert_eq!(
+                d.read(&format!("t1/{f}")),
+                d.read(&format!("t2/{f}")),
+                "{f} differs"
+            );
+        }
+    }
+    let strip = |mut v: serde_json::Value| {
+        for k in [
+            "wall_seconds",
+            "events_per_second",
+            "packet_hops_per_second",
+            "peak_rss_bytes",
+            "events_peak_pending",
+            "packets_peak_live",
+            "parallel",
+        ] {
+            v.as_object_mut().expect("object").remove(k);
+        }
+        v
+    };
+    let (s1, s2) = (
+        strip(summary(&d, "t1/summary.json")),
+        strip(summary(&d, "t2/summary.json")),
+    );
+    assert_eq!(s1, s2);
+    check_ring_deadlock(&s1, 0);
+}
+
 /// Every `deadlocks` object in `v` (any depth): their counts.
 fn deadlock_counts(v: &serde_json::Value, out: &mut Vec<u64>) {
     match v {
