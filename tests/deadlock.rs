@@ -21,6 +21,13 @@ use std::time::Duration;
 
 const SFC: &str = env!("CARGO_BIN_EXE_sfc");
 
+/// The ring as a scenario (its topology and flows in `topology.txt` and `flow.txt`): lossless
+/// 1 MiB buffers, Go-Back-N with a timeout beyond the run, no congestion control, 20 ms.
+const RING_TOML: &str = "name = \"ring\"\nstop = \"20ms\"\n[topology]\nkind = \"file\"\n\
+    file = \"topology.txt\"\n[buffer]\nmode = \"lossless\"\nsize = \"1MiB\"\n\
+    [loss_recovery]\nkind = \"gbn\"\nrto = \"1000s\"\n[cc]\nkind = \"none\"\n\
+    [[traffic]]\nkind = \"flow_file\"\nfile = \"flow.txt\"\n";
+
 /// The pause time of 65,535 quanta at 25 Gb/s, picoseconds.
 const T_PAUSE_PS: u64 = (65_535u128 * 512 * 1_000_000_000_000 / 25_000_000_000) as u64;
 /// The drain time of the whole 1 MiB buffer at 25 Gb/s, picoseconds.
@@ -210,13 +217,7 @@ fn scenario_ring_deadlock_and_frozen_buffers() {
     let d = TempDir::new("deadlock-scenario");
     d.write("topology.txt", TOPOLOGY);
     d.write("flow.txt", &flows("0.000001", false));
-    d.write(
-        "ring.toml",
-        "name = \"ring\"\nstop = \"20ms\"\n[topology]\nkind = \"file\"\nfile = \"topology.txt\"\n\
-         [buffer]\nmode = \"lossless\"\nsize = \"1MiB\"\n[loss_recovery]\nkind = \"gbn\"\n\
-         rto = \"1000s\"\n[cc]\nkind = \"none\"\n[[traffic]]\nkind = \"flow_file\"\n\
-         file = \"flow.txt\"\n",
-    );
+    d.write("ring.toml", RING_TOML);
     let run = |out: &str, args: &[&str]| {
         let mut cmd = Command::new(SFC);
         cmd.current_dir(d.path())
@@ -276,13 +277,7 @@ fn scenario_ring_deadlock_is_found_the_same_on_two_threads() {
     let d = TempDir::new("deadlock-threads");
     d.write("topology.txt", TOPOLOGY);
     d.write("flow.txt", &flows("0.000001", false));
-    d.write(
-        "ring.toml",
-        "name = \"ring\"\nstop = \"20ms\"\n[topology]\nkind = \"file\"\nfile = \"topology.txt\"\n\
-         [buffer]\nmode = \"lossless\"\nsize = \"1MiB\"\n[loss_recovery]\nkind = \"gbn\"\n\
-         rto = \"1000s\"\n[cc]\nkind = \"none\"\n[[traffic]]\nkind = \"flow_file\"\n\
-         file = \"flow.txt\"\n",
-    );
+    d.write("ring.toml", RING_TOML);
     let run = |threads: &str| {
         let mut cmd = Command::new(SFC);
         cmd.current_dir(d.path()).args([
@@ -319,23 +314,9 @@ fn scenario_ring_deadlock_is_found_the_same_on_two_threads() {
             );
         }
     }
-    let strip = |mut v: serde_json::Value| {
-        for k in [
-            "wall_seconds",
-            "events_per_second",
-            "packet_hops_per_second",
-            "peak_rss_bytes",
-            "events_peak_pending",
-            "packets_peak_live",
-            "parallel",
-        ] {
-            v.as_object_mut().expect("object").remove(k);
-        }
-        v
-    };
     let (s1, s2) = (
-        strip(summary(&d, "t1/summary.json")),
-        strip(summary(&d, "t2/summary.json")),
+        common::without_run_measures(summary(&d, "t1/summary.json")),
+        common::without_run_measures(summary(&d, "t2/summary.json")),
     );
     assert_eq!(s1, s2);
     check_ring_deadlock(&s1, 0);

@@ -3,39 +3,13 @@
 //! `summary.json` field by field without the fields that measure the run itself (wall time,
 //! rates, peak memory, peak pending events and live packets, the split's own counts).
 
+mod common;
+
+use common::{TempDir, without_run_measures};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const SFC: &str = env!("CARGO_BIN_EXE_sfc");
-
-/// `summary.json` fields that measure the run, not the simulated network.
-const MEASURES: &[&str] = &[
-    "wall_seconds",
-    "events_per_second",
-    "packet_hops_per_second",
-    "peak_rss_bytes",
-    "events_peak_pending",
-    "packets_peak_live",
-    "parallel",
-];
-
-/// A fresh directory under the system's temp directory, removed when dropped.
-struct Dir(PathBuf);
-
-impl Dir {
-    fn new(tag: &str) -> Dir {
-        let p = std::env::temp_dir().join(format!("sfc-parallel-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).expect("temp dir");
-        Dir(p)
-    }
-}
-
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// Every file under `dir`, relative to it, sorted.
 fn files(dir: &Path) -> Vec<PathBuf> {
@@ -68,13 +42,8 @@ fn differences(a: &Path, b: &Path) -> Vec<String> {
             std::fs::read(b.join(f)).expect("read"),
         );
         if f.file_name().is_some_and(|n| n == "summary.json") {
-            let parse = |v: &[u8]| {
-                let mut j: serde_json::Value = serde_json::from_slice(v).expect("summary JSON");
-                for k in MEASURES {
-                    j.as_object_mut().expect("object").remove(*k);
-                }
-                j
-            };
+            let parse =
+                |v: &[u8]| without_run_measures(serde_json::from_slice(v).expect("summary JSON"));
             let (jx, jy) = (parse(&x), parse(&y));
             if jx != jy {
                 let (ox, oy) = (jx.as_object().unwrap(), jy.as_object().unwrap());
@@ -112,20 +81,30 @@ fn run(scenario: Option<&Path>, threads: u32, out: &Path, args: &[&str]) -> Stri
     stderr
 }
 
-/// Run `scenario` on 1, 2 and 3 threads and require identical outputs; returns the stderr of
-/// the split runs.
+/// Run `scenario` on 1, 2 and 3 threads and require identical outputs, and that the runs
+/// asked for several threads did split (no "uses one thread" note); returns their stderr.
 fn same_on_1_2_3_threads(tag: &str, scenario: Option<&str>, args: &[&str]) -> Vec<String> {
-    let d = Dir::new(tag);
+    let notes = same_on_threads(tag, scenario, args);
+    assert!(
+        notes.iter().all(|n| !n.contains("uses one thread")),
+        "{tag}: a run did not split: {notes:?}"
+    );
+    notes
+}
+
+/// [`same_on_1_2_3_threads`] without requiring the split.
+fn same_on_threads(tag: &str, scenario: Option<&str>, args: &[&str]) -> Vec<String> {
+    let d = TempDir::new(tag);
     let file = scenario.map(|text| {
-        let p = d.0.join("scenario.toml");
+        let p = d.path().join("scenario.toml");
         std::fs::write(&p, text).expect("write scenario");
         p
     });
-    let one = d.0.join("t1");
+    let one = d.path().join("t1");
     run(file.as_deref(), 1, &one, args);
     let mut notes = Vec::new();
     for t in [2, 3] {
-        let out = d.0.join(format!("t{t}"));
+        let out = d.path().join(format!("t{t}"));
         notes.push(run(file.as_deref(), t, &out, args));
         let diffs = differences(&one, &out);
         assert!(
@@ -226,11 +205,7 @@ sync_window = "0us"
 #[test]
 fn default_scenario_is_the_same_on_two_and_three_threads() {
     // HPCC with INT, IRN, and the three variants: none, OnRamp, SFC (BTS, caches, Bloom).
-    let notes = same_on_1_2_3_threads("default", None, &[]);
-    assert!(
-        notes.iter().all(|n| !n.contains("uses one thread")),
-        "the default scenario splits: {notes:?}"
-    );
+    same_on_1_2_3_threads("default", None, &[]);
 }
 
 #[test]
@@ -247,8 +222,8 @@ fn idle_elision_of_the_monitors_is_the_same_on_two_and_three_threads() {
 fn lossless_pfc_with_its_deadlock_watch_is_the_same_on_two_and_three_threads() {
     // The same run on a lossless buffer: PFC pauses (the PFC log and pause counts), the
     // deadlock watch between windows over every partition's switches.
-    let d = Dir::new("lossless-pfc");
-    let notes = same_on_1_2_3_threads(
+    let d = TempDir::new("lossless-pfc");
+    same_on_1_2_3_threads(
         "lossless",
         Some(DCQCN_LOSSY),
         &[
@@ -258,19 +233,15 @@ fn lossless_pfc_with_its_deadlock_watch_is_the_same_on_two_and_three_threads() {
             "buffer.size=\"1MiB\"",
         ],
     );
-    assert!(
-        notes.iter().all(|n| !n.contains("uses one thread")),
-        "{notes:?}"
-    );
     // The run did pause: otherwise this tests nothing PFC does.
     run(
         Some(&{
-            let p = d.0.join("s.toml");
+            let p = d.path().join("s.toml");
             std::fs::write(&p, DCQCN_LOSSY).unwrap();
             p
         }),
         1,
-        &d.0.join("out"),
+        &d.path().join("out"),
         &[
             "--set",
             "buffer.mode=\"lossless\"",
@@ -279,7 +250,7 @@ fn lossless_pfc_with_its_deadlock_watch_is_the_same_on_two_and_three_threads() {
         ],
     );
     let s: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(d.0.join("out/summary.json")).unwrap()).unwrap();
+        serde_json::from_slice(&std::fs::read(d.path().join("out/summary.json")).unwrap()).unwrap();
     assert!(
         s["pfc"]["pauses"].as_u64().unwrap_or(0) > 0,
         "no PFC pause: {}",
@@ -290,7 +261,7 @@ fn lossless_pfc_with_its_deadlock_watch_is_the_same_on_two_and_three_threads() {
 #[test]
 fn a_run_that_cannot_be_split_says_why_and_runs_on_one_thread() {
     // NDP: its host half keeps every QP's state by slot.
-    let notes = same_on_1_2_3_threads(
+    let notes = same_on_threads(
         "ndp",
         Some(DCQCN_LOSSY),
         &[
@@ -334,10 +305,10 @@ fn hpcc_mode_writes_the_same_files_on_two_threads() {
                   ENABLE_QCN 1\n";
     let mut fct = Vec::new();
     for t in [1, 2] {
-        let d = Dir::new(&format!("hpcc{t}"));
-        std::fs::write(d.0.join("topology.txt"), topo).unwrap();
-        std::fs::write(d.0.join("flow.txt"), &flows).unwrap();
-        std::fs::write(d.0.join("config.txt"), config).unwrap();
+        let d = TempDir::new(&format!("hpcc{t}"));
+        std::fs::write(d.path().join("topology.txt"), topo).unwrap();
+        std::fs::write(d.path().join("flow.txt"), &flows).unwrap();
+        std::fs::write(d.path().join("config.txt"), config).unwrap();
         let o = Command::new(SFC)
             .args(["hpcc", "config.txt", "--threads", &t.to_string()])
             .current_dir(&d.0)
@@ -347,8 +318,8 @@ fn hpcc_mode_writes_the_same_files_on_two_threads() {
         assert!(o.status.success(), "sfc hpcc --threads {t}: {err}");
         assert!(!err.contains("uses one thread"), "{err}");
         fct.push((
-            std::fs::read(d.0.join("fct.txt")).unwrap(),
-            std::fs::read(d.0.join("pfc.txt")).unwrap_or_default(),
+            std::fs::read(d.path().join("fct.txt")).unwrap(),
+            std::fs::read(d.path().join("pfc.txt")).unwrap_or_default(),
         ));
     }
     assert_eq!(

@@ -66,7 +66,6 @@ use super::{Counters, Progress, Simulator};
 use crate::engine::arena::PAYLOAD_WORDS;
 use crate::engine::packet::{IntHop, Packet};
 use crate::engine::{Event, OrderKey};
-use crate::topology::NodeKind;
 
 /// `delay` of [`Simulator::start_tx`] for a link to another partition
 /// ([`crate::link::LinkState::Remote`]): the transmission's arrival is handed over
@@ -802,21 +801,7 @@ impl ParallelSim {
         if let Some(why) = sim.parallel_blocker() {
             return Err((Box::new(sim), why));
         }
-        let tors = {
-            let ports = sim.topo.ports();
-            let mut t: Vec<u32> = sim
-                .topo
-                .kinds
-                .iter()
-                .enumerate()
-                .filter(|(_, k)| **k == NodeKind::Host)
-                .filter_map(|(h, _)| ports[h].first().map(|p| p.peer))
-                .filter(|&s| sim.topo.kinds[s as usize] == NodeKind::Switch)
-                .collect();
-            t.sort_unstable();
-            t.dedup();
-            t.len()
-        };
+        let tors = super::partition::tors(&sim.topo).len();
         let parts = threads.min(tors);
         if parts < 2 {
             return Err((Box::new(sim), "the network has fewer than two ToRs".into()));

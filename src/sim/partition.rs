@@ -46,18 +46,7 @@ impl Partitioning {
         let ports = topo.ports();
         let n = topo.num_nodes();
         let mut part = vec![u32::MAX; n];
-        // ToRs: the switches a host's link leads to, in node order.
-        let mut tors: Vec<u32> = Vec::new();
-        for (h, kind) in topo.kinds.iter().enumerate() {
-            if *kind == NodeKind::Host
-                && let Some(p) = ports[h].first()
-                && topo.kinds[p.peer as usize] == NodeKind::Switch
-                && !tors.contains(&p.peer)
-            {
-                tors.push(p.peer);
-            }
-        }
-        tors.sort_unstable();
+        let tors = tors(topo);
         let t = tors.len().max(1);
         for (k, &s) in tors.iter().enumerate() {
             part[s as usize] = ((k * parts as usize) / t) as u32;
@@ -110,6 +99,22 @@ impl Partitioning {
             cut_links: cut,
         })
     }
+}
+
+/// The ToRs of `topo`: the switches a host's link leads to, in node order.
+pub fn tors(topo: &TopologySpec) -> Vec<u32> {
+    let ports = topo.ports();
+    let mut tors: Vec<u32> = topo
+        .kinds
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| **k == NodeKind::Host)
+        .filter_map(|(h, _)| ports[h].first().map(|p| p.peer))
+        .filter(|&s| topo.kinds[s as usize] == NodeKind::Switch)
+        .collect();
+    tors.sort_unstable();
+    tors.dedup();
+    tors
 }
 
 /// What [`Simulator::run_partition_profile`] measured for one partitioning.

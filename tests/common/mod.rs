@@ -10,6 +10,28 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+/// `summary.json` fields that measure the run itself, not the simulated network: they differ
+/// between two runs of the same simulation (and between one thread and several).
+pub const RUN_MEASURES: &[&str] = &[
+    "wall_seconds",
+    "events_per_second",
+    "packet_hops_per_second",
+    "peak_rss_bytes",
+    "events_peak_pending",
+    "packets_peak_live",
+    "parallel",
+];
+
+/// `v` (a `summary.json`) without [`RUN_MEASURES`].
+pub fn without_run_measures(mut v: serde_json::Value) -> serde_json::Value {
+    if let Some(o) = v.as_object_mut() {
+        for k in RUN_MEASURES {
+            o.remove(*k);
+        }
+    }
+    v
+}
+
 /// A fresh directory under the system temp dir, removed on drop.
 pub struct TempDir(pub PathBuf);
 
