@@ -1490,6 +1490,19 @@ pub fn run_config_with(path: &Path, cwd: Option<&Path>, stream: bool) -> Result<
     run_config_opts(path, cwd, stream, crate::sim::OnDeadlock::Stop, None, 1)
 }
 
+/// [`run_config_with`] on `threads` threads (more than one splits the run,
+/// [`crate::sim::parallel`], keeping the flows and results in memory; one streams them).
+pub fn run_config_in(path: &Path, cwd: Option<&Path>, threads: usize) -> Result<(), String> {
+    run_config_opts(
+        path,
+        cwd,
+        threads <= 1,
+        crate::sim::OnDeadlock::Stop,
+        None,
+        threads,
+    )
+}
+
 /// [`run_config_with`] with the action on a PFC deadlock.
 fn run_config_opts(
     path: &Path,
@@ -1544,7 +1557,7 @@ fn run_config_opts(
     let t0 = std::time::Instant::now();
     let stop = sim.cfg.stop_ps;
     let mut cb = crate::report::progress_bar(true, stop);
-    let (outcome, mut sim, _) = crate::report::run_on_threads(sim, threads, &mut cb);
+    let (outcome, mut sim, used) = crate::report::run_on_threads(sim, threads, &mut cb);
     if crate::process::interrupt_requested() {
         return Err(crate::process::INTERRUPTED.into());
     }
@@ -1592,6 +1605,7 @@ fn run_config_opts(
     };
     if let Some(p) = &outs.summary {
         let mut s = crate::report::summary_json(&sim, &stats, &path.display().to_string(), wall);
+        used.annotate(&mut s);
         if let (Some(c), Some(o)) = (&captured, s.as_object_mut()) {
             o.insert(
                 "capture".into(),

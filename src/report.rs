@@ -353,7 +353,7 @@ fn run_with(
     }
     let t0 = Instant::now();
     let mut cb = progress_bar(opts.progress, stop);
-    let (outcome, mut sim, parallel) = run_on_threads(sim, threads, &mut cb);
+    let (outcome, mut sim, used) = run_on_threads(sim, threads, &mut cb);
     if crate::process::interrupt_requested() {
         return Err(crate::process::INTERRUPTED.into());
     }
@@ -395,12 +395,7 @@ fn run_with(
         }
     };
     let mut summary = summary_json(&sim, &stats, &name, wall);
-    if let (Some(p), Some(o)) = (&parallel, summary.as_object_mut()) {
-        o.insert(
-            "parallel".into(),
-            serde_json::to_value(p).unwrap_or_default(),
-        );
-    }
+    used.annotate(&mut summary);
     if let (Some(f), Some(o)) = (fairness(&sim, &mut results)?, summary.as_object_mut()) {
         o.insert("fairness".into(), f);
     }
@@ -442,34 +437,66 @@ fn run_with(
     })
 }
 
+/// How a run asked to use several threads ran ([`run_on_threads`]).
+#[derive(Clone, Debug, Default)]
+pub struct ThreadsUsed {
+    /// The split run's synchronisation counts (`None`: it ran on one thread).
+    pub parallel: Option<crate::sim::parallel::ParallelStats>,
+    /// Why a run asked to use several threads ran on one (`summary.json`'s
+    /// `one_thread_because`).
+    pub one_thread_because: Option<String>,
+}
+
+impl ThreadsUsed {
+    /// Add `parallel` (a split run's counts) or `one_thread_because` to `summary`.
+    pub fn annotate(&self, summary: &mut serde_json::Value) {
+        let Some(o) = summary.as_object_mut() else {
+            return;
+        };
+        if let Some(p) = &self.parallel {
+            o.insert(
+                "parallel".into(),
+                serde_json::to_value(p).unwrap_or_default(),
+            );
+        }
+        if let Some(why) = &self.one_thread_because {
+            o.insert("one_thread_because".into(), why.clone().into());
+        }
+    }
+}
+
 /// Run `sim` to its end under the watchdog ([`crate::runguard::run_watched`]) on `threads`
 /// threads when it can be split ([`crate::sim::parallel::ParallelSim`]; else on one, with a
-/// note on stderr): the outcome, the simulator holding the whole run (merged), and the
-/// split run's synchronisation counts.
+/// note on stderr): the outcome, the simulator holding the whole run (merged), and how the
+/// threads were used.
 pub fn run_on_threads(
     mut sim: Simulator,
     threads: usize,
     progress: &mut dyn FnMut(&Progress),
-) -> (
-    crate::runguard::Outcome,
-    Simulator,
-    Option<crate::sim::parallel::ParallelStats>,
-) {
+) -> (crate::runguard::Outcome, Simulator, ThreadsUsed) {
     if threads > 1 {
         match crate::sim::parallel::ParallelSim::split(sim, threads) {
             Ok(mut par) => {
                 let outcome = crate::runguard::run_watched(&mut par, progress);
-                let stats = par.stats();
-                return (outcome, par.into_merged(), Some(stats));
+                let used = ThreadsUsed {
+                    parallel: Some(par.stats()),
+                    one_thread_because: None,
+                };
+                return (outcome, par.into_merged(), used);
             }
-            Err((back, why)) => {
+            Err((mut back, why)) => {
                 eprintln!("note: this run uses one thread: {why}");
-                sim = *back;
+                let outcome = crate::runguard::run_watched(&mut *back, progress);
+                let used = ThreadsUsed {
+                    parallel: None,
+                    one_thread_because: Some(why),
+                };
+                return (outcome, *back, used);
             }
         }
     }
     let outcome = crate::runguard::run_watched(&mut sim, progress);
-    (outcome, sim, None)
+    (outcome, sim, ThreadsUsed::default())
 }
 
 /// Result files shared with the simulator's completion callback.

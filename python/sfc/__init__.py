@@ -159,14 +159,16 @@ class Result:
 
 def run(scenario: Scenario, set: Union[None, Mapping[str, Any], Iterable[str]] = None,
         out: Union[None, str, os.PathLike] = None, variant: Optional[str] = None,
-        format: Optional[str] = None) -> Result:
+        format: Optional[str] = None, threads: int = 1) -> Result:
     """Run a scenario: a TOML file's path, TOML text, or a dict of the same tables.
 
     ``set`` overrides keys as ``--set`` does (a dict ``{"buffer.size": "16MB"}`` or a list of
     ``"key=value"``); ``variant`` applies one of the scenario's ``[[compare]]`` variants first.
     Outputs go to ``out`` (default: a temporary directory kept as long as the Result), their
     tables as ``format`` says (``"csv"`` or ``"parquet"``; default: the scenario's
-    ``output.format``, else CSV). Errors raise ``SfcError`` with the command line's
+    ``output.format``, else CSV). ``threads`` > 1 splits the one run over that many threads
+    (``--threads``): the same outputs as one thread's; a run that cannot be split runs on one
+    with a warning saying why. Errors raise ``SfcError`` with the command line's
     file:line:key messages; warnings are Python warnings. The GIL is released while the
     simulation runs; Ctrl-C stops it and raises ``KeyboardInterrupt``."""
     text, label, base = _scenario_text(scenario)
@@ -183,7 +185,7 @@ def run(scenario: Scenario, set: Union[None, Mapping[str, Any], Iterable[str]] =
     if out is None:
         keep = tempfile.TemporaryDirectory(prefix="sfc-")
         out = keep.name
-    summary, warns = _sfc.run_toml(text, label, base, sets, os.fspath(out))
+    summary, warns = _sfc.run_toml(text, label, base, sets, os.fspath(out), threads)
     for w in warns:
         warnings.warn(w, stacklevel=2)
     return Result(Path(out), json.loads(summary), keep)
@@ -192,12 +194,13 @@ def run(scenario: Scenario, set: Union[None, Mapping[str, Any], Iterable[str]] =
 FCT_COLUMNS = ["sip", "dip", "sport", "dport", "size_bytes", "start_ns", "fct_ns", "standalone_fct_ns"]
 
 
-def hpcc(config: Union[str, os.PathLike], cwd: Union[None, str, os.PathLike] = None) -> pd.DataFrame:
-    """Run an HPCC ns-3 simulator ``config.txt`` as ``sfc hpcc`` does (paths inside relative to
-    ``cwd``, default the current directory); returns its FCT output file as a DataFrame
-    (HPCC-sim's columns: source and destination IP as hex, ports, size, start, FCT and
-    standalone FCT in ns). Ctrl-C stops the run and raises ``KeyboardInterrupt``."""
-    fct = _sfc.run_hpcc(os.fspath(config), os.fspath(cwd or os.getcwd()))
+def hpcc(config: Union[str, os.PathLike], cwd: Union[None, str, os.PathLike] = None,
+         threads: int = 1) -> pd.DataFrame:
+    """Run an HPCC ns-3 simulator ``config.txt`` as ``sfc hpcc --threads THREADS`` does (paths
+    inside relative to ``cwd``, default the current directory); returns its FCT output file as
+    a DataFrame (HPCC-sim's columns: source and destination IP as hex, ports, size, start, FCT
+    and standalone FCT in ns). Ctrl-C stops the run and raises ``KeyboardInterrupt``."""
+    fct = _sfc.run_hpcc(os.fspath(config), os.fspath(cwd or os.getcwd()), threads)
     if fct is None:
         return pd.DataFrame(columns=FCT_COLUMNS)
     p = Path(fct) if Path(fct).is_absolute() else Path(cwd or os.getcwd()) / fct
@@ -205,12 +208,13 @@ def hpcc(config: Union[str, os.PathLike], cwd: Union[None, str, os.PathLike] = N
 
 
 def experiment(name: str, quick: bool = True, jobs: int = 1,
-               out: Union[None, str, os.PathLike] = None) -> pd.DataFrame:
-    """Run a paper experiment (``sfc experiment run NAME``; built in, or a path to a file) and
-    return its points as one DataFrame (``results.csv``); ``.attrs["out"]`` is the output
-    directory, whose REPORT.md, plots and ``claims.csv`` are the command line's. Ctrl-C
-    stops the sweep (no further point starts) and raises ``KeyboardInterrupt``."""
-    d = _sfc.run_experiment(name, quick, jobs, None if out is None else os.fspath(out))
+               out: Union[None, str, os.PathLike] = None, threads: int = 1) -> pd.DataFrame:
+    """Run a paper experiment (``sfc experiment run NAME --jobs JOBS --threads THREADS``; built
+    in, or a path to a file) and return its points as one DataFrame (``results.csv``);
+    ``.attrs["out"]`` is the output directory, whose REPORT.md, plots and ``claims.csv`` are
+    the command line's. Ctrl-C stops the sweep (no further point starts) and raises
+    ``KeyboardInterrupt``."""
+    d = _sfc.run_experiment(name, quick, jobs, None if out is None else os.fspath(out), threads)
     df = pd.read_csv(Path(d) / "results.csv")
     df.attrs["out"] = d
     return df

@@ -95,10 +95,13 @@ fn toml_from_json(json: &str) -> PyResult<String> {
 }
 
 /// Run the scenario `text` (`label` names it in messages; relative input paths resolve
-/// against `dir`) with the `--set` overrides `sets`, writing its outputs into `out`.
-/// Returns `(summary JSON, warnings)`; `summary["failure"]` says whether the run failed
-/// (unfinished flows, a deadlock), as the command line's exit status does.
+/// against `dir`) with the `--set` overrides `sets`, writing its outputs into `out`, on
+/// `threads` threads (`--threads`). Returns `(summary JSON, warnings)`;
+/// `summary["failure"]` says whether the run failed (unfinished flows, a deadlock), as the
+/// command line's exit status does; a run asked to use several threads that could not be
+/// split says why in `summary["one_thread_because"]`, and in the warnings.
 #[pyfunction]
+#[pyo3(signature = (text, label, dir, sets, out, threads=1))]
 fn run_toml(
     py: Python<'_>,
     text: String,
@@ -106,31 +109,41 @@ fn run_toml(
     dir: String,
     sets: Vec<String>,
     out: String,
+    threads: usize,
 ) -> PyResult<(String, Vec<String>)> {
     interruptible(py, move || -> Result<(String, Vec<String>), String> {
         let sc = sfc::scenario::from_str(&text, &label, Path::new(&dir), &sets)?;
-        let warnings = sc.warnings.clone();
+        let mut warnings = sc.warnings.clone();
         let opts = sfc::report::RunOptions {
             out_dir: Some(PathBuf::from(&out)),
             progress: false,
             stream_results: false,
             on_deadlock: sfc::sim::OnDeadlock::Stop,
-            threads: 1,
+            threads,
         };
         let r = sfc::report::run(sc, &opts)?;
+        if let Some(why) = r.summary.get("one_thread_because").and_then(|w| w.as_str()) {
+            warnings.push(format!("this run uses one thread: {why}"));
+        }
         let s = serde_json::to_string(&r.summary).map_err(|e| e.to_string())?;
         Ok((s, warnings))
     })
 }
 
 /// Run the HPCC ns-3 simulator config at `config` (paths inside relative to `cwd`), as `sfc
-/// hpcc` does. Returns the FCT output file's path (`None` without one).
+/// hpcc --threads THREADS` does. Returns the FCT output file's path (`None` without one).
 #[pyfunction]
-fn run_hpcc(py: Python<'_>, config: String, cwd: String) -> PyResult<Option<String>> {
+#[pyo3(signature = (config, cwd, threads=1))]
+fn run_hpcc(
+    py: Python<'_>,
+    config: String,
+    cwd: String,
+    threads: usize,
+) -> PyResult<Option<String>> {
     interruptible(py, move || -> Result<Option<String>, String> {
         let cwd = PathBuf::from(cwd);
         let path = PathBuf::from(&config);
-        sfc::hpcc::run_config_with(&path, Some(&cwd), true)?;
+        sfc::hpcc::run_config_in(&path, Some(&cwd), threads)?;
         let text = sfc::fsutil::read_text(&cwd.join(&path))?;
         let (c, _) = sfc::hpcc::HpccConfig::parse(&text, &config)?;
         let r = sfc::hpcc::resolve_with(&c, &cwd, true)?;
@@ -139,22 +152,24 @@ fn run_hpcc(py: Python<'_>, config: String, cwd: String) -> PyResult<Option<Stri
 }
 
 /// Run experiment `name` (built in, or a path to an experiment file), `quick` or at full
-/// scale, `jobs` points at a time, into `out` (`None`: the command line's default).
-/// Returns the output directory.
+/// scale, `jobs` points at a time, each on `threads` threads, into `out` (`None`: the
+/// command line's default). Returns the output directory.
 #[pyfunction]
-#[pyo3(signature = (name, quick, jobs, out=None))]
+#[pyo3(signature = (name, quick, jobs, out=None, threads=1))]
 fn run_experiment(
     py: Python<'_>,
     name: String,
     quick: bool,
     jobs: usize,
     out: Option<String>,
+    threads: usize,
 ) -> PyResult<String> {
     interruptible(py, move || -> Result<String, String> {
         let exp = sfc::experiment::find_in(&name, None)?;
         let o = sfc::experiment::runner::RunOpts {
             quick,
             jobs: jobs.max(1),
+            threads: threads.max(1),
             out: out.map(PathBuf::from),
             progress: false,
             child: None,

@@ -89,6 +89,49 @@ def test_default_scenario_variants():
     assert "sfc" in {k.lower() for k in vs}
 
 
+# Two ToRs of four hosts under two spines, HPCC, FB_Hadoop at 60 % load for 500 µs: a run
+# that splits over two threads (one partition per ToR).
+LEAF_SPINE = """
+name = "py-leaf-spine"
+seed = 3
+[topology]
+kind = "leaf_spine"
+spines = 2
+tors = 2
+hosts_per_tor = 4
+host_rate = "100Gbps"
+host_delay = "1us"
+fabric_rate = "100Gbps"
+fabric_delay = "1us"
+[buffer]
+mode = "lossy"
+size = "4MiB"
+[cc]
+kind = "hpcc"
+[[traffic]]
+kind = "poisson"
+cdf = "fb_hadoop"
+load = 0.6
+duration = "500us"
+"""
+
+
+def test_threads_give_the_same_run(tmp_path):
+    one = sfc.run(LEAF_SPINE, out=tmp_path / "one")
+    two = sfc.run(LEAF_SPINE, out=tmp_path / "two", threads=2)
+    assert "parallel" not in one.summary
+    assert two.summary["parallel"]["threads"] == 2
+    assert two.summary["parallel"]["crossings"] > 0
+    assert one.summary["flows_completed"] == two.summary["flows_completed"] > 10
+    for f in ["flows.csv", "fct.txt", "buffer.csv"]:
+        assert (tmp_path / "one" / f).read_bytes() == (tmp_path / "two" / f).read_bytes(), f
+    # A one-switch star cannot be split: it runs on one thread, with a warning saying why.
+    with pytest.warns(UserWarning, match="one thread"):
+        r = sfc.run(INCAST, threads=2)
+    assert "ToR" in r.summary["one_thread_because"]
+    assert r.flows["fct_ns"].tolist() == sfc.run(INCAST).flows["fct_ns"].tolist()
+
+
 def test_hpcc_config_runs(tmp_path):
     data = ROOT / "tests" / "data" / "hpcc"
     (tmp_path / "topology.txt").write_text((data / "star2_100g.txt").read_text())
@@ -100,6 +143,10 @@ def test_hpcc_config_runs(tmp_path):
     # HPCC-sim's own measurements of these five flows (tests/hpcc_compat.rs).
     assert sorted(fct["size_bytes"]) == [1000, 2000, 10000, 100000, 1000000]
     assert dict(zip(fct["size_bytes"], fct["fct_ns"]))[1000] == 4174
+    # `threads` reaches `sfc hpcc --threads`: this one-switch star runs on one thread (a note
+    # on stderr), with the same FCTs.
+    fct2 = sfc.hpcc(tmp_path / "config.txt", cwd=tmp_path, threads=2)
+    assert fct2.equals(fct)
 
 
 def test_experiment_returns_its_points(tmp_path):

@@ -646,7 +646,13 @@ pub fn run(exp: &Experiment, o: &RunOpts) -> Result<PathBuf, String> {
         base.display()
     );
     let t0 = Instant::now();
+    let ran = todo.clone();
     run_points(exp, o, &base, todo)?;
+    if o.threads > 1
+        && let Some(note) = one_thread_note(&base, &ran)
+    {
+        eprintln!("{note}");
+    }
     if let Some(s) = o.shard {
         eprintln!(
             "shard {s}: its {} point(s) are complete in {}; once every shard is, `sfc \
@@ -747,6 +753,33 @@ fn run_points(exp: &Experiment, o: &RunOpts, base: &Path, todo: Vec<&Point>) -> 
         ));
     }
     Ok(())
+}
+
+/// The note a sweep run with `--threads N` prints when some of the points it `ran` could not
+/// be split over threads: how many ran on one thread, for each reason (their `summary.json`'s
+/// `one_thread_because`, [`crate::report::ThreadsUsed`]). `None` when every point split.
+fn one_thread_note(base: &Path, ran: &[&Point]) -> Option<String> {
+    let mut why: BTreeMap<String, usize> = BTreeMap::new();
+    for p in ran {
+        if let Ok(s) = summary_of(base, p)
+            && let Some(w) = s.get("one_thread_because").and_then(|w| w.as_str())
+        {
+            *why.entry(w.to_string()).or_default() += 1;
+        }
+    }
+    if why.is_empty() {
+        return None;
+    }
+    let n: usize = why.values().sum();
+    let reasons: Vec<String> = why
+        .iter()
+        .map(|(w, k)| format!("  {k} point(s): {w}"))
+        .collect();
+    Some(format!(
+        "note: {n} of {} point(s) ran on one thread:\n{}",
+        ran.len(),
+        reasons.join("\n")
+    ))
 }
 
 fn summary_of(base: &Path, p: &Point) -> Result<serde_json::Value, String> {

@@ -20,6 +20,7 @@ pub const RUN_MEASURES: &[&str] = &[
     "events_peak_pending",
     "packets_peak_live",
     "parallel",
+    "one_thread_because",
 ];
 
 /// `v` (a `summary.json`) without [`RUN_MEASURES`].
