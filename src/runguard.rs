@@ -177,11 +177,12 @@ pub fn concurrent_runs(estimates_bytes: &[u64], avail_bytes: u64, threads: usize
 }
 
 /// Bytes of memory per flow during a run: the simulator's per-flow record (description and
-/// result), the workload entry (alive while the simulator is built), the flow's slot-map and
-/// completion-order entries and one value of the statistics at the end (with allocation
-/// slack). QP and controller state follow the flows active at once, not counted here.
+/// result), the workload entry (alive while the simulator is built), the flow's slot-map
+/// entry (sender and receiver slots, 8 B) and completion-order entry (4 B) and one value of
+/// the statistics at the end (with allocation slack). QP and controller state follow the
+/// flows active at once, not counted here.
 pub fn bytes_per_flow() -> u64 {
-    (std::mem::size_of::<crate::host::Flow>() + std::mem::size_of::<FlowSpec>() + 4 + 4 + 8) as u64
+    (std::mem::size_of::<crate::host::Flow>() + std::mem::size_of::<FlowSpec>() + 8 + 4 + 8) as u64
         * 3
         / 2
 }
@@ -189,7 +190,7 @@ pub fn bytes_per_flow() -> u64 {
 /// [`bytes_per_flow`] for a run whose flows come from a stream ([`check_memory_stream`]): no
 /// workload list.
 pub fn bytes_per_streamed_flow() -> u64 {
-    (std::mem::size_of::<crate::host::Flow>() + 4 + 4 + 8) as u64 * 3 / 2
+    (std::mem::size_of::<crate::host::Flow>() + 8 + 4 + 8) as u64 * 3 / 2
 }
 
 /// Estimated memory of a run, bytes, with the parts for the message.

@@ -563,7 +563,7 @@ impl CcSlab {
     /// most the slot), from the line of the first byte to that of the last — two lines for a
     /// 56 B slot that straddles a boundary (slots are not line-aligned), up to four for the
     /// 192 B an ACK reads of an HPCC state. No effect on state; any `i`.
-    #[inline]
+    #[inline(always)]
     pub fn prefetch(&self, i: u32) {
         fn lines<T>(v: &[T], i: u32, n: usize) {
             if let Some(c) = v.get(i as usize) {

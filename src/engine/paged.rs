@@ -2,8 +2,8 @@
 //! [`PAGE_LEN`] entries, whose pages are freed once every entry in them is *retired*.
 //!
 //! The simulator keeps two per-flow tables indexed by flow id: the flows' descriptions and
-//! results ([`crate::host::Flow`], 56 B) and the flow → active-slot map
-//! ([`crate::host::FlowSlab`], 4 B). Flow ids are handed out in start order, and a run that
+//! results ([`crate::host::Flow`], 56 B) and the flow → QP-slot map
+//! ([`crate::host::FlowSlab`], 8 B: the sender's slot and the receiver's). Flow ids are handed out in start order, and a run that
 //! streams its results ([`crate::sim::Simulator::stream_results`]) is done with a flow once
 //! its record is written. Retiring it here lets a page go when its last flow is retired, so
 //! the tables hold the pages with a flow still running (or not started) and nothing else: the

@@ -94,7 +94,8 @@ impl Flow {
 /// [`FlowSlab`] slot from the flow's start to its completion. `repr(C)`, with what the NIC
 /// arbiter and the ACK path read on every packet first (header, then send state), so that the
 /// first few cache lines cover a packet. The receiver QP at `dst` is the receiver's own
-/// ([`RxState`] in an [`RxSlab`]): nothing at the receiver reads the sender's state.
+/// ([`RxState`] in a [`FlowSlab`]'s receiver slots): nothing at the receiver reads the
+/// sender's state.
 #[derive(Clone, Debug)]
 #[repr(C)]
 pub struct FlowState {
@@ -147,179 +148,23 @@ pub struct FlowState {
 /// A flow without active state (not started, or finished).
 pub const NO_FLOW_SLOT: u32 = u32::MAX;
 
-/// Active-flow state: a [`FlowState`] slot each, taken at flow start and recycled (LIFO,
-/// deterministic) at completion, like [`crate::cc::CcSlab`], so this memory follows the
-/// number of flows active at once, not the number in the run. `slot_of` maps a flow id to its
-/// slot ([`NO_FLOW_SLOT`] when inactive), 4 B per flow, in pages that a run streaming its
-/// results frees as their flows retire ([`Self::retire`]).
-#[derive(Clone, Debug, Default)]
-pub struct FlowSlab {
-    slots: Vec<FlowState>,
-    free: Vec<u32>,
-    slot_of: PagedVec<u32>,
-    /// Most slots ever in use (kept when [`Self::release_memory`] drops them).
-    peak: usize,
-}
-
-impl FlowSlab {
-    /// A slab for a run of `flows` flows, none active.
-    pub fn new(flows: usize) -> Self {
-        FlowSlab {
-            slots: Vec::new(),
-            free: Vec::new(),
-            slot_of: {
-                let mut m = PagedVec::new();
-                m.resize(flows, NO_FLOW_SLOT);
-                m
-            },
-            peak: 0,
-        }
-    }
-
-    /// Make `st` the state of flow `st.flow` (which must be inactive); returns the slot. A
-    /// recycled slot's buffer (the IRN SACK list) is reused.
-    pub fn alloc(&mut self, st: FlowState) -> u32 {
-        let f = st.flow as usize;
-        if f >= self.slot_of.len() {
-            // Flows taken from a stream as the run goes (`Simulator::with_stream`), or a run
-            // resumed after `release_memory`.
-            self.slot_of.resize(f + 1, NO_FLOW_SLOT);
-        }
-        debug_assert_eq!(self.slot_of[f], NO_FLOW_SLOT);
-        let i = match self.free.pop() {
-            Some(i) => {
-                let old = &mut self.slots[i as usize];
-                let mut prev =
-                    std::mem::replace(&mut old.transport, transport::QpTransport::Scheme);
-                *old = st;
-                old.transport.reuse_buffers(&mut prev);
-                i
-            }
-            None => {
-                self.slots.push(st);
-                self.peak = self.slots.len();
-                (self.slots.len() - 1) as u32
-            }
-        };
-        self.slot_of[f] = i;
-        i
-    }
-
-    /// Size the flow → slot map for `flows` flows (a streamed run whose count is known).
-    pub fn reserve_flows(&mut self, flows: usize) {
-        self.slot_of
-            .reserve(flows.saturating_sub(self.slot_of.len()));
-    }
-
-    /// Flow `f` (finished, or never to start) is done with for good: its slot-map entry may
-    /// go, with its page once every flow of the page is retired. A later packet of `f` finds
-    /// no slot, as for any finished flow.
-    pub fn retire(&mut self, f: u32) {
-        if (f as usize) >= self.slot_of.len() {
-            // Never started: the map has no entry for it yet.
-            self.slot_of.resize(f as usize + 1, NO_FLOW_SLOT);
-        }
-        self.slot_of.retire(f as usize);
-    }
-
-    /// Pages of the flow → slot map in memory (4,096 flows each).
-    pub fn map_pages(&self) -> usize {
-        self.slot_of.resident_pages()
-    }
-
-    /// At the end of a run with no flow active: free the slots and the slot map (4 B per
-    /// flow), keeping [`Self::peak`]. (A flow started afterwards grows the map again.)
-    pub fn release_memory(&mut self) {
-        if self.active() == 0 {
-            self.slots = Vec::new();
-            self.free = Vec::new();
-            self.slot_of = PagedVec::new();
-        }
-    }
-
-    /// Release flow `f`'s slot (it must be active). Its state stays readable through no
-    /// accessor: [`Self::get_for`] no longer matches.
-    pub fn release(&mut self, f: u32) {
-        let i = std::mem::replace(&mut self.slot_of[f as usize], NO_FLOW_SLOT);
-        debug_assert_ne!(i, NO_FLOW_SLOT);
-        self.slots[i as usize].flow = NO_FLOW_SLOT;
-        self.free.push(i);
-    }
-
-    /// Slot of flow `f` ([`NO_FLOW_SLOT`] if inactive or out of range).
-    #[inline]
-    pub fn slot(&self, f: u32) -> u32 {
-        self.slot_of
-            .get(f as usize)
-            .copied()
-            .unwrap_or(NO_FLOW_SLOT)
-    }
-
-    /// State of flow `f` if it is active.
-    #[inline]
-    pub fn get_for(&self, f: u32) -> Option<&FlowState> {
-        let s = self.slots.get(self.slot(f) as usize)?;
-        (s.flow == f).then_some(s)
-    }
-
-    /// State of flow `f` if it is active, mutably.
-    #[inline]
-    pub fn get_for_mut(&mut self, f: u32) -> Option<&mut FlowState> {
-        let i = self.slot(f);
-        let s = self.slots.get_mut(i as usize)?;
-        (s.flow == f).then_some(s)
-    }
-
-    /// State in slot `i` (which must be in use).
-    #[inline]
-    pub fn at(&self, i: u32) -> &FlowState {
-        &self.slots[i as usize]
-    }
-
-    /// State in slot `i`, mutably.
-    #[inline]
-    pub fn at_mut(&mut self, i: u32) -> &mut FlowState {
-        &mut self.slots[i as usize]
-    }
-
-    /// Prefetch hint for the first four cache lines of flow `f`'s slot (no effect on state;
-    /// any `f`). Reads the 4 B slot map entry.
-    #[inline]
-    pub fn prefetch(&self, f: u32) {
-        if let Some(s) = self.slots.get(self.slot(f) as usize) {
-            let line = s as *const FlowState as *const u8;
-            for k in 0..4 {
-                crate::engine::prefetch(line.wrapping_add(64 * k));
-            }
-        }
-    }
-
-    /// Prefetch hint for flow `f`'s slot-map entry.
-    #[inline]
-    pub fn prefetch_map(&self, f: u32) {
-        if let Some(s) = self.slot_of.get(f as usize) {
-            crate::engine::prefetch(s as *const u32 as *const u8);
-        }
-    }
-
-    /// Most flows active at once (slots ever created).
-    pub fn peak(&self) -> usize {
-        self.peak
-    }
-
-    /// Flows active now.
-    pub fn active(&self) -> usize {
-        self.slots.len() - self.free.len()
-    }
-}
-
 /// The receiver QP of one flow at its receiver `dst`: what arrived (reliability state) and
 /// the receiver's CNP pacing. Opened by the flow's first data packet to arrive, closed when
-/// the receiver holds every byte in order and owes no CNP ([`RxSlab`]). The receiver never
-/// reads the sender's state (as in the HPCC ns-3 simulator, whose `RdmaRxQueuePair` is its
-/// own object): what it does depends on the packets that reach it only.
+/// the receiver holds every byte in order and owes no CNP ([`FlowSlab::rx_open`]). The
+/// receiver never reads the sender's state (as in the HPCC ns-3 simulator, whose
+/// `RdmaRxQueuePair` is its own object): what it does depends on the packets that reach it
+/// only.
+///
+/// Laid out for the data path: a slot is two cache lines, the first holding what every data
+/// packet reads and writes (the message size and the reliability state), the second the
+/// addressing and CNP pacing read only for CNPs and at the close.
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct RxState {
+    /// Message size, payload bytes: the receiver is complete once `rx.expected` reaches it.
+    pub size_bytes: u64,
+    /// Receiver reliability state.
+    pub rx: transport::RecvState,
     /// The flow owning this slot ([`NO_FLOW_SLOT`] when free).
     pub flow: u32,
     /// The flow's sender node (the CNPs' destination), from its data packets.
@@ -333,18 +178,14 @@ pub struct RxState {
     /// The flow's record went (its sender finished in a run streaming its results) while
     /// this receiver was still open: its map entry goes when it closes.
     pub retired: bool,
-    /// Message size, payload bytes: the receiver is complete once `rx.expected` reaches it.
-    pub size_bytes: u64,
-    /// Receiver reliability state.
-    pub rx: transport::RecvState,
+    /// A CNP is owed at the end of the current interval ([`crate::engine::Event::CnpDue`]):
+    /// bit 0 the CE one, bit 1 the marked one.
+    pub cnp_pending: u8,
     /// Time of the last CNP sent by the receiver for this flow (`u64::MAX` = never).
     pub last_cnp_ps: u64,
     /// Time of the last marked CNP (echoing scheme marks, [`crate::registry::ECHOED_MARKS`])
     /// sent by the receiver for this flow (`u64::MAX` = never).
     pub last_marked_cnp_ps: u64,
-    /// A CNP is owed at the end of the current interval ([`crate::engine::Event::CnpDue`]):
-    /// bit 0 the CE one, bit 1 the marked one.
-    pub cnp_pending: u8,
 }
 
 impl RxState {
@@ -373,7 +214,7 @@ impl RxState {
     }
 }
 
-/// Where a flow's receiver stands in an [`RxSlab`].
+/// Where a flow's receiver stands in a [`FlowSlab`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RxSlot {
     /// No data packet of the flow has arrived yet.
@@ -385,56 +226,230 @@ pub enum RxSlot {
     Closed,
 }
 
-/// Slot-map value of a closed receiver.
+/// Receiver half of a slot-map entry of a closed receiver.
 const RX_CLOSED: u32 = u32::MAX - 1;
 
-/// Receiver QPs of the flows whose data is arriving: an [`RxState`] slot each, taken when a
-/// flow's first data packet reaches its receiver and recycled (LIFO, deterministic) when the
-/// receiver is complete, like [`FlowSlab`]. `slot_of` maps a flow id to its slot, 4 B per
-/// flow, in pages retired with the flow's ([`Self::retire`]; a retired entry reads as closed:
-/// its sender finished, so its receiver held every byte).
-#[derive(Clone, Debug, Default)]
-pub struct RxSlab {
-    slots: Vec<RxState>,
-    free: Vec<u32>,
-    slot_of: PagedVec<u32>,
-    peak: usize,
+/// A flow's entry in the slot map: its sender's slot and its receiver's ([`NO_FLOW_SLOT`]
+/// when there is none; [`RX_CLOSED`] once the receiver closed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct QpSlots {
+    /// Sender slot.
+    tx: u32,
+    /// Receiver slot.
+    rx: u32,
 }
 
-impl RxSlab {
-    /// A slab for a run of `flows` flows, none open.
+/// The entry of a flow that has neither.
+const NO_QP: QpSlots = QpSlots {
+    tx: NO_FLOW_SLOT,
+    rx: NO_FLOW_SLOT,
+};
+
+/// The QP state of the flows in progress, both ends: a sender [`FlowState`] slot each, taken
+/// at flow start and recycled (LIFO, deterministic) at completion, and a receiver
+/// [`RxState`] slot each, taken when the flow's first data packet reaches its receiver and
+/// recycled when the receiver is complete, like [`crate::cc::CcSlab`], so this memory follows
+/// the number of flows in progress, not the number in the run.
+///
+/// The two ends are separate state (the receiver never reads its sender's: a run split over
+/// threads keeps them in different partitions), but one map finds both: a flow id's entry
+/// holds its sender slot and its receiver slot side by side, 8 B per flow, so that a flow's
+/// data packets at the receiver and its ACKs at the sender look up the same cache line. The
+/// map is in pages that a run streaming its results frees as their flows retire
+/// ([`Self::retire`]; a retired entry reads as no sender and a closed receiver: the flow
+/// finished, so its receiver held every byte).
+#[derive(Clone, Debug, Default)]
+pub struct FlowSlab {
+    slots: Vec<FlowState>,
+    free: Vec<u32>,
+    rx_slots: Vec<RxState>,
+    rx_free: Vec<u32>,
+    slot_of: PagedVec<QpSlots>,
+    /// Most sender slots ever in use (kept when [`Self::release_memory`] drops them).
+    peak: usize,
+    /// Most receiver slots ever in use.
+    rx_peak: usize,
+}
+
+impl FlowSlab {
+    /// A slab for a run of `flows` flows, none in progress.
     pub fn new(flows: usize) -> Self {
         let mut slot_of = PagedVec::new();
-        slot_of.resize(flows, NO_FLOW_SLOT);
-        RxSlab {
+        slot_of.resize(flows, NO_QP);
+        FlowSlab {
             slot_of,
             ..Default::default()
         }
     }
 
-    /// Where flow `f`'s receiver stands.
+    /// The map entry of flow `f`, created (with the entries before it) if the map does not
+    /// reach it yet: flows taken from a stream as the run goes (`Simulator::with_stream`), or
+    /// a run resumed after `release_memory`.
+    fn entry_mut(&mut self, f: u32) -> &mut QpSlots {
+        if f as usize >= self.slot_of.len() {
+            self.slot_of.resize(f as usize + 1, NO_QP);
+        }
+        &mut self.slot_of[f as usize]
+    }
+
+    /// Make `st` the sender state of flow `st.flow` (which must be inactive); returns the
+    /// slot. A recycled slot's buffer (the IRN SACK list) is reused.
+    pub fn alloc(&mut self, st: FlowState) -> u32 {
+        let f = st.flow;
+        debug_assert_eq!(self.entry_mut(f).tx, NO_FLOW_SLOT);
+        let i = match self.free.pop() {
+            Some(i) => {
+                let old = &mut self.slots[i as usize];
+                let mut prev =
+                    std::mem::replace(&mut old.transport, transport::QpTransport::Scheme);
+                *old = st;
+                old.transport.reuse_buffers(&mut prev);
+                i
+            }
+            None => {
+                self.slots.push(st);
+                self.peak = self.slots.len();
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.entry_mut(f).tx = i;
+        i
+    }
+
+    /// Size the flow → slot map for `flows` flows (a streamed run whose count is known).
+    pub fn reserve_flows(&mut self, flows: usize) {
+        self.slot_of
+            .reserve(flows.saturating_sub(self.slot_of.len()));
+    }
+
+    /// Flow `f` (finished, or never to start; its sender slot released) is done with for
+    /// good: its slot-map entry may go, with its page once every flow of the page is retired
+    /// — at once if its receiver is closed (the usual case: it held every byte before the
+    /// last ACK left) or never opened, else when it closes (it owes a CNP). A later packet of
+    /// `f` finds no sender slot and a closed receiver, as for any finished flow.
+    pub fn retire(&mut self, f: u32) {
+        if let RxSlot::Open(i) = self.rx_lookup(f) {
+            self.rx_slots[i as usize].retired = true;
+            return;
+        }
+        // A flow that never started has no entry yet.
+        self.entry_mut(f);
+        self.slot_of.retire(f as usize);
+    }
+
+    /// Pages of the flow → slot map in memory (4,096 flows each).
+    pub fn map_pages(&self) -> usize {
+        self.slot_of.resident_pages()
+    }
+
+    /// At the end of a run with no flow active and no receiver open: free the slots and the
+    /// slot map (8 B per flow), keeping the peaks. (A flow started afterwards grows the map
+    /// again.)
+    pub fn release_memory(&mut self) {
+        if self.active() == 0 && self.rx_open_now() == 0 {
+            self.slots = Vec::new();
+            self.free = Vec::new();
+            self.rx_slots = Vec::new();
+            self.rx_free = Vec::new();
+            self.slot_of = PagedVec::new();
+        }
+    }
+
+    /// Release flow `f`'s sender slot (it must be active). Its state stays readable through
+    /// no accessor: [`Self::get_for`] no longer matches.
+    pub fn release(&mut self, f: u32) {
+        let i = std::mem::replace(&mut self.slot_of[f as usize].tx, NO_FLOW_SLOT);
+        debug_assert_ne!(i, NO_FLOW_SLOT);
+        self.slots[i as usize].flow = NO_FLOW_SLOT;
+        self.free.push(i);
+    }
+
+    /// Sender slot of flow `f` ([`NO_FLOW_SLOT`] if inactive or out of range).
+    #[inline(always)]
+    pub fn slot(&self, f: u32) -> u32 {
+        self.slot_of.get(f as usize).map_or(NO_FLOW_SLOT, |e| e.tx)
+    }
+
+    /// Sender state of flow `f` if it is active.
+    #[inline(always)]
+    pub fn get_for(&self, f: u32) -> Option<&FlowState> {
+        let s = self.slots.get(self.slot(f) as usize)?;
+        (s.flow == f).then_some(s)
+    }
+
+    /// Sender state of flow `f` if it is active, mutably.
     #[inline]
-    pub fn lookup(&self, f: u32) -> RxSlot {
+    pub fn get_for_mut(&mut self, f: u32) -> Option<&mut FlowState> {
+        let i = self.slot(f);
+        let s = self.slots.get_mut(i as usize)?;
+        (s.flow == f).then_some(s)
+    }
+
+    /// Sender state in slot `i` (which must be in use).
+    #[inline]
+    pub fn at(&self, i: u32) -> &FlowState {
+        &self.slots[i as usize]
+    }
+
+    /// Sender state in slot `i`, mutably.
+    #[inline]
+    pub fn at_mut(&mut self, i: u32) -> &mut FlowState {
+        &mut self.slots[i as usize]
+    }
+
+    /// Prefetch hint for the first four cache lines of flow `f`'s sender slot (no effect on
+    /// state; any `f`). Reads the slot-map entry.
+    #[inline(always)]
+    pub fn prefetch(&self, f: u32) {
+        if let Some(s) = self.slots.get(self.slot(f) as usize) {
+            let line = s as *const FlowState as *const u8;
+            for k in 0..4 {
+                crate::engine::prefetch(line.wrapping_add(64 * k));
+            }
+        }
+    }
+
+    /// Prefetch hint for flow `f`'s slot-map entry (no effect on state; any `f`).
+    #[inline(always)]
+    pub fn prefetch_map(&self, f: u32) {
+        if let Some(s) = self.slot_of.get(f as usize) {
+            crate::engine::prefetch(s as *const QpSlots as *const u8);
+        }
+    }
+
+    /// Most flows active at once (sender slots ever created).
+    pub fn peak(&self) -> usize {
+        self.peak
+    }
+
+    /// Flows active now (sender slots in use).
+    pub fn active(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+
+    /// Where flow `f`'s receiver stands.
+    #[inline(always)]
+    pub fn rx_lookup(&self, f: u32) -> RxSlot {
         match self.slot_of.get(f as usize) {
             None if (f as usize) < self.slot_of.len() => RxSlot::Closed,
-            None | Some(&NO_FLOW_SLOT) => RxSlot::Unopened,
-            Some(&RX_CLOSED) => RxSlot::Closed,
-            Some(&i) => RxSlot::Open(i),
+            None => RxSlot::Unopened,
+            Some(e) => match e.rx {
+                NO_FLOW_SLOT => RxSlot::Unopened,
+                RX_CLOSED => RxSlot::Closed,
+                i => RxSlot::Open(i),
+            },
         }
     }
 
     /// Open flow `f`'s receiver (it must be unopened) for a `size_bytes` message whose data
     /// packet `pkt` just arrived; returns the slot. A recycled slot's out-of-order list is
     /// reused.
-    pub fn open(&mut self, f: u32, size_bytes: u64, pkt: &crate::engine::packet::Packet) -> u32 {
-        if f as usize >= self.slot_of.len() {
-            self.slot_of.resize(f as usize + 1, NO_FLOW_SLOT);
-        }
-        debug_assert_eq!(self.slot_of[f as usize], NO_FLOW_SLOT);
+    pub fn rx_open(&mut self, f: u32, size_bytes: u64, pkt: &crate::engine::packet::Packet) -> u32 {
+        debug_assert_eq!(self.entry_mut(f).rx, NO_FLOW_SLOT);
         let st = RxState::new(f, size_bytes, pkt);
-        let i = match self.free.pop() {
+        let i = match self.rx_free.pop() {
             Some(i) => {
-                let old = &mut self.slots[i as usize];
+                let old = &mut self.rx_slots[i as usize];
                 let mut ooo = std::mem::take(&mut old.rx.ooo);
                 *old = st;
                 ooo.clear();
@@ -442,71 +457,53 @@ impl RxSlab {
                 i
             }
             None => {
-                self.slots.push(st);
-                self.peak = self.peak.max(self.slots.len());
-                (self.slots.len() - 1) as u32
+                self.rx_slots.push(st);
+                self.rx_peak = self.rx_peak.max(self.rx_slots.len());
+                (self.rx_slots.len() - 1) as u32
             }
         };
-        self.slot_of[f as usize] = i;
+        self.entry_mut(f).rx = i;
         i
     }
 
     /// Close flow `f`'s receiver (open in slot `i`): the slot is recycled, later packets of
     /// `f` find it closed.
-    pub fn close(&mut self, f: u32, i: u32) {
-        debug_assert_eq!(self.slot_of[f as usize], i);
-        self.slot_of[f as usize] = RX_CLOSED;
-        let st = &mut self.slots[i as usize];
+    pub fn rx_close(&mut self, f: u32, i: u32) {
+        debug_assert_eq!(self.slot_of[f as usize].rx, i);
+        self.slot_of[f as usize].rx = RX_CLOSED;
+        let st = &mut self.rx_slots[i as usize];
         st.flow = NO_FLOW_SLOT;
         let retired = std::mem::take(&mut st.retired);
-        self.free.push(i);
+        self.rx_free.push(i);
         if retired {
             self.slot_of.retire(f as usize);
         }
     }
 
-    /// Flow `f` is done with for good (its sender finished and its record left): its map
-    /// entry may go with its page, at once if its receiver is closed (the usual case: it
-    /// held every byte before the last ACK left), else when it closes (it owes a CNP).
-    pub fn retire(&mut self, f: u32) {
-        if (f as usize) >= self.slot_of.len() {
-            self.slot_of.resize(f as usize + 1, NO_FLOW_SLOT);
-        }
-        if let RxSlot::Open(i) = self.lookup(f) {
-            self.slots[i as usize].retired = true;
-            return;
-        }
-        self.slot_of.retire(f as usize);
-    }
-
-    /// Size the flow → slot map for `flows` flows.
-    pub fn reserve_flows(&mut self, flows: usize) {
-        self.slot_of
-            .reserve(flows.saturating_sub(self.slot_of.len()));
-    }
-
     /// Make flow `f`'s receiver here what it is in `other` (the slab of another partition of
     /// a run split over threads, which owns `f`'s receiver): open with a copy of its state,
-    /// or closed, or untouched if it never opened.
-    pub fn copy_entry(&mut self, f: u32, other: &RxSlab) {
-        match other.lookup(f) {
+    /// or closed, or untouched if it never opened. The sender half of the entry is left.
+    pub fn rx_copy_entry(&mut self, f: u32, other: &FlowSlab) {
+        match other.rx_lookup(f) {
             RxSlot::Unopened => {}
             RxSlot::Closed => {
-                if (f as usize) >= self.slot_of.len() {
-                    self.slot_of.resize(f as usize + 1, NO_FLOW_SLOT);
+                if let RxSlot::Open(i) = self.rx_lookup(f) {
+                    self.rx_close(f, i);
                 }
+                if (f as usize) >= self.slot_of.len() {
+                    self.slot_of.resize(f as usize + 1, NO_QP);
+                }
+                // (A retired entry already reads as closed.)
                 if let Some(e) = self.slot_of.get_mut(f as usize) {
-                    *e = RX_CLOSED;
+                    e.rx = RX_CLOSED;
                 }
             }
             RxSlot::Open(j) => {
-                let src = other.at(j);
-                let i = match self.lookup(f) {
+                let src = other.rx_at(j);
+                let i = match self.rx_lookup(f) {
                     RxSlot::Open(i) => i,
                     _ => {
-                        if let Some(e) = self.slot_of.get_mut(f as usize) {
-                            *e = NO_FLOW_SLOT;
-                        }
+                        self.entry_mut(f).rx = NO_FLOW_SLOT;
                         let pkt = crate::engine::packet::Packet {
                             src: src.src,
                             dst: src.dst,
@@ -514,40 +511,41 @@ impl RxSlab {
                             dport: src.dport,
                             ..Default::default()
                         };
-                        self.open(f, src.size_bytes, &pkt)
+                        self.rx_open(f, src.size_bytes, &pkt)
                     }
                 };
-                self.slots[i as usize] = src.clone();
+                self.rx_slots[i as usize] = src.clone();
             }
         }
     }
 
-    /// State in slot `i` (which must be open).
+    /// Receiver state in slot `i` (which must be open).
     #[inline]
-    pub fn at(&self, i: u32) -> &RxState {
-        &self.slots[i as usize]
+    pub fn rx_at(&self, i: u32) -> &RxState {
+        &self.rx_slots[i as usize]
     }
 
-    /// State in slot `i`, mutably.
+    /// Receiver state in slot `i`, mutably.
     #[inline]
-    pub fn at_mut(&mut self, i: u32) -> &mut RxState {
-        &mut self.slots[i as usize]
+    pub fn rx_at_mut(&mut self, i: u32) -> &mut RxState {
+        &mut self.rx_slots[i as usize]
     }
 
     /// Flow `f`'s receiver state if it is open.
     #[inline]
-    pub fn get_for(&self, f: u32) -> Option<&RxState> {
-        match self.lookup(f) {
-            RxSlot::Open(i) => Some(self.at(i)),
+    pub fn rx_get_for(&self, f: u32) -> Option<&RxState> {
+        match self.rx_lookup(f) {
+            RxSlot::Open(i) => Some(self.rx_at(i)),
             _ => None,
         }
     }
 
-    /// Prefetch hint for flow `f`'s receiver slot (no effect on state; any `f`).
-    #[inline]
-    pub fn prefetch(&self, f: u32) {
-        if let RxSlot::Open(i) = self.lookup(f)
-            && let Some(s) = self.slots.get(i as usize)
+    /// Prefetch hint for flow `f`'s receiver slot (no effect on state; any `f`). Reads the
+    /// slot-map entry.
+    #[inline(always)]
+    pub fn rx_prefetch(&self, f: u32) {
+        if let RxSlot::Open(i) = self.rx_lookup(f)
+            && let Some(s) = self.rx_slots.get(i as usize)
         {
             let line = s as *const RxState as *const u8;
             crate::engine::prefetch(line);
@@ -555,23 +553,14 @@ impl RxSlab {
         }
     }
 
-    /// At the end of a run with no receiver open: free the slots and the map.
-    pub fn release_memory(&mut self) {
-        if self.open_now() == 0 {
-            self.slots = Vec::new();
-            self.free = Vec::new();
-            self.slot_of = PagedVec::new();
-        }
-    }
-
     /// Most receivers open at once.
-    pub fn peak(&self) -> usize {
-        self.peak
+    pub fn rx_peak(&self) -> usize {
+        self.rx_peak
     }
 
     /// Receivers open now.
-    pub fn open_now(&self) -> usize {
-        self.slots.len() - self.free.len()
+    pub fn rx_open_now(&self) -> usize {
+        self.rx_slots.len() - self.rx_free.len()
     }
 }
 
@@ -648,6 +637,15 @@ mod tests {
         // with the send/receive state inline, 704 B with the controller too.
         let n = std::mem::size_of::<Flow>();
         assert!(n <= 56, "Flow is {n} B");
+    }
+
+    #[test]
+    fn a_receiver_slot_is_two_lines_with_the_data_path_in_the_first() {
+        use std::mem::{offset_of, size_of};
+        assert_eq!(size_of::<RxState>(), 128);
+        assert_eq!(offset_of!(RxState, size_bytes), 0);
+        let rx_end = offset_of!(RxState, rx) + size_of::<transport::RecvState>();
+        assert!(rx_end <= 64, "the reliability state ends at byte {rx_end}");
     }
 
     #[test]

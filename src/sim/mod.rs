@@ -26,7 +26,7 @@ use crate::config::LossRecovery;
 use crate::engine::arena::PacketArena;
 use crate::engine::paged::PagedVec;
 use crate::engine::{Event, EventQueue, NO_EGRESS};
-use crate::host::{Flow, FlowSlab, FlowState, HostNic, LateCnp, RxSlab, RxSlot, RxState};
+use crate::host::{Flow, FlowSlab, FlowState, HostNic, LateCnp, RxSlot, RxState};
 use crate::link::{LinkState, PortLink, TxPort};
 use crate::metrics::FlowRecord;
 use crate::metrics::buffer::{BufferMonitor, ThroughputMeter};
@@ -151,11 +151,11 @@ pub struct Simulator {
     pub flows: PagedVec<Flow>,
     /// Path classes of the host pairs ([`Flow::pair_class`]): the flows' ideal FCTs.
     pub(crate) paths: PathClasses,
-    /// QP state of the active flows (started, not finished), a recycled slot each.
+    /// QP state of the flows in progress, a recycled slot each: the senders of the active
+    /// flows (started, not finished), and the receivers of the flows whose data is arriving
+    /// (opened by a flow's first data packet at its receiver, closed when the receiver holds
+    /// every byte).
     pub(crate) active: FlowSlab,
-    /// Receiver QP state of the flows whose data is arriving (opened by a flow's first data
-    /// packet at its receiver, closed when the receiver holds every byte).
-    pub(crate) rxs: RxSlab,
     /// Receiver CNP times of receivers closed within the last CNP interval.
     pub(crate) late_cnp: LateCnp,
     /// Counters.
@@ -991,7 +991,6 @@ impl Simulator {
             hosts,
             switches,
             active: FlowSlab::new(fl.len()),
-            rxs: RxSlab::new(fl.len()),
             paths,
             late_cnp: LateCnp::new(match cfg_cnp {
                 crate::config::CnpMode::Cnp { interval_ps } => interval_ps.max(1),
@@ -1145,7 +1144,7 @@ impl Simulator {
     }
 
     /// Stream this run's results to `sink` instead of keeping them ([`RecordSink`] says in
-    /// which order): each flow's 56 B description and result and its 4 B slot-map entry are
+    /// which order): each flow's 56 B description and result and its 8 B slot-map entry are
     /// released as its record is given, a page of 4,096 flows at a time
     /// ([`crate::engine::paged`]), so a run of any length holds the flows in progress and no
     /// record. Afterwards [`Self::records_iter`], [`Self::flow_record`],
@@ -1226,7 +1225,6 @@ impl Simulator {
         }
         self.flows.retire(f as usize);
         self.active.retire(f);
-        self.rxs.retire(f);
         if !self.paths.overflow.is_empty() {
             self.paths.overflow.remove(&f);
         }
@@ -1282,7 +1280,6 @@ impl Simulator {
             self.completion_order
                 .reserve_exact((n as usize).saturating_sub(self.completion_order.len()));
             self.active.reserve_flows(n as usize);
-            self.rxs.reserve_flows(n as usize);
         }
     }
 
@@ -1302,7 +1299,7 @@ impl Simulator {
     /// The receiver QP state of flow `f` while it is open (from its first data packet's
     /// arrival until its receiver holds every byte and owes no CNP); `None` otherwise.
     pub fn rx_state(&self, f: usize) -> Option<&RxState> {
-        self.rxs.get_for(f.try_into().ok()?)
+        self.active.rx_get_for(f.try_into().ok()?)
     }
 
     /// Payload bytes flow `f`'s receiver has accepted: all of them once its receiver holds
@@ -1312,8 +1309,8 @@ impl Simulator {
         let Ok(id) = u32::try_from(f) else {
             return 0;
         };
-        match self.rxs.lookup(id) {
-            RxSlot::Open(i) => self.rxs.at(i).rx.delivered_bytes,
+        match self.active.rx_lookup(id) {
+            RxSlot::Open(i) => self.active.rx_at(i).rx.delivered_bytes,
             // Closed: the receiver holds every byte (a retired flow's record is gone: a run
             // streaming its results keeps no count).
             RxSlot::Closed => self.flows.get(f).map_or(0, |fl| fl.size_bytes),
@@ -1537,10 +1534,11 @@ impl Simulator {
     /// Software prefetch for the events about to run. By the time a packet arrives, the state
     /// it touches (its arena slot, the egress port and queue, its flow at a host) has left
     /// the cache: a hop's propagation delay is tens of thousands of events away on a large
-    /// network. Two stages: `2·PREFETCH_DISTANCE` events ahead, load the packet and the
-    /// egress port; `PREFETCH_DISTANCE` ahead, follow them (the queue, the flow). Only
-    /// hints: nothing here changes state or can fail.
-    #[inline]
+    /// network. Three stages: `2·PREFETCH_DISTANCE` events ahead, load the packet and the
+    /// egress port; `PREFETCH_DISTANCE` ahead, follow them (the queue, the flow, a receiver's
+    /// slot-map entry); `PREFETCH_DISTANCE / 2` ahead, what those name (the flow's controller,
+    /// the receiver's slot). Only hints: nothing here changes state or can fail.
+    #[inline(always)]
     fn prefetch_ahead(&self) {
         use crate::engine::prefetch;
         let far = self.q.peek_ahead(2 * PREFETCH_DISTANCE);
@@ -1600,11 +1598,12 @@ impl Simulator {
                 }
                 Some(NodeRef::Host(_)) => {
                     if let Some(p) = self.arena.try_get(pkt) {
-                        // Data: the receiver's state. Otherwise the flow's sender state:
-                        // header and send state (the controller follows in the next stage,
-                        // through the slot's first line).
+                        // Data: the receiver's slot-map entry (its slot follows in the next
+                        // stage, without waiting for the entry here). Otherwise the flow's
+                        // sender state: header and send state (the controller follows in the
+                        // next stage, through the slot's first line).
                         if matches!(p.hdr, crate::engine::packet::Header::Data(_)) {
-                            self.rxs.prefetch(p.flow);
+                            self.active.prefetch_map(p.flow);
                         } else {
                             self.active.prefetch(p.flow);
                         }
@@ -1630,7 +1629,8 @@ impl Simulator {
             }
             _ => {}
         }
-        // Third stage, half as far: an arrival at a host (ACK, CNP) runs the flow's controller,
+        // Third stage, half as far: a data packet's receiver slot (its map entry came a stage
+        // ago); an arrival at a host of another packet (ACK, CNP) runs the flow's controller,
         // which lives in the controller slab; the flow's first line (prefetched a stage ago)
         // names its slot.
         // (Arrivals at hosts carry no forwarding decision: testing that first spares the node
@@ -1641,9 +1641,12 @@ impl Simulator {
             }) if egress == NO_EGRESS => {
                 if let Some(NodeRef::Host(_)) = self.nodes.get(node as usize)
                     && let Some(p) = self.arena.try_get(pkt)
-                    && let Some(f) = self.active.get_for(p.flow)
                 {
-                    self.ccs.prefetch(f.cc_slot);
+                    if matches!(p.hdr, crate::engine::packet::Header::Data(_)) {
+                        self.active.rx_prefetch(p.flow);
+                    } else if let Some(f) = self.active.get_for(p.flow) {
+                        self.ccs.prefetch(f.cc_slot);
+                    }
                 }
             }
             // A switch port about to pick its next packet: the head of the queue it will
@@ -1863,10 +1866,9 @@ impl Simulator {
             m.finish(end);
         }
         // With every flow finished, the QP state and controller slots, the flow → slot map
-        // (4 B per flow) and, with no packet alive, the packet slots are no longer needed:
+        // (8 B per flow) and, with no packet alive, the packet slots are no longer needed:
         // freed before the statistics and output files are made.
         self.active.release_memory();
-        self.rxs.release_memory();
         self.ccs.release_memory();
         self.arena.release_memory();
     }

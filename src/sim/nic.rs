@@ -455,10 +455,10 @@ impl Simulator {
         let f = pkt.flow;
         let i = self.rx_slot_for_data(f, pkt);
         let (resp, newly) = if i != NO_FLOW_SLOT {
-            let r = self.rxs.at_mut(i);
+            let r = self.active.rx_at_mut(i);
             let before = r.rx.delivered_bytes;
             let resp = self.receive_segment(i, d, now);
-            (resp, self.rxs.at(i).rx.delivered_bytes - before)
+            (resp, self.active.rx_at(i).rx.delivered_bytes - before)
         } else {
             // The receiver closed (it holds every byte): a late (duplicate) data packet gets
             // the cumulative ACK, as the released state would have answered (see
@@ -510,7 +510,7 @@ impl Simulator {
             self.counters.cnps += 1;
             self.hosts[h].ctrl.push_back(cnp);
         }
-        if i != NO_FLOW_SLOT && self.rxs.at(i).closable() {
+        if i != NO_FLOW_SLOT && self.active.rx_at(i).closable() {
             self.close_rx(f, i);
         }
         let echo_ce = d.ce && self.cfg.cnp == crate::config::CnpMode::AckEcho;
@@ -695,13 +695,13 @@ impl Simulator {
     /// flow's first data packet; [`NO_FLOW_SLOT`] once closed (the receiver holds every byte).
     #[inline]
     pub(crate) fn rx_slot_for_data(&mut self, f: u32, pkt: &Packet) -> u32 {
-        match self.rxs.lookup(f) {
+        match self.active.rx_lookup(f) {
             RxSlot::Open(i) => i,
             RxSlot::Closed => NO_FLOW_SLOT,
             RxSlot::Unopened => match self.flows.get(f as usize) {
                 Some(fl) => {
                     let size = fl.size_bytes;
-                    self.rxs.open(f, size, pkt)
+                    self.active.rx_open(f, size, pkt)
                 }
                 None => NO_FLOW_SLOT,
             },
@@ -713,7 +713,7 @@ impl Simulator {
     #[inline]
     pub(crate) fn receive_segment(&mut self, i: u32, d: &DataHdr, now: u64) -> Response {
         let p = &self.transport;
-        let r = &mut self.rxs.at_mut(i).rx;
+        let r = &mut self.active.rx_at_mut(i).rx;
         match p.kind {
             TransportKind::Gbn => Gbn.on_data(r, d.seq, d.payload, now, p),
             TransportKind::Irn => irn::on_data(r, d.seq, d.payload, now, 0),
@@ -726,10 +726,10 @@ impl Simulator {
     /// Flow `f`'s receiver (slot `i`) holds every byte and owes no CNP: its state goes; its
     /// CNP times stay one interval for late marks ([`crate::host::LateCnp`]).
     pub(crate) fn close_rx(&mut self, f: u32, i: u32) {
-        let r = self.rxs.at(i);
+        let r = self.active.rx_at(i);
         let cnp = (r.last_cnp_ps, r.last_marked_cnp_ps);
         self.late_cnp.remember(f, cnp, self.q.now());
-        self.rxs.close(f, i);
+        self.active.rx_close(f, i);
     }
 
     /// Whether the receiver of flow `f` (slot `i`, or [`NO_FLOW_SLOT`] once closed) sends a
@@ -741,7 +741,7 @@ impl Simulator {
     fn cnp_due(&mut self, f: u32, i: u32, marked: bool, now: u64, interval_ps: u64) -> bool {
         let bit = if marked { 2 } else { 1 };
         let (last, pending) = if i != NO_FLOW_SLOT {
-            let fl = self.rxs.at_mut(i);
+            let fl = self.active.rx_at_mut(i);
             let last = if marked {
                 &mut fl.last_marked_cnp_ps
             } else {
@@ -769,12 +769,12 @@ impl Simulator {
     /// its receiver sends that CNP now, whether or not the sender has finished meanwhile (the
     /// receiver cannot know; it stays open while it owes a CNP).
     pub(crate) fn cnp_due_fire(&mut self, f: u32, marked: bool) {
-        let RxSlot::Open(i) = self.rxs.lookup(f) else {
+        let RxSlot::Open(i) = self.active.rx_lookup(f) else {
             return;
         };
         let bit = if marked { 2 } else { 1 };
         let now = self.q.now();
-        let fl = self.rxs.at_mut(i);
+        let fl = self.active.rx_at_mut(i);
         if fl.cnp_pending & bit == 0 {
             return;
         }
@@ -801,7 +801,7 @@ impl Simulator {
         let cnp = self.arena.alloc(cnp);
         self.counters.cnps += 1;
         self.hosts[h].ctrl.push_back(cnp);
-        if self.rxs.at(i).closable() {
+        if self.active.rx_at(i).closable() {
             self.close_rx(f, i);
         }
         self.host_try_send(h);
@@ -997,7 +997,7 @@ mod tests {
         let mut sim = one_flow_star(cfg, CcConfig::Dcqcn(p), 100_000_000);
         sim.cfg.stop_ps = 5 * US;
         sim.run_quiet();
-        let crate::host::RxSlot::Open(i) = sim.rxs.lookup(0) else {
+        let crate::host::RxSlot::Open(i) = sim.active.rx_lookup(0) else {
             panic!("the receiver is open once data arrives");
         };
         let t = sim.q.now();
@@ -1054,18 +1054,18 @@ mod tests {
         };
         let flows = [flow(2_000), flow(10_000_000)];
         let mut sim = Simulator::new(topo, cfg, CcConfig::Dcqcn(p), &flows).unwrap();
-        assert_eq!(sim.rxs.lookup(0), crate::host::RxSlot::Unopened);
+        assert_eq!(sim.active.rx_lookup(0), crate::host::RxSlot::Unopened);
         sim.cfg.stop_ps = 2 * US;
         sim.run_quiet();
         assert_eq!(
-            sim.rxs.lookup(0),
+            sim.active.rx_lookup(0),
             crate::host::RxSlot::Unopened,
             "no data at the receiver before 2 µs of propagation"
         );
         // Both packets left back to back; the first is in by 2 µs + 2 serializations.
         sim.cfg.stop_ps = 2 * US + 200_000;
         sim.run_quiet();
-        let crate::host::RxSlot::Open(i) = sim.rxs.lookup(0) else {
+        let crate::host::RxSlot::Open(i) = sim.active.rx_lookup(0) else {
             panic!("the first data packet opens the receiver");
         };
         assert_eq!(sim.rx_state(0).unwrap().rx.expected, 1_000);
@@ -1084,9 +1084,9 @@ mod tests {
         sim.cfg.stop_ps = t + n + US;
         sim.run_quiet();
         assert_eq!(sim.counters.cnps, 1, "the owed CNP went out at t + 50 µs");
-        assert_eq!(sim.rxs.lookup(0), crate::host::RxSlot::Closed);
+        assert_eq!(sim.active.rx_lookup(0), crate::host::RxSlot::Closed);
         assert_eq!(
-            sim.rxs.open_now(),
+            sim.active.rx_open_now(),
             1,
             "only the long flow's receiver is open"
         );

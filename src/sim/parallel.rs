@@ -364,7 +364,6 @@ impl Simulator {
             flows: self.flows.clone(),
             paths: self.paths.clone(),
             active: self.active.clone(),
-            rxs: self.rxs.clone(),
             late_cnp: self.late_cnp.clone(),
             counters: self.counters.clone(),
             rtt: self.rtt.clone(),
@@ -1162,7 +1161,7 @@ impl ParallelSim {
             }
             if kd != 0 {
                 let r = &rest[kd - 1];
-                m.rxs.copy_entry(f as u32, &r.rxs);
+                m.active.rx_copy_entry(f as u32, &r.active);
             }
         }
         // Host halves of schemes: each host's and flow's state from its owner.

@@ -8,7 +8,7 @@
 //! and completes flows.
 
 use crate::engine::packet::{DataHdr, Header, Marks, Packet};
-use crate::host::{NO_FLOW_SLOT, RxSlab, RxSlot};
+use crate::host::{FlowSlab, NO_FLOW_SLOT, RxSlot};
 use crate::scheme::{HostHooks, PulledRole, RxProgress};
 use crate::sim::Simulator;
 use crate::sim::nic::host_ctx;
@@ -25,7 +25,7 @@ impl Simulator {
 
     /// Receiver progress of flow `f` (a closed receiver holds every byte).
     fn rx_progress(&self, f: u32) -> RxProgress {
-        progress_of(&self.rxs, f, self.flows[f as usize].size_bytes)
+        progress_of(&self.active, f, self.flows[f as usize].size_bytes)
     }
 
     /// A full data packet `p` reached its receiver `h`: deliver it, answer with the reply the
@@ -39,9 +39,9 @@ impl Simulator {
         let (newly, rx) = match self.rx_slot_for_data(f, pkt) {
             NO_FLOW_SLOT => (0, RxProgress::of(size, None)),
             slot => {
-                let before = self.rxs.at(slot).rx.delivered_bytes;
+                let before = self.active.rx_at(slot).rx.delivered_bytes;
                 self.receive_segment(slot, d, now);
-                let r = self.rxs.at(slot);
+                let r = self.active.rx_at(slot);
                 let got = (
                     r.rx.delivered_bytes - before,
                     RxProgress::of(size, Some(&r.rx)),
@@ -119,8 +119,8 @@ impl Simulator {
         self.host_out.current = self.host_schemes[i].id();
         let pull = {
             let mut ctx = host_ctx(&mut self.hosts[h], h, &mut self.host_out, now_ps, event_no);
-            let (flows, rxs) = (&self.flows, &self.rxs);
-            let progress = |f: u32| progress_of(rxs, f, flows[f as usize].size_bytes);
+            let (flows, qps) = (&self.flows, &self.active);
+            let progress = |f: u32| progress_of(qps, f, flows[f as usize].size_bytes);
             self.host_schemes[i].pulled_pacer(&mut ctx, &progress)
         };
         self.host_apply(h, start);
@@ -155,9 +155,9 @@ impl Simulator {
 
 /// The progress of flow `f`'s receiver, a `size_bytes` message: nothing before its first data
 /// packet, every byte once closed.
-fn progress_of(rxs: &RxSlab, f: u32, size_bytes: u64) -> RxProgress {
-    match rxs.lookup(f) {
-        RxSlot::Open(i) => RxProgress::of(size_bytes, Some(&rxs.at(i).rx)),
+fn progress_of(qps: &FlowSlab, f: u32, size_bytes: u64) -> RxProgress {
+    match qps.rx_lookup(f) {
+        RxSlot::Open(i) => RxProgress::of(size_bytes, Some(&qps.rx_at(i).rx)),
         RxSlot::Closed => RxProgress::of(size_bytes, None),
         RxSlot::Unopened => RxProgress::of(size_bytes, Some(&Default::default())),
     }
