@@ -647,12 +647,14 @@ pub fn run(exp: &Experiment, o: &RunOpts) -> Result<PathBuf, String> {
     );
     let t0 = Instant::now();
     let ran = todo.clone();
-    run_points(exp, o, &base, todo)?;
+    let done = run_points(exp, o, &base, todo);
+    // (Before any error: the points that ran did so whether or not others failed.)
     if o.threads > 1
         && let Some(note) = one_thread_note(&base, &ran)
     {
         eprintln!("{note}");
     }
+    done?;
     if let Some(s) = o.shard {
         eprintln!(
             "shard {s}: its {} point(s) are complete in {}; once every shard is, `sfc \

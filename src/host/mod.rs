@@ -322,18 +322,21 @@ impl FlowSlab {
             .reserve(flows.saturating_sub(self.slot_of.len()));
     }
 
-    /// Flow `f` (finished, or never to start; its sender slot released) is done with for
-    /// good: its slot-map entry may go, with its page once every flow of the page is retired
-    /// — at once if its receiver is closed (the usual case: it held every byte before the
-    /// last ACK left) or never opened, else when it closes (it owes a CNP). A later packet of
-    /// `f` finds no sender slot and a closed receiver, as for any finished flow.
+    /// Flow `f` (finished, never to start, or left unfinished by a stopped run) is done with
+    /// for good: its slot-map entry may go, with its page once every flow of the page is
+    /// retired — at once if its receiver is closed (the usual case: it held every byte before
+    /// the last ACK left) or never opened, else when it closes (it owes a CNP; a receiver left
+    /// open by a stopped run keeps its page). A later packet of `f` finds no sender slot and a
+    /// closed receiver, as for any finished flow.
     pub fn retire(&mut self, f: u32) {
         if let RxSlot::Open(i) = self.rx_lookup(f) {
             self.rx_slots[i as usize].retired = true;
             return;
         }
-        // A flow that never started has no entry yet.
-        self.entry_mut(f);
+        if (f as usize) >= self.slot_of.len() {
+            // Never started: the map has no entry for it yet.
+            self.slot_of.resize(f as usize + 1, NO_QP);
+        }
         self.slot_of.retire(f as usize);
     }
 
@@ -342,15 +345,21 @@ impl FlowSlab {
         self.slot_of.resident_pages()
     }
 
-    /// At the end of a run with no flow active and no receiver open: free the slots and the
-    /// slot map (8 B per flow), keeping the peaks. (A flow started afterwards grows the map
-    /// again.)
+    /// At the end of a run: free the sender slots if no flow is active, the receiver slots
+    /// if no receiver is open (a receiver owing a CNP when a stopped run ends stays), and the
+    /// slot map (8 B per flow) if both went, keeping the peaks. (A flow started afterwards
+    /// grows the map again.)
     pub fn release_memory(&mut self) {
-        if self.active() == 0 && self.rx_open_now() == 0 {
+        let (senders, receivers) = (self.active() == 0, self.rx_open_now() == 0);
+        if senders {
             self.slots = Vec::new();
             self.free = Vec::new();
+        }
+        if receivers {
             self.rx_slots = Vec::new();
             self.rx_free = Vec::new();
+        }
+        if senders && receivers {
             self.slot_of = PagedVec::new();
         }
     }
