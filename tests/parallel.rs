@@ -332,32 +332,10 @@ fn hpcc_mode_writes_the_same_files_on_two_threads() {
 
 #[test]
 fn a_sweep_on_threads_says_which_points_ran_on_one_thread() {
-    // Two points on a one-switch star: neither can be split (fewer than two ToRs).
-    let exp = r#"[experiment]
-name = "par-star"
-title = "a sweep whose points cannot be split"
-paper = "none"
-
-[scenario]
-name = "par-star"
-seed = 1
-[scenario.topology]
-kind = "star"
-hosts = 4
-[[scenario.traffic]]
-kind = "incast"
-senders = [1, 2, 3]
-receivers = [0]
-at = "1us"
-size = "50KB"
-
-[sweep]
-series = [{ name = "A", set = [] }]
-axes = [{ key = "traffic.0.size", values = ["20KB", "50KB"] }]
-"#;
+    // Six points on a one-switch star: none can be split (fewer than two ToRs).
     let d = TempDir::new("sweep-threads");
-    let file = d.path().join("par-star.toml");
-    std::fs::write(&file, exp).unwrap();
+    let file = d.path().join("tiny.toml");
+    std::fs::write(&file, common::TINY_SWEEP).unwrap();
     let out = d.path().join("out");
     let o = Command::new(SFC)
         .args(["experiment", "run"])
@@ -369,8 +347,8 @@ axes = [{ key = "traffic.0.size", values = ["20KB", "50KB"] }]
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(
-        err.contains("note: 2 of 2 point(s) ran on one thread")
-            && err.contains("2 point(s): the network has fewer than two ToRs"),
+        err.contains("note: 6 of 6 point(s) ran on one thread")
+            && err.contains("6 point(s): the network has fewer than two ToRs"),
         "{err}"
     );
     let mut summaries = 0;
@@ -384,5 +362,5 @@ axes = [{ key = "traffic.0.size", values = ["20KB", "50KB"] }]
         );
         summaries += 1;
     }
-    assert_eq!(summaries, 2);
+    assert_eq!(summaries, 6);
 }

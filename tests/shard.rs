@@ -6,49 +6,11 @@
 
 mod common;
 
-use common::TempDir;
+use common::{TINY_SWEEP as TINY, TempDir};
 use std::path::Path;
 use std::process::{Command, Output};
 
 const SFC: &str = env!("CARGO_BIN_EXE_sfc");
-
-/// Six small points (two series × three flow sizes), a plot and a claim.
-const TINY: &str = r#"[experiment]
-name = "tiny-shard"
-title = "tiny sharded sweep"
-paper = "Mini"
-
-[scenario]
-name = "tiny-shard"
-seed = 1
-stop = "200us"
-[scenario.topology]
-kind = "star"
-hosts = 4
-[[scenario.traffic]]
-kind = "incast"
-senders = [1, 2, 3]
-receivers = [0]
-at = "1us"
-size = "50KB"
-
-[sweep]
-series = [{ name = "A", set = [] }, { name = "B", set = ['cc.kind="dcqcn"'] }]
-axes = [{ key = "traffic.0.size", values = ["20KB", "50KB", "400KB"] }]
-
-[[plot]]
-name = "events"
-source = "summary"
-x = "traffic.0.size"
-y = "events"
-
-[[claim]]
-text = "A vs B"
-metric = "events"
-num = "A"
-den = "B"
-paper_low = 1.0
-"#;
 
 /// The files of a report (besides the points' directories).
 const REPORT_FILES: [&str; 6] = [

@@ -23,6 +23,45 @@ pub const RUN_MEASURES: &[&str] = &[
     "one_thread_because",
 ];
 
+/// A small experiment file: six points (two series × three flow sizes) on a 4-host star,
+/// a plot and a claim.
+pub const TINY_SWEEP: &str = r#"[experiment]
+name = "tiny-shard"
+title = "tiny sharded sweep"
+paper = "Mini"
+
+[scenario]
+name = "tiny-shard"
+seed = 1
+stop = "200us"
+[scenario.topology]
+kind = "star"
+hosts = 4
+[[scenario.traffic]]
+kind = "incast"
+senders = [1, 2, 3]
+receivers = [0]
+at = "1us"
+size = "50KB"
+
+[sweep]
+series = [{ name = "A", set = [] }, { name = "B", set = ['cc.kind="dcqcn"'] }]
+axes = [{ key = "traffic.0.size", values = ["20KB", "50KB", "400KB"] }]
+
+[[plot]]
+name = "events"
+source = "summary"
+x = "traffic.0.size"
+y = "events"
+
+[[claim]]
+text = "A vs B"
+metric = "events"
+num = "A"
+den = "B"
+paper_low = 1.0
+"#;
+
 /// `v` (a `summary.json`) without [`RUN_MEASURES`].
 pub fn without_run_measures(mut v: serde_json::Value) -> serde_json::Value {
     if let Some(o) = v.as_object_mut() {
