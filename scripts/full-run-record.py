@@ -10,7 +10,8 @@ writes it (its `claims.csv` and `results.csv`). TIMES_TSV, optional, has lines
 Prints a Markdown table on stdout, one row per experiment: its paper, points, simulated events,
 the wall time (TIMES_TSV's, else the sum of the points' `wall_seconds`, marked "Σ points"), and
 its claims as `sfc experiment score` counts them (point/range/bound matched of total, direction
-matched of total, calibrated, repeated). With --csv, writes every claim of every experiment (the
+matched of total, scored claims on three seeds or more and how many match at every seed,
+calibrated, repeated). With --csv, writes every claim of every experiment (the
 columns of claims.csv) into CLAIMS_OUT, for pandas.
 """
 import csv
@@ -19,7 +20,8 @@ from pathlib import Path
 
 
 def tally(rows):
-    t = {"value": [0, 0], "direction": [0, 0], "calibrated": 0, "repeated": 0, "unaudited": 0}
+    t = {"value": [0, 0], "direction": [0, 0], "calibrated": 0, "repeated": 0, "unaudited": 0,
+         "seeds": [0, 0]}
     for r in rows:
         ok = r["verdict"] == "matches"
         if r["audited"] != "true":
@@ -28,12 +30,14 @@ def tally(rows):
             t["repeated"] += 1
         elif r["calibrated"]:
             t["calibrated"] += 1
-        elif r["kind"] == "direction":
-            t["direction"][0] += ok
-            t["direction"][1] += 1
         else:
-            t["value"][0] += ok
-            t["value"][1] += 1
+            k = "direction" if r["kind"] == "direction" else "value"
+            t[k][0] += ok
+            t[k][1] += 1
+            n = int(r.get("seeds") or 0)
+            if n >= 3:
+                t["seeds"][1] += 1
+                t["seeds"][0] += int(r.get("seeds_matching") or 0) == n
     return t
 
 
@@ -54,8 +58,9 @@ def main():
                 times[f[0]] = (int(f[1]), float(f[2]))
     every = []
     print("| experiment | paper | points | events | wall time | point/range/bound matched "
-          "| direction matched | calibrated (not scored) | repeated (not scored) |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "| direction matched | on ≥ 3 seeds (matching at every seed) | calibrated (not scored) "
+          "| repeated (not scored) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for d in sorted(p for p in out.iterdir() if (p / "claims.csv").is_file()):
         with open(d / "claims.csv", newline="") as fh:
             claims = list(csv.DictReader(fh))
@@ -72,10 +77,13 @@ def main():
         t = tally(claims)
         print(f"| `{d.name}` | {paper} | {len(results)} | {events / 1e6:.1f} M | {wall} "
               f"| {t['value'][0]} of {t['value'][1]} | {t['direction'][0]} of {t['direction'][1]} "
-              f"| {t['calibrated']} | {t['repeated']} |")
+              f"| {t['seeds'][1]} ({t['seeds'][0]}) | {t['calibrated']} | {t['repeated']} |")
     if "--csv" in opts and every:
+        # Every column of every file, in order of appearance (older claims.csv files lack
+        # the last ones).
+        fields = list(dict.fromkeys(k for r in every for k in r))
         with open(opts["--csv"], "w", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=list(every[0].keys()))
+            w = csv.DictWriter(fh, fieldnames=fields, restval="")
             w.writeheader()
             w.writerows(every)
 

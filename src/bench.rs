@@ -595,43 +595,112 @@ pub fn threads(
 /// `sfc bench --partitions`: for each selected benchmark, one sequential run profiled for
 /// every partition count of `counts` ([`crate::sim::partition`]): the windows a conservative
 /// parallel run would synchronise, the events of its critical path, the packets crossing a cut,
-/// the speed-up bound `events / critical-path events`, and the speed-up modelled with this
-/// run's time per event and the barrier cost measured here among 2 threads (a lower bound of
-/// the cost among more). Prints a table per benchmark and writes out/bench-partitions.json.
+/// the speed-up bound `events / critical-path events`, and the speed-up modelled
+/// ([`crate::sim::partition::PartitionReport::modelled_speedup`]) with the costs measured
+/// here: the time per event of a plain sequential run, the spin barrier among 2 threads
+/// (extrapolated to more, [`crate::sim::partition::barrier_ns_among`]), an uncontended lock,
+/// and the cost per crossing packet taken from the same run split over 2 threads (on a
+/// machine with 2 cores or more; else no crossing cost is charged, and the table says so).
+/// A count above the benchmark's ToRs is profiled as that many partitions (a partition holds
+/// whole ToRs, as in a split run). Prints a table per benchmark and writes
+/// out/bench-partitions.json.
 pub fn partitions(quick: bool, filter: Option<&str>, counts: &[u32]) -> Result<(), String> {
+    use crate::sim::partition::{ModelCosts, Partitioning, barrier_ns_among};
     if counts.is_empty() || counts.contains(&0) {
         return Err("--partitions: one or more counts ≥ 1, comma-separated (e.g. 2,4,8)".into());
     }
     let benches = select(filter)?;
-    let barrier_ns = crate::sim::partition::barrier_cost_ns(2, 200_000);
-    println!("spin barrier among 2 threads on this machine: {barrier_ns:.0} ns");
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let barrier2_ns = crate::sim::partition::barrier_cost_ns(2, 200_000);
+    let channel_ns = crate::sim::partition::lock_cost_ns(1_000_000);
+    println!(
+        "this machine: {cores} core(s); spin barrier among 2 threads {barrier2_ns:.0} ns \
+         (among N: × N/2); uncontended lock {channel_ns:.0} ns"
+    );
     let mut all = Vec::new();
     for b in benches {
-        let mut sim = build(b.name, quick)?;
-        let parts: Vec<crate::sim::partition::Partitioning> = counts
-            .iter()
-            .map(|&n| crate::sim::partition::Partitioning::by_tor_groups(&sim.topo, n))
-            .collect::<Result<_, _>>()?;
+        // The plain sequential run: the time per event.
+        let mut plain = build(b.name, quick)?;
         let t0 = Instant::now();
+        plain.run_quiet();
+        let seq_s = t0.elapsed().as_secs_f64();
+        let hosts = plain.hosts.len();
+        drop(plain);
+        // The profile, with 2 partitions among the counts (the crossing cost's reference).
+        // A partition holds whole ToRs: a count above the ToRs runs as many partitions as
+        // there are ToRs, as a split run does.
+        let mut sim = build(b.name, quick)?;
+        let tors = crate::sim::partition::tors(&sim.topo).len().max(1) as u32;
+        let mut all_counts: Vec<u32> = counts.iter().map(|&n| n.min(tors)).collect();
+        if !all_counts.contains(&2) && tors >= 2 {
+            all_counts.push(2);
+        }
+        all_counts.sort_unstable();
+        all_counts.dedup();
+        let parts: Vec<Partitioning> = all_counts
+            .iter()
+            .map(|&n| Partitioning::by_tor_groups(&sim.topo, n))
+            .collect::<Result<_, _>>()?;
         let reports = sim.run_partition_profile(&parts);
-        let wall = t0.elapsed().as_secs_f64();
+        drop(sim);
         let events = reports.first().map_or(0, |r| r.events);
-        // Per event, the profile's own counting included (an upper bound of the plain run's).
-        let event_ns = wall * 1e9 / events.max(1) as f64;
+        let event_ns = seq_s * 1e9 / events.max(1) as f64;
+        // The run split over 2 threads: what its wall time has beyond the critical path,
+        // the barriers and the channels is the crossings' cost.
+        let two = reports.iter().find(|r| r.parts == 2);
+        let mut split = None;
+        if let Some(two) = two
+            && cores >= 2
+            && two.lookahead_ps > 0
+            && let Ok(mut par) = crate::sim::parallel::ParallelSim::split(build(b.name, quick)?, 2)
+        {
+            let t0 = Instant::now();
+            par.run(&mut |_| {});
+            let wall = t0.elapsed().as_secs_f64();
+            split = Some((wall, par.stats()));
+        }
+        let crossing_ns = split.as_ref().zip(two).map_or(0.0, |((wall, st), two)| {
+            let accounted = two.critical_events as f64 * event_ns
+                + st.windows as f64 * (2.0 * barrier2_ns + channel_ns);
+            ((wall * 1e9 - accounted) / (st.crossings.max(1) as f64 / 2.0)).max(0.0)
+        });
         println!(
-            "\n{} ({} hosts, {} events, {event_ns:.0} ns/event in this profiled run)",
+            "\n{} ({} hosts, {tors} ToRs, {} events; sequential {seq_s:.2} s, {event_ns:.0} \
+             ns/event{})",
             b.name,
-            sim.hosts.len(),
-            events
+            hosts,
+            events,
+            match &split {
+                Some((w, st)) => format!(
+                    "; 2 threads {w:.2} s, {:.2}×, {} crossings: {crossing_ns:.0} ns each",
+                    seq_s / w,
+                    st.crossings
+                ),
+                None => "; not split over 2 threads here: no crossing cost charged".into(),
+            }
         );
         println!(
             "{:>5} {:>10} {:>5} {:>10} {:>11} {:>8} {:>9} {:>9}",
             "parts", "window", "cut", "windows", "events/win", "cross %", "bound", "modelled"
         );
         let mut rows = Vec::new();
-        for r in &reports {
+        for r in reports
+            .iter()
+            .filter(|r| counts.iter().any(|&n| n.min(tors) == r.parts))
+        {
+            let costs = ModelCosts {
+                event_ns,
+                barrier_ns: barrier_ns_among(r.parts, barrier2_ns),
+                channel_ns,
+                crossing_ns,
+            };
             let per_window = r.events as f64 / r.windows.max(1) as f64;
             let cross = 100.0 * r.cross_arrivals as f64 / r.arrivals.max(1) as f64;
+            let modelled = if r.parts > 1 {
+                r.modelled_speedup(&costs)
+            } else {
+                1.0
+            };
             println!(
                 "{:>5} {:>10} {:>5} {:>10} {:>11.1} {:>8.2} {:>8.2}× {:>8.2}×",
                 r.parts,
@@ -645,19 +714,31 @@ pub fn partitions(quick: bool, filter: Option<&str>, counts: &[u32]) -> Result<(
                 per_window,
                 cross,
                 r.speedup_bound(),
-                r.modelled_speedup(event_ns, barrier_ns)
+                modelled
             );
             let mut j = serde_json::to_value(r).unwrap_or_default();
             j["speedup_bound"] = json!(r.speedup_bound());
-            j["modelled_speedup"] = json!(r.modelled_speedup(event_ns, barrier_ns));
+            j["modelled_speedup"] = json!(modelled);
+            j["costs"] = serde_json::to_value(costs).unwrap_or_default();
             rows.push(j);
         }
         all.push(json!({
             "name": b.name,
             "quick": quick,
             "events": events,
+            "sequential_seconds": seq_s,
             "event_ns": event_ns,
-            "barrier_ns_2_threads": barrier_ns,
+            "tors": tors,
+            "cores": cores,
+            "barrier_ns_2_threads": barrier2_ns,
+            "channel_ns": channel_ns,
+            "crossing_ns": crossing_ns,
+            "two_threads": split.as_ref().map(|(w, st)| json!({
+                "wall_seconds": w,
+                "speedup": seq_s / w,
+                "windows": st.windows,
+                "crossings": st.crossings,
+            })),
             "partitions": rows,
         }));
     }
@@ -670,10 +751,6 @@ pub fn partitions(quick: bool, filter: Option<&str>, counts: &[u32]) -> Result<(
     Ok(())
 }
 
-/// Check that `exe` is an `sfc` binary before benchmarking with it: `exe --version` must
-/// answer `sfc …` within 10 s (at most 4 KB of it is read), so another program given to
-/// `--against` by mistake is refused at once instead of hanging the comparison or filling
-/// memory with its output.
 fn probe_sfc(exe: &std::path::Path) -> Result<(), String> {
     use std::io::Read;
     use std::process::{Command, Stdio};

@@ -1557,7 +1557,7 @@ fn run_config_opts(
     let t0 = std::time::Instant::now();
     let stop = sim.cfg.stop_ps;
     let mut cb = crate::report::progress_bar(true, stop);
-    let (outcome, mut sim, used) = crate::report::run_on_threads(sim, threads, &mut cb);
+    let (outcome, mut sim, used) = crate::report::run_on_threads(sim, threads, true, &mut cb);
     if crate::process::interrupt_requested() {
         return Err(crate::process::INTERRUPTED.into());
     }

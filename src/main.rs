@@ -74,7 +74,9 @@ enum Cmd {
         /// a link between partitions. The outputs equal one thread's byte for byte, apart
         /// from the measures of the run itself (wall time, rates, peak memory). Runs with
         /// link failures, a capture, NDP, BFC, CBFC or PB-FS, or fewer than two ToRs, use
-        /// one thread (a note says why). Results are kept in memory, not streamed.
+        /// one thread (a note says why); a partition holds whole ToRs, so a network with
+        /// fewer ToRs than N uses as many threads as it has ToRs (a note says so). Results
+        /// are kept in memory, not streamed.
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
         threads: u32,
     },
@@ -147,11 +149,13 @@ enum Cmd {
         #[arg(long, value_name = "SFC_BINARY", conflicts_with = "print_scenario")]
         against: Option<PathBuf>,
         /// Profile each selected benchmark for a conservative parallel run split into each of
-        /// these partition counts (comma-separated, e.g. `2,4,8,16,32,64`): hosts with their
-        /// ToR, windows of the lookahead (the smallest delay of a cut link). One sequential run
-        /// per benchmark prints, per count, the windows, the packets crossing a cut, the
-        /// speed-up bound (events / the busiest partition's events summed over windows) and the
-        /// speed-up modelled with the barrier cost measured here; writes
+        /// these partition counts (comma-separated, e.g. `2,4,8,16,32,64`; a count above the
+        /// ToRs counts as the ToRs): hosts with their ToR, windows of the lookahead (the
+        /// smallest delay of a cut link). A profiled sequential run per benchmark prints, per
+        /// count, the windows, the packets crossing a cut, the speed-up bound (events / the
+        /// busiest partition's events summed over windows) and the speed-up modelled with the
+        /// costs measured here (time per event of a plain run, spin barrier, lock, and the cost
+        /// per crossing packet of the run split over 2 threads); writes
         /// out/bench-partitions.json. The run itself is unchanged.
         #[arg(long, value_name = "N,N,…", value_delimiter = ',', conflicts_with_all = ["print_scenario", "against"])]
         partitions: Vec<u32>,
@@ -314,7 +318,7 @@ enum ExpCmd {
         /// The smaller variant that finishes in minutes on 2 cores.
         #[arg(long)]
         quick: bool,
-        /// Parallel runs (at least 1) [default: number of cores].
+        /// Parallel runs (at least 1) [default: number of cores / --threads].
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
         jobs: Option<u32>,
         /// Output directory.
@@ -347,7 +351,8 @@ enum ExpCmd {
         #[arg(long)]
         no_timings: bool,
         /// Threads for each point's run, as `sfc run --threads` (the same point files);
-        /// `--jobs` points run at once, so use `--jobs` × `--threads` ≤ cores.
+        /// `--jobs` points run at once (by default cores / threads, so that `--jobs` ×
+        /// `--threads` ≤ cores).
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
         threads: u32,
     },
@@ -488,9 +493,11 @@ enum ExpCmd {
         dir: Option<PathBuf>,
     },
     /// Count the claims of experiments already run, per paper: point/range/bound claims
-    /// matched of total, direction claims matched of total, calibrated and unaudited claims
-    /// (not scored), and a total row. Reads each experiment's `claims.csv` from OUT/NAME (or
-    /// OUT/NAME-quick).
+    /// matched of total, direction claims matched of total, the scored claims evaluated on
+    /// three seeds or more (and how many match at every seed), calibrated, repeated and
+    /// unaudited claims (not scored), and a total row. Reads each experiment's `claims.csv`
+    /// from the first of OUT/NAME-seeds… (most seeds), OUT/NAME, OUT/NAME-quick-seeds…,
+    /// OUT/NAME-quick.
     Score {
         /// Experiments to count [default: every experiment with results in OUT].
         names: Vec<String>,
@@ -801,8 +808,10 @@ fn cmd_exp_run(cmd: ExpCmd) -> Result<(), String> {
     let child = std::env::current_exe()
         .ok()
         .map(|exe| sfc::experiment::runner::ChildCmd { exe, args });
+    // Each point's run takes `threads` cores: a split run's barriers spin, so more threads
+    // than cores slow every run down.
     let jobs = jobs.map_or_else(
-        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        || (std::thread::available_parallelism().map_or(1, |n| n.get()) / threads).max(1),
         |j| j as usize,
     );
     let record =
@@ -1423,6 +1432,15 @@ fn run_variants(req: &RunRequest, variants: &[(String, Vec<String>)]) -> Result<
         cols.push((vname.clone(), r));
     }
     for (n, r) in &cols {
+        if let Some(why) = r.summary.get("one_thread_because").and_then(|w| w.as_str()) {
+            eprintln!("{label} [{n}]: note: this run uses one thread: {why}");
+        }
+        if let Some(parts) = r.summary["parallel"]["threads"].as_u64()
+            && (parts as usize) < req.threads
+        {
+            let note = sfc::report::fewer_threads_note(parts as usize, req.threads);
+            eprintln!("{label} [{n}]: note: {note}");
+        }
         if let Some(note) = &r.note {
             eprintln!("{label} [{n}]: {note}");
         }

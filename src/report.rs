@@ -42,7 +42,8 @@ pub struct RunOptions {
     /// partitions of the network ([`crate::sim::parallel`]) with outputs identical to one
     /// thread's, apart from the measures of the run itself (wall time, rates, peak memory,
     /// peak pending events and live packets); results are then kept, not streamed. A run that
-    /// cannot be split runs on one thread, with a note on stderr.
+    /// cannot be split runs on one thread and says why in `summary.json`'s
+    /// `one_thread_because` (and on stderr before the run, with `progress`).
     pub threads: usize,
 }
 
@@ -353,7 +354,7 @@ fn run_with(
     }
     let t0 = Instant::now();
     let mut cb = progress_bar(opts.progress, stop);
-    let (outcome, mut sim, used) = run_on_threads(sim, threads, &mut cb);
+    let (outcome, mut sim, used) = run_on_threads(sim, threads, opts.progress, &mut cb);
     if crate::process::interrupt_requested() {
         return Err(crate::process::INTERRUPTED.into());
     }
@@ -437,6 +438,15 @@ fn run_with(
     })
 }
 
+/// The note for a run split over fewer threads (`parts`) than asked (`asked`): a partition
+/// holds whole ToRs, so the network has only `parts` of them.
+pub fn fewer_threads_note(parts: usize, asked: usize) -> String {
+    format!(
+        "this run uses {parts} threads, not {asked}: a partition holds whole ToRs and the \
+         network has {parts}"
+    )
+}
+
 /// How a run asked to use several threads ran ([`run_on_threads`]).
 #[derive(Clone, Debug, Default)]
 pub struct ThreadsUsed {
@@ -466,17 +476,22 @@ impl ThreadsUsed {
 }
 
 /// Run `sim` to its end under the watchdog ([`crate::runguard::run_watched`]) on `threads`
-/// threads when it can be split ([`crate::sim::parallel::ParallelSim`]; else on one, with a
-/// note on stderr): the outcome, the simulator holding the whole run (merged), and how the
-/// threads were used.
+/// threads when it can be split ([`crate::sim::parallel::ParallelSim`]; else on one, saying
+/// why on stderr before the run when `say` is set — a caller without a terminal reads it from
+/// the returned [`ThreadsUsed`] instead): the outcome, the simulator holding the whole run
+/// (merged), and how the threads were used.
 pub fn run_on_threads(
     mut sim: Simulator,
     threads: usize,
+    say: bool,
     progress: &mut dyn FnMut(&Progress),
 ) -> (crate::runguard::Outcome, Simulator, ThreadsUsed) {
     if threads > 1 {
         match crate::sim::parallel::ParallelSim::split(sim, threads) {
             Ok(mut par) => {
+                if say && par.threads() < threads {
+                    eprintln!("note: {}", fewer_threads_note(par.threads(), threads));
+                }
                 let outcome = crate::runguard::run_watched(&mut par, progress);
                 let used = ThreadsUsed {
                     parallel: Some(par.stats()),
@@ -485,7 +500,9 @@ pub fn run_on_threads(
                 return (outcome, par.into_merged(), used);
             }
             Err((mut back, why)) => {
-                eprintln!("note: this run uses one thread: {why}");
+                if say {
+                    eprintln!("note: this run uses one thread: {why}");
+                }
                 let outcome = crate::runguard::run_watched(&mut *back, progress);
                 let used = ThreadsUsed {
                     parallel: None,

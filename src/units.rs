@@ -436,7 +436,7 @@ mod tests {
 
     #[test]
     fn out_of_range_is_an_error_not_a_saturation() {
-        // 1e30 s = 1e42 ps: far beyond u64 (1.8e19); used to saturate to u64::MAX.
+        // 1e30 s = 1e42 ps: far beyond u64 (1.8e19); an error, not u64::MAX.
         let e = parse_time_ps("1e30s").unwrap_err();
         assert!(e.0.contains("out of range"), "{e}");
         // The limit itself is accepted, one picosecond-scale step above is not.

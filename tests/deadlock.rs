@@ -295,7 +295,12 @@ fn scenario_ring_deadlock_is_found_the_same_on_two_threads() {
     let (one, two) = (run("1"), run("2"));
     assert_eq!(one.status.and_then(|s| s.code()), Some(3), "{}", one.show());
     assert_eq!(two.status.and_then(|s| s.code()), Some(3), "{}", two.show());
-    assert!(!two.stderr.contains("uses one thread"), "{}", two.show());
+    assert_eq!(
+        summary(&d, "t2/summary.json")["parallel"]["threads"],
+        2,
+        "the run did not split: {}",
+        two.show()
+    );
     // The deadlock and stuck-flow reports (stderr), apart from the line naming the outputs.
     let reports = |r: &Run| -> Vec<String> {
         r.stderr
@@ -305,14 +310,25 @@ fn scenario_ring_deadlock_is_found_the_same_on_two_threads() {
             .collect()
     };
     assert_eq!(reports(&one), reports(&two));
-    for f in ["flows.csv", "fct.txt", "buffer.csv", "links.csv", "pfc.txt"] {
-        if std::path::Path::new(&d.path().join("t1").join(f)).exists() {
-            assert_eq!(
-                d.read(&format!("t1/{f}")),
-                d.read(&format!("t2/{f}")),
-                "{f} differs"
-            );
-        }
+    // Every file both runs write (the same list), byte for byte; the summaries below.
+    let listing = |t: &str| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d.path().join(t))
+            .expect("outputs")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(listing("t1"), listing("t2"));
+    for f in ["flows.csv", "fct.txt", "buffer.csv", "links.csv"] {
+        assert!(listing("t1").contains(&f.to_string()), "{f} not written");
+    }
+    for f in listing("t1").iter().filter(|f| *f != "summary.json") {
+        assert_eq!(
+            d.read(&format!("t1/{f}")),
+            d.read(&format!("t2/{f}")),
+            "{f} differs"
+        );
     }
     let (s1, s2) = (
         common::without_run_measures(summary(&d, "t1/summary.json")),

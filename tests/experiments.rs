@@ -865,45 +865,46 @@ fn claims_csv_score_and_quotes() {
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(
         lines[0],
-        "experiment,paper,claim,kind,value,low,high,verdict,calibrated,audited,scored_in"
+        "experiment,paper,claim,kind,value,low,high,verdict,calibrated,audited,scored_in,\
+         seeds,seeds_matching,value_min,value_max"
     );
     assert_eq!(
         lines[1],
-        "audited,Mini,point 1,point,1,0.8,1.2,matches,,true,"
+        "audited,Mini,point 1,point,1,0.8,1.2,matches,,true,,0,0,,"
     );
     assert!(
         lines[2].starts_with("audited,Mini,point 1.3,point,1,")
-            && lines[2].ends_with(",differs (ours lower),,true,"),
+            && lines[2].ends_with(",differs (ours lower),,true,,0,0,,"),
         "{}",
         lines[2]
     );
     assert_eq!(
         lines[3],
-        "audited,Mini,upper bound 1,bound,1,,1,matches,,true,"
+        "audited,Mini,upper bound 1,bound,1,,1,matches,,true,,0,0,,"
     );
     assert_eq!(
         lines[4],
-        "audited,Mini,lower bound 2,bound,1,2,,differs (ours lower),,true,"
+        "audited,Mini,lower bound 2,bound,1,2,,differs (ours lower),,true,,0,0,,"
     );
     assert_eq!(
         lines[5],
-        "audited,Mini,direction higher,direction,1,1,,differs (no difference),,true,"
+        "audited,Mini,direction higher,direction,1,1,,differs (no difference),,true,,0,0,,"
     );
     assert_eq!(
         lines[6],
-        "audited,Mini,calibrated point 1,point,1,0.8,1.2,matches,cc.kind,true,"
+        "audited,Mini,calibrated point 1,point,1,0.8,1.2,matches,cc.kind,true,,0,0,,"
     );
     assert_eq!(
         lines[7],
-        "audited,Mini,repeated point 1,point,1,0.8,1.2,matches,,true,elsewhere"
+        "audited,Mini,repeated point 1,point,1,0.8,1.2,matches,,true,elsewhere,0,0,,"
     );
     assert_eq!(
         lines[8],
-        "audited,Mini,unaudited,,1,0.75,1.25,matches,,false,"
+        "audited,Mini,unaudited,,1,0.75,1.25,matches,,false,,0,0,,"
     );
     let report = std::fs::read_to_string(dir.join("REPORT.md")).expect("REPORT.md");
     assert!(
-        report.contains("| this experiment | 2 of 4 | 0 of 1 | 1 | 1 | 1 |"),
+        report.contains("| this experiment | 2 of 4 | 0 of 1 | 0 (0) | 1 | 1 | 1 |"),
         "{report}"
     );
     assert!(report.find("## Score") < report.find("## Ours next to the paper"));
@@ -929,11 +930,11 @@ fn claims_csv_score_and_quotes() {
     ]);
     let table = String::from_utf8_lossy(&o.stdout);
     assert!(
-        table.contains("| Mini | 2 of 4 | 0 of 1 | 1 | 1 | 1 |"),
+        table.contains("| Mini | 2 of 4 | 0 of 1 | 0 (0) | 1 | 1 | 1 |"),
         "{table}"
     );
     assert!(
-        table.contains("| total | 2 of 4 | 0 of 1 | 1 | 1 | 1 |"),
+        table.contains("| total | 2 of 4 | 0 of 1 | 0 (0) | 1 | 1 | 1 |"),
         "{table}"
     );
     let o = sfc_ok(&["experiment", "score", "audited", "--out", out_s, "--json"]);

@@ -1081,7 +1081,7 @@ fn crlf_config_file() {
 
 #[test]
 fn error_gbn_rto_not_positive_after_conversion() {
-    // NaN and values below 1 ps used to become a 0 ps RTO (an endless timeout storm).
+    // NaN and values below 1 ps would make a 0 ps RTO (an endless timeout storm): errors.
     for v in ["nan", "0.0000001"] {
         let d = star2_dir("e-rto0");
         let r = hpcc_timeout(

@@ -99,7 +99,8 @@ fn toml_from_json(json: &str) -> PyResult<String> {
 /// `threads` threads (`--threads`). Returns `(summary JSON, warnings)`;
 /// `summary["failure"]` says whether the run failed (unfinished flows, a deadlock), as the
 /// command line's exit status does; a run asked to use several threads that could not be
-/// split says why in `summary["one_thread_because"]`, and in the warnings.
+/// split says why in `summary["one_thread_because"]`, and in the warnings (which also say
+/// when a network with fewer ToRs than `threads` used fewer threads).
 #[pyfunction]
 #[pyo3(signature = (text, label, dir, sets, out, threads=1))]
 fn run_toml(
@@ -124,6 +125,11 @@ fn run_toml(
         let r = sfc::report::run(sc, &opts)?;
         if let Some(why) = r.summary.get("one_thread_because").and_then(|w| w.as_str()) {
             warnings.push(format!("this run uses one thread: {why}"));
+        }
+        if let Some(parts) = r.summary["parallel"]["threads"].as_u64()
+            && (parts as usize) < threads
+        {
+            warnings.push(sfc::report::fewer_threads_note(parts as usize, threads));
         }
         let s = serde_json::to_string(&r.summary).map_err(|e| e.to_string())?;
         Ok((s, warnings))

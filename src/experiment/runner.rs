@@ -76,7 +76,7 @@ fn fnv1a(parts: &[&str]) -> u64 {
 /// `cdf = …` values that are files, relative to the experiment's directory): their contents
 /// are part of every point's fingerprint, so editing a CDF or flow file reruns the points
 /// instead of reusing results of the old contents. Empty when no input file is named (the
-/// fingerprint is then what it was before inputs were counted).
+/// fingerprint then depends on the experiment file and the point alone).
 fn inputs_digest(exp: &Experiment) -> String {
     fn walk(v: &toml::Value, key: &str, out: &mut Vec<String>) {
         match v {
@@ -759,29 +759,49 @@ fn run_points(exp: &Experiment, o: &RunOpts, base: &Path, todo: Vec<&Point>) -> 
 
 /// The note a sweep run with `--threads N` prints when some of the points it `ran` could not
 /// be split over threads: how many ran on one thread, for each reason (their `summary.json`'s
-/// `one_thread_because`, [`crate::report::ThreadsUsed`]). `None` when every point split.
+/// `one_thread_because`, [`crate::report::ThreadsUsed`]), and how many were split over fewer
+/// threads than asked (networks with fewer ToRs than N: `parallel.threads` <
+/// `parallel.threads_asked`). `None` when every point split over N threads.
 fn one_thread_note(base: &Path, ran: &[&Point]) -> Option<String> {
     let mut why: BTreeMap<String, usize> = BTreeMap::new();
+    let mut fewer: BTreeMap<u64, usize> = BTreeMap::new();
     for p in ran {
-        if let Ok(s) = summary_of(base, p)
-            && let Some(w) = s.get("one_thread_because").and_then(|w| w.as_str())
-        {
+        let Ok(s) = summary_of(base, p) else {
+            continue;
+        };
+        if let Some(w) = s.get("one_thread_because").and_then(|w| w.as_str()) {
             *why.entry(w.to_string()).or_default() += 1;
         }
+        let par = &s["parallel"];
+        if let (Some(t), Some(a)) = (par["threads"].as_u64(), par["threads_asked"].as_u64())
+            && t < a
+        {
+            *fewer.entry(t).or_default() += 1;
+        }
     }
-    if why.is_empty() {
-        return None;
+    let mut lines = Vec::new();
+    if !why.is_empty() {
+        let n: usize = why.values().sum();
+        lines.push(format!(
+            "note: {n} of {} point(s) ran on one thread:",
+            ran.len()
+        ));
+        lines.extend(why.iter().map(|(w, k)| format!("  {k} point(s): {w}")));
     }
-    let n: usize = why.values().sum();
-    let reasons: Vec<String> = why
-        .iter()
-        .map(|(w, k)| format!("  {k} point(s): {w}"))
-        .collect();
-    Some(format!(
-        "note: {n} of {} point(s) ran on one thread:\n{}",
-        ran.len(),
-        reasons.join("\n")
-    ))
+    if !fewer.is_empty() {
+        let n: usize = fewer.values().sum();
+        lines.push(format!(
+            "note: {n} of {} point(s) ran on fewer threads than asked (a partition holds \
+             whole ToRs):",
+            ran.len()
+        ));
+        lines.extend(
+            fewer
+                .iter()
+                .map(|(t, k)| format!("  {k} point(s): {t} threads (the network has {t} ToRs)")),
+        );
+    }
+    (!lines.is_empty()).then(|| lines.join("\n"))
 }
 
 fn summary_of(base: &Path, p: &Point) -> Result<serde_json::Value, String> {
@@ -1632,10 +1652,10 @@ struct Claims {
 }
 
 /// REPORT.md's "Ours next to the paper" table: each claim's value in our runs, the paper's
-/// value (or its kind's rule) and the verdict. With several seeds, "ours" is the claim on the
-/// seeds' mean of each metric, and a fifth column gives the claim at each seed alone and how
-/// many of them match (a verdict that flips with the seed is a sampling question, not a model
-/// one).
+/// value (or its kind's rule) and the verdict. With several seeds, "ours" is the mean over the
+/// seeds of the claim's value at each seed, and a fifth column gives the claim at each seed
+/// alone and how many of them match (a verdict that flips with the seed is a sampling
+/// question, not a model one).
 fn claims_section(exp: &Experiment, base: &Path, pts: &[Point]) -> Claims {
     let mut report = String::new();
     let seeds = &exp.sweep.seeds;
@@ -1643,8 +1663,8 @@ fn claims_section(exp: &Experiment, base: &Path, pts: &[Point]) -> Claims {
     report.push_str("## Ours next to the paper\n\n");
     if per_seed {
         report.push_str(&format!(
-            "\"ours\" is the claim on the mean of each metric over the {} seeds ({}); the last \
-             column is the claim at each seed alone.\n\n| claim | ours | paper | verdict | per seed |\n|---|---|---|---|---|\n",
+            "\"ours\" is the mean of the claim's values at the {} seeds ({}), the verdict that \
+             mean's; the last column is the claim at each seed alone.\n\n| claim | ours | paper | verdict | per seed |\n|---|---|---|---|---|\n",
             seeds.len(),
             seeds
                 .iter()
@@ -1693,7 +1713,22 @@ fn claim_row(
             .collect();
         (!vals.is_empty()).then(|| vals.iter().sum::<f64>() / vals.len() as f64)
     };
-    let ours = claim_value(c, |series, metric| val(series, metric, None));
+    // With seeds: the claim at each seed alone, and the mean of those values.
+    let each: Vec<Option<f64>> = if per_seed {
+        exp.sweep
+            .seeds
+            .iter()
+            .map(|&sd| claim_value(c, |series, metric| val(series, metric, Some(sd))))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let at_seeds: Vec<f64> = each.iter().flatten().copied().collect();
+    let ours = if per_seed {
+        (!at_seeds.is_empty()).then(|| at_seeds.iter().sum::<f64>() / at_seeds.len() as f64)
+    } else {
+        claim_value(c, |series, metric| val(series, metric, None))
+    };
     let mut verdict = claim_verdict(c, ours);
     if ours.is_none()
         && let Some(why) = no_data_reason(c, summaries)
@@ -1716,17 +1751,13 @@ fn claim_row(
         paper_column(c),
         shown
     );
+    let ok = each
+        .iter()
+        .filter(|&&v| claim_verdict(c, v) == "matches")
+        .count();
+    let lo = at_seeds.iter().copied().reduce(f64::min);
+    let hi = at_seeds.iter().copied().reduce(f64::max);
     if per_seed {
-        let each: Vec<Option<f64>> = exp
-            .sweep
-            .seeds
-            .iter()
-            .map(|&sd| claim_value(c, |series, metric| val(series, metric, Some(sd))))
-            .collect();
-        let ok = each
-            .iter()
-            .filter(|&&v| claim_verdict(c, v) == "matches")
-            .count();
         row.push_str(&format!(
             " {} ({ok} of {} match) |",
             each.iter()
@@ -1750,6 +1781,10 @@ fn claim_row(
         calibrated: calibrated.join(";"),
         audited: c.kind.is_some(),
         scored_in: c.scored_in.clone().unwrap_or_default(),
+        seeds: at_seeds.len() as u32,
+        seeds_matching: ok as u32,
+        value_min: lo,
+        value_max: hi,
     };
     (row, rec)
 }
@@ -2178,13 +2213,15 @@ tolerance = 0.1
         let pts = points(&exp, false);
         assert_eq!(pts.len(), 6);
         let base = std::env::temp_dir().join(format!("sfc-seeds-{}", std::process::id()));
-        // Seed 1: 3.0 (matches), seed 2: 4.0 (differs), seed 3: 2.0 (differs, lower); the mean
-        // of the metrics is (30 + 40 + 20) / 3 over 10: 3.0.
+        // Seed 1: 30 / 10 = 3.0 (matches), seed 2: 40 / 10 = 4.0 (differs), seed 3: 20 / 40 =
+        // 0.5 (differs, lower); their mean 2.5 matches (the ratio of the metrics' means,
+        // 30 / 20 = 1.5, would not).
         for p in &pts {
             let v = match (p.series.as_str(), p.seed) {
                 ("none", Some(1)) => 30.0,
                 ("none", Some(2)) => 40.0,
                 ("none", Some(3)) => 20.0,
+                ("SFC", Some(3)) => 40.0,
                 _ => 10.0,
             };
             let d = point_dir(&base, p);
@@ -2202,8 +2239,21 @@ tolerance = 0.1
             .find(|l| l.starts_with("| peak ratio |"))
             .expect("claim row");
         assert_eq!(
-            row, "| peak ratio | 3 | 2.500–3 | matches | 3 / 4 / 2 (1 of 3 match) |",
+            row, "| peak ratio | 2.500 | 2.500–3 | matches | 3 / 4 / 0.500 (1 of 3 match) |",
             "{report}"
+        );
+        // claims.csv: the mean, the seeds, how many match alone, the spread.
+        let csv = std::fs::read_to_string(base.join("claims.csv")).unwrap();
+        let rec = &crate::experiment::score::parse_claims_csv(&csv, "claims.csv").unwrap()[0];
+        assert_eq!(
+            (
+                rec.value,
+                rec.seeds,
+                rec.seeds_matching,
+                rec.value_min,
+                rec.value_max
+            ),
+            (Some(2.5), 3, 1, Some(0.5), Some(4.0))
         );
         assert!(report.contains("| claim | ours | paper | verdict | per seed |"));
         assert!(

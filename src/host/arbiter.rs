@@ -23,7 +23,7 @@
 //!
 //! PFC pauses (per priority, for all QPs of the host) and host-scheme vetoes (BFC's pause
 //! filter) change for many QPs at once, so they are checked when a ready QP comes up in the
-//! scan, exactly as before; a host with every ready priority paused skips the scan. A vetoed
+//! scan; a host with every ready priority paused skips the scan. A vetoed
 //! QP is set aside (*gated*) until the veto may have changed — the scheme's new filter kicks
 //! the NIC, which calls [`Arbiter::ungate_all`] — so it is not checked again on every send.
 //!

@@ -11,7 +11,8 @@
 //!
 //! **Lookahead and windows.** A packet sent on a link whose ends are in different partitions
 //! arrives no sooner than the link's propagation delay after it is sent; the smallest such
-//! delay is the *lookahead* L (1 µs on the paper topologies). The partitions advance together
+//! delay is the *lookahead* L (the cut fabric links' delay: 1 µs on the HPCC fat tree, 1.5 µs
+//! on the SFC §5.3 topology). The partitions advance together
 //! in windows `[W, W + L)`, `W` being the earliest pending event of any partition: whatever a
 //! partition does in a window reaches another only at or after the window's end, so every
 //! partition can execute its window alone. A link to another partition is marked
@@ -297,6 +298,9 @@ enum Ended {
 pub struct ParallelStats {
     /// Partitions (threads).
     pub threads: u32,
+    /// Threads asked for (`--threads`): more than [`Self::threads`] when the network has
+    /// fewer ToRs than that (a partition holds whole ToRs).
+    pub threads_asked: u32,
     /// Window length (the lookahead), picoseconds.
     pub lookahead_ps: u64,
     /// Links cut by the partitioning.
@@ -825,6 +829,7 @@ impl ParallelSim {
             lookahead_ps,
             stats: ParallelStats {
                 threads: parts as u32,
+                threads_asked: threads as u32,
                 lookahead_ps,
                 cut_links: p.cut_links,
                 ..Default::default()

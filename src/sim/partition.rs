@@ -150,12 +150,63 @@ impl PartitionReport {
         self.events as f64 / self.critical_events.max(1) as f64
     }
 
-    /// The modelled speed-up with `event_ns` per event (the sequential run's) and
-    /// `barrier_ns` per window: `events · e / (critical · e + windows · b)`.
-    pub fn modelled_speedup(&self, event_ns: f64, barrier_ns: f64) -> f64 {
-        let seq = self.events as f64 * event_ns;
-        seq / (self.critical_events as f64 * event_ns + self.windows as f64 * barrier_ns)
+    /// The modelled speed-up of a windowed run over this partitioning with the costs `c`:
+    /// the sequential run's `events · e` over the parallel run's time, taken as
+    ///
+    /// `critical · e + windows · (2 · b + (parts − 1) · ch) + crossings · x / parts`
+    ///
+    /// — the busiest partition's events in every window, two barriers per window (the
+    /// engine's: one to agree on the next window, one to agree on the stop rule), each
+    /// partition taking its `parts − 1` incoming channels once per window, and the packets
+    /// crossing a cut copied and adopted, spread evenly over the partitions.
+    pub fn modelled_speedup(&self, c: &ModelCosts) -> f64 {
+        let seq = self.events as f64 * c.event_ns;
+        let per_window =
+            2.0 * c.barrier_ns + f64::from(self.parts.saturating_sub(1)) * c.channel_ns;
+        let par = self.critical_events as f64 * c.event_ns
+            + self.windows as f64 * per_window
+            + self.cross_arrivals as f64 * c.crossing_ns / f64::from(self.parts.max(1));
+        seq / par
     }
+}
+
+/// The costs [`PartitionReport::modelled_speedup`] charges, nanoseconds, as `sfc bench
+/// --partitions` measures them on the machine it runs on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct ModelCosts {
+    /// One event of the sequential run (its wall time over its events).
+    pub event_ns: f64,
+    /// One spin barrier among the run's threads ([`barrier_cost_ns`]; beyond the machine's
+    /// cores, extrapolated by [`barrier_ns_among`]).
+    pub barrier_ns: f64,
+    /// Taking one incoming channel: an uncontended lock and unlock ([`lock_cost_ns`]).
+    pub channel_ns: f64,
+    /// One packet crossing a cut: copied into its channel by the sender's partition and
+    /// adopted into the receiver's arena and queue. Measured from a run split over two
+    /// threads: its wall time beyond what the other terms account for, per crossing and
+    /// thread.
+    pub crossing_ns: f64,
+}
+
+/// The cost of a spin barrier among `threads` threads extrapolated from `two_ns`, its cost
+/// among two: every arrival increments one shared counter, so the arrivals pass its cache
+/// line from core to core one after another and the cost grows with the threads,
+/// `two_ns · threads / 2` (the release, one store every spinner sees, is counted in the
+/// measured two-thread cost).
+pub fn barrier_ns_among(threads: u32, two_ns: f64) -> f64 {
+    two_ns * f64::from(threads.max(2)) / 2.0
+}
+
+/// The cost of locking and unlocking an uncontended `std::sync::Mutex` on this machine,
+/// nanoseconds: the mean of `rounds`.
+pub fn lock_cost_ns(rounds: u32) -> f64 {
+    let m = std::sync::Mutex::new(0u64);
+    let start = std::time::Instant::now();
+    for i in 0..rounds {
+        *std::hint::black_box(&m).lock().expect("unpoisoned") += u64::from(i);
+    }
+    std::hint::black_box(&m);
+    start.elapsed().as_nanos() as f64 / f64::from(rounds.max(1))
 }
 
 /// Per-window event counts of several partitionings at once (one pass over the run).
@@ -397,8 +448,40 @@ mod tests {
         assert_eq!((r.events, r.windows, r.critical_events), (6, 2, 5));
         assert_eq!(r.events_per_part, vec![3, 3]);
         assert!((r.speedup_bound() - 6.0 / 5.0).abs() < 1e-12);
-        // 1 ns per event, 2 ns per barrier: 6 / (5 + 4).
-        assert!((r.modelled_speedup(1.0, 2.0) - 6.0 / 9.0).abs() < 1e-12);
+        // 1 ns per event, 2 ns per barrier (two per window), 3 ns per channel (one other
+        // partition), no crossing: 6 / (5 + 2 · (2 · 2 + 3)) = 6 / 19.
+        let c = ModelCosts {
+            event_ns: 1.0,
+            barrier_ns: 2.0,
+            channel_ns: 3.0,
+            crossing_ns: 0.0,
+        };
+        assert!((r.modelled_speedup(&c) - 6.0 / 19.0).abs() < 1e-12);
+        // Three crossing arrivals at 4 ns each, over two partitions: 6 ns more.
+        let r = PartitionReport {
+            cross_arrivals: 3,
+            ..r
+        };
+        let c = ModelCosts {
+            crossing_ns: 4.0,
+            ..c
+        };
+        assert!((r.modelled_speedup(&c) - 6.0 / 25.0).abs() < 1e-12);
+        // Free synchronisation: the bound.
+        let free = ModelCosts {
+            event_ns: 1.0,
+            ..Default::default()
+        };
+        assert!((r.modelled_speedup(&free) - r.speedup_bound()).abs() < 1e-12);
+    }
+
+    /// A barrier among more threads costs proportionally more than among two.
+    #[test]
+    fn barrier_cost_grows_with_the_threads() {
+        assert_eq!(barrier_ns_among(2, 200.0), 200.0);
+        assert_eq!(barrier_ns_among(64, 200.0), 6_400.0);
+        assert_eq!(barrier_ns_among(1, 200.0), 200.0);
+        assert!(lock_cost_ns(1000).is_finite());
     }
 
     /// The spin barrier releases every thread each round (no deadlock, a finite cost).

@@ -120,7 +120,7 @@ impl SwitchHooks for EcnSwitch {
         };
         let backlog = ctx.ports[at.egress as usize].queues[at.q].bytes;
         // The backlog first: below K_min (nearly always) the packet is not read at all. The
-        // RNG is drawn only for data packets in the probabilistic band, as before.
+        // RNG is drawn only for data packets in the probabilistic band.
         if backlog > t.kmin_bytes
             && let Header::Data(d) = &mut ctx.arena.get_mut(p).hdr
             && should_mark(backlog, t, ctx.rng)

@@ -451,8 +451,8 @@ mod key_tests {
         }
     }
 
-    /// Distinct 5-tuples get distinct keys, including the pairs the old packing always
-    /// merged (destinations d and d + 256 with source ports s and s ^ 1, 512-host ids).
+    /// Distinct 5-tuples get distinct keys, including pairs a packing of fewer bits would
+    /// merge (destinations d and d + 256 with source ports s and s ^ 1, 512-host ids).
     #[test]
     fn bloom_keys_of_distinct_flows_differ() {
         let mut seen = std::collections::HashSet::new();
