@@ -151,12 +151,13 @@ enum Cmd {
         /// Profile each selected benchmark for a conservative parallel run split into each of
         /// these partition counts (comma-separated, e.g. `2,4,8,16,32,64`; a count above the
         /// ToRs counts as the ToRs): hosts with their ToR, windows of the lookahead (the
-        /// smallest delay of a cut link). A profiled sequential run per benchmark prints, per
-        /// count, the windows, the packets crossing a cut, the speed-up bound (events / the
-        /// busiest partition's events summed over windows) and the speed-up modelled with the
-        /// costs measured here (time per event of a plain run, spin barrier, lock, and the cost
-        /// per crossing packet of the run split over 2 threads); writes
-        /// out/bench-partitions.json. The run itself is unchanged.
+        /// smallest delay of a cut link). Per benchmark, three runs of the same simulation: a
+        /// plain sequential one (the time per event), a profiled one (per count: the windows,
+        /// the packets crossing a cut, the speed-up bound = events / the busiest partition's
+        /// events summed over windows) and one split over 2 threads (the cost per crossing
+        /// packet), the plain and the split runs `--repeat` times each (the best of each
+        /// counts); prints the bound and the speed-up modelled with those costs, a spin
+        /// barrier's and a lock's; writes out/bench-partitions.json.
         #[arg(long, value_name = "N,N,…", value_delimiter = ',', conflicts_with_all = ["print_scenario", "against"])]
         partitions: Vec<u32>,
         /// Run each selected benchmark on each of these thread counts (comma-separated, e.g.
@@ -1192,8 +1193,7 @@ fn main() -> ExitCode {
                 sfc::bench::threads(quick, filter.as_deref(), repeat, &threads)
             }
             _ if !partitions.is_empty() => {
-                let _ = repeat;
-                sfc::bench::partitions(quick, filter.as_deref(), &partitions)
+                sfc::bench::partitions(quick, filter.as_deref(), repeat, &partitions)
             }
             Some(other) => sfc::bench::compare(quick, filter.as_deref(), repeat, &other),
             None => sfc::bench::run(quick, filter.as_deref(), repeat),

@@ -46,11 +46,18 @@ fn differences(a: &Path, b: &Path) -> Vec<String> {
                 |v: &[u8]| without_run_measures(serde_json::from_slice(v).expect("summary JSON"));
             let (jx, jy) = (parse(&x), parse(&y));
             if jx != jy {
+                let before = diffs.len();
                 let (ox, oy) = (jx.as_object().unwrap(), jy.as_object().unwrap());
                 for (k, v) in ox {
                     if oy.get(k) != Some(v) {
                         diffs.push(format!("{}: `{k}` differs", f.display()));
                     }
+                }
+                for k in oy.keys().filter(|k| !ox.contains_key(*k)) {
+                    diffs.push(format!("{}: `{k}` only with threads", f.display()));
+                }
+                if diffs.len() == before {
+                    diffs.push(format!("{} differs", f.display()));
                 }
             }
         } else if x != y {

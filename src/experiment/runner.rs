@@ -1723,9 +1723,22 @@ fn claim_row(
     } else {
         Vec::new()
     };
-    let at_seeds: Vec<f64> = each.iter().flatten().copied().collect();
+    // A seed whose value is 0 / 0 (NaN: both sides of a ratio zero, e.g. no incast at that
+    // seed) has no value, as a seed without data: the mean and the spread are over the others.
+    let at_seeds: Vec<f64> = each
+        .iter()
+        .flatten()
+        .copied()
+        .filter(|v| !v.is_nan())
+        .collect();
     let ours = if per_seed {
-        (!at_seeds.is_empty()).then(|| at_seeds.iter().sum::<f64>() / at_seeds.len() as f64)
+        if !at_seeds.is_empty() {
+            Some(at_seeds.iter().sum::<f64>() / at_seeds.len() as f64)
+        } else if each.iter().flatten().any(|v| v.is_nan()) {
+            Some(f64::NAN)
+        } else {
+            None
+        }
     } else {
         claim_value(c, |series, metric| val(series, metric, None))
     };
@@ -2185,6 +2198,14 @@ den = "SFC"
 paper_low = 2.5
 paper_high = 3.0
 tolerance = 0.1
+[[claim]]
+text = "drop ratio"
+metric = "drops"
+num = "none"
+den = "SFC"
+paper_low = 2.0
+paper_high = 3.0
+tolerance = 0.1
 "#;
         let dir = std::path::Path::new(".");
         let exp = crate::experiment::Experiment::parse(text, "t", dir).unwrap();
@@ -2226,9 +2247,17 @@ tolerance = 0.1
             };
             let d = point_dir(&base, p);
             std::fs::create_dir_all(&d).unwrap();
+            // Drops: 4 / 2 at seed 1, 6 / 2 at seed 2, 0 / 0 at seed 3 (no value there).
+            let drops = match (p.series.as_str(), p.seed) {
+                ("none", Some(1)) => 4.0,
+                ("none", Some(2)) => 6.0,
+                (_, Some(3)) => 0.0,
+                _ => 2.0,
+            };
             std::fs::write(
                 d.join("summary.json"),
-                serde_json::json!({ "peak_buffer_bytes": v, "complete": true }).to_string(),
+                serde_json::json!({ "peak_buffer_bytes": v, "drops": drops, "complete": true })
+                    .to_string(),
             )
             .unwrap();
         }
@@ -2244,7 +2273,8 @@ tolerance = 0.1
         );
         // claims.csv: the mean, the seeds, how many match alone, the spread.
         let csv = std::fs::read_to_string(base.join("claims.csv")).unwrap();
-        let rec = &crate::experiment::score::parse_claims_csv(&csv, "claims.csv").unwrap()[0];
+        let recs = crate::experiment::score::parse_claims_csv(&csv, "claims.csv").unwrap();
+        let rec = &recs[0];
         assert_eq!(
             (
                 rec.value,
@@ -2255,6 +2285,19 @@ tolerance = 0.1
             ),
             (Some(2.5), 3, 1, Some(0.5), Some(4.0))
         );
+        // A seed at 0 / 0 has no value: the mean of 2 and 3 over the two others.
+        let rec = &recs[1];
+        assert_eq!(
+            (
+                rec.value,
+                rec.seeds,
+                rec.seeds_matching,
+                rec.value_min,
+                rec.value_max
+            ),
+            (Some(2.5), 2, 2, Some(2.0), Some(3.0))
+        );
+        assert_eq!(rec.verdict, "matches");
         assert!(report.contains("| claim | ours | paper | verdict | per seed |"));
         assert!(
             report.contains("`sfc experiment run seeds-test --seeds 1,2,3`"),

@@ -381,8 +381,8 @@ pub fn results_dir(dir: &Path, name: &str) -> Option<PathBuf> {
 pub fn read_results(dir: &Path, name: &str) -> Result<(PathBuf, Vec<ClaimRecord>), String> {
     let Some(d) = results_dir(dir, name) else {
         return Err(format!(
-            "{name}: no results in {} or {} (no claims.csv): `sfc experiment run {name} \
-             [--quick] --out {}` produces them",
+            "{name}: no results in {}, {} or their -seeds… variants (no claims.csv): `sfc \
+             experiment run {name} [--quick] [--seeds 1,2,3] --out {}` produces them",
             dir.join(name).display(),
             dir.join(format!("{name}-quick")).display(),
             dir.join(name).display()
@@ -565,10 +565,14 @@ mod tests {
         mk("e-seeds1-2");
         mk("e-seeds4-5-6");
         assert_eq!(got().unwrap(), "e-seeds4-5-6");
-        // Another experiment's name that starts alike is not this one's.
+        // A directory whose suffix is not a seed list is not a run on seeds.
         mk("e-seedsx");
-        mk("e-other-seeds1-2-3-4");
+        mk("e-seeds1-2-3-4-x");
+        mk("e-seeds");
         assert_eq!(got().unwrap(), "e-seeds4-5-6");
+        // More seeds win.
+        mk("e-seeds7-8-9-10");
+        assert_eq!(got().unwrap(), "e-seeds7-8-9-10");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
