@@ -1432,13 +1432,7 @@ fn run_variants(req: &RunRequest, variants: &[(String, Vec<String>)]) -> Result<
         cols.push((vname.clone(), r));
     }
     for (n, r) in &cols {
-        if let Some(why) = r.summary.get("one_thread_because").and_then(|w| w.as_str()) {
-            eprintln!("{label} [{n}]: note: this run uses one thread: {why}");
-        }
-        if let Some(parts) = r.summary["parallel"]["threads"].as_u64()
-            && (parts as usize) < req.threads
-        {
-            let note = sfc::report::fewer_threads_note(parts as usize, req.threads);
+        for note in sfc::report::thread_notes(&r.summary, req.threads) {
             eprintln!("{label} [{n}]: note: {note}");
         }
         if let Some(note) = &r.note {

@@ -447,6 +447,22 @@ pub fn fewer_threads_note(parts: usize, asked: usize) -> String {
     )
 }
 
+/// What a run's `summary` says about how it used the `asked` threads, as notes for a person:
+/// why it ran on one thread (`one_thread_because`), or that it was split over fewer threads
+/// than asked (`parallel.threads` < `asked`). Empty when it used them all (or one was asked).
+pub fn thread_notes(summary: &serde_json::Value, asked: usize) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(why) = summary.get("one_thread_because").and_then(|w| w.as_str()) {
+        notes.push(format!("this run uses one thread: {why}"));
+    }
+    if let Some(parts) = summary["parallel"]["threads"].as_u64()
+        && (parts as usize) < asked
+    {
+        notes.push(fewer_threads_note(parts as usize, asked));
+    }
+    notes
+}
+
 /// How a run asked to use several threads ran ([`run_on_threads`]).
 #[derive(Clone, Debug, Default)]
 pub struct ThreadsUsed {
@@ -864,4 +880,29 @@ pub fn extra_lines(r: &RunResult) -> Vec<(String, String)> {
 /// Default size bins.
 pub fn default_bins() -> SizeBins {
     SizeBins::EqualCount(10)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The notes follow the summary: none when the run used the threads asked, the reason
+    /// when it ran on one, the partitions when there were fewer than asked.
+    #[test]
+    fn thread_notes_say_how_the_threads_were_used() {
+        let split = serde_json::json!({ "parallel": { "threads": 2, "threads_asked": 2 } });
+        assert!(thread_notes(&split, 2).is_empty());
+        let fewer = serde_json::json!({ "parallel": { "threads": 2, "threads_asked": 3 } });
+        assert_eq!(
+            thread_notes(&fewer, 3),
+            ["this run uses 2 threads, not 3: a partition holds whole ToRs and the network has 2"]
+        );
+        let one =
+            serde_json::json!({ "one_thread_because": "the network has fewer than two ToRs" });
+        assert_eq!(
+            thread_notes(&one, 4),
+            ["this run uses one thread: the network has fewer than two ToRs"]
+        );
+        assert!(thread_notes(&serde_json::json!({}), 1).is_empty());
+    }
 }

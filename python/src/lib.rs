@@ -123,14 +123,7 @@ fn run_toml(
             threads,
         };
         let r = sfc::report::run(sc, &opts)?;
-        if let Some(why) = r.summary.get("one_thread_because").and_then(|w| w.as_str()) {
-            warnings.push(format!("this run uses one thread: {why}"));
-        }
-        if let Some(parts) = r.summary["parallel"]["threads"].as_u64()
-            && (parts as usize) < threads
-        {
-            warnings.push(sfc::report::fewer_threads_note(parts as usize, threads));
-        }
+        warnings.extend(sfc::report::thread_notes(&r.summary, threads));
         let s = serde_json::to_string(&r.summary).map_err(|e| e.to_string())?;
         Ok((s, warnings))
     })
