@@ -33,6 +33,9 @@ pub struct RawBfc {
     pub tau: Option<Value>,
     /// Flows resumed per physical queue per τ (default 1).
     pub resumes_per_tau: Option<u32>,
+    /// BFC-BufferOpt: a queue at or below the threshold makes all its paused flows due
+    /// (default false).
+    pub resume_whole_queue: Option<bool>,
 }
 
 impl SchemeConfig for BfcConfig {
@@ -62,6 +65,7 @@ impl SchemeConfig for BfcConfig {
         self.overflow_cache = b.overflow_cache.unwrap_or(self.overflow_cache);
         self.bloom_hashes = b.bloom_hashes.unwrap_or(self.bloom_hashes);
         self.resumes_per_tau = b.resumes_per_tau.unwrap_or(self.resumes_per_tau);
+        self.resume_whole_queue = b.resume_whole_queue.unwrap_or(self.resume_whole_queue);
         if let Some(v) = &b.bloom_bytes {
             let bytes = parse_bytes(v.get_ref()).map_err(|e| f.err(v, "bfc.bloom_bytes", e))?;
             self.bloom_bytes = u32::try_from(bytes).unwrap_or(u32::MAX);
@@ -139,6 +143,7 @@ impl SchemeConfig for BfcConfig {
                 "bfc.hrtt",
                 "bfc.tau",
                 "bfc.resumes_per_tau",
+                "bfc.resume_whole_queue",
             ],
             why: "has no effect: BFC runs only with `bfc.enabled = true`",
         }]

@@ -121,6 +121,13 @@ pub struct BfcConfig {
     pub tau_ps: Option<u64>,
     /// Flows resumed per physical queue per τ (paper: 1, "two per RTT").
     pub resumes_per_tau: u32,
+    /// BFC-BufferOpt, the §3.5 strawman the paper's Fig. 10 compares BFC with: when a departure
+    /// leaves a physical queue at or below the pause threshold, every paused flow with packets
+    /// in that queue becomes due for resumption ("unpause all n flows associated with the
+    /// physical queue if the queue length drops below the threshold"), not only the flow whose
+    /// packet left. With [`Self::resumes_per_tau`] large they all resume at the next τ tick.
+    /// Default off (BFC's own rule).
+    pub resume_whole_queue: bool,
     /// Keep Ideal-FQ's queues in the wide queue set ([`fq`]) even when they fit a port
     /// (at most [`MAX_PORT_PHYSICAL`]): both serve packets identically, which tests check.
     /// Not a scenario key.
@@ -142,6 +149,7 @@ impl Default for BfcConfig {
             hrtt_ps: None,
             tau_ps: None,
             resumes_per_tau: 1,
+            resume_whole_queue: false,
             wide_queue_set: false,
         }
     }
@@ -282,6 +290,12 @@ impl BfcConfig {
             v.push((
                 "bfc.resumes_per_tau",
                 "must be at least 1: paused flows would never resume".into(),
+            ));
+        }
+        if self.resume_whole_queue && !self.mode.pauses() {
+            v.push((
+                "bfc.resume_whole_queue",
+                "has no effect: this `bfc.mode` pauses no flow (only `bfc` and `vfid` do)".into(),
             ));
         }
         v

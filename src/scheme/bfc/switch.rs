@@ -47,6 +47,10 @@ pub struct BfcPort {
     pub resume: Vec<VecDeque<u32>>,
     /// Physical queues (port queue bits) whose resume list is not empty.
     pub resume_due: u64,
+    /// As an egress, under [`BfcConfig::resume_whole_queue`] only: entry ids of flows paused
+    /// while queued in each physical queue, to be made due together when the queue drops to
+    /// the threshold (stale ids — resumed, moved or freed since — are skipped then).
+    pub paused: Vec<Vec<u32>>,
     /// As an upstream: the latest filter received from the downstream device on this link.
     pub rx_bits: [u64; 16],
     /// Size of the received filter, bits (0 = none received).
@@ -93,6 +97,17 @@ pub struct BfcCounters {
     pub flows_paused: u64,
     /// Flows resumed.
     pub flows_resumed: u64,
+    /// Paused flows made due because their last queued packet left (§3.3: the state is
+    /// reclaimed when the last packet leaves).
+    pub due_last_packet: u64,
+    /// Paused flows made due because a packet of theirs left with the queue at or below Th.
+    pub due_threshold: u64,
+    /// Paused flows made due because their queue drained to Th at another flow's departure
+    /// (BFC-BufferOpt, [`BfcConfig::resume_whole_queue`], only).
+    pub due_whole_queue: u64,
+    /// τ ticks at which a physical queue still had due flows after resuming
+    /// `resumes_per_tau` of them: how often the resume pacing held flows back.
+    pub resumes_deferred: u64,
     /// Physical-queue assignments of flows.
     pub assignments: u64,
     /// Assignments to an occupied queue (no free one).
@@ -128,6 +143,8 @@ pub struct BfcSwitch {
     pub bloom_bytes: u32,
     /// Resumes per physical queue per τ.
     pub resumes_per_tau: u32,
+    /// BFC-BufferOpt ([`BfcConfig::resume_whole_queue`]).
+    pub resume_whole_queue: bool,
     /// Flow table.
     pub table: FlowTable,
     /// Per-port state.
@@ -182,6 +199,7 @@ impl BfcSwitch {
             k: cfg.bloom_hashes,
             bloom_bytes: cfg.bloom_bytes,
             resumes_per_tau: cfg.resumes_per_tau,
+            resume_whole_queue: cfg.resume_whole_queue,
             table: FlowTable::new(table_size, cfg.overflow_cache),
             ports: ports
                 .iter()
@@ -195,6 +213,14 @@ impl BfcSwitch {
                         tau_ps: cfg.tau_ps.unwrap_or(hrtt / 2).max(1),
                         resume: vec![VecDeque::new(); if wide { 0 } else { p }],
                         resume_due: 0,
+                        paused: vec![
+                            Vec::new();
+                            if cfg.resume_whole_queue && !wide {
+                                p
+                            } else {
+                                0
+                            }
+                        ],
                         rx_bits: [0; 16],
                         rx_m: 0,
                         rx_k: 0,
@@ -280,7 +306,12 @@ impl BfcSwitch {
 
     /// Pause flow entry `id` (VFID `v`) arriving on `in_port`.
     fn pause(&mut self, ctx: &mut SwitchCtx<'_>, id: u32, v: u32, in_port: u16) {
-        self.table.get_mut(id).flags |= PAUSED;
+        let e = self.table.get_mut(id);
+        e.flags |= PAUSED;
+        let (egress, q) = (e.egress as usize, e.queue as usize);
+        if self.resume_whole_queue && self.is_physical(q) {
+            self.ports[egress].paused[q - FIRST_PHYSICAL].push(id);
+        }
         let ps = &mut self.ports[in_port as usize];
         ps.bloom.insert(v);
         ps.dirty = true;
@@ -390,8 +421,15 @@ impl BfcSwitch {
                     left -= 1;
                 }
             }
-            if self.ports[port as usize].resume[q - FIRST_PHYSICAL].is_empty() {
+            let list = &self.ports[port as usize].resume[q - FIRST_PHYSICAL];
+            if list.is_empty() {
                 self.ports[port as usize].resume_due &= !(1u64 << q);
+            } else if left == 0
+                && list
+                    .iter()
+                    .any(|&id| self.table.get(id).has(RESUME_PENDING))
+            {
+                self.c.resumes_deferred += 1;
             }
         }
         // The pause frame of this link, to its upstream device.
@@ -402,6 +440,75 @@ impl BfcSwitch {
         let ps = &self.ports[port as usize];
         if ps.bloom.members > 0 || ps.resume_due != 0 || ps.empty_frames_left > 0 {
             self.arm(ctx, port);
+        }
+    }
+
+    /// A packet of flow entry `id` left physical queue `q` of `at.egress`: free the entry of
+    /// an unpaused flow with nothing left here; make a paused flow due when this was its last
+    /// packet or the queue is now at or below Th.
+    fn departed(&mut self, ctx: &mut SwitchCtx<'_>, at: &Hop, q: usize, id: u32) {
+        let e = self.table.get_mut(id);
+        if e.packets == 0 {
+            e.queue = NO_QUEUE;
+        }
+        let (paused, pending, left) = (e.has(PAUSED), e.has(RESUME_PENDING), e.packets);
+        if !paused {
+            if left == 0 {
+                self.table.remove(id);
+            }
+            return;
+        }
+        if pending {
+            return;
+        }
+        let due = left == 0
+            || ctx.ports[at.egress as usize].queues[q].bytes
+                <= self.threshold(ctx, at.in_port, at.egress);
+        if due {
+            if left == 0 {
+                self.c.due_last_packet += 1;
+            } else {
+                self.c.due_threshold += 1;
+            }
+            self.table.get_mut(id).flags |= RESUME_PENDING;
+            let ps = &mut self.ports[at.egress as usize];
+            ps.resume[q - FIRST_PHYSICAL].push_back(id);
+            ps.resume_due |= 1u64 << q;
+            self.arm(ctx, at.egress);
+        }
+    }
+
+    /// BFC-BufferOpt ([`BfcConfig::resume_whole_queue`]): a departure left physical queue `q`
+    /// of `at.egress`; if it is now at or below the threshold, every flow paused while queued
+    /// in it (and still paused there) becomes due.
+    fn resume_queue_if_drained(&mut self, ctx: &mut SwitchCtx<'_>, at: &Hop, q: usize) {
+        let egress = at.egress as usize;
+        if self.ports[egress].paused[q - FIRST_PHYSICAL].is_empty()
+            || ctx.ports[egress].queues[q].bytes > self.threshold(ctx, at.in_port, at.egress)
+        {
+            return;
+        }
+        let mut list = std::mem::take(&mut self.ports[egress].paused[q - FIRST_PHYSICAL]);
+        let mut any = false;
+        for &id in &list {
+            let e = self.table.get_mut(id);
+            if e.has(PAUSED)
+                && !e.has(RESUME_PENDING)
+                && e.egress as usize == egress
+                && e.queue as usize == q
+            {
+                e.flags |= RESUME_PENDING;
+                self.ports[egress].resume[q - FIRST_PHYSICAL].push_back(id);
+                self.c.due_whole_queue += 1;
+                any = true;
+            }
+        }
+        list.clear();
+        // Keep the list's capacity: no allocation per drain.
+        self.ports[egress].paused[q - FIRST_PHYSICAL] = list;
+        if any {
+            self.ports[egress].resume_due |= 1u64 << q;
+            self.arm(ctx, at.egress);
         }
     }
 
@@ -736,6 +843,9 @@ impl SwitchHooks for BfcSwitch {
                 if pending {
                     // Still too much queued: it stays paused (its resume-list item is stale).
                     self.table.get_mut(id).flags &= !RESUME_PENDING;
+                    if self.resume_whole_queue {
+                        self.ports[at.egress as usize].paused[q - FIRST_PHYSICAL].push(id);
+                    }
                 } else {
                     self.pause(ctx, id, v, at.in_port);
                 }
@@ -759,29 +869,9 @@ impl SwitchHooks for BfcSwitch {
         let Some(id) = self.untrack(ctx, pkt, at) else {
             return;
         };
-        let e = self.table.get_mut(id);
-        if e.packets == 0 {
-            e.queue = NO_QUEUE;
-        }
-        let (paused, pending, left) = (e.has(PAUSED), e.has(RESUME_PENDING), e.packets);
-        if !paused {
-            if left == 0 {
-                self.table.remove(id);
-            }
-            return;
-        }
-        if pending {
-            return;
-        }
-        let due = left == 0
-            || ctx.ports[at.egress as usize].queues[q].bytes
-                <= self.threshold(ctx, at.in_port, at.egress);
-        if due {
-            self.table.get_mut(id).flags |= RESUME_PENDING;
-            let ps = &mut self.ports[at.egress as usize];
-            ps.resume[q - FIRST_PHYSICAL].push_back(id);
-            ps.resume_due |= 1u64 << q;
-            self.arm(ctx, at.egress);
+        self.departed(ctx, at, q, id);
+        if self.resume_whole_queue {
+            self.resume_queue_if_drained(ctx, at, q);
         }
     }
 
@@ -846,6 +936,10 @@ impl Scheme for BfcSwitch {
             c.frames_received += x.frames_received;
             c.flows_paused += x.flows_paused;
             c.flows_resumed += x.flows_resumed;
+            c.due_last_packet += x.due_last_packet;
+            c.due_threshold += x.due_threshold;
+            c.due_whole_queue += x.due_whole_queue;
+            c.resumes_deferred += x.resumes_deferred;
             c.assignments += x.assignments;
             c.collisions += x.collisions;
             c.overflow_cache += x.overflow_cache;
@@ -884,6 +978,10 @@ impl Scheme for BfcSwitch {
                 "frames_received_hosts": host.map_or(0, |h| h.frames_received),
                 "flows_paused": c.flows_paused,
                 "flows_resumed": c.flows_resumed,
+                "due_last_packet": c.due_last_packet,
+                "due_threshold": c.due_threshold,
+                "due_whole_queue": c.due_whole_queue,
+                "resumes_deferred": c.resumes_deferred,
                 "assignments": c.assignments,
                 "collisions": c.collisions,
                 "collision_fraction": if c.assignments > 0 {
@@ -1175,11 +1273,66 @@ mod tests {
         r.now_ps = US;
         r.tick(1);
         assert_eq!(r.sw.c.flows_resumed, 1, "one resume per queue per τ");
+        assert_eq!(r.sw.c.resumes_deferred, 1, "the pacing held one flow back");
         r.now_ps = 2 * US;
         r.tick(1);
         assert_eq!(r.sw.c.flows_resumed, 2);
         // Both flows left the switch entirely: their entries are gone, the queue is free.
         assert_eq!(r.sw.table.table_used + r.sw.table.cache_used, 0);
+    }
+
+    #[test]
+    fn buffer_opt_makes_every_paused_flow_of_a_drained_queue_due() {
+        // One physical queue (N_active = 1, Th = 37,500 B = 37 packets). Arrivals: 40 packets
+        // of flow 1 (paused at its 38th), 40 of flow 2 (paused at its first: the queue is above
+        // Th), 10 more of flow 1. 53 departures take the queue from 90 to 37 packets ≤ Th; the
+        // 53rd packet to leave is flow 2's (packets 41–80), and flow 1's last 10 are at the tail.
+        // BFC (§3.4–3.5): only flow 2 is due — flow 1 becomes due when a packet of its own
+        // leaves (the 81st departure). BFC-BufferOpt (§3.5's strawman): both are due at once.
+        for whole in [false, true] {
+            let mut r = Rig::new(&BfcConfig {
+                physical_queues: 1,
+                resume_whole_queue: whole,
+                resumes_per_tau: if whole { 1000 } else { 1 },
+                ..cfg()
+            });
+            for _ in 0..40 {
+                r.arrive(1, 0);
+            }
+            for _ in 0..40 {
+                r.arrive(2, 0);
+            }
+            for _ in 0..10 {
+                r.arrive(1, 0);
+            }
+            assert_eq!(r.sw.c.flows_paused, 2);
+            for _ in 0..52 {
+                r.depart(FIRST_PHYSICAL);
+            }
+            assert!(!r.entry(1, 0).has(RESUME_PENDING), "38 packets > Th");
+            assert!(!r.entry(2, 0).has(RESUME_PENDING));
+            r.depart(FIRST_PHYSICAL);
+            assert!(
+                r.entry(2, 0).has(RESUME_PENDING),
+                "its packet left at 37 ≤ Th"
+            );
+            assert_eq!(r.entry(1, 0).has(RESUME_PENDING), whole);
+            assert_eq!(r.sw.ports[1].resume[0].len(), if whole { 2 } else { 1 });
+            assert_eq!(r.sw.c.due_threshold, 1, "flow 2, by its own departure");
+            assert_eq!(r.sw.c.due_whole_queue, whole as u64, "flow 1, by its queue");
+            r.now_ps = US;
+            r.tick(1);
+            assert_eq!(r.sw.c.flows_resumed, if whole { 2 } else { 1 });
+            if !whole {
+                // BFC: flow 1 is due only once one of its packets leaves (departure 81).
+                for _ in 53..80 {
+                    r.depart(FIRST_PHYSICAL);
+                }
+                assert!(!r.entry(1, 0).has(RESUME_PENDING));
+                r.depart(FIRST_PHYSICAL);
+                assert!(r.entry(1, 0).has(RESUME_PENDING));
+            }
+        }
     }
 
     #[test]
