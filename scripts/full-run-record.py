@@ -4,7 +4,8 @@
 usage: full-run-record.py OUT_DIR [--times TIMES_TSV] [--csv CLAIMS_OUT]
 
 OUT_DIR holds one directory per experiment, as `sfc experiment run NAME --out OUT_DIR/NAME`
-writes it (its `claims.csv` and `results.csv`). TIMES_TSV, optional, has lines
+(or `--seeds 1,2,3 --out OUT_DIR/NAME-seeds1-2-3`) writes it (its `claims.csv` and
+`results.csv`; the experiment's name is read from `claims.csv`). TIMES_TSV, optional, has lines
 `NAME<TAB>exit status<TAB>wall seconds` (the wall time of the whole `sfc experiment run`).
 
 Prints a Markdown table on stdout, one row per experiment: its paper, points, simulated events,
@@ -68,14 +69,16 @@ def main():
         with open(d / "results.csv", newline="") as fh:
             results = list(csv.DictReader(fh))
         events = sum(int(r["events"]) for r in results if r.get("events"))
-        if d.name in times:
-            wall = f"{times[d.name][1]:.0f} s"
+        # The experiment's own name (a directory may be `NAME-seeds1-2-3`).
+        name = claims[0]["experiment"] if claims else d.name
+        if name in times or d.name in times:
+            wall = f"{times.get(name, times.get(d.name))[1]:.0f} s"
         else:
             s = sum(float(r["wall_seconds"]) for r in results if r.get("wall_seconds"))
             wall = f"{s:.0f} s (Σ points)"
         paper = claims[0]["paper"] if claims else ""
         t = tally(claims)
-        print(f"| `{d.name}` | {paper} | {len(results)} | {events / 1e6:.1f} M | {wall} "
+        print(f"| `{name}` | {paper} | {len(results)} | {events / 1e6:.1f} M | {wall} "
               f"| {t['value'][0]} of {t['value'][1]} | {t['direction'][0]} of {t['direction'][1]} "
               f"| {t['seeds'][1]} ({t['seeds'][0]}) | {t['calibrated']} | {t['repeated']} |")
     if "--csv" in opts and every:
