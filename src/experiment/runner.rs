@@ -2274,30 +2274,14 @@ tolerance = 0.1
         // claims.csv: the mean, the seeds, how many match alone, the spread.
         let csv = std::fs::read_to_string(base.join("claims.csv")).unwrap();
         let recs = crate::experiment::score::parse_claims_csv(&csv, "claims.csv").unwrap();
-        let rec = &recs[0];
-        assert_eq!(
-            (
-                rec.value,
-                rec.seeds,
-                rec.seeds_matching,
-                rec.value_min,
-                rec.value_max
-            ),
-            (Some(2.5), 3, 1, Some(0.5), Some(4.0))
-        );
+        let seeds_cols = |i: usize| {
+            let r = &recs[i];
+            (r.value, r.seeds, r.seeds_matching, r.value_min, r.value_max)
+        };
+        assert_eq!(seeds_cols(0), (Some(2.5), 3, 1, Some(0.5), Some(4.0)));
         // A seed at 0 / 0 has no value: the mean of 2 and 3 over the two others.
-        let rec = &recs[1];
-        assert_eq!(
-            (
-                rec.value,
-                rec.seeds,
-                rec.seeds_matching,
-                rec.value_min,
-                rec.value_max
-            ),
-            (Some(2.5), 2, 2, Some(2.0), Some(3.0))
-        );
-        assert_eq!(rec.verdict, "matches");
+        assert_eq!(seeds_cols(1), (Some(2.5), 2, 2, Some(2.0), Some(3.0)));
+        assert_eq!(recs[1].verdict, "matches");
         assert!(report.contains("| claim | ours | paper | verdict | per seed |"));
         assert!(
             report.contains("`sfc experiment run seeds-test --seeds 1,2,3`"),
